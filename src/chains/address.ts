@@ -1,0 +1,88 @@
+import { concat, decodeBase58, encodeBase58, getAddress, getBytes, sha256, toBeArray } from 'ethers';
+import { AppError } from '../core/errors.js';
+import type { ChainType } from '../core/types.js';
+
+const EVM_HEX = /^0x[0-9a-fA-F]{40}$/;
+const BASE58 = /^[1-9A-HJ-NP-Za-km-z]+$/;
+const TRON_PREFIX = 0x41;
+
+type Base58Check = { ok: true; payload: Uint8Array } | { ok: false; reason: string };
+
+/**
+ * Base58check as Bitcoin, TRON and BIP-32 use it: leading '1's are zero bytes, the last four
+ * bytes are the first four of sha256(sha256(payload)). Shared with derive.ts for extended keys.
+ */
+export function decodeBase58Check(s: string, maxChars = 120): Base58Check {
+  // The cap keeps a hostile multi-kilobyte string from reaching the bigint conversion.
+  if (s.length === 0 || s.length > maxChars || !BASE58.test(s)) {
+    return { ok: false, reason: 'not a base58 string' };
+  }
+  const zeros = s.length - s.replace(/^1+/, '').length;
+  const bytes = concat([new Uint8Array(zeros), toBeArray(decodeBase58(s))]);
+  const raw = getBytes(bytes);
+  if (raw.length < 5) return { ok: false, reason: 'too short' };
+  const payload = raw.subarray(0, raw.length - 4);
+  const check = getBytes(sha256(sha256(payload))).subarray(0, 4);
+  if (!raw.subarray(raw.length - 4).every((b, i) => b === check[i])) {
+    return { ok: false, reason: 'base58check checksum does not match (mistyped character?)' };
+  }
+  return { ok: true, payload };
+}
+
+export function encodeBase58Check(payload: Uint8Array): string {
+  const check = getBytes(sha256(sha256(payload))).subarray(0, 4);
+  return encodeBase58(concat([payload, check]));
+}
+
+function evmProblem(s: string): string | null {
+  if (!EVM_HEX.test(s)) return 'expected 0x followed by 40 hex digits';
+  const hex = s.slice(2);
+  // Single-case hex carries no checksum (EIP-55), so it is taken as is.
+  if (hex === hex.toLowerCase() || hex === hex.toUpperCase()) return null;
+  try {
+    getAddress(s); // throws on a mixed-case address whose checksum is wrong
+    return null;
+  } catch {
+    return 'mixed-case checksum (EIP-55) does not match';
+  }
+}
+
+function tronProblem(s: string): string | null {
+  const d = decodeBase58Check(s, 64);
+  if (!d.ok) return d.reason;
+  if (d.payload.length !== 21) return `decodes to ${d.payload.length} bytes, a TRON address has 21`;
+  if (d.payload[0] !== TRON_PREFIX) return 'first byte is not 0x41 (not a TRON address)';
+  return null;
+}
+
+export const isEvmAddress = (s: unknown): boolean => typeof s === 'string' && evmProblem(s) === null;
+export const isTronAddress = (s: unknown): boolean => typeof s === 'string' && tronProblem(s) === null;
+
+export function normalizeEvmAddress(s: unknown, field = 'address'): string {
+  if (typeof s !== 'string') throw new AppError('invalid', `${field} must be a string holding an EVM address`);
+  const problem = evmProblem(s);
+  if (problem) throw new AppError('invalid', `${field} is not a valid EVM address: ${problem}`);
+  return getAddress(s);
+}
+
+export function normalizeTronAddress(s: unknown, field = 'address'): string {
+  if (typeof s !== 'string') throw new AppError('invalid', `${field} must be a string holding a TRON address`);
+  const problem = tronProblem(s);
+  if (problem) throw new AppError('invalid', `${field} is not a valid TRON address: ${problem}`);
+  return s;
+}
+
+export function validateAddress(chainType: ChainType, s: unknown, field = 'to'): string {
+  return chainType === 'EVM' ? normalizeEvmAddress(s, field) : normalizeTronAddress(s, field);
+}
+
+/** The TRON address holding the same 20-byte key hash as an EVM address. */
+export function tronAddressFromEvm(evmAddress: string): string {
+  const hash = getBytes(normalizeEvmAddress(evmAddress, 'evmAddress'));
+  return encodeBase58Check(getBytes(concat([new Uint8Array([TRON_PREFIX]), hash])));
+}
+
+export function isTxHash(chainType: ChainType, s: unknown): boolean {
+  if (typeof s !== 'string') return false;
+  return chainType === 'EVM' ? /^0x[0-9a-fA-F]{64}$/.test(s) : /^[0-9a-fA-F]{64}$/.test(s);
+}

@@ -1,0 +1,194 @@
+import { z } from 'zod';
+import { AppError } from '../core/errors.js';
+import type { ChainType } from '../core/types.js';
+import { validateAddress } from './address.js';
+
+export interface ChainInfo {
+  /** Decimal string, so 56 and "56" name the same chain. */
+  chainId: string;
+  chainType: ChainType;
+  name: string;
+  rpcUrl?: string;
+  confirmations: number;
+}
+
+export interface TokenInfo {
+  chainId: string;
+  /** EIP-55 on EVM chains, base58check on TRON. */
+  address: string;
+  symbol: string;
+  /** The ledger asset the token's amounts are booked in. */
+  asset: string;
+  decimals: number;
+}
+
+export const ASSETS: Readonly<Record<string, { readonly decimals: number }>> = Object.freeze({
+  USDT: Object.freeze({ decimals: 6 }),
+});
+
+const BUILTIN_CHAINS: readonly ChainInfo[] = [
+  { chainId: '1', chainType: 'EVM', name: 'Ethereum', confirmations: 12 },
+  { chainId: '56', chainType: 'EVM', name: 'BNB Smart Chain', confirmations: 15 },
+  { chainId: '137', chainType: 'EVM', name: 'Polygon', confirmations: 128 },
+  { chainId: '728126428', chainType: 'TRON', name: 'TRON', confirmations: 19 },
+];
+
+const BUILTIN_TOKENS: readonly TokenInfo[] = [
+  { chainId: '1', address: '0xdAC17F958D2ee523a2206206994597C13D831ec7', symbol: 'USDT', asset: 'USDT', decimals: 6 },
+  { chainId: '56', address: '0x55d398326f99059fF775485246999027B3197955', symbol: 'USDT', asset: 'USDT', decimals: 18 },
+  { chainId: '137', address: '0xc2132D05D31c914a87C6611C10748AEb04B58e8F', symbol: 'USDT', asset: 'USDT', decimals: 6 },
+  { chainId: '728126428', address: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', symbol: 'USDT', asset: 'USDT', decimals: 6 },
+];
+
+/** For a chain added by config without a confirmations count: Ethereum's and TRON's built-in depths. */
+const DEFAULT_CONFIRMATIONS: Record<ChainType, number> = { EVM: 12, TRON: 19 };
+
+const chainIdSchema = z.union([z.number(), z.string()]);
+const chainEntry = z.strictObject({
+  chainId: chainIdSchema,
+  // Optional because an entry for a built-in chain only overrides rpcUrl and confirmations.
+  chainType: z.enum(['EVM', 'TRON']).optional(),
+  name: z.string().trim().min(1).max(64).optional(),
+  rpcUrl: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+  confirmations: z.int().min(1).max(100_000).optional(),
+});
+const tokenEntry = z.strictObject({
+  chainId: chainIdSchema,
+  address: z.string(),
+  symbol: z.string().regex(/^[A-Za-z0-9.$_-]{1,32}$/, 'must be 1-32 letters, digits or . $ _ -'),
+  asset: z.string(),
+  decimals: z.int().min(0).max(36),
+});
+const configSchema = z.strictObject({
+  chains: z.array(chainEntry).optional(),
+  tokens: z.array(tokenEntry).optional(),
+});
+
+export type RegistryConfig = z.input<typeof configSchema>;
+
+export interface Registry {
+  chain(chainId: unknown): ChainInfo;
+  token(chainId: unknown, address: unknown): TokenInfo;
+  chains(): ChainInfo[];
+  tokens(): TokenInfo[];
+}
+
+/** Echoes refused input briefly; JSON so that "" and " 56" stay visible. */
+function show(v: unknown): string {
+  if (typeof v === 'string') return JSON.stringify(v.slice(0, 64));
+  if (typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean') return String(v);
+  return v === null ? 'null' : typeof v;
+}
+
+export function parseChainId(v: unknown): string {
+  const s = typeof v === 'number' || typeof v === 'bigint' ? String(v) : v;
+  // Plain decimal only: "056", "5.6", "-1", "1e3" and "" would otherwise alias or mis-parse.
+  if (typeof s !== 'string' || !/^[1-9][0-9]{0,15}$/.test(s) || !Number.isSafeInteger(Number(s))) {
+    throw new AppError('invalid', `chainId must be a positive decimal integer such as 56, got ${show(v)}`);
+  }
+  return s;
+}
+
+/** EVM addresses are case-insensitive hex; base58 is case-sensitive. */
+const tokenKey = (chain: ChainInfo, address: string) =>
+  `${chain.chainId}:${chain.chainType === 'EVM' ? address.toLowerCase() : address}`;
+
+export function createRegistry(config?: RegistryConfig): Registry {
+  const chainMap = new Map(BUILTIN_CHAINS.map((c) => [c.chainId, { ...c }]));
+  const tokenMap = new Map<string, TokenInfo>();
+  for (const t of BUILTIN_TOKENS) tokenMap.set(tokenKey(chainMap.get(t.chainId)!, t.address), { ...t });
+
+  if (config !== undefined) applyConfig(config, chainMap, tokenMap);
+
+  const knownChains = [...chainMap.keys()].sort((a, b) => Number(a) - Number(b));
+  const chainList = knownChains.map((id) => Object.freeze(chainMap.get(id)!));
+  const tokenList = [...tokenMap.values()].map((t) => Object.freeze(t));
+
+  const chain = (chainId: unknown): ChainInfo => {
+    const id = parseChainId(chainId);
+    const found = chainMap.get(id);
+    if (!found) throw new AppError('invalid', `chainId ${id} is not a chain this service knows (known: ${knownChains.join(', ')})`);
+    return found;
+  };
+
+  return {
+    chain,
+    token(chainId, address) {
+      const c = chain(chainId);
+      const found = typeof address === 'string' ? tokenMap.get(tokenKey(c, address)) : undefined;
+      if (!found) {
+        const known = tokenList.filter((t) => t.chainId === c.chainId).map((t) => `${t.symbol} ${t.address}`);
+        throw new AppError(
+          'invalid',
+          `token ${show(address)} is not a token this service knows on chain ${c.chainId} (${c.name}); known: ${known.join(', ') || 'none'}`,
+        );
+      }
+      return found;
+    },
+    chains: () => [...chainList],
+    tokens: () => [...tokenList],
+  };
+}
+
+function applyConfig(config: RegistryConfig, chainMap: Map<string, ChainInfo>, tokenMap: Map<string, TokenInfo>): void {
+  const parsed = configSchema.safeParse(config);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const where = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '');
+    throw new AppError('invalid', `registry config ${where || '(root)'}: ${issue.message}`);
+  }
+  const builtin = new Set(BUILTIN_CHAINS.map((c) => c.chainId));
+  const seen = new Set<string>();
+
+  (parsed.data.chains ?? []).forEach((e, i) => {
+    const at = `registry config chains[${i}]`;
+    const chainId = entryChainId(e.chainId, at);
+    if (seen.has(chainId)) throw new AppError('invalid', `${at}: chain ${chainId} is listed twice`);
+    seen.add(chainId);
+    const existing = chainMap.get(chainId);
+    if (existing && builtin.has(chainId)) {
+      if ((e.chainType && e.chainType !== existing.chainType) || (e.name && e.name !== existing.name)) {
+        throw new AppError(
+          'invalid',
+          `${at}: chain ${chainId} is built in as ${existing.chainType} ${existing.name}; only its rpcUrl and confirmations can be overridden`,
+        );
+      }
+      if (e.rpcUrl !== undefined) existing.rpcUrl = e.rpcUrl;
+      if (e.confirmations !== undefined) existing.confirmations = e.confirmations;
+      return;
+    }
+    if (!e.chainType || !e.name) throw new AppError('invalid', `${at}: a new chain needs chainType ("EVM" or "TRON") and name`);
+    const info: ChainInfo = { chainId, chainType: e.chainType, name: e.name, confirmations: e.confirmations ?? DEFAULT_CONFIRMATIONS[e.chainType] };
+    if (e.rpcUrl !== undefined) info.rpcUrl = e.rpcUrl;
+    chainMap.set(chainId, info);
+  });
+
+  (parsed.data.tokens ?? []).forEach((e, i) => {
+    const at = `registry config tokens[${i}]`;
+    const chainId = entryChainId(e.chainId, at);
+    const chain = chainMap.get(chainId);
+    if (!chain) throw new AppError('invalid', `${at}: chain ${chainId} is neither built in nor listed under chains`);
+    if (!Object.hasOwn(ASSETS, e.asset)) {
+      throw new AppError('invalid', `${at}: asset ${show(e.asset)} is not a ledger asset (known: ${Object.keys(ASSETS).join(', ')})`);
+    }
+    const address = validateAddress(chain.chainType, e.address, `${at}.address`);
+    const key = tokenKey(chain, address);
+    if (tokenMap.has(key)) throw new AppError('invalid', `${at}: token ${address} on chain ${chainId} is already known`);
+    tokenMap.set(key, { chainId, address, symbol: e.symbol, asset: e.asset, decimals: e.decimals });
+  });
+}
+
+function entryChainId(v: unknown, at: string): string {
+  try {
+    return parseChainId(v);
+  } catch (err) {
+    throw new AppError('invalid', `${at}: ${(err as Error).message}`);
+  }
+}
+
+/** Amounts may carry no more places than both the ledger asset and the token can represent. */
+export function maxDecimals(token: TokenInfo): number {
+  const asset = ASSETS[token.asset];
+  if (!asset) throw new AppError('internal', `token ${token.address} maps to unknown asset ${token.asset}`);
+  return Math.min(asset.decimals, token.decimals);
+}

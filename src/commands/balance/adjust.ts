@@ -1,0 +1,28 @@
+import type { Context } from '../../context.js';
+import { formatAmount, parseSignedAmount } from '../../core/money.js';
+import { ASSETS } from '../../chains/registry.js';
+import { confirmChange, need } from '../common.js';
+import { printJson, printRecord } from '../output.js';
+
+export async function run(ctx: Context, opts: Record<string, string | undefined>, uid: string): Promise<void> {
+  const amount = await need(ctx, opts.amount, 'amount', 'Signed amount (+5 credits, -5 debits)');
+  const reason = await need(ctx, opts.reason, 'reason', 'Reason (kept in the audit log)');
+  const service = await ctx.local('balance adjust');
+  const before = await service.balance(uid, { asset: opts.asset?.toUpperCase(), mchId: ctx.globals.mchId });
+  const d = ASSETS[before.asset]?.decimals ?? 6;
+  const change = parseSignedAmount(amount, d);
+  const after = parseSignedAmount(before.available === '0' ? '0.0' : before.available, d) + change;
+  await confirmChange(ctx, change < 0n ? 'Debit a user' : 'Credit a user', [
+    ['user', `${uid} (merchant ${before.mchId})`],
+    ['available', `${before.available} -> ${formatAmount(after, d)} ${before.asset}`],
+    ['reason', reason],
+  ]);
+  const b = await service.adjustBalance({ uid, amount, reason, asset: before.asset, mchId: before.mchId });
+  if (ctx.globals.json) return printJson(ctx, b);
+  await printRecord(ctx, [
+    ['uid', b.uid],
+    ['change', `${b.change} ${b.asset}`],
+    ['available', `${b.available} ${b.asset}`],
+    ['held', `${b.held} ${b.asset}`],
+  ]);
+}

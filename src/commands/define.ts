@@ -1,0 +1,157 @@
+import type { Command } from 'commander';
+import type { CommandRun } from '../main.js';
+
+type Runner = (load: () => Promise<{ run: CommandRun }>) => (...args: unknown[]) => Promise<void>;
+
+/**
+ * Every command's line, defined up front so `--help` is complete; the work of each command is
+ * imported only when that command runs, which keeps start-up fast.
+ */
+export function defineCommands(program: Command, run: Runner): void {
+  const merchant = program.command('merchant').description('merchants, their secrets and wallets (local ledger)');
+  merchant
+    .command('add')
+    .description('add a merchant; prints its mchId and secret once')
+    .option('--name <name>', 'merchant name')
+    .option('--evm-xpub <xpub>', "account xpub of m/44'/60'/0' for EVM addresses")
+    .option('--tron-xpub <xpub>', "account xpub of m/44'/195'/0' for TRON addresses")
+    .option('--generate-wallet', 'make a new BIP-39 wallet; its words are shown once and never stored')
+    .option('--order-lifetime <duration>', 'default order lifetime, e.g. 30m, 2h', '30m')
+    .option('--rate-limit <perMinute>', 'create-order requests per minute over HTTP, 0 for none', '60')
+    .action(run(() => import('./merchant/add.js')));
+  merchant.command('list').description('list merchants').action(run(() => import('./merchant/list.js')));
+  merchant.command('show').argument('[mchId]').description('show one merchant').action(run(() => import('./merchant/show.js')));
+  merchant
+    .command('rotate-secret')
+    .argument('[mchId]')
+    .description('issue a new secret; the old one stops working at once')
+    .action(run(() => import('./merchant/rotate-secret.js')));
+
+  const order = program.command('order').description('payment orders');
+  order
+    .command('create')
+    .description('create a payment order with fresh addresses')
+    .option('--oid <oid>', 'merchant order number (unique per merchant)')
+    .option('--uid <uid>', 'user id')
+    .option('--amount <amount>', 'amount, a decimal such as 12.5')
+    .option('--memo <text>', 'remark')
+    .option('--expired-at <ms>', 'expiry, milliseconds since the epoch (default: now + order lifetime)')
+    .option('--notify-url <url>', 'callback for payment results')
+    .option('--redirect-url <url>', 'where the payment page sends the user afterwards')
+    .option('--logo <url>', 'logo for the payment page')
+    .action(run(() => import('./order/create.js')));
+  order.command('status').argument('<id>').description("an order's status").action(run(() => import('./order/status.js')));
+  order.command('show').argument('<id>').description('everything about an order').action(run(() => import('./order/show.js')));
+  order
+    .command('list')
+    .description('list orders, newest first')
+    .option('--status <status>', 'PENDING_PAY, PAID, EXPIRED or REFUNDED')
+    .option('--uid <uid>', 'only this user')
+    .option('--limit <n>', 'at most this many', '50')
+    .action(run(() => import('./order/list.js')));
+  order
+    .command('mark-paid')
+    .argument('<id>')
+    .description('record a payment by hand (reconciliation); credits the user')
+    .option('--tx-hash <hash>', 'the payment transaction')
+    .option('--amount <amount>', 'amount received (default: the order amount)')
+    .option('--chain-type <type>', 'EVM or TRON')
+    .option('--chain-id <id>', 'chain of the payment')
+    .option('--token <address>', 'token contract of the payment')
+    .action(run(() => import('./order/mark-paid.js')));
+
+  program.command('address').argument('<id>').description("an order's payment addresses").action(run(() => import('./address.js')));
+
+  const refund = program
+    .command('refund')
+    .description('refund a paid order, in full or in part')
+    .option('--id <id>', 'order id')
+    .option('--oid <oid>', 'merchant order number')
+    .option('--amount <amount>', 'amount to refund')
+    .option('--remark <text>', 'reason')
+    .action(run(() => import('./refund/create.js')));
+  refund
+    .command('list')
+    .description('list refunds, newest first')
+    .option('--order <id>', 'only this order')
+    .option('--limit <n>', 'at most this many', '50')
+    .action(run(() => import('./refund/list.js')));
+
+  const withdraw = program.command('withdraw').description('withdrawals: apply, then confirm or reject');
+  withdraw
+    .command('apply')
+    .description("hold a user's funds for a payout")
+    .option('--uid <uid>', 'user id')
+    .option('--amount <amount>', 'amount')
+    .option('--to <address>', 'target wallet address')
+    .option('--chain-id <id>', 'chain, e.g. 1, 56, 137, 728126428')
+    .option('--chain-type <type>', 'EVM or TRON')
+    .option('--token <address>', 'token contract')
+    .option('--notify-url <url>', 'callback for status updates')
+    .action(run(() => import('./withdraw/apply.js')));
+  withdraw
+    .command('confirm')
+    .argument('<logId>')
+    .description('settle a pending withdrawal with its transaction')
+    .option('--tx-hash <hash>', 'payout transaction hash')
+    .option('--block-number <n>', 'block of the transaction')
+    .action(run(() => import('./withdraw/confirm.js')));
+  withdraw
+    .command('reject')
+    .argument('<id>')
+    .description('reject a pending withdrawal; the hold returns to the user')
+    .option('--remark <text>', 'reason')
+    .action(run(() => import('./withdraw/reject.js')));
+  withdraw
+    .command('list')
+    .description('list withdrawals, newest first')
+    .option('--status <status>', 'PENDING, CONFIRMED or REJECTED')
+    .option('--uid <uid>', 'only this user')
+    .option('--limit <n>', 'at most this many', '50')
+    .action(run(() => import('./withdraw/list.js')));
+  withdraw.command('show').argument('<id>').description('one withdrawal').action(run(() => import('./withdraw/show.js')));
+
+  const balance = program
+    .command('balance')
+    .argument('<uid>')
+    .description("a user's available and held balance")
+    .option('--asset <asset>', 'asset (default: the merchant settlement asset)')
+    .action(run(() => import('./balance/show.js')));
+  balance
+    .command('adjust')
+    .argument('<uid>')
+    .description('credit (+A) or debit (-A) a user by hand, with a reason')
+    .option('--amount <amount>', 'signed amount, e.g. +5 or -2.5')
+    .option('--reason <text>', 'why (required, kept in the audit log)')
+    .option('--asset <asset>', 'asset (default: the merchant settlement asset)')
+    .action(run(() => import('./balance/adjust.js')));
+
+  program
+    .command('log')
+    .description('the audit log, newest first')
+    .option('--order <id>', 'only this order')
+    .option('--withdrawal <id>', 'only this withdrawal')
+    .option('--limit <n>', 'at most this many', '50')
+    .action(run(() => import('./log.js')));
+
+  const ledger = program.command('ledger').description('the ledger itself');
+  ledger.command('check').description('verify every invariant; exit 1 naming any violation').action(run(() => import('./ledger/check.js')));
+
+  program.command('chains').description('chains and tokens this service knows').action(run(() => import('./chains.js')));
+
+  const sign = program
+    .command('sign')
+    .argument('[fields...]', 'body fields as key=value')
+    .description('sign a request body (secret from CRYPTOPAY_SECRET or --secret-file)')
+    .option('--body <json>', 'the body as JSON (default: key=value fields, else stdin)')
+    .option('--fill', 'add timestamp and nonce (and mchId when given)')
+    .option('--explain', 'also print the canonical string, secret redacted')
+    .action(run(() => import('./sign/sign.js')));
+  sign
+    .command('verify')
+    .argument('[fields...]', 'body fields as key=value, including sign')
+    .description('check the sign field of a body')
+    .option('--body <json>', 'the body as JSON (default: key=value fields, else stdin)')
+    .option('--explain', 'also print the canonical string, secret redacted')
+    .action(run(() => import('./sign/verify.js')));
+}

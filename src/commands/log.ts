@@ -1,0 +1,13 @@
+import type { Context } from '../context.js';
+import { parseLimit } from './common.js';
+import { formatTime, printJson, printTable } from './output.js';
+
+export async function run(ctx: Context, opts: Record<string, string | undefined>): Promise<void> {
+  const entries = await (await ctx.local('log')).log({ orderId: opts.order, withdrawalId: opts.withdrawal, mchId: ctx.globals.mchId, limit: parseLimit(opts.limit) });
+  if (ctx.globals.json) return printJson(ctx, entries);
+  await printTable(
+    ctx,
+    ['time', 'actor', 'action', 'subject', 'detail'],
+    entries.map((e) => [formatTime(e.at), e.actor, e.action, e.subject, Object.entries(e.detail).filter(([, v]) => v !== null && v !== '').map(([k, v]) => `${k}=${v}`).join(' ')]),
+  );
+}

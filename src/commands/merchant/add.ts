@@ -1,0 +1,34 @@
+import type { Context } from '../../context.js';
+import { usage } from '../../core/errors.js';
+import { need } from '../common.js';
+import { printJson, printRecord, warn } from '../output.js';
+
+export async function run(ctx: Context, opts: Record<string, string | boolean | undefined>): Promise<void> {
+  const name = await need(ctx, opts.name as string | undefined, 'name', 'Merchant name');
+  const rate = String(opts.rateLimit ?? '60');
+  if (!/^\d{1,7}$/.test(rate)) throw usage('--rate-limit must be a whole number of requests per minute (0 means no limit)');
+  const service = await ctx.local('merchant add');
+  const created = await service.addMerchant({
+    name,
+    evmXpub: opts.evmXpub as string | undefined,
+    tronXpub: opts.tronXpub as string | undefined,
+    generateWallet: !!opts.generateWallet,
+    orderLifetime: opts.orderLifetime as string | undefined,
+    rateLimit: Number(rate),
+  });
+  if (ctx.globals.json) {
+    return printJson(ctx, { mchId: created.merchant.mchId, secret: created.secret, ...(created.mnemonic ? { mnemonic: created.mnemonic } : {}) });
+  }
+  await printRecord(ctx, [
+    ['mchId', created.merchant.mchId],
+    ['secret', created.secret],
+  ]);
+  await warn(ctx, 'The secret is shown this once. Keep it in a file with mode 0600 or a secrets manager; `merchant rotate-secret` issues a new one.');
+  if (created.mnemonic) {
+    ctx.io.stdout.write(`\nwallet words  ${created.mnemonic}\n`);
+    await warn(
+      ctx,
+      'WARNING: these 24 words are the wallet that receives every payment. They are shown once and are NOT stored anywhere: write them down offline now. Anyone who has them can take the funds.',
+    );
+  }
+}

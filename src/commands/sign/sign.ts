@@ -1,0 +1,32 @@
+import { randomBytes } from 'node:crypto';
+import type { Context } from '../../context.js';
+import { usage } from '../../core/errors.js';
+import { canonicalString, sign } from '../../signing/index.js';
+import { printJson, printRecord } from '../output.js';
+import { readBody, requireSecret } from './input.js';
+
+export async function run(ctx: Context, opts: { body?: string; fill?: boolean; explain?: boolean }, fields: string[] = []): Promise<void> {
+  const secret = requireSecret(ctx);
+  const body = await readBody(ctx, opts, fields);
+  if (opts.fill) {
+    body.timestamp ??= ctx.now();
+    body.nonce ??= randomBytes(12).toString('hex');
+    if (ctx.globals.mchId) body.mchId ??= ctx.globals.mchId;
+  }
+  let canonical: string;
+  try {
+    canonical = canonicalString(body);
+  } catch (e) {
+    throw usage((e as Error).message);
+  }
+  const signature = sign(body, secret);
+  if (ctx.globals.json) return printJson(ctx, { ...body, sign: signature });
+  if (opts.explain) {
+    await printRecord(ctx, [
+      ['canonical', `${canonical}<secret>`],
+      ['sign', signature],
+    ]);
+    return;
+  }
+  ctx.io.stdout.write(`${signature}\n`);
+}

@@ -1,0 +1,69 @@
+import type { Context } from '../context.js';
+import type { Order, OrderDetail, Withdrawal } from '../core/types.js';
+import type { MerchantView } from '../store/local-service.js';
+import { formatTime, printJson, printRecord, type Cell } from './output.js';
+
+export async function printOrder(ctx: Context, o: Order | OrderDetail): Promise<void> {
+  if (ctx.globals.json) return printJson(ctx, o);
+  const d = 'mchId' in o ? o : undefined;
+  const pairs: [string, Cell][] = [
+    ['id', o.id],
+    ['oid', o.oid],
+    ['uid', o.uid],
+    ['amount', d ? `${o.amount} ${d.asset}` : o.amount],
+    ['status', o.status],
+    ['expires', formatTime(o.expiredAt)],
+    ['EVM address', o.addresses.EVM],
+    ['TRON address', o.addresses.TRON],
+  ];
+  if (d) {
+    pairs.push(
+      ['merchant', d.mchId],
+      ['paid', d.paidAmount],
+      ['refunded', d.refundedAmount],
+      ['paid at', formatTime(d.paidAt)],
+      ['late', d.late ? 'yes' : 'no'],
+      ['memo', d.memo],
+      ['notify url', d.notifyUrl],
+      ['redirect url', d.redirectUrl],
+      ['logo', d.logo],
+      ['created', formatTime(d.createdAt)],
+    );
+    for (const p of d.payments) pairs.push(['payment', `${p.amount} tx ${p.txHash}${p.late ? ' (late)' : ''}`]);
+  }
+  await printRecord(ctx, pairs);
+}
+
+export async function printWithdrawal(ctx: Context, w: Withdrawal): Promise<void> {
+  if (ctx.globals.json) return printJson(ctx, w);
+  await printRecord(ctx, [
+    ['id', w.id],
+    ['uid', w.uid],
+    ['amount', w.amount],
+    ['to', w.to],
+    ['chain', `${w.chainType} ${w.chainId}`],
+    ['token', w.token],
+    ['status', w.status],
+    ['tx hash', w.txHash],
+    ['block', w.blockNumber],
+    ['remark', w.remark],
+    ['created', formatTime(w.createdAt)],
+    ['updated', formatTime(w.updatedAt)],
+  ]);
+}
+
+export async function printMerchant(ctx: Context, m: MerchantView): Promise<void> {
+  if (ctx.globals.json) return printJson(ctx, m);
+  await printRecord(ctx, [
+    ['mchId', m.mchId],
+    ['name', m.name],
+    ['asset', m.asset],
+    ['order lifetime', m.orderLifetime],
+    ['rate limit', m.rateLimit === 0 ? 'none' : `${m.rateLimit}/min`],
+    ['EVM xpub', m.evmXpub],
+    ['TRON xpub', m.tronXpub],
+    ['addresses issued', `EVM ${m.addressesIssued.EVM}, TRON ${m.addressesIssued.TRON}`],
+    ['created', formatTime(m.createdAt)],
+    ['secret rotated', formatTime(m.secretRotatedAt)],
+  ]);
+}

@@ -1,0 +1,55 @@
+import { AppError } from './errors.js';
+
+/**
+ * Amounts travel as decimal strings and live as bigint base units (decisions §2). Never a float.
+ */
+const AMOUNT = /^(\d+)(?:\.(\d+))?$/;
+
+/** The largest amount one operation may carry, in whole units of the asset. */
+export const MAX_WHOLE_UNITS = 1_000_000_000_000n;
+
+export function parseAmount(value: unknown, decimals: number, field = 'amount'): bigint {
+  if (typeof value !== 'string') {
+    throw new AppError('invalid', `${field} must be a decimal string such as "10.5"`);
+  }
+  const m = AMOUNT.exec(value);
+  if (!m) {
+    throw new AppError(
+      'invalid',
+      `${field} must be a plain decimal such as "10.5" (digits and one optional point; no sign, exponent, spaces or separators), got ${JSON.stringify(value.slice(0, 40))}`,
+    );
+  }
+  const whole = m[1]!;
+  const frac = m[2] ?? '';
+  const fracSignificant = frac.replace(/0+$/, '');
+  if (fracSignificant.length > decimals) {
+    throw new AppError('invalid', `${field} has more than ${decimals} decimal places`);
+  }
+  if (whole.replace(/^0+/, '').length > 13) {
+    throw new AppError('invalid', `${field} must not exceed ${MAX_WHOLE_UNITS}`);
+  }
+  const units = BigInt(whole) * 10n ** BigInt(decimals) + BigInt(fracSignificant.padEnd(decimals, '0') || '0');
+  if (units === 0n) throw new AppError('invalid', `${field} must be positive`);
+  if (units > MAX_WHOLE_UNITS * 10n ** BigInt(decimals)) {
+    throw new AppError('invalid', `${field} must not exceed ${MAX_WHOLE_UNITS}`);
+  }
+  return units;
+}
+
+/** Canonical form: no leading zeros, no trailing fractional zeros ("010.50" -> "10.5"). */
+export function formatAmount(units: bigint, decimals: number): string {
+  const negative = units < 0n;
+  const abs = negative ? -units : units;
+  const scale = 10n ** BigInt(decimals);
+  const whole = abs / scale;
+  const frac = (abs % scale).toString().padStart(decimals, '0').replace(/0+$/, '');
+  return `${negative ? '-' : ''}${whole}${frac ? `.${frac}` : ''}`;
+}
+
+/** A signed amount for operator adjustments: "+5", "-2.5" or "5". */
+export function parseSignedAmount(value: string, decimals: number, field = 'amount'): bigint {
+  const negative = value.startsWith('-');
+  const body = negative || value.startsWith('+') ? value.slice(1) : value;
+  const units = parseAmount(body, decimals, field);
+  return negative ? -units : units;
+}

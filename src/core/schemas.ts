@@ -1,0 +1,135 @@
+import { z } from 'zod';
+import { AppError } from './errors.js';
+
+/**
+ * One schema per input of the REST interface, used at every edge: the local service, the HTTP
+ * server (which adds the signing fields) and the CLI. Unknown fields are refused by name.
+ */
+const text = (field: string, max: number) =>
+  z.string({ error: (i) => (i.input === undefined ? `${field} is required` : `${field} must be a string`) })
+    .min(1, `${field} is required`)
+    .max(max, `${field} must be at most ${max} characters`);
+
+const id64 = (field: string) => text(field, 64);
+
+const url = (field: string) =>
+  text(field, 2048).refine((v) => {
+    try {
+      const u = new URL(v);
+      return u.protocol === 'https:' || u.protocol === 'http:';
+    } catch {
+      return false;
+    }
+  }, `${field} must be an http or https URL`);
+
+/** Milliseconds since the epoch, as a JSON number or a string of digits. */
+export const millis = (field: string) =>
+  z.union(
+    [z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER), z.string().regex(/^\d{1,16}$/)],
+    { error: `${field} must be a milliseconds timestamp (digits)` },
+  ).transform((v) => Number(v));
+
+const positiveInt = (field: string) =>
+  z.union([z.number().int().positive().max(Number.MAX_SAFE_INTEGER), z.string().regex(/^[1-9]\d{0,15}$/)], {
+    error: `${field} must be a positive integer`,
+  }).transform((v) => Number(v));
+
+const amount = z.string({ error: (i) => (i.input === undefined ? 'amount is required' : 'amount must be a decimal string such as "10.5"') });
+
+const chainId = z.union([z.number(), z.string()], {
+  error: (i) => (i.input === undefined ? 'chainId is required' : 'chainId must be a number or a string of digits'),
+});
+
+const chainType = z.enum(['EVM', 'TRON'], {
+  error: (i) => (i.input === undefined ? 'chainType is required' : 'chainType must be EVM or TRON'),
+});
+
+const mchId = id64('mchId').optional();
+
+export const createOrderSchema = z.strictObject({
+  mchId,
+  oid: id64('oid'),
+  uid: id64('uid'),
+  amount,
+  memo: text('memo', 256).optional(),
+  expiredAt: millis('expiredAt').optional(),
+  notifyUrl: url('notifyUrl').optional(),
+  redirectUrl: url('redirectUrl').optional(),
+  logo: url('logo').optional(),
+});
+
+export const refundSchema = z.strictObject({
+  mchId,
+  id: id64('id').optional(),
+  oid: id64('oid').optional(),
+  amount,
+  remark: text('remark', 256).optional(),
+});
+
+export const withdrawApplySchema = z.strictObject({
+  mchId,
+  uid: id64('uid'),
+  amount,
+  to: text('to', 128),
+  chainId,
+  chainType,
+  token: text('token', 128),
+  notifyUrl: url('notifyUrl').optional(),
+});
+
+export const withdrawConfirmSchema = z.strictObject({
+  mchId,
+  logId: id64('logId'),
+  txHash: text('txHash', 80),
+  blockNumber: positiveInt('blockNumber'),
+});
+
+export const withdrawRejectSchema = z.strictObject({
+  mchId,
+  id: id64('id'),
+  remark: text('remark', 256).optional(),
+});
+
+/** What every signed request adds (decisions §1). */
+export const authFields = {
+  timestamp: millis('timestamp'),
+  nonce: text('nonce', 64),
+  sign: text('sign', 128),
+};
+
+export type CreateOrderRequest = z.input<typeof createOrderSchema>;
+export type RefundRequest = z.input<typeof refundSchema>;
+export type WithdrawApplyRequest = z.input<typeof withdrawApplySchema>;
+export type WithdrawConfirmRequest = z.input<typeof withdrawConfirmSchema>;
+export type WithdrawRejectRequest = z.input<typeof withdrawRejectSchema>;
+
+/**
+ * Null and "" mean "absent", exactly as signing treats them (decisions §1), so a field sent
+ * empty is neither signed nor validated.
+ */
+export function compact(body: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(body)) if (v !== null && v !== undefined && v !== '') out[k] = v;
+  return out;
+}
+
+export function parseInput<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new AppError('invalid', 'the request body must be a JSON object');
+  }
+  const result = schema.safeParse(compact(body as Record<string, unknown>));
+  if (!result.success) throw new AppError('invalid', describeIssues(result.error));
+  return result.data;
+}
+
+export function describeIssues(error: z.ZodError): string {
+  const parts = error.issues.map((issue) => {
+    if (issue.code === 'unrecognized_keys') {
+      return `unknown field${issue.keys.length > 1 ? 's' : ''}: ${issue.keys.join(', ')}`;
+    }
+    const path = issue.path.join('.');
+    if (issue.message.startsWith(`${path} `) || !path) return issue.message;
+    return `${path}: ${issue.message}`;
+  });
+  return [...new Set(parts)].join('; ');
+}

@@ -1,0 +1,83 @@
+import { Command, CommanderError, Option } from 'commander';
+import { AppError, exitCodeOf, isAppError } from './core/errors.js';
+import { createContext, type Context, type ContextDeps, type Globals } from './context.js';
+import { defineCommands } from './commands/define.js';
+
+/** What a command module exports: parse is done; do the work, print, return an exit code. */
+export type CommandRun = (ctx: Context, opts: Record<string, any>, ...args: any[]) => Promise<number | void>;
+
+function buildProgram(deps: ContextDeps, state: { ctx?: Context; code: number }): Command {
+  const program = new Command('cryptopay')
+    .description('Crypto payment back office: payment orders, refunds and withdrawals on EVM chains and TRON')
+    .version(process.env.npm_package_version ?? '0.1.0', '-V, --version')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => deps.io.stdout.write(s),
+      writeErr: (s) => deps.io.stderr.write(s),
+    })
+    .showSuggestionAfterError()
+    .option('--db <path>', 'ledger file (default: $CRYPTOPAY_DB, else $XDG_DATA_HOME/cryptopay/ledger.db)')
+    .option('--json', 'print JSON for scripts')
+    .option('-y, --yes', 'do not ask before changing money')
+    .option('--mch-id <id>', 'merchant (default: $CRYPTOPAY_MCH_ID, else the only merchant of the ledger)')
+    .option('--remote <url>', 'forward operations to a remote cryptopay service (default: $CRYPTOPAY_REMOTE)')
+    .option('--profile <name>', 'remote profile to use')
+    .option('--secret-file <path>', 'read the merchant secret from this file (mode 0600)')
+    .option('--timeout <duration>', 'remote request timeout, e.g. 10s')
+    .option('--operator <name>', 'who you are, for the audit log (default: your OS user)')
+    .addOption(new Option('--secret <value>').hideHelp());
+
+  const run = (load: () => Promise<{ run: CommandRun }>) =>
+    async (...args: unknown[]) => {
+      const cmd = args[args.length - 1] as Command;
+      const opts = cmd.optsWithGlobals() as Record<string, any>;
+      if (opts.secret !== undefined) {
+        throw new AppError('usage', 'a secret is never taken from a command-line flag (it would stay in your shell history): use CRYPTOPAY_SECRET or --secret-file');
+      }
+      const globals: Globals = {
+        db: opts.db,
+        json: !!opts.json,
+        yes: !!opts.yes,
+        mchId: opts.mchId ?? deps.env.CRYPTOPAY_MCH_ID,
+        remote: opts.remote,
+        operator: opts.operator,
+        secretFile: opts.secretFile,
+        profile: opts.profile,
+        timeout: opts.timeout,
+      };
+      const ctx = createContext(deps, globals);
+      state.ctx = ctx;
+      const positional = args.slice(0, -2);
+      const mod = await load();
+      const code = await mod.run(ctx, opts, ...positional);
+      state.code = code ?? 0;
+    };
+
+  defineCommands(program, run);
+  return program;
+}
+
+/** Parses argv, runs one command, and maps every failure to its exit code. */
+export async function main(argv: string[], deps: ContextDeps): Promise<number> {
+  const state: { ctx?: Context; code: number } = { code: 0 };
+  const program = buildProgram(deps, state);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return state.code;
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return 0;
+      return e.exitCode === 0 ? 0 : 2;
+    }
+    const err = isAppError(e) ? e : new AppError('internal', `internal error: ${(e as Error)?.message ?? String(e)}`);
+    if (state.ctx?.globals.json) {
+      deps.io.stderr.write(`${JSON.stringify({ error: { kind: err.kind, message: err.message } })}\n`);
+    } else {
+      deps.io.stderr.write(`error: ${err.message}\n`);
+    }
+    if (err.kind === 'internal' && deps.env.CRYPTOPAY_DEBUG) deps.io.stderr.write(`${(e as Error).stack}\n`);
+    return exitCodeOf[err.kind];
+  } finally {
+    state.ctx?.close();
+  }
+}

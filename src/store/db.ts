@@ -1,0 +1,97 @@
+import Database from 'better-sqlite3';
+import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
+import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
+import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { AppError } from '../core/errors.js';
+import * as schema from './schema.js';
+
+export type Db = BetterSQLite3Database<typeof schema> & { $client: Database.Database };
+
+export interface Ledger {
+  path: string;
+  db: Db;
+  sqlite: Database.Database;
+  close(): void;
+}
+
+/** Migrations sit beside the schema in src/store; dist/store resolves to the same folder. */
+const MIGRATIONS = fileURLToPath(new URL('../../src/store/migrations', import.meta.url));
+
+/** --db, else CRYPTOPAY_DB, else $XDG_DATA_HOME/cryptopay/ledger.db. */
+export function resolveLedgerPath(flag: string | undefined, env: NodeJS.ProcessEnv): string {
+  if (flag) return flag;
+  if (env.CRYPTOPAY_DB) return env.CRYPTOPAY_DB;
+  const dataHome = env.XDG_DATA_HOME || join(env.HOME || homedir(), '.local', 'share');
+  return join(dataHome, 'cryptopay', 'ledger.db');
+}
+
+/** How long a writer waits for another process's transaction before giving up. */
+const BUSY_TIMEOUT_MS = 15_000;
+
+export function openLedger(path: string): Ledger {
+  let sqlite: Database.Database;
+  try {
+    if (path !== ':memory:') {
+      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      // Create the file ourselves so it is born 0600: it holds merchant secrets. SQLite gives
+      // the -wal and -shm files the same mode.
+      try {
+        closeSync(openSync(path, 'wx', 0o600));
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      }
+    }
+    sqlite = new Database(path, { timeout: BUSY_TIMEOUT_MS });
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('synchronous = FULL');
+    sqlite.pragma('foreign_keys = ON');
+    sqlite.defaultSafeIntegers(true);
+  } catch (e) {
+    throw new AppError('unavailable', `cannot open the ledger at ${path}: ${(e as Error).message}`, { cause: e });
+  }
+  const db = drizzle(sqlite, { schema }) as Db;
+  try {
+    applyMigrations(sqlite, db);
+  } catch (e) {
+    sqlite.close();
+    if (e instanceof AppError) throw e;
+    throw new AppError('unavailable', `cannot prepare the ledger at ${path}: ${(e as Error).message}`, { cause: e });
+  }
+  return { path, db, sqlite, close: () => sqlite.close() };
+}
+
+let journalSize: number | undefined;
+function migrationCount(): number {
+  journalSize ??= (JSON.parse(readFileSync(join(MIGRATIONS, 'meta', '_journal.json'), 'utf8')) as { entries: unknown[] }).entries.length;
+  return journalSize;
+}
+
+/**
+ * user_version records how many migrations the file has, so an up-to-date ledger opens without
+ * reading the migration files. Two processes may migrate a new file at once: drizzle's migrator
+ * uses a deferred transaction, so the loser gets SQLITE_BUSY and simply tries again, then finds
+ * the work done.
+ */
+function applyMigrations(sqlite: Database.Database, db: Db): void {
+  const want = migrationCount();
+  const have = Number(sqlite.pragma('user_version', { simple: true }));
+  if (have === want) return;
+  if (have > want) {
+    throw new AppError('unavailable', `the ledger was written by a newer cryptopay (schema ${have}, this one knows ${want})`);
+  }
+  for (let attempt = 0; ; attempt++) {
+    try {
+      migrate(db, { migrationsFolder: MIGRATIONS });
+      sqlite.pragma(`user_version = ${want}`);
+      return;
+    } catch (e) {
+      const code = (e as { code?: string }).code ?? '';
+      if (!code.startsWith('SQLITE_BUSY') || attempt >= 50) throw e;
+      if (sqlite.inTransaction) sqlite.exec('ROLLBACK');
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20 + Math.random() * 30);
+    }
+  }
+}

@@ -1,0 +1,197 @@
+import { sql } from 'drizzle-orm';
+import { customType, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+
+/**
+ * The connection reads every integer as a bigint (safeIntegers), so amounts of any size stay
+ * exact. Money columns keep the bigint; counters and millisecond times become numbers.
+ */
+const money = customType<{ data: bigint; driverData: bigint | number }>({
+  dataType: () => 'integer',
+  toDriver: (v) => v,
+  fromDriver: (v) => BigInt(v),
+});
+const int = customType<{ data: number; driverData: bigint | number }>({
+  dataType: () => 'integer',
+  toDriver: (v) => v,
+  fromDriver: (v) => Number(v),
+});
+const flag = customType<{ data: boolean; driverData: bigint | number }>({
+  dataType: () => 'integer',
+  toDriver: (v) => (v ? 1 : 0),
+  fromDriver: (v) => Number(v) === 1,
+});
+
+export const merchants = sqliteTable('merchants', {
+  id: text('id').primaryKey(),
+  seq: int('seq').notNull().unique(),
+  name: text('name').notNull(),
+  secret: text('secret').notNull(),
+  evmXpub: text('evm_xpub'),
+  tronXpub: text('tron_xpub'),
+  evmNextIndex: int('evm_next_index').notNull().default(0),
+  tronNextIndex: int('tron_next_index').notNull().default(0),
+  orderLifetimeMs: int('order_lifetime_ms').notNull(),
+  rateLimit: int('rate_limit').notNull(),
+  asset: text('asset').notNull().default('USDT'),
+  createdAt: int('created_at').notNull(),
+  secretRotatedAt: int('secret_rotated_at'),
+});
+
+export const orders = sqliteTable(
+  'orders',
+  {
+    id: text('id').primaryKey(),
+    merchantId: text('merchant_id').notNull().references(() => merchants.id),
+    oid: text('oid').notNull(),
+    uid: text('uid').notNull(),
+    asset: text('asset').notNull(),
+    amount: money('amount').notNull(),
+    /** PENDING_PAY, PAID or REFUNDED; EXPIRED is read from expired_at, never stored. */
+    status: text('status').notNull(),
+    memo: text('memo'),
+    expiredAt: int('expired_at').notNull(),
+    notifyUrl: text('notify_url'),
+    redirectUrl: text('redirect_url'),
+    logo: text('logo'),
+    paidAmount: money('paid_amount').notNull().default(sql`0`),
+    refundedAmount: money('refunded_amount').notNull().default(sql`0`),
+    paidAt: int('paid_at'),
+    late: flag('late').notNull().default(false),
+    createdAt: int('created_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('orders_merchant_oid').on(t.merchantId, t.oid),
+    index('orders_merchant_status').on(t.merchantId, t.status, t.expiredAt),
+    index('orders_uid').on(t.merchantId, t.uid),
+  ],
+);
+
+export const orderAddresses = sqliteTable(
+  'order_addresses',
+  {
+    orderId: text('order_id').notNull().references(() => orders.id),
+    chainType: text('chain_type').notNull(),
+    address: text('address').notNull().unique(),
+    derivationIndex: int('derivation_index').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.orderId, t.chainType] })],
+);
+
+export const payments = sqliteTable(
+  'payments',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    orderId: text('order_id').notNull().references(() => orders.id),
+    txHash: text('tx_hash').notNull().unique(),
+    amount: money('amount').notNull(),
+    chainType: text('chain_type'),
+    chainId: text('chain_id'),
+    token: text('token'),
+    late: flag('late').notNull().default(false),
+    source: text('source').notNull(),
+    transferId: int('transfer_id').notNull(),
+    createdAt: int('created_at').notNull(),
+  },
+  (t) => [index('payments_order').on(t.orderId)],
+);
+
+export const refunds = sqliteTable(
+  'refunds',
+  {
+    id: text('id').primaryKey(),
+    orderId: text('order_id').notNull().references(() => orders.id),
+    amount: money('amount').notNull(),
+    remark: text('remark').notNull().default(''),
+    transferId: int('transfer_id').notNull(),
+    createdAt: int('created_at').notNull(),
+  },
+  (t) => [index('refunds_order').on(t.orderId)],
+);
+
+export const withdrawals = sqliteTable(
+  'withdrawals',
+  {
+    id: text('id').primaryKey(),
+    merchantId: text('merchant_id').notNull().references(() => merchants.id),
+    uid: text('uid').notNull(),
+    asset: text('asset').notNull(),
+    amount: money('amount').notNull(),
+    to: text('to_address').notNull(),
+    chainId: text('chain_id').notNull(),
+    chainType: text('chain_type').notNull(),
+    token: text('token').notNull(),
+    status: text('status').notNull(),
+    txHash: text('tx_hash').unique(),
+    blockNumber: int('block_number'),
+    remark: text('remark'),
+    notifyUrl: text('notify_url'),
+    transferId: int('transfer_id').notNull(),
+    createdAt: int('created_at').notNull(),
+    updatedAt: int('updated_at').notNull(),
+  },
+  (t) => [index('withdrawals_merchant_status').on(t.merchantId, t.status), index('withdrawals_uid').on(t.merchantId, t.uid)],
+);
+
+/**
+ * Double-entry accounts (TigerBeetle's idea): `posted` is credits minus debits of posted
+ * transfers; `pendingDebits` is what pending transfers hold. A user's available balance is
+ * posted - pendingDebits and never negative; system accounts may go below zero.
+ */
+export const accounts = sqliteTable(
+  'accounts',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    merchantId: text('merchant_id').notNull().references(() => merchants.id),
+    asset: text('asset').notNull(),
+    /** user, or a system account: payments (in), withdrawals (out), refunds (out), adjustments. */
+    kind: text('kind').notNull(),
+    uid: text('uid').notNull().default(''),
+    posted: money('posted').notNull().default(sql`0`),
+    pendingDebits: money('pending_debits').notNull().default(sql`0`),
+  },
+  (t) => [uniqueIndex('accounts_key').on(t.merchantId, t.asset, t.kind, t.uid)],
+);
+
+export const transfers = sqliteTable(
+  'transfers',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    merchantId: text('merchant_id').notNull(),
+    asset: text('asset').notNull(),
+    debitAccountId: int('debit_account_id').notNull().references(() => accounts.id),
+    creditAccountId: int('credit_account_id').notNull().references(() => accounts.id),
+    amount: money('amount').notNull(),
+    /** posted, pending (a hold), or voided. */
+    state: text('state').notNull(),
+    kind: text('kind').notNull(),
+    ref: text('ref').notNull(),
+    createdAt: int('created_at').notNull(),
+    resolvedAt: int('resolved_at'),
+  },
+  (t) => [index('transfers_debit').on(t.debitAccountId), index('transfers_credit').on(t.creditAccountId), index('transfers_ref').on(t.ref)],
+);
+
+export const auditLog = sqliteTable(
+  'audit_log',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    at: int('at').notNull(),
+    actor: text('actor').notNull(),
+    action: text('action').notNull(),
+    merchantId: text('merchant_id'),
+    subjectType: text('subject_type').notNull(),
+    subjectId: text('subject_id').notNull(),
+    detail: text('detail').notNull(),
+  },
+  (t) => [index('audit_subject').on(t.subjectType, t.subjectId)],
+);
+
+export const nonces = sqliteTable(
+  'nonces',
+  {
+    merchantId: text('merchant_id').notNull(),
+    nonce: text('nonce').notNull(),
+    expiresAt: int('expires_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.merchantId, t.nonce] }), index('nonces_expiry').on(t.expiresAt)],
+);

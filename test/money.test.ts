@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { formatAmount, parseAmount, parseSignedAmount } from '../src/core/money.js';
+
+describe('amount grammar (decisions §2)', () => {
+  it.each([
+    ['1', 1_000_000n],
+    ['0.000001', 1n],
+    ['10.5', 10_500_000n],
+    ['010.50', 10_500_000n],
+    ['12.500000', 12_500_000n],
+    ['1.', null],
+    ['1000000000000', 1_000_000_000_000_000_000n],
+  ])('%s -> %s', (input, units) => {
+    if (units === null) expect(() => parseAmount(input, 6)).toThrow();
+    else expect(parseAmount(input, 6)).toBe(units);
+  });
+
+  it.each([
+    ['1e3', /plain decimal/],
+    ['-1', /plain decimal/],
+    ['+1', /plain decimal/],
+    ['0', /must be positive/],
+    ['0.0', /must be positive/],
+    [' 1', /plain decimal/],
+    ['1 ', /plain decimal/],
+    ['1,000', /plain decimal/],
+    ['1.0000001', /more than 6 decimal places/],
+    ['.5', /plain decimal/],
+    ['', /plain decimal/],
+    ['0x10', /plain decimal/],
+    ['１', /plain decimal/],
+    ['NaN', /plain decimal/],
+    ['1000000000000.000001', /must not exceed/],
+    ['99999999999999999999', /must not exceed/],
+  ])('refuses %j', (input, message) => {
+    expect(() => parseAmount(input, 6)).toThrow(message);
+  });
+
+  it('refuses numbers: amounts are strings', () => {
+    expect(() => parseAmount(10 as unknown, 6)).toThrow(/must be a decimal string/);
+    expect(() => parseAmount(null, 6)).toThrow(/must be a decimal string/);
+  });
+
+  it('writes the canonical form', () => {
+    expect(formatAmount(10_500_000n, 6)).toBe('10.5');
+    expect(formatAmount(1n, 6)).toBe('0.000001');
+    expect(formatAmount(0n, 6)).toBe('0');
+    expect(formatAmount(-2_500_000n, 6)).toBe('-2.5');
+    expect(formatAmount(parseAmount('010.50', 6), 6)).toBe('10.5');
+  });
+
+  it('signed amounts for adjustments', () => {
+    expect(parseSignedAmount('+5', 6)).toBe(5_000_000n);
+    expect(parseSignedAmount('-2.5', 6)).toBe(-2_500_000n);
+    expect(parseSignedAmount('3', 6)).toBe(3_000_000n);
+    expect(() => parseSignedAmount('--3', 6)).toThrow();
+  });
+});
