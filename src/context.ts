@@ -38,6 +38,7 @@ export interface Context {
   globals: Globals;
   now(): number;
   color: boolean;
+  stopSignal(): Promise<string>;
   prompter: Prompter;
   /** The PaymentService: the local ledger, or a remote instance when one is configured. */
   service(): Promise<PaymentService>;
@@ -53,6 +54,8 @@ export interface ContextDeps {
   env: NodeJS.ProcessEnv;
   now?: () => number;
   prompter?: Prompter;
+  /** Resolves with the signal's name when the process is asked to stop (SIGTERM, SIGINT). */
+  stopSignal?: () => Promise<string>;
 }
 
 const lazyPrompter: Prompter = {
@@ -95,6 +98,7 @@ export function createContext(deps: ContextDeps, globals: Globals): Context {
     globals,
     now,
     color: deps.io.isTTY && !deps.env.NO_COLOR,
+    stopSignal: deps.stopSignal ?? (() => new Promise<string>(() => {})),
     prompter: deps.prompter ?? lazyPrompter,
     isRemote: () => !!remoteUrl(),
     async service() {

@@ -139,6 +139,13 @@ export function defineCommands(program: Command, run: Runner): void {
 
   program.command('chains').description('chains and tokens this service knows').action(run(() => import('./chains.js')));
 
+  program
+    .command('serve')
+    .description('serve the REST interface over HTTP (creates a development merchant on an empty ledger)')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--port <port>', 'port, 0 for any free one', '8080')
+    .action(run(() => import('./serve.js')));
+
   const sign = program
     .command('sign')
     .argument('[fields...]', 'body fields as key=value')

@@ -26,12 +26,12 @@ const url = (field: string) =>
 export const millis = (field: string) =>
   z.union(
     [z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER), z.string().regex(/^\d{1,16}$/)],
-    { error: `${field} must be a milliseconds timestamp (digits)` },
+    { error: (i) => (i.input === undefined ? `${field} is required` : `${field} must be a milliseconds timestamp (digits)`) },
   ).transform((v) => Number(v));
 
 const positiveInt = (field: string) =>
   z.union([z.number().int().positive().max(Number.MAX_SAFE_INTEGER), z.string().regex(/^[1-9]\d{0,15}$/)], {
-    error: `${field} must be a positive integer`,
+    error: (i) => (i.input === undefined ? `${field} is required` : `${field} must be a positive integer`),
   }).transform((v) => Number(v));
 
 const amount = z.string({ error: (i) => (i.input === undefined ? 'amount is required' : 'amount must be a decimal string such as "10.5"') });
@@ -108,9 +108,8 @@ export type WithdrawRejectRequest = z.input<typeof withdrawRejectSchema>;
  * empty is neither signed nor validated.
  */
 export function compact(body: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(body)) if (v !== null && v !== undefined && v !== '') out[k] = v;
-  return out;
+  // fromEntries defines own properties, so a "__proto__" key stays a (refused) field.
+  return Object.fromEntries(Object.entries(body).filter(([, v]) => v !== null && v !== undefined && v !== ''));
 }
 
 export function parseInput<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {

@@ -219,6 +219,11 @@ export class LocalPaymentService implements PaymentService {
     return this.db.select({ r: merchants.rateLimit }).from(merchants).where(eq(merchants.id, mchId)).get()?.r ?? 0;
   }
 
+  /** Health: the ledger answers a query. */
+  ping(): void {
+    this.ledger.sqlite.prepare('select 1').get();
+  }
+
   countMerchants(): number {
     return Number(this.db.select({ n: sql<bigint>`count(*)` }).from(merchants).get()?.n ?? 0);
   }

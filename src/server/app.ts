@@ -1,0 +1,173 @@
+import { Hono, type Context as HonoContext } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import type { z } from 'zod';
+import { AppError, httpStatusOf, invalid, isAppError, notFound } from '../core/errors.js';
+import {
+  authFields,
+  createOrderSchema,
+  parseInput,
+  refundSchema,
+  withdrawApplySchema,
+  withdrawConfirmSchema,
+  withdrawRejectSchema,
+} from '../core/schemas.js';
+import type { Caller, PaymentService } from '../core/service.js';
+import { canonicalString, verify } from '../signing/index.js';
+import { openApiDocument } from './openapi.js';
+import { RateLimiter } from './rate-limit.js';
+
+/** What the server needs of the ledger beyond the PaymentService itself. */
+export interface ServerBackend extends PaymentService {
+  as(caller: Caller): PaymentService;
+  merchantSecret(mchId: string): string | undefined;
+  resolveMerchantId(mchId?: string): string;
+  merchantRateLimit(mchId: string): number;
+  ping(): void;
+}
+
+export interface AppDeps {
+  backend: ServerBackend;
+  now?: () => number;
+  /** One line per request; never a secret or a signature. */
+  accessLog?: (line: string) => void;
+  /** Unexpected failures, for the operator; the client sees only "internal error". */
+  errorLog?: (line: string) => void;
+}
+
+export const MAX_BODY_BYTES = 64 * 1024;
+export const TIMESTAMP_WINDOW_MS = 5 * 60_000;
+/** A nonce is kept until its timestamp can no longer pass the window, plus a margin. */
+export const NONCE_KEEP_MS = TIMESTAMP_WINDOW_MS + 60_000;
+const MAX_ID = 64;
+
+type Env = { Variables: { merchant?: string } };
+
+export function createApp(deps: AppDeps) {
+  const now = deps.now ?? Date.now;
+  const limiter = new RateLimiter();
+  const { backend } = deps;
+  const app = new Hono<Env>();
+
+  const envelope = (c: HonoContext<Env>, status: number, code: 0 | 1, msg: string, data: unknown, headers?: Record<string, string>) =>
+    c.json({ code, msg, data, systemTime: now() }, status as 200, headers);
+  const ok = (c: HonoContext<Env>, data: unknown) => envelope(c, 200, 1, 'success', data);
+
+  app.use('*', async (c, next) => {
+    const start = performance.now();
+    await next();
+    if (deps.accessLog) {
+      const ms = (performance.now() - start).toFixed(1);
+      deps.accessLog(`${new Date(now()).toISOString()} ${c.req.method} ${c.req.path} ${c.res.status} ${ms}ms ${c.get('merchant') ?? '-'}`);
+    }
+  });
+
+  app.onError((err, c) => {
+    if (isAppError(err)) {
+      const headers = err.retryAfter ? { 'Retry-After': String(err.retryAfter) } : undefined;
+      return envelope(c, httpStatusOf[err.kind], 0, err.message, null, headers);
+    }
+    deps.errorLog?.(`internal error on ${c.req.method} ${c.req.path}: ${(err as Error)?.stack ?? String(err)}`);
+    return envelope(c, 500, 0, 'internal error', null);
+  });
+  app.notFound((c) => envelope(c, 404, 0, 'Not found', null));
+
+  app.get('/healthz', (c) => {
+    backend.ping();
+    return ok(c, { status: 'ok' });
+  });
+
+  app.get('/api/v1/openapi.json', (c) => c.json(openApiDocument()));
+
+  app.get('/api/v1/address/:id', async (c) => {
+    const id = c.req.param('id');
+    if (id.length > MAX_ID) throw notFound('Not found');
+    return ok(c, await backend.getAddresses(id));
+  });
+
+  app.get('/api/v1/order/:id/status', async (c) => {
+    const id = c.req.param('id');
+    if (id.length > MAX_ID) throw notFound('Order not found');
+    return ok(c, await backend.getOrderStatus(id));
+  });
+
+  const limit = bodyLimit({
+    maxSize: MAX_BODY_BYTES,
+    onError: () => {
+      throw new AppError('too_large', `the request body is larger than ${MAX_BODY_BYTES / 1024} KiB`);
+    },
+  });
+
+  /**
+   * A signed operation (decisions §1): JSON object, schema with the signing fields, timestamp
+   * window, merchant, signature, then the operation with its nonce used up in the same
+   * transaction. A refused request changes nothing.
+   */
+  const signed = <S extends z.ZodObject>(
+    path: string,
+    schema: S,
+    run: (service: PaymentService, input: Record<string, unknown>) => Promise<unknown>,
+    opts: { mchIdRequired?: boolean; rateLimited?: boolean } = {},
+  ) => {
+    const full = schema.extend(authFields);
+    app.post(path, limit, async (c) => {
+      const body = await readJsonObject(c);
+      canonicalString(body); // refuses nested values with a clear message before anything else
+      const req = parseInput(full, body) as { mchId?: string; timestamp: number; nonce: string };
+      const t = now();
+      if (Math.abs(t - req.timestamp) > TIMESTAMP_WINDOW_MS) {
+        throw new AppError('unauthorized', 'timestamp is not within 5 minutes of server time (see systemTime)');
+      }
+      if (!req.mchId && opts.mchIdRequired) throw invalid('mchId is required');
+      const mchId = req.mchId ?? backend.resolveMerchantId();
+      const secret = backend.merchantSecret(mchId);
+      if (!secret) throw new AppError('unauthorized', `unknown merchant ${mchId}`);
+      if (!verify(body, secret)) throw new AppError('unauthorized', 'signature does not match');
+      c.set('merchant', mchId);
+      if (opts.rateLimited) {
+        const wait = limiter.take(mchId, backend.merchantRateLimit(mchId), t);
+        if (wait > 0) throw new AppError('rate_limited', `too many requests: at most ${backend.merchantRateLimit(mchId)} per minute; retry in ${wait} s`, { retryAfter: wait });
+      }
+      const { timestamp: _t, nonce: _n, sign: _s, ...input } = body;
+      const service = backend.as({
+        actor: `api:${mchId}`,
+        nonce: { merchantId: mchId, value: req.nonce, expiresAt: Math.max(req.timestamp, t) + NONCE_KEEP_MS },
+      });
+      return ok(c, await run(service, { ...input, mchId }));
+    });
+  };
+
+  signed('/api/v1/order', createOrderSchema, (s, i) => s.createOrder(i as never), { mchIdRequired: true, rateLimited: true });
+  signed('/api/v1/refund', refundSchema, (s, i) => s.refund(i as never));
+  signed('/api/v1/withdraw/apply', withdrawApplySchema, (s, i) => s.applyWithdrawal(i as never));
+  signed('/api/v1/withdraw/confirm', withdrawConfirmSchema, (s, i) => s.confirmWithdrawal(i as never));
+  signed('/api/v1/withdraw/reject', withdrawRejectSchema, (s, i) => s.rejectWithdrawal(i as never));
+
+  // A known path with the wrong method: say which one it takes.
+  const allowed: Record<string, string> = {
+    '/api/v1/order': 'POST',
+    '/api/v1/refund': 'POST',
+    '/api/v1/withdraw/apply': 'POST',
+    '/api/v1/withdraw/confirm': 'POST',
+    '/api/v1/withdraw/reject': 'POST',
+  };
+  for (const [path, method] of Object.entries(allowed)) {
+    app.all(path, (c) => envelope(c, 405, 0, `${c.req.method} is not allowed on ${path}; use ${method}`, null, { Allow: method }));
+  }
+  return app;
+}
+
+async function readJsonObject(c: HonoContext<Env>): Promise<Record<string, unknown>> {
+  const type = c.req.header('content-type') ?? '';
+  if (!/^application\/json\b/i.test(type)) throw invalid('Content-Type must be application/json');
+  const text = await c.req.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw invalid('the request body is not valid JSON');
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalid('the request body must be a JSON object');
+  return body as Record<string, unknown>;
+}
+
+export type App = ReturnType<typeof createApp>;
