@@ -1,6 +1,8 @@
-import { userInfo } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir, userInfo } from 'node:os';
+import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { AppError, usage } from './core/errors.js';
+import { usage } from './core/errors.js';
 import type { PaymentService } from './core/service.js';
 import type { LocalPaymentService } from './store/local-service.js';
 
@@ -29,7 +31,19 @@ export interface Globals {
 
 export interface Prompter {
   input(message: string): Promise<string>;
+  /** Hidden input, for secrets. */
+  secret(message: string): Promise<string>;
   confirm(message: string): Promise<boolean>;
+}
+
+/** Where operations go when a remote is configured. */
+export interface RemoteTarget {
+  url: string;
+  mchId?: string;
+  secret?: string;
+  timeoutMs: number;
+  /** Where the target came from, for messages. */
+  source: string;
 }
 
 export interface Context {
@@ -44,6 +58,7 @@ export interface Context {
   service(): Promise<PaymentService>;
   /** A remote is configured: operations are forwarded, signed. */
   isRemote(): boolean;
+  remote(): Promise<RemoteTarget | undefined>;
   /** The local ledger with its administration; refuses when a remote is configured. */
   local(what: string): Promise<LocalPaymentService>;
   close(): void;
@@ -63,6 +78,10 @@ const lazyPrompter: Prompter = {
     const { input } = await import('@inquirer/prompts');
     return input({ message, required: true });
   },
+  async secret(message) {
+    const { password } = await import('@inquirer/prompts');
+    return password({ message, mask: true });
+  },
   async confirm(message) {
     const { confirm } = await import('@inquirer/prompts');
     return confirm({ message, default: false });
@@ -78,10 +97,27 @@ export function operatorName(globals: Globals, env: NodeJS.ProcessEnv): string {
   }
 }
 
+/**
+ * The profile in force, read cheaply: the name only. Its secret is read, and the file's mode
+ * checked, when the remote is actually used.
+ */
+function activeProfileName(globals: Globals, env: NodeJS.ProcessEnv): string | undefined {
+  if (globals.profile) return globals.profile;
+  const path = join(env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config'), 'cryptopay', 'config.json');
+  if (!existsSync(path)) return undefined;
+  try {
+    return (JSON.parse(readFileSync(path, 'utf8')) as { active?: string | null }).active ?? undefined;
+  } catch {
+    return 'invalid config';
+  }
+}
+
 export function createContext(deps: ContextDeps, globals: Globals): Context {
   const now = deps.now ?? Date.now;
   let local: LocalPaymentService | undefined;
-  const remoteUrl = () => globals.remote ?? deps.env.CRYPTOPAY_REMOTE;
+  let target: Promise<RemoteTarget | undefined> | undefined;
+  const remoteUrl = () => globals.remote ?? deps.env.CRYPTOPAY_REMOTE ?? (globals.db ? undefined : activeProfileName(globals, deps.env));
+  const resolveRemote = () => (target ??= import('./remote/target.js').then((m) => m.resolveRemote(globals, deps.env)));
   const openLocal = async (): Promise<LocalPaymentService> => {
     if (local) return local;
     const [{ openLedger, resolveLedgerPath }, { LocalPaymentService }] = await Promise.all([
@@ -101,14 +137,20 @@ export function createContext(deps: ContextDeps, globals: Globals): Context {
     stopSignal: deps.stopSignal ?? (() => new Promise<string>(() => {})),
     prompter: deps.prompter ?? lazyPrompter,
     isRemote: () => !!remoteUrl(),
+    remote: resolveRemote,
     async service() {
-      if (remoteUrl()) {
-        throw new AppError('usage', 'remote mode is not available yet');
+      const remote = await resolveRemote();
+      if (remote) {
+        const { RemotePaymentService } = await import('./remote/client.js');
+        return new RemotePaymentService({ baseUrl: remote.url, mchId: remote.mchId, secret: remote.secret, timeoutMs: remote.timeoutMs, now });
       }
       return openLocal();
     },
     async local(what) {
-      if (remoteUrl()) throw usage(`${what} needs a local ledger: it is not part of the REST interface, so it cannot run against a remote (unset --remote / CRYPTOPAY_REMOTE)`);
+      const remote = await resolveRemote();
+      if (remote) {
+        throw usage(`${what} needs a local ledger: it is not part of the REST interface, so it cannot run against the remote ${remote.url} (from ${remote.source}); pass --db PATH to use a local ledger`);
+      }
       return openLocal();
     },
     close() {

@@ -146,6 +146,23 @@ export function defineCommands(program: Command, run: Runner): void {
     .option('--port <port>', 'port, 0 for any free one', '8080')
     .action(run(() => import('./serve.js')));
 
+  const profile = program.command('profile').description('remote profiles: where operations go, as which merchant');
+  profile
+    .command('add')
+    .argument('<name>')
+    .description('save a remote profile (secret from CRYPTOPAY_SECRET, --secret-file, or asked for hidden)')
+    .option('--url <url>', 'remote base URL (or the global --remote)')
+    .option('--use', 'make it the active profile')
+    .action(run(() => import('./profile/add.js')));
+  profile.command('list').description('list profiles (never their secrets)').action(run(() => import('./profile/list.js')));
+  profile
+    .command('use')
+    .argument('[name]')
+    .description('make a profile the default for operations')
+    .option('--none', 'no default profile: operations run on the local ledger')
+    .action(run(() => import('./profile/use.js')));
+  profile.command('remove').argument('<name>').description('delete a profile').action(run(() => import('./profile/remove.js')));
+
   const sign = program
     .command('sign')
     .argument('[fields...]', 'body fields as key=value')

@@ -1,6 +1,6 @@
-import { readFileSync, statSync } from 'node:fs';
 import type { Context } from '../../context.js';
 import { AppError, usage } from '../../core/errors.js';
+import { readSecretFile } from '../../remote/secret-file.js';
 
 /** The body to sign: --body JSON, else key=value fields, else JSON on stdin. */
 export async function readBody(ctx: Context, opts: { body?: string }, fields: string[]): Promise<Record<string, unknown>> {
@@ -34,27 +34,9 @@ async function readStdin(ctx: Context): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/**
- * The merchant secret: --secret-file or CRYPTOPAY_SECRET, never a plain flag. A file others can
- * read is refused: it may already have leaked.
- */
+/** The merchant secret: --secret-file or CRYPTOPAY_SECRET, never a plain flag. */
 export function readSecret(ctx: Context): string | undefined {
-  const file = ctx.globals.secretFile;
-  if (file) {
-    let mode: number;
-    try {
-      mode = statSync(file).mode;
-    } catch (e) {
-      throw usage(`cannot read the secret file ${file}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
-    }
-    if (mode & 0o077) {
-      throw usage(`the secret file ${file} can be read by others (mode ${(mode & 0o777).toString(8)}): run chmod 600 ${file}`);
-    }
-    const secret = readFileSync(file, 'utf8').trim();
-    if (!secret) throw usage(`the secret file ${file} is empty`);
-    return secret;
-  }
-  return ctx.env.CRYPTOPAY_SECRET || undefined;
+  return readSecretFile(ctx.globals.secretFile) ?? (ctx.env.CRYPTOPAY_SECRET || undefined);
 }
 
 export function requireSecret(ctx: Context): string {

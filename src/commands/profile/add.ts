@@ -1,0 +1,41 @@
+import type { Context } from '../../context.js';
+import { usage } from '../../core/errors.js';
+import { parseProfile, parseTimeout, readConfig, writeConfig } from '../../remote/profiles.js';
+import { readSecretFile } from '../../remote/secret-file.js';
+import { need } from '../common.js';
+import { success } from '../output.js';
+
+/**
+ * A profile keeps a remote, a merchant and where its secret comes from. The secret is taken
+ * from CRYPTOPAY_SECRET or asked for hidden on a terminal, and stored in the 0600 config file;
+ * with --secret-file only the path is stored and the file is read (and its mode checked) on use.
+ */
+export async function run(ctx: Context, opts: { url?: string; use?: boolean }, name: string): Promise<void> {
+  if (!/^[A-Za-z0-9._-]{1,40}$/.test(name)) throw usage('a profile name is 1 to 40 letters, digits, dots, dashes or underscores');
+  const remote = await need(ctx, opts.url ?? ctx.globals.remote, 'remote', 'Remote base URL (e.g. https://pay.example.com)');
+  const mchId = ctx.globals.mchId ?? (await need(ctx, undefined, 'mch-id', 'Merchant id (mchId)'));
+  if (ctx.globals.timeout) parseTimeout(ctx.globals.timeout);
+  let secret: string | undefined;
+  let secretFile: string | undefined;
+  if (ctx.globals.secretFile) {
+    readSecretFile(ctx.globals.secretFile);
+    secretFile = ctx.globals.secretFile;
+  } else if (ctx.env.CRYPTOPAY_SECRET) {
+    secret = ctx.env.CRYPTOPAY_SECRET;
+  } else if (ctx.io.interactive) {
+    secret = (await ctx.prompter.secret('Merchant secret (hidden)')) || undefined;
+  }
+  const profile = parseProfile({ remote, mchId, secret, secretFile, timeout: ctx.globals.timeout });
+  const config = readConfig(ctx.env);
+  config.profiles[name] = profile;
+  if (opts.use) config.active = name;
+  const path = writeConfig(ctx.env, config);
+  if (ctx.globals.json) {
+    ctx.io.stdout.write(`${JSON.stringify({ name, remote, mchId, secret: secret ? 'stored' : secretFile ? `file ${secretFile}` : 'none', active: config.active === name })}\n`);
+    return;
+  }
+  ctx.io.stdout.write(`profile ${name} saved in ${path}\n`);
+  if (!secret && !secretFile) await success(ctx, 'no secret stored: signed operations will need CRYPTOPAY_SECRET or --secret-file');
+  if (config.active === name) await success(ctx, `active: operations now go to ${remote}; \`cryptopay profile use --none\` returns to the local ledger`);
+  else await success(ctx, `use it with --profile ${name}, or make it the default with \`cryptopay profile use ${name}\``);
+}

@@ -1,0 +1,164 @@
+import { randomBytes } from 'node:crypto';
+import type { z } from 'zod';
+import { AppError, kindOfHttpStatus } from '../core/errors.js';
+import { compact } from '../core/schemas.js';
+import type {
+  CreateOrderRequest,
+  RefundRequest,
+  WithdrawApplyRequest,
+  WithdrawConfirmRequest,
+  WithdrawRejectRequest,
+} from '../core/schemas.js';
+import type { PaymentService } from '../core/service.js';
+import type { Addresses, Order, OrderStatus, RefundResult, Withdrawal } from '../core/types.js';
+import { sign } from '../signing/index.js';
+import {
+  addressesSchema,
+  envelopeSchema,
+  orderSchema,
+  refundResultSchema,
+  statusSchema,
+  withdrawalSchema,
+} from './responses.js';
+
+export type Fetch = (url: string, init: RequestInit) => Promise<Response>;
+
+export interface RemoteOptions {
+  baseUrl: string;
+  mchId?: string;
+  secret?: string;
+  timeoutMs?: number;
+  fetch?: Fetch;
+  now?: () => number;
+  /** How often an unsigned GET is tried again after a connection failure. */
+  getRetries?: number;
+}
+
+/**
+ * The PaymentService over the REST interface: each request built and signed as decisions §1
+ * says, with a fresh timestamp and nonce; every answer checked to be the envelope.
+ */
+export class RemotePaymentService implements PaymentService {
+  private readonly base: string;
+  private readonly fetch: Fetch;
+  private readonly timeoutMs: number;
+  private readonly now: () => number;
+
+  constructor(private readonly opts: RemoteOptions) {
+    this.base = opts.baseUrl.replace(/\/+$/, '');
+    this.fetch = opts.fetch ?? ((url, init) => fetch(url, init));
+    this.timeoutMs = opts.timeoutMs ?? 10_000;
+    this.now = opts.now ?? Date.now;
+  }
+
+  async createOrder(input: CreateOrderRequest): Promise<Order> {
+    return this.post('/api/v1/order', input, orderSchema);
+  }
+
+  async getAddresses(id: string): Promise<Addresses> {
+    return this.get(`/api/v1/address/${encodeURIComponent(id)}`, addressesSchema);
+  }
+
+  async getOrderStatus(id: string): Promise<OrderStatus> {
+    return this.get(`/api/v1/order/${encodeURIComponent(id)}/status`, statusSchema);
+  }
+
+  async refund(input: RefundRequest): Promise<RefundResult> {
+    return this.post('/api/v1/refund', input, refundResultSchema);
+  }
+
+  async applyWithdrawal(input: WithdrawApplyRequest): Promise<Withdrawal> {
+    return this.post('/api/v1/withdraw/apply', input, withdrawalSchema);
+  }
+
+  async confirmWithdrawal(input: WithdrawConfirmRequest): Promise<Withdrawal> {
+    return this.post('/api/v1/withdraw/confirm', input, withdrawalSchema);
+  }
+
+  async rejectWithdrawal(input: WithdrawRejectRequest): Promise<Withdrawal> {
+    return this.post('/api/v1/withdraw/reject', input, withdrawalSchema);
+  }
+
+  private async get<S extends z.ZodType>(path: string, schema: S): Promise<z.output<S>> {
+    const retries = this.opts.getRetries ?? 2;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.exchange(path, { method: 'GET' }, schema, false);
+      } catch (e) {
+        if (!(e instanceof ConnectionFailure) || attempt >= retries) throw toAppError(e, this.base, false);
+        await new Promise((r) => setTimeout(r, 100 * 2 ** attempt));
+      }
+    }
+  }
+
+  private async post<S extends z.ZodType>(path: string, input: object, schema: S): Promise<z.output<S>> {
+    const secret = this.opts.secret;
+    if (!secret) {
+      throw new AppError('usage', 'remote mode needs the merchant secret: set CRYPTOPAY_SECRET, pass --secret-file FILE, or store it in a profile');
+    }
+    const body: Record<string, unknown> = compact(input as Record<string, unknown>);
+    body.mchId ??= this.opts.mchId;
+    if (!body.mchId) {
+      throw new AppError('usage', 'remote mode needs the merchant id: --mch-id, CRYPTOPAY_MCH_ID or a profile');
+    }
+    body.timestamp = this.now();
+    body.nonce = randomBytes(16).toString('hex');
+    body.sign = sign(body, secret);
+    try {
+      return await this.exchange(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }, schema, true);
+    } catch (e) {
+      throw toAppError(e, this.base, true);
+    }
+  }
+
+  private async exchange<S extends z.ZodType>(path: string, init: RequestInit, schema: S, signed: boolean): Promise<z.output<S>> {
+    const url = `${this.base}${path}`;
+    let res: Response;
+    let text: string;
+    try {
+      res = await this.fetch(url, { ...init, signal: AbortSignal.timeout(this.timeoutMs) });
+      text = await res.text();
+    } catch (e) {
+      const name = (e as Error)?.name;
+      if (name === 'TimeoutError' || name === 'AbortError') {
+        throw new AppError('unavailable', `the remote ${this.base} did not answer within ${this.timeoutMs / 1000} s${signed ? notRetried : ''}`);
+      }
+      throw new ConnectionFailure(e);
+    }
+    let parsed: z.infer<typeof envelopeSchema> | undefined;
+    try {
+      const json = envelopeSchema.safeParse(JSON.parse(text));
+      if (json.success) parsed = json.data;
+    } catch {
+      // not JSON: handled below
+    }
+    if (!parsed) {
+      const type = res.headers.get('content-type') ?? 'no content type';
+      throw new AppError('unavailable', `the remote ${this.base} did not answer with the cryptopay envelope (HTTP ${res.status}, ${type.split(';')[0]}): is --remote the service's base URL?`);
+    }
+    if (parsed.code === 0) {
+      const retryAfter = Number(res.headers.get('retry-after')) || undefined;
+      throw new AppError(kindOfHttpStatus(res.status), parsed.msg, retryAfter ? { retryAfter } : undefined);
+    }
+    const data = schema.safeParse(parsed.data);
+    if (!data.success) {
+      throw new AppError('unavailable', `the remote ${this.base} answered success with data this client does not understand`);
+    }
+    return data.data;
+  }
+}
+
+const notRetried = '; a signed request is not sent again automatically (its nonce would be refused anyway): check whether it took effect before repeating it';
+
+class ConnectionFailure extends Error {
+  constructor(readonly original: unknown) {
+    super('connection failure');
+  }
+}
+
+function toAppError(e: unknown, base: string, signed: boolean): unknown {
+  if (!(e instanceof ConnectionFailure)) return e;
+  const cause = (e.original as { cause?: { code?: string; message?: string } })?.cause;
+  const reason = cause?.code ?? cause?.message ?? (e.original as Error)?.message ?? 'connection failed';
+  return new AppError('unavailable', `cannot reach the remote ${base}: ${reason}${signed ? notRetried : ''}`);
+}

@@ -1,0 +1,49 @@
+import { usage } from '../core/errors.js';
+import type { Globals, RemoteTarget } from '../context.js';
+import { parseTimeout, readConfig, type Profile } from './profiles.js';
+import { readSecretFile } from './secret-file.js';
+
+/**
+ * Where a remote operation goes, and as whom: --remote, else CRYPTOPAY_REMOTE, else the
+ * profile (--profile, else the active one). An explicit --db means the local ledger.
+ * Merchant: --mch-id / CRYPTOPAY_MCH_ID / profile. Secret: --secret-file / CRYPTOPAY_SECRET /
+ * profile. Timeout: --timeout / CRYPTOPAY_TIMEOUT / profile / 10 s.
+ */
+export function resolveRemote(globals: Globals, env: NodeJS.ProcessEnv): RemoteTarget | undefined {
+  const flagOrEnv = globals.remote ?? env.CRYPTOPAY_REMOTE;
+  if (flagOrEnv && globals.db) throw usage('give either --db (local ledger) or a remote, not both');
+  let profile: Profile | undefined;
+  let source: string;
+  if (flagOrEnv) {
+    source = globals.remote ? '--remote' : 'CRYPTOPAY_REMOTE';
+  } else {
+    if (globals.db) return undefined;
+    const config = readConfig(env);
+    const name = globals.profile ?? config.active ?? undefined;
+    if (!name) return undefined;
+    profile = config.profiles[name];
+    if (!profile) throw usage(`there is no profile named ${name}: see cryptopay profile list`);
+    source = `profile ${name}`;
+  }
+  const url = flagOrEnv ?? profile!.remote;
+  try {
+    const u = new URL(url);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error();
+  } catch {
+    throw usage(`the remote must be an http or https URL, got ${JSON.stringify(url)}`);
+  }
+  const timeout = globals.timeout ?? env.CRYPTOPAY_TIMEOUT ?? profile?.timeout;
+  return {
+    url,
+    source,
+    mchId: globals.mchId ?? profile?.mchId,
+    secret: readSecretFile(globals.secretFile) ?? (env.CRYPTOPAY_SECRET || undefined) ?? profileSecret(profile),
+    timeoutMs: timeout ? parseTimeout(timeout) : 10_000,
+  };
+}
+
+function profileSecret(p: Profile | undefined): string | undefined {
+  if (!p) return undefined;
+  return p.secret ?? readSecretFile(p.secretFile);
+}
+
