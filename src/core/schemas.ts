@@ -23,16 +23,21 @@ const url = (field: string) =>
   }, `${field} must be an http or https URL`);
 
 /** Milliseconds since the epoch, as a JSON number or a string of digits. */
-export const millis = (field: string) =>
-  z.union(
-    [z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER), z.string().regex(/^\d{1,16}$/)],
+export const millis = (field: string) => {
+  // Each check repeats the message: a union answers with the failed checks of the branch whose type matched.
+  const ms = `${field} must be a milliseconds timestamp (digits)`;
+  return z.union(
+    [z.number().int({ error: ms }).nonnegative({ error: ms }).max(Number.MAX_SAFE_INTEGER, { error: ms }), z.string().regex(/^\d{1,16}$/, { error: ms })],
     { error: (i) => (i.input === undefined ? `${field} is required` : `${field} must be a milliseconds timestamp (digits)`) },
   ).transform((v) => Number(v));
+};
 
-const positiveInt = (field: string) =>
-  z.union([z.number().int().positive().max(Number.MAX_SAFE_INTEGER), z.string().regex(/^[1-9]\d{0,15}$/)], {
+const positiveInt = (field: string) => {
+  const pos = `${field} must be a positive integer`;
+  return z.union([z.number().int({ error: pos }).positive({ error: pos }).max(Number.MAX_SAFE_INTEGER, { error: pos }), z.string().regex(/^[1-9]\d{0,15}$/, { error: pos })], {
     error: (i) => (i.input === undefined ? `${field} is required` : `${field} must be a positive integer`),
   }).transform((v) => Number(v));
+};
 
 const amount = z.string({ error: (i) => (i.input === undefined ? 'amount is required' : 'amount must be a decimal string such as "10.5"') });
 
@@ -115,6 +120,10 @@ export function compact(body: Record<string, unknown>): Record<string, unknown> 
 export function parseInput<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new AppError('invalid', 'the request body must be a JSON object');
+  }
+  for (const [k, v] of Object.entries(body)) {
+    // The same words the signing refuses them with, so every edge answers alike.
+    if (typeof v === 'object' && v !== null) throw new AppError('invalid', `field ${k} must be a string, number or boolean; nested values are not accepted in a signed request`);
   }
   const result = schema.safeParse(compact(body as Record<string, unknown>));
   if (!result.success) throw new AppError('invalid', describeIssues(result.error));
