@@ -112,6 +112,26 @@ function activeProfileName(globals: Globals, env: NodeJS.ProcessEnv): string | u
   }
 }
 
+/**
+ * Extra chains and tokens: $CRYPTOPAY_CHAINS, else $XDG_CONFIG_HOME/cryptopay/chains.json when
+ * it exists. Checked against its schema when the registry is first used.
+ */
+export function readChainsConfig(env: NodeJS.ProcessEnv): any {
+  const path = env.CRYPTOPAY_CHAINS || join(env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config'), 'cryptopay', 'chains.json');
+  if (!env.CRYPTOPAY_CHAINS && !existsSync(path)) return undefined;
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw usage(`cannot read the chains config ${path}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw usage(`the chains config ${path} is not valid JSON`);
+  }
+}
+
 export function createContext(deps: ContextDeps, globals: Globals): Context {
   const now = deps.now ?? Date.now;
   let local: LocalPaymentService | undefined;
@@ -124,8 +144,9 @@ export function createContext(deps: ContextDeps, globals: Globals): Context {
       import('./store/db.js'),
       import('./store/local-service.js'),
     ]);
+    const registryConfig = readChainsConfig(deps.env);
     const ledger = openLedger(resolveLedgerPath(globals.db, deps.env));
-    local = new LocalPaymentService(ledger, { now, caller: { actor: operatorName(globals, deps.env) } });
+    local = new LocalPaymentService(ledger, { now, caller: { actor: operatorName(globals, deps.env) }, registryConfig });
     return local;
   };
   return {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { and, asc, desc, eq, gt, lte, or, sql, type SQL } from 'drizzle-orm';
-import { createRegistry, ASSETS, maxDecimals, type Registry } from '../chains/registry.js';
+import { and, asc, desc, eq, gt, lte, ne, or, sql, type SQL } from 'drizzle-orm';
+import { createRegistry, ASSETS, maxDecimals, type Registry, type RegistryConfig } from '../chains/registry.js';
 import { validateAddress, isTxHash } from '../chains/address.js';
 import { deriveAddress, generateWallet, parseAccountXpub } from '../chains/derive.js';
 import { AppError, conflict, invalid, notFound } from '../core/errors.js';
@@ -50,6 +50,8 @@ export interface LocalDeps {
   now: () => number;
   caller: Caller;
   registry?: Registry;
+  /** Extra chains and tokens (the chains config file); the registry is built on first use. */
+  registryConfig?: RegistryConfig;
   /** 96+ random bits, URL-safe (decisions §1: ids of the unsigned GETs must be unguessable). */
   randomId?: (prefix: string) => string;
 }
@@ -136,15 +138,20 @@ export function formatDuration(ms: number): string {
 
 /** The ledger behind the PaymentService seam, plus the administration only a local ledger offers. */
 export class LocalPaymentService implements PaymentService {
-  readonly registry: Registry;
+  private registryBuilt?: Registry;
   private readonly randomId: (prefix: string) => string;
 
   constructor(
     readonly ledger: Ledger,
     private readonly deps: LocalDeps,
   ) {
-    this.registry = deps.registry ?? createRegistry();
+    this.registryBuilt = deps.registry;
     this.randomId = deps.randomId ?? defaultRandomId;
+  }
+
+  get registry(): Registry {
+    this.registryBuilt ??= createRegistry(this.deps.registryConfig);
+    return this.registryBuilt;
   }
 
   /** The same ledger, acting for another caller (the server: one per verified request). */
@@ -436,7 +443,6 @@ export class LocalPaymentService implements PaymentService {
   /** Records a payment by hand (decisions §3, §6b): credits the user; PAID once paid in full. */
   async markPaid(input: MarkPaidInput): Promise<OrderDetail> {
     const now = this.now();
-    const txHash = this.normalizeTxHash(input.txHash, input.chainType as ChainType | undefined, 'tx-hash');
     let chainId: string | null = null;
     let chainType: ChainType | null = (input.chainType as ChainType | undefined) ?? null;
     let token: string | null = null;
@@ -450,6 +456,8 @@ export class LocalPaymentService implements PaymentService {
     } else if (input.token !== undefined) {
       throw invalid('token needs chain-id');
     }
+    // After the chain is known, so a chain id alone also fixes the hash form (TRON has no 0x).
+    const txHash = this.normalizeTxHash(input.txHash, chainType ?? undefined, 'tx-hash');
     const id = this.write((tx) => {
       const o = tx.select().from(orders).where(eq(orders.id, input.id)).get();
       if (!o) throw notFound('Order not found');
@@ -721,7 +729,8 @@ export class LocalPaymentService implements PaymentService {
       if (posted !== a.posted) v.push(`account ${a.id} (${a.kind} ${a.uid}) records ${a.posted} but its transfers give ${posted}`);
       if (BigInt(flows.h) !== a.pendingDebits) v.push(`account ${a.id} (${a.kind} ${a.uid}) holds ${a.pendingDebits} but its pending transfers give ${flows.h}`);
     }
-    for (const o of q.select().from(orders).where(or(gt(orders.paidAmount, 0n), gt(orders.refundedAmount, 0n))).all()) {
+    // Unpaid orders need no look at their rows, unless their stored status claims otherwise.
+    for (const o of q.select().from(orders).where(or(gt(orders.paidAmount, 0n), gt(orders.refundedAmount, 0n), ne(orders.status, 'PENDING_PAY'))).all()) {
       const paid = BigInt(q.select({ s: sql<bigint>`coalesce(sum(${payments.amount}), 0)` }).from(payments).where(eq(payments.orderId, o.id)).get()!.s);
       const refunded = BigInt(q.select({ s: sql<bigint>`coalesce(sum(${refunds.amount}), 0)` }).from(refunds).where(eq(refunds.orderId, o.id)).get()!.s);
       if (paid !== o.paidAmount) v.push(`order ${o.id} records paid ${o.paidAmount} but its payments total ${paid}`);
