@@ -56,3 +56,10 @@ describe('amount grammar (decisions §2)', () => {
     expect(() => parseSignedAmount('--3', 6)).toThrow();
   });
 });
+
+describe('decimal places, zeros included', () => {
+  it('refuses more places than the asset has even when they are zeros', () => {
+    expect(() => parseAmount('1.0000000', 6)).toThrow(/more than 6 decimal places/);
+    expect(parseAmount('1.000000', 6)).toBe(1_000_000n);
+  });
+});

@@ -18,8 +18,7 @@ export function decodeBase58Check(s: string, maxChars = 120): Base58Check {
     return { ok: false, reason: 'not a base58 string' };
   }
   const zeros = s.length - s.replace(/^1+/, '').length;
-  const bytes = concat([new Uint8Array(zeros), toBeArray(decodeBase58(s))]);
-  const raw = getBytes(bytes);
+  const raw = getBytes(concat([new Uint8Array(zeros), toBeArray(decodeBase58(s))]));
   if (raw.length < 5) return { ok: false, reason: 'too short' };
   const payload = raw.subarray(0, raw.length - 4);
   const check = getBytes(sha256(sha256(payload))).subarray(0, 4);

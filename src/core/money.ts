@@ -21,14 +21,14 @@ export function parseAmount(value: unknown, decimals: number, field = 'amount'):
   }
   const whole = m[1]!;
   const frac = m[2] ?? '';
-  const fracSignificant = frac.replace(/0+$/, '');
-  if (fracSignificant.length > decimals) {
+  // "1.0000000" is refused too: more places than the asset has is a mistake, zeros or not.
+  if (frac.length > decimals) {
     throw new AppError('invalid', `${field} has more than ${decimals} decimal places`);
   }
   if (whole.replace(/^0+/, '').length > 13) {
     throw new AppError('invalid', `${field} must not exceed ${MAX_WHOLE_UNITS}`);
   }
-  const units = BigInt(whole) * 10n ** BigInt(decimals) + BigInt(fracSignificant.padEnd(decimals, '0') || '0');
+  const units = BigInt(whole) * 10n ** BigInt(decimals) + BigInt(frac.padEnd(decimals, '0') || '0');
   if (units === 0n) throw new AppError('invalid', `${field} must be positive`);
   if (units > MAX_WHOLE_UNITS * 10n ** BigInt(decimals)) {
     throw new AppError('invalid', `${field} must not exceed ${MAX_WHOLE_UNITS}`);

@@ -259,9 +259,9 @@ export class LocalPaymentService implements PaymentService {
     const secret = newSecret();
     const now = this.now();
     const row = this.write((tx) => {
-      for (const [xpub, column] of [[evmXpub, merchants.evmXpub], [tronXpub, merchants.tronXpub]] as const) {
+      for (const xpub of [evmXpub, tronXpub]) {
         if (!xpub) continue;
-        const other = tx.select({ id: merchants.id }).from(merchants).where(eq(column, xpub)).get();
+        const other = tx.select({ id: merchants.id }).from(merchants).where(or(eq(merchants.evmXpub, xpub), eq(merchants.tronXpub, xpub))).get();
         if (other) throw conflict(`that xpub is already the wallet of merchant ${other.id}: two merchants must never share addresses`);
       }
       const seq = Number(tx.select({ n: sql<bigint>`coalesce(max(${merchants.seq}), 100000)` }).from(merchants).get()!.n) + 1;
@@ -449,7 +449,7 @@ export class LocalPaymentService implements PaymentService {
     if (chainType && chainType !== 'EVM' && chainType !== 'TRON') throw invalid('chain-type must be EVM or TRON');
     if (input.chainId !== undefined) {
       const chain = this.registry.chain(input.chainId);
-      if (chainType && chain.chainType !== chainType) throw invalid(`chain ${chain.chainId} is a ${chain.chainType} chain, not ${chainType}`);
+      if (chainType && chain.chainType !== chainType) throw invalid(`chain ${chain.chainId} is a${chain.chainType === 'EVM' ? 'n' : ''} ${chain.chainType} chain, not ${chainType}`);
       chainType = chain.chainType;
       chainId = chain.chainId;
       if (input.token !== undefined) token = this.registry.token(chainId, input.token).address;
@@ -669,7 +669,8 @@ export class LocalPaymentService implements PaymentService {
   }
 
   async adjustBalance(input: { uid: string; amount: string; reason: string; asset?: string; mchId?: string }): Promise<BalanceView & { change: string }> {
-    if (!input.uid || input.uid.length > 64) throw invalid('uid is required (1 to 64 characters)');
+    if (typeof input.uid !== 'string' || !input.uid || input.uid.length > 64) throw invalid('uid is required (1 to 64 characters)');
+    if (typeof input.amount !== 'string') throw invalid('amount must be a signed decimal string such as "+5" or "-2.5"');
     const reason = input.reason?.trim();
     if (!reason) throw invalid('reason is required: say why the balance changes');
     const now = this.now();
@@ -730,7 +731,7 @@ export class LocalPaymentService implements PaymentService {
       if (BigInt(flows.h) !== a.pendingDebits) v.push(`account ${a.id} (${a.kind} ${a.uid}) holds ${a.pendingDebits} but its pending transfers give ${flows.h}`);
     }
     // Unpaid orders need no look at their rows, unless their stored status claims otherwise.
-    for (const o of q.select().from(orders).where(or(gt(orders.paidAmount, 0n), gt(orders.refundedAmount, 0n), ne(orders.status, 'PENDING_PAY'))).all()) {
+    for (const o of q.select().from(orders).all()) {
       const paid = BigInt(q.select({ s: sql<bigint>`coalesce(sum(${payments.amount}), 0)` }).from(payments).where(eq(payments.orderId, o.id)).get()!.s);
       const refunded = BigInt(q.select({ s: sql<bigint>`coalesce(sum(${refunds.amount}), 0)` }).from(refunds).where(eq(refunds.orderId, o.id)).get()!.s);
       if (paid !== o.paidAmount) v.push(`order ${o.id} records paid ${o.paidAmount} but its payments total ${paid}`);

@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import type { LocalPaymentService } from '../../src/store/local-service.js';
+import { MINUTE, T0, USDT, addTestMerchant, evmTx, order, paidOrder, refused, useHarness } from '../helpers/service.js';
+
+const TO = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
+const apply = (service: LocalPaymentService) =>
+  service.applyWithdrawal({ uid: 'u1', amount: '1', to: TO, chainId: 1, chainType: 'EVM', token: USDT.ETH });
+
+/**
+ * Each operation, what it needs prepared, and the one entry it must add: its action and subject.
+ * The preparation runs at T0, the operation one minute later, so its entries stand apart.
+ */
+type Prepared = { id: string };
+const OPERATIONS: [string, (s: LocalPaymentService) => Promise<Prepared>, (s: LocalPaymentService, p: Prepared, mchId: string) => Promise<string>][] = [
+  ['merchant.secret_rotated', async () => ({ id: '' }), async (s, _, mchId) => (await s.rotateSecret(mchId), `merchant:${mchId}`)],
+  ['order.payment_recorded', async (s) => order(s), async (s, o) => (await s.markPaid({ id: o.id, txHash: evmTx(1) }), `order:${o.id}`)],
+  ['order.refunded', async (s) => paidOrder(s), async (s, o) => (await s.refund({ id: o.id, amount: '1' }), `order:${o.id}`)],
+  ['withdrawal.applied', async () => ({ id: '' }), async (s) => `withdrawal:${(await apply(s)).id}`],
+  ['withdrawal.confirmed', apply, async (s, w) => (await s.confirmWithdrawal({ logId: w.id, txHash: evmTx(2), blockNumber: 1 }), `withdrawal:${w.id}`)],
+  ['withdrawal.rejected', apply, async (s, w) => (await s.rejectWithdrawal({ id: w.id, remark: 'no' }), `withdrawal:${w.id}`)],
+  ['balance.adjusted', async () => ({ id: '' }), async (s) => (await s.adjustBalance({ uid: 'bob', amount: '-1', reason: 'fee' }), 'balance:bob')],
+];
+
+describe('audit log', () => {
+  const h = useHarness();
+
+  it('records the merchant’s creation', async () => {
+    const { service } = h();
+    const { mchId } = await addTestMerchant(service);
+    expect(await service.log({})).toEqual([
+      { id: expect.any(Number), at: T0, actor: 'tester', action: 'merchant.created', mchId, subject: `merchant:${mchId}`, detail: expect.objectContaining({ name: 'Shop' }) },
+    ]);
+  });
+
+  it.each(OPERATIONS)('%s writes one entry naming the actor and the subject', async (action, prepare, run) => {
+    const { service, clock } = h();
+    const { mchId } = await addTestMerchant(service);
+    await service.adjustBalance({ uid: 'u1', amount: '5', reason: 'seed' });
+    await service.adjustBalance({ uid: 'bob', amount: '5', reason: 'seed' });
+    const prepared = await prepare(service);
+    clock.now = T0 + MINUTE;
+    const subject = await run(service, prepared, mchId);
+    const entries = (await service.log({ limit: 1000 })).filter((e) => e.at === T0 + MINUTE);
+    expect(entries).toEqual([expect.objectContaining({ actor: 'tester', action, mchId, subject })]);
+  });
+
+  it('a refused operation writes no entry', async () => {
+    const { service } = h();
+    const { mchId } = await addTestMerchant(service);
+    const unpaid = await order(service);
+    const paid = await paidOrder(service, {}, evmTx(1));
+    const w = await apply(service);
+    await service.rejectWithdrawal({ id: w.id });
+    const before = await service.log({ limit: 1000 });
+    await refused(service.refund({ id: unpaid.id, amount: '1' }), 'conflict', 'order status is not Paid');
+    await refused(service.refund({ id: paid.id, amount: '11' }), 'invalid', 'above the original payment');
+    await refused(service.markPaid({ id: unpaid.id, txHash: evmTx(1) }), 'conflict', 'already paid order');
+    await refused(service.applyWithdrawal({ uid: 'u1', amount: '100', to: TO, chainId: 1, chainType: 'EVM', token: USDT.ETH }), 'conflict', 'insufficient balance');
+    await refused(service.rejectWithdrawal({ id: w.id }), 'conflict', 'not PENDING');
+    await refused(service.adjustBalance({ uid: 'u1', amount: '-100', reason: 'r' }), 'conflict', 'insufficient balance');
+    await refused(service.rotateSecret('M1'), 'not_found', 'merchant M1 not found');
+    await refused(service.addMerchant({ name: 'Dup', evmXpub: (await service.showMerchant(mchId)).evmXpub! }), 'conflict', 'already the wallet');
+    expect(await service.log({ limit: 1000 })).toEqual(before);
+  });
+
+  it('names the caller as the actor', async () => {
+    const { service } = h();
+    const { mchId } = await addTestMerchant(service);
+    await service.as({ actor: `api:${mchId}` }).adjustBalance({ uid: 'u1', amount: '1', reason: 'r' });
+    expect((await service.log({ limit: 1 }))[0]).toMatchObject({ actor: `api:${mchId}`, action: 'balance.adjusted' });
+  });
+
+  it('filters by order', async () => {
+    const { service } = h();
+    await addTestMerchant(service);
+    const a = await paidOrder(service);
+    const b = await paidOrder(service);
+    await service.refund({ id: a.id, amount: '2' });
+    await service.refund({ id: b.id, amount: '3' });
+    const forA = await service.log({ orderId: a.id });
+    expect(forA.map((e) => [e.action, e.subject])).toEqual([
+      ['order.refunded', `order:${a.id}`],
+      ['order.payment_recorded', `order:${a.id}`],
+    ]);
+    expect(forA[0]!.detail).toMatchObject({ amount: '2', refundedTotal: '2', statusAfter: 'PAID' });
+    expect(await service.log({ orderId: 'ord_none' })).toEqual([]);
+  });
+});

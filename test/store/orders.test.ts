@@ -1,0 +1,256 @@
+import { getAddress } from 'ethers';
+import { describe, expect, it } from 'vitest';
+import { isTronAddress } from '../../src/chains/address.js';
+import { deriveAddress } from '../../src/chains/derive.js';
+import {
+  DAY, MINUTE, T0, TEST_EVM_0, TEST_EVM_1, TEST_WALLET, addOtherMerchant, addTestMerchant, counts, order, refused, useHarness,
+} from '../helpers/service.js';
+
+describe('create order', () => {
+  const h = useHarness();
+
+  it('answers the order with its fields, a canonical amount and the default expiry', async () => {
+    const { service } = h();
+    await addTestMerchant(service);
+    const o = await service.createOrder({ oid: 'A-1', uid: 'user-7', amount: '010.50', memo: 'coffee' });
+    expect(o).toEqual({
+      id: expect.stringMatching(/^ord_[A-Za-z0-9_-]{16,}$/),
+      oid: 'A-1',
+      uid: 'user-7',
+      amount: '10.5',
+      status: 'PENDING_PAY',
+      expiredAt: T0 + 30 * MINUTE,
+      addresses: { EVM: TEST_EVM_0, TRON: deriveAddress('TRON', TEST_WALLET.tronXpub, 0) },
+    });
+    const detail = await service.getOrder(o.id);
+    expect(detail).toMatchObject({ memo: 'coffee', amount: '10.5', paidAmount: '0', refundedAmount: '0', createdAt: T0, late: false, payments: [] });
+  });
+
+  it.each([
+    ['010.50', '10.5'],
+    ['7', '7'],
+    ['0.000001', '0.000001'],
+    ['1.100000', '1.1'],
+    ['000.5', '0.5'],
+  ])('writes amount %s as %s', async (amount, canonical) => {
+    const { service } = h();
+    await addTestMerchant(service);
+    expect((await order(service, { amount })).amount).toBe(canonical);
+  });
+
+  it('uses the merchant order lifetime for the default expiry', async () => {
+    const { service } = h();
+    const { merchant } = await service.addMerchant({ name: 'Slow', generateWallet: true, orderLifetime: '2h' });
+    expect((await order(service, { mchId: merchant.mchId })).expiredAt).toBe(T0 + 120 * MINUTE);
+  });
+
+  it('gives each order fresh EIP-55 and base58 addresses, never shared, also across merchants', async () => {
+    const { service } = h();
+    const a = await addTestMerchant(service);
+    const b = await addOtherMerchant(service);
+    const orders = [];
+    for (let i = 0; i < 3; i++) {
+      orders.push(await order(service, { mchId: a.mchId }));
+      orders.push(await order(service, { mchId: b.mchId }));
+    }
+    expect(orders[0]!.addresses.EVM).toBe(TEST_EVM_0);
+    expect(orders[2]!.addresses.EVM).toBe(TEST_EVM_1);
+    const all: string[] = [];
+    for (const o of orders) {
+      expect(Object.keys(o.addresses).sort()).toEqual(['EVM', 'TRON']);
+      expect(o.addresses.EVM).toBe(getAddress(o.addresses.EVM!));
+      expect(o.addresses.TRON).toMatch(/^T/);
+      expect(isTronAddress(o.addresses.TRON)).toBe(true);
+      all.push(o.addresses.EVM!, o.addresses.TRON!);
+      expect(await service.getAddresses(o.id)).toEqual(o.addresses);
+    }
+    expect(new Set(all).size).toBe(all.length);
+  });
+
+  it('gives an address only for the chain types the merchant has a wallet for', async () => {
+    const { service } = h();
+    const { merchant } = await service.addMerchant({ name: 'EVM only', evmXpub: TEST_WALLET.evmXpub });
+    const o = await order(service, { mchId: merchant.mchId });
+    expect(o.addresses).toEqual({ EVM: TEST_EVM_0 });
+  });
+});
+
+describe('create order: the same oid again', () => {
+  const h = useHarness();
+  const base = { oid: 'same', uid: 'u1', amount: '10.5', memo: 'm', notifyUrl: 'https://shop.example/cb' };
+
+  it('returns the existing order for the same fields, "10.5" and "10.50" alike', async () => {
+    const { service, ledger } = h();
+    await addTestMerchant(service);
+    const first = await service.createOrder(base);
+    const before = counts(ledger);
+    expect(await service.createOrder({ ...base, amount: '10.50' })).toEqual(first);
+    expect(await service.createOrder({ ...base, expiredAt: first.expiredAt })).toEqual(first);
+    expect(await service.createOrder({ ...base, expiredAt: String(first.expiredAt) })).toEqual(first);
+    expect(counts(ledger)).toEqual(before);
+  });
+
+  it.each([
+    ['amount', { amount: '10.6' }],
+    ['uid', { uid: 'u2' }],
+    ['memo', { memo: 'other' }],
+    ['memo', { memo: undefined }],
+    ['notifyUrl', { notifyUrl: 'https://shop.example/other' }],
+    ['redirectUrl', { redirectUrl: 'https://shop.example/done' }],
+    ['logo', { logo: 'https://shop.example/logo.png' }],
+    ['expiredAt', { expiredAt: T0 + 10 * MINUTE }],
+  ])('refuses a different %s', async (field, change) => {
+    const { service, ledger } = h();
+    await addTestMerchant(service);
+    const first = await service.createOrder(base);
+    const before = counts(ledger);
+    await refused(service.createOrder({ ...base, ...change }), 'conflict', `oid same is already used by order ${first.id} with a different ${field}`);
+    expect(counts(ledger)).toEqual(before);
+  });
+
+  it('lets another merchant use the same oid for its own order', async () => {
+    const { service } = h();
+    const a = await addTestMerchant(service);
+    const b = await addOtherMerchant(service);
+    const oa = await service.createOrder({ ...base, mchId: a.mchId });
+    const ob = await service.createOrder({ ...base, mchId: b.mchId });
+    expect(ob.id).not.toBe(oa.id);
+  });
+});
+
+describe('create order: expiredAt', () => {
+  const h = useHarness();
+
+  it.each([
+    ['a number', T0 + 5 * MINUTE, T0 + 5 * MINUTE],
+    ['a digit string', String(T0 + 5 * MINUTE), T0 + 5 * MINUTE],
+    ['exactly 7 days ahead', T0 + 7 * DAY, T0 + 7 * DAY],
+  ])('accepts %s', async (_, expiredAt, expected) => {
+    const { service } = h();
+    await addTestMerchant(service);
+    expect((await order(service, { expiredAt })).expiredAt).toBe(expected);
+  });
+
+  it.each([
+    ['in the past', T0 - 1, 'invalid', 'expiredAt must lie in the future'],
+    ['now', T0, 'invalid', 'expiredAt must lie in the future'],
+    ['more than 7 days ahead', T0 + 7 * DAY + 1, 'invalid', 'expiredAt must be at most 7 days ahead'],
+    ['in seconds, not milliseconds', 'soon', 'invalid', 'expiredAt must be a milliseconds timestamp'],
+    ['negative', -5, 'invalid', 'expiredAt must be a milliseconds timestamp'],
+    ['fractional', T0 + 0.5, 'invalid', 'expiredAt must be a milliseconds timestamp'],
+  ] as const)('refuses expiredAt %s', async (_, expiredAt, kind, msg) => {
+    const { service, ledger } = h();
+    await addTestMerchant(service);
+    const before = counts(ledger);
+    await refused(order(service, { expiredAt: expiredAt as number }), kind, msg);
+    expect(counts(ledger)).toEqual(before);
+  });
+});
+
+describe('order expiry on read', () => {
+  const h = useHarness();
+
+  it('reads PENDING_PAY up to expiredAt and EXPIRED the moment the clock passes it', async () => {
+    const { service, clock } = h();
+    const { mchId } = await addTestMerchant(service);
+    const o = await order(service, { expiredAt: T0 + 10 * MINUTE });
+    const read = async () => ({
+      status: await service.getOrderStatus(o.id),
+      detail: (await service.getOrder(o.id)).status,
+      pending: (await service.listOrders({ mchId, status: 'PENDING_PAY' })).map((x) => x.id),
+      expired: (await service.listOrders({ mchId, status: 'EXPIRED' })).map((x) => x.id),
+    });
+    clock.now = o.expiredAt;
+    expect(await read()).toEqual({ status: 'PENDING_PAY', detail: 'PENDING_PAY', pending: [o.id], expired: [] });
+    clock.now = o.expiredAt + 1;
+    expect(await read()).toEqual({ status: 'EXPIRED', detail: 'EXPIRED', pending: [], expired: [o.id] });
+  });
+});
+
+describe('create order: refused input', () => {
+  const h = useHarness();
+  const ok = { oid: 'o-1', uid: 'u1', amount: '1' };
+
+  it.each([
+    ['oid missing', { oid: undefined }, 'oid is required'],
+    ['oid empty', { oid: '' }, 'oid is required'],
+    ['uid missing', { uid: undefined }, 'uid is required'],
+    ['amount missing', { amount: undefined }, 'amount is required'],
+    ['oid of 65 characters', { oid: 'x'.repeat(65) }, 'oid must be at most 64 characters'],
+    ['uid of 65 characters', { uid: 'x'.repeat(65) }, 'uid must be at most 64 characters'],
+    ['memo of 257 characters', { memo: 'x'.repeat(257) }, 'memo must be at most 256 characters'],
+    ['notifyUrl not a URL', { notifyUrl: 'shop.example/cb' }, 'notifyUrl must be an http or https URL'],
+    ['notifyUrl not http', { notifyUrl: 'ftp://shop.example/cb' }, 'notifyUrl must be an http or https URL'],
+    ['redirectUrl too long', { redirectUrl: `https://shop.example/${'x'.repeat(2048)}` }, 'redirectUrl must be at most 2048 characters'],
+    ['unknown field notifyURL', { notifyURL: 'https://shop.example/cb' }, 'unknown field: notifyURL'],
+    ['amount as a number', { amount: 10 }, 'amount must be a decimal string'],
+    ['amount negative', { amount: '-1' }, 'amount must be a plain decimal'],
+    ['amount with exponent', { amount: '1e3' }, 'amount must be a plain decimal'],
+    ['amount zero', { amount: '0.0' }, 'amount must be positive'],
+    ['amount with 7 decimals', { amount: '1.0000001' }, 'amount has more than 6 decimal places'],
+  ])('refuses %s', async (_, change, msg) => {
+    const { service, ledger } = h();
+    await addTestMerchant(service);
+    const before = counts(ledger);
+    await refused(service.createOrder({ ...ok, ...change } as never), 'invalid', msg);
+    expect(counts(ledger)).toEqual(before);
+  });
+
+  it('accepts an oid of exactly 64 characters', async () => {
+    const { service } = h();
+    await addTestMerchant(service);
+    expect((await service.createOrder({ ...ok, oid: 'x'.repeat(64) })).oid).toBe('x'.repeat(64));
+  });
+});
+
+describe('which merchant', () => {
+  const h = useHarness();
+
+  it('takes the only merchant when mchId is left out', async () => {
+    const { service } = h();
+    const { mchId } = await addTestMerchant(service);
+    const o = await order(service);
+    expect((await service.getOrder(o.id)).mchId).toBe(mchId);
+  });
+
+  it('refuses a missing mchId once there are two merchants', async () => {
+    const { service } = h();
+    await addTestMerchant(service);
+    await addOtherMerchant(service);
+    await refused(order(service), 'invalid', 'mchId is required: the ledger holds more than one merchant');
+  });
+
+  it('answers not_found for an unknown mchId', async () => {
+    const { service } = h();
+    await addTestMerchant(service);
+    await refused(order(service, { mchId: 'M999999' }), 'not_found', 'merchant M999999 not found');
+  });
+
+  it('refuses an order before any merchant exists', async () => {
+    const { service } = h();
+    await refused(order(service), 'invalid', 'the ledger holds no merchant yet');
+  });
+});
+
+describe('lookups of unknown ids', () => {
+  const h = useHarness();
+
+  it('answers exactly "Not found" and "Order not found"', async () => {
+    const { service } = h();
+    await addTestMerchant(service);
+    const a = await refused(service.getAddresses('ord_nope'), 'not_found', 'Not found');
+    expect(a.message).toBe('Not found');
+    const s = await refused(service.getOrderStatus('ord_nope'), 'not_found', 'Order not found');
+    expect(s.message).toBe('Order not found');
+  });
+
+  it('shows one merchant’s order to another merchant as not found', async () => {
+    const { service } = h();
+    await addTestMerchant(service);
+    const b = await addOtherMerchant(service);
+    const o = await service.createOrder({ mchId: b.mchId, oid: 'b-1', uid: 'u', amount: '1' });
+    const a = (await service.listMerchants())[0]!.mchId;
+    const e = await refused(service.getOrder(o.id, a), 'not_found', 'Order not found');
+    expect(e.message).toBe('Order not found');
+  });
+});

@@ -1,0 +1,220 @@
+import { describe, expect, it } from 'vitest';
+import { tronAddressFromEvm } from '../../src/chains/address.js';
+import type { WithdrawApplyRequest } from '../../src/core/schemas.js';
+import type { LocalPaymentService } from '../../src/store/local-service.js';
+import {
+  MINUTE, T0, TRON_CHAIN, USDT, accountRows, addOtherMerchant, addTestMerchant, counts, evmTx, refused, tronTx, useHarness,
+} from '../helpers/service.js';
+
+const TO = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
+/** The same address with one letter's case flipped: its EIP-55 checksum fails. */
+const TO_BAD_CHECKSUM = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD';
+const TO_TRON = tronAddressFromEvm(TO);
+
+const evmApply = (fields: Partial<WithdrawApplyRequest> = {}): WithdrawApplyRequest => ({
+  uid: 'alice', amount: '4', to: TO, chainId: 1, chainType: 'EVM', token: USDT.ETH, ...fields,
+});
+const tronApply = (fields: Partial<WithdrawApplyRequest> = {}): WithdrawApplyRequest => ({
+  uid: 'alice', amount: '4', to: TO_TRON, chainId: TRON_CHAIN, chainType: 'TRON', token: USDT.TRON, ...fields,
+});
+
+async function fund(service: LocalPaymentService, uid = 'alice', amount = '10', mchId?: string) {
+  await service.adjustBalance({ uid, amount, reason: 'test funds', ...(mchId ? { mchId } : {}) });
+}
+
+const state = (service: LocalPaymentService) => ({ counts: counts(service.ledger), accounts: accountRows(service.ledger) });
+
+describe('withdrawal apply', () => {
+  const h = useHarness();
+
+  it('answers exactly the withdrawal record and moves the amount from available to held', async () => {
+    const { service, clock } = h();
+    await addTestMerchant(service);
+    await fund(service);
+    clock.now = T0 + MINUTE;
+    const w = await service.applyWithdrawal(evmApply({ amount: '004.500' }));
+    expect(w).toStrictEqual({
+      id: expect.stringMatching(/^wd_[A-Za-z0-9_-]{16,}$/), uid: 'alice', amount: '4.5', to: TO, chainId: '1', chainType: 'EVM',
+      token: USDT.ETH, status: 'PENDING', txHash: null, blockNumber: null, remark: null, createdAt: T0 + MINUTE, updatedAt: T0 + MINUTE,
+    });
+    expect(await service.balance('alice')).toMatchObject({ available: '5.5', held: '4.5' });
+  });
+
+  it.each([
+    ['a lower-case EVM address, stored checksummed', evmApply({ to: TO.toLowerCase() }), { to: TO, chainId: '1' }],
+    ['chainId as a string and a lower-case token', evmApply({ chainId: '56', token: USDT.BSC.toLowerCase() }), { chainId: '56', token: USDT.BSC }],
+    ['6 decimals on an 18-decimal token', evmApply({ chainId: 56, token: USDT.BSC, amount: '0.000001' }), { amount: '0.000001' }],
+    ['TRON USDT on chain 728126428', tronApply(), { to: TO_TRON, chainId: TRON_CHAIN, chainType: 'TRON', token: USDT.TRON }],
+  ])('accepts %s', async (_, input, expected) => {
+    const { service } = h();
+    await addTestMerchant(service);
+    await fund(service);
+    expect(await service.applyWithdrawal(input)).toMatchObject({ status: 'PENDING', ...expected });
+  });
+
+  it.each([
+    ['amount with a sign', evmApply({ amount: '-1' }), 'invalid', 'amount must be a plain decimal'],
+    ['amount with an exponent', evmApply({ amount: '1e3' }), 'invalid', 'amount must be a plain decimal'],
+    ['amount with a separator', evmApply({ amount: '1,000' }), 'invalid', 'amount must be a plain decimal'],
+    ['amount with spaces', evmApply({ amount: ' 1' }), 'invalid', 'amount must be a plain decimal'],
+    ['amount as a number', evmApply({ amount: 1 as never }), 'invalid', 'amount must be a decimal string'],
+    ['amount zero', evmApply({ amount: '0' }), 'invalid', 'amount must be positive'],
+    ['amount with 7 decimals', evmApply({ amount: '1.0000001' }), 'invalid', 'amount has more than 6 decimal places'],
+    ['amount with 7 decimals on an 18-decimal token', evmApply({ chainId: 56, token: USDT.BSC, amount: '0.0000001' }), 'invalid', 'more than 6 decimal places'],
+    ['an unknown chainId', evmApply({ chainId: 999 }), 'invalid', 'chainId 999 is not a chain this service knows'],
+    ['a chainId with a leading zero', evmApply({ chainId: '01' }), 'invalid', 'chainId must be a positive decimal integer'],
+    ['an unknown chainType', evmApply({ chainType: 'SOL' as never }), 'invalid', 'chainType must be EVM or TRON'],
+    ['a chainType that does not match the chain', evmApply({ chainType: 'TRON' }), 'invalid', 'chainType TRON does not match chain 1 (Ethereum is EVM)'],
+    ['an unknown token', evmApply({ token: '0x0000000000000000000000000000000000000001' }), 'invalid', 'is not a token this service knows on chain 1'],
+    ['another chain’s token', evmApply({ token: USDT.BSC }), 'invalid', 'is not a token this service knows on chain 1'],
+    ['a bad EVM checksum', evmApply({ to: TO_BAD_CHECKSUM }), 'invalid', 'to is not a valid EVM address: mixed-case checksum (EIP-55) does not match'],
+    ['a TRON address on an EVM chain', evmApply({ to: TO_TRON }), 'invalid', 'to is not a valid EVM address'],
+    ['an EVM address on TRON', tronApply({ to: TO }), 'invalid', 'to is not a valid TRON address'],
+    ['a mistyped TRON address', tronApply({ to: TO_TRON.slice(0, -1) + (TO_TRON.endsWith('a') ? 'b' : 'a') }), 'invalid', 'to is not a valid TRON address'],
+    ['a missing uid', evmApply({ uid: undefined }), 'invalid', 'uid is required'],
+    ['an unknown field', { ...evmApply(), address: TO } as never, 'invalid', 'unknown field: address'],
+    ['more than the available balance', evmApply({ amount: '10.000001' }), 'conflict', 'insufficient balance: user alice has 10 USDT available, 10.000001 needed'],
+    ['a user with no balance', evmApply({ uid: 'nobody' }), 'conflict', 'insufficient balance: user nobody has 0 USDT available'],
+  ] as const)('refuses %s and changes nothing', async (_, input, kind, msg) => {
+    const { service } = h();
+    await addTestMerchant(service);
+    await fund(service);
+    const before = state(service);
+    await refused(service.applyWithdrawal(input), kind, msg);
+    expect(state(service)).toEqual(before);
+    expect(await service.balance('alice')).toMatchObject({ available: '10', held: '0' });
+  });
+
+  it('refuses an amount already held by an earlier withdrawal', async () => {
+    const { service } = h();
+    await addTestMerchant(service);
+    await fund(service);
+    await service.applyWithdrawal(evmApply({ amount: '7' }));
+    await refused(service.applyWithdrawal(evmApply({ amount: '4' })), 'conflict', 'insufficient balance: user alice has 3 USDT available, 4 needed');
+    expect(await service.balance('alice')).toMatchObject({ available: '3', held: '7' });
+  });
+});
+
+describe('withdrawal confirm and reject', () => {
+  const h = useHarness();
+
+  it('confirm settles the hold out of the ledger and answers the record', async () => {
+    const { service, clock } = h();
+    await addTestMerchant(service);
+    await fund(service);
+    const w = await service.applyWithdrawal(evmApply());
+    clock.now = T0 + 10 * MINUTE;
+    const done = await service.confirmWithdrawal({ logId: w.id, txHash: evmTx(1), blockNumber: '19000000' as never });
+    expect(done).toStrictEqual({ ...w, status: 'CONFIRMED', txHash: evmTx(1), blockNumber: 19_000_000, updatedAt: T0 + 10 * MINUTE });
+    expect(await service.balance('alice')).toMatchObject({ available: '6', held: '0' });
+    expect(await service.getWithdrawal(w.id)).toMatchObject({ status: 'CONFIRMED', txHash: evmTx(1) });
+  });
+
+  it('reject returns the hold to available and keeps the remark', async () => {
+    const { service, clock } = h();
+    await addTestMerchant(service);
+    await fund(service);
+    const w = await service.applyWithdrawal(evmApply());
+    clock.now = T0 + 10 * MINUTE;
+    const done = await service.rejectWithdrawal({ id: w.id, remark: 'address on a sanctions list' });
+    expect(done).toStrictEqual({ ...w, status: 'REJECTED', remark: 'address on a sanctions list', updatedAt: T0 + 10 * MINUTE });
+    expect(await service.balance('alice')).toMatchObject({ available: '10', held: '0' });
+  });
+
+  it('confirms a TRON withdrawal with a 64-hex hash and no 0x', async () => {
+    const { service } = h();
+    await addTestMerchant(service);
+    await fund(service);
+    const w = await service.applyWithdrawal(tronApply());
+    expect(await service.confirmWithdrawal({ logId: w.id, txHash: tronTx(1), blockNumber: 1 })).toMatchObject({ status: 'CONFIRMED', txHash: tronTx(1) });
+  });
+
+  it.each([
+    ['CONFIRMED', 'confirm', 'withdrawal is CONFIRMED, not PENDING: only a pending withdrawal can be confirmed'],
+    ['CONFIRMED', 'reject', 'withdrawal is CONFIRMED, not PENDING: only a pending withdrawal can be rejected'],
+    ['REJECTED', 'confirm', 'withdrawal is REJECTED, not PENDING: only a pending withdrawal can be confirmed'],
+    ['REJECTED', 'reject', 'withdrawal is REJECTED, not PENDING: only a pending withdrawal can be rejected'],
+  ] as const)('refuses a %s withdrawal to %s and changes nothing', async (from, action, msg) => {
+    const { service } = h();
+    await addTestMerchant(service);
+    await fund(service);
+    const w = await service.applyWithdrawal(evmApply());
+    if (from === 'CONFIRMED') await service.confirmWithdrawal({ logId: w.id, txHash: evmTx(1), blockNumber: 5 });
+    else await service.rejectWithdrawal({ id: w.id });
+    const record = await service.getWithdrawal(w.id);
+    const before = state(service);
+    const op = action === 'confirm'
+      ? service.confirmWithdrawal({ logId: w.id, txHash: evmTx(2), blockNumber: 6 })
+      : service.rejectWithdrawal({ id: w.id, remark: 'again' });
+    await refused(op, 'conflict', msg);
+    expect(state(service)).toEqual(before);
+    expect(await service.getWithdrawal(w.id)).toEqual(record);
+  });
+
+  it.each([evmTx(1), `0x${evmTx(1).slice(2).toUpperCase()}`])('a transaction hash confirms at most one withdrawal (%s again)', async (again) => {
+    const { service } = h();
+    await addTestMerchant(service);
+    await fund(service);
+    const a = await service.applyWithdrawal(evmApply());
+    const b = await service.applyWithdrawal(evmApply());
+    await service.confirmWithdrawal({ logId: a.id, txHash: evmTx(1), blockNumber: 5 });
+    const before = state(service);
+    await refused(service.confirmWithdrawal({ logId: b.id, txHash: again, blockNumber: 5 }), 'conflict', `transaction ${evmTx(1)} already confirms withdrawal ${a.id}`);
+    expect(state(service)).toEqual(before);
+    expect((await service.getWithdrawal(b.id)).status).toBe('PENDING');
+  });
+
+  it.each([
+    ['a TRON hash for an EVM withdrawal', 'EVM', { txHash: tronTx(1) }, 'txHash must be a transaction hash: 0x and 64 hex digits'],
+    ['an EVM hash for a TRON withdrawal', 'TRON', { txHash: evmTx(1) }, 'txHash must be a transaction hash: 64 hex digits'],
+    ['a short hash', 'EVM', { txHash: '0xabc' }, 'txHash must be a transaction hash'],
+    ['a hash of 65 hex digits', 'TRON', { txHash: `${tronTx(1)}a` }, 'txHash must be a transaction hash'],
+    ['no hash', 'EVM', { txHash: undefined }, 'txHash is required'],
+    ['block number 0', 'EVM', { blockNumber: 0 }, 'blockNumber must be a positive integer'],
+    ['a negative block number', 'EVM', { blockNumber: -3 }, 'blockNumber must be a positive integer'],
+    ['a fractional block number', 'EVM', { blockNumber: 1.5 }, 'blockNumber must be a positive integer'],
+    ['a block number with a leading zero', 'EVM', { blockNumber: '012' }, 'blockNumber must be a positive integer'],
+    ['a block number in words', 'EVM', { blockNumber: 'twelve' }, 'blockNumber must be a positive integer'],
+    ['no block number', 'EVM', { blockNumber: undefined }, 'blockNumber is required'],
+    ['no logId', 'EVM', { logId: undefined }, 'logId is required'],
+  ] as const)('refuses to confirm with %s and changes nothing', async (_, chain, change, msg) => {
+    const { service } = h();
+    await addTestMerchant(service);
+    await fund(service);
+    const w = await service.applyWithdrawal(chain === 'EVM' ? evmApply() : tronApply());
+    const before = state(service);
+    const hash = chain === 'EVM' ? evmTx(1) : tronTx(1);
+    await refused(service.confirmWithdrawal({ logId: w.id, txHash: hash, blockNumber: 7, ...change } as never), 'invalid', msg);
+    expect(state(service)).toEqual(before);
+    expect(await service.getWithdrawal(w.id)).toEqual({ ...w, mchId: expect.any(String) });
+  });
+
+  it('answers another merchant’s withdrawal exactly like an unknown one', async () => {
+    const { service } = h();
+    const a = await addTestMerchant(service);
+    const b = await addOtherMerchant(service);
+    await fund(service, 'alice', '10', b.mchId);
+    const theirs = await service.applyWithdrawal(evmApply({ mchId: b.mchId }));
+    const before = state(service);
+    for (const op of [
+      () => service.confirmWithdrawal({ mchId: a.mchId, logId: theirs.id, txHash: evmTx(1), blockNumber: 1 }),
+      () => service.rejectWithdrawal({ mchId: a.mchId, id: theirs.id }),
+      () => service.rejectWithdrawal({ mchId: a.mchId, id: 'wd_unknown' }),
+      () => service.getWithdrawal(theirs.id, a.mchId),
+    ]) {
+      const e = await refused(op, 'not_found', 'withdrawal not found');
+      expect(e.message).toBe('withdrawal not found');
+    }
+    expect(state(service)).toEqual(before);
+    expect((await service.getWithdrawal(theirs.id, b.mchId)).status).toBe('PENDING');
+  });
+
+  it('keeps each merchant’s balances apart', async () => {
+    const { service } = h();
+    const a = await addTestMerchant(service);
+    const b = await addOtherMerchant(service);
+    await fund(service, 'alice', '10', b.mchId);
+    await refused(service.applyWithdrawal(evmApply({ mchId: a.mchId })), 'conflict', 'insufficient balance');
+    expect(await service.balance('alice', { mchId: a.mchId })).toMatchObject({ available: '0' });
+  });
+});
