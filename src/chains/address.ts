@@ -81,7 +81,4 @@ export function tronAddressFromEvm(evmAddress: string): string {
   return encodeBase58Check(getBytes(concat([new Uint8Array([TRON_PREFIX]), hash])));
 }
 
-export function isTxHash(chainType: ChainType, s: unknown): boolean {
-  if (typeof s !== 'string') return false;
-  return chainType === 'EVM' ? /^0x[0-9a-fA-F]{64}$/.test(s) : /^[0-9a-fA-F]{64}$/.test(s);
-}
+export { isTxHash } from './tx-hash.js';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ASSETS } from '../core/assets.js';
 import { AppError } from '../core/errors.js';
 import type { ChainType } from '../core/types.js';
 import { validateAddress } from './address.js';
@@ -22,9 +23,7 @@ export interface TokenInfo {
   decimals: number;
 }
 
-export const ASSETS: Readonly<Record<string, { readonly decimals: number }>> = Object.freeze({
-  USDT: Object.freeze({ decimals: 6 }),
-});
+export { ASSETS };
 
 const BUILTIN_CHAINS: readonly ChainInfo[] = [
   { chainId: '1', chainType: 'EVM', name: 'Ethereum', confirmations: 12 },

@@ -2,7 +2,7 @@ import type { Context } from '../context.js';
 import { printJson, printTable } from './output.js';
 
 export async function run(ctx: Context): Promise<void> {
-  const registry = (await ctx.local('chains')).registry;
+  const registry = await (await ctx.local('chains')).registry();
   const data = registry.chains().map((c) => ({ ...c, tokens: registry.tokens().filter((t) => t.chainId === c.chainId) }));
   if (ctx.globals.json) return printJson(ctx, data);
   await printTable(

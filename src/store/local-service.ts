@@ -1,22 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { and, asc, desc, eq, gt, lte, ne, or, sql, type SQL } from 'drizzle-orm';
-import { createRegistry, ASSETS, maxDecimals, type Registry, type RegistryConfig } from '../chains/registry.js';
-import { validateAddress, isTxHash } from '../chains/address.js';
-import { deriveAddress, generateWallet, parseAccountXpub } from '../chains/derive.js';
+import type { Registry, RegistryConfig } from '../chains/registry.js';
+import { isTxHash } from '../chains/tx-hash.js';
+import { ASSETS } from '../core/assets.js';
 import { AppError, conflict, invalid, notFound } from '../core/errors.js';
 import { formatAmount, parseAmount, parseSignedAmount } from '../core/money.js';
-import {
-  createOrderSchema,
-  parseInput,
-  refundSchema,
-  withdrawApplySchema,
-  withdrawConfirmSchema,
-  withdrawRejectSchema,
-  type CreateOrderRequest,
-  type RefundRequest,
-  type WithdrawApplyRequest,
-  type WithdrawConfirmRequest,
-  type WithdrawRejectRequest,
+import type {
+  CreateOrderRequest,
+  RefundRequest,
+  WithdrawApplyRequest,
+  WithdrawConfirmRequest,
+  WithdrawRejectRequest,
 } from '../core/schemas.js';
 import type { Caller, PaymentService } from '../core/service.js';
 import { applyRefund, readStatus, statusFor, withdrawalAfter } from '../core/state.js';
@@ -55,6 +49,8 @@ export interface LocalDeps {
   /** 96+ random bits, URL-safe (decisions §1: ids of the unsigned GETs must be unguessable). */
   randomId?: (prefix: string) => string;
 }
+
+const heavy = () => import('./heavy.js');
 
 const defaultRandomId = (prefix: string) => `${prefix}_${randomBytes(16).toString('base64url')}`;
 const newSecret = () => `sk_${randomBytes(24).toString('base64url')}`;
@@ -149,14 +145,15 @@ export class LocalPaymentService implements PaymentService {
     this.randomId = deps.randomId ?? defaultRandomId;
   }
 
-  get registry(): Registry {
-    this.registryBuilt ??= createRegistry(this.deps.registryConfig);
+  /** The chains and tokens, built (and the config checked) on first use. */
+  async registry(): Promise<Registry> {
+    this.registryBuilt ??= (await heavy()).createRegistry(this.deps.registryConfig);
     return this.registryBuilt;
   }
 
   /** The same ledger, acting for another caller (the server: one per verified request). */
   as(caller: Caller): LocalPaymentService {
-    return new LocalPaymentService(this.ledger, { ...this.deps, registry: this.registry, randomId: this.randomId, caller });
+    return new LocalPaymentService(this.ledger, { ...this.deps, registry: this.registryBuilt, randomId: this.randomId, caller });
   }
 
   private get db() {
@@ -241,11 +238,12 @@ export class LocalPaymentService implements PaymentService {
     if (input.generateWallet && (input.evmXpub || input.tronXpub)) {
       throw invalid('give either --generate-wallet or xpubs, not both');
     }
-    let evmXpub = input.evmXpub ? parseAccountXpub(input.evmXpub, 'evm-xpub') : null;
-    let tronXpub = input.tronXpub ? parseAccountXpub(input.tronXpub, 'tron-xpub') : null;
+    const h = await heavy();
+    let evmXpub = input.evmXpub ? h.parseAccountXpub(input.evmXpub, 'evm-xpub') : null;
+    let tronXpub = input.tronXpub ? h.parseAccountXpub(input.tronXpub, 'tron-xpub') : null;
     let mnemonic: string | undefined;
     if (input.generateWallet) {
-      const w = generateWallet();
+      const w = h.generateWallet();
       ({ mnemonic, evmXpub, tronXpub } = w);
     }
     if (!evmXpub && !tronXpub) {
@@ -318,7 +316,8 @@ export class LocalPaymentService implements PaymentService {
   // ---------------------------------------------------------------- orders
 
   async createOrder(input: CreateOrderRequest): Promise<Order> {
-    const req = parseInput(createOrderSchema, input);
+    const h = await heavy();
+    const req = h.parseInput(h.createOrderSchema, input);
     const now = this.now();
     return this.write((tx) => {
       const m = this.merchant(tx, req.mchId);
@@ -351,13 +350,13 @@ export class LocalPaymentService implements PaymentService {
         memo: req.memo ?? null, expiredAt, notifyUrl: req.notifyUrl ?? null, redirectUrl: req.redirectUrl ?? null,
         logo: req.logo ?? null, createdAt: now,
       }).run();
-      const addresses = this.allocateAddresses(tx, m, id);
+      const addresses = this.allocateAddresses(tx, m, id, h.deriveAddress);
       return { id, oid: req.oid, uid: req.uid, amount: formatAmount(amount, decimals), status: 'PENDING_PAY', expiredAt, addresses };
     });
   }
 
   /** A fresh address per chain type; the index counter moves inside the same transaction. */
-  private allocateAddresses(tx: Q, m: MerchantRow, orderId: string): Addresses {
+  private allocateAddresses(tx: Q, m: MerchantRow, orderId: string, deriveAddress: (chain: ChainType, xpub: string, index: number) => string): Addresses {
     const addresses: Addresses = {};
     for (const chain of ['EVM', 'TRON'] as const) {
       const xpub = chain === 'EVM' ? m.evmXpub : m.tronXpub;
@@ -448,11 +447,12 @@ export class LocalPaymentService implements PaymentService {
     let token: string | null = null;
     if (chainType && chainType !== 'EVM' && chainType !== 'TRON') throw invalid('chain-type must be EVM or TRON');
     if (input.chainId !== undefined) {
-      const chain = this.registry.chain(input.chainId);
+      const registry = await this.registry();
+      const chain = registry.chain(input.chainId);
       if (chainType && chain.chainType !== chainType) throw invalid(`chain ${chain.chainId} is a${chain.chainType === 'EVM' ? 'n' : ''} ${chain.chainType} chain, not ${chainType}`);
       chainType = chain.chainType;
       chainId = chain.chainId;
-      if (input.token !== undefined) token = this.registry.token(chainId, input.token).address;
+      if (input.token !== undefined) token = registry.token(chainId, input.token).address;
     } else if (input.token !== undefined) {
       throw invalid('token needs chain-id');
     }
@@ -505,7 +505,8 @@ export class LocalPaymentService implements PaymentService {
   }
 
   async refundWithId(input: RefundRequest): Promise<RefundView> {
-    const req = parseInput(refundSchema, input);
+    const h = await heavy();
+    const req = h.parseInput(h.refundSchema, input);
     if (!req.id && !req.oid) throw invalid('id or oid is required');
     const now = this.now();
     return this.write((tx) => {
@@ -557,16 +558,18 @@ export class LocalPaymentService implements PaymentService {
   // ---------------------------------------------------------------- withdrawals
 
   async applyWithdrawal(input: WithdrawApplyRequest): Promise<Withdrawal> {
-    const req = parseInput(withdrawApplySchema, input);
-    const chain = this.registry.chain(req.chainId);
+    const h = await heavy();
+    const req = h.parseInput(h.withdrawApplySchema, input);
+    const registry = await this.registry();
+    const chain = registry.chain(req.chainId);
     if (chain.chainType !== req.chainType) {
       throw invalid(`chainType ${req.chainType} does not match chain ${chain.chainId} (${chain.name} is ${chain.chainType})`);
     }
-    const token = this.registry.token(chain.chainId, req.token);
+    const token = registry.token(chain.chainId, req.token);
     const assetDecimals = this.decimalsOf(token.asset);
-    parseAmount(req.amount, maxDecimals(token));
+    parseAmount(req.amount, h.maxDecimals(token));
     const amount = parseAmount(req.amount, assetDecimals);
-    const to = validateAddress(chain.chainType, req.to, 'to');
+    const to = h.validateAddress(chain.chainType, req.to, 'to');
     const now = this.now();
     return this.write((tx) => {
       const m = this.merchant(tx, req.mchId);
@@ -589,7 +592,8 @@ export class LocalPaymentService implements PaymentService {
   }
 
   async confirmWithdrawal(input: WithdrawConfirmRequest): Promise<Withdrawal> {
-    const req = parseInput(withdrawConfirmSchema, input);
+    const h = await heavy();
+    const req = h.parseInput(h.withdrawConfirmSchema, input);
     const now = this.now();
     return this.write((tx) => {
       const m = this.merchant(tx, req.mchId);
@@ -609,7 +613,8 @@ export class LocalPaymentService implements PaymentService {
   }
 
   async rejectWithdrawal(input: WithdrawRejectRequest): Promise<Withdrawal> {
-    const req = parseInput(withdrawRejectSchema, input);
+    const h = await heavy();
+    const req = h.parseInput(h.withdrawRejectSchema, input);
     const now = this.now();
     return this.write((tx) => {
       const m = this.merchant(tx, req.mchId);
