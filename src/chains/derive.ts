@@ -1,7 +1,11 @@
-import { HDNodeVoidWallet, HDNodeWallet, Mnemonic, SigningKey, hexlify, randomBytes } from 'ethers';
+import { normalizeZ } from '@noble/curves/abstract/curve.js';
+import { secp256k1 } from '@noble/curves/secp256k1.js';
+import { keccak_256 } from '@noble/hashes/sha3.js';
+import { createHmac } from 'node:crypto';
+import { HDNodeVoidWallet, HDNodeWallet, Mnemonic, SigningKey, getAddress, getBytes, hexlify, randomBytes } from 'ethers';
 import { AppError } from '../core/errors.js';
 import type { ChainType } from '../core/types.js';
-import { decodeBase58Check, tronAddressFromEvm } from './address.js';
+import { decodeBase58Check, encodeBase58Check } from './address.js';
 
 /** BIP-44 account levels; payment addresses are their children 0/i. */
 export const ACCOUNT_PATHS: Readonly<Record<ChainType, string>> = { EVM: "m/44'/60'/0'", TRON: "m/44'/195'/0'" };
@@ -68,6 +72,26 @@ function checkIndex(index: number): number {
   return index;
 }
 
+type Pt = InstanceType<typeof secp256k1.Point>;
+/** How many addresses a deriver works out ahead of demand. */
+const WINDOW = 64;
+const Point = secp256k1.Point;
+const N = Point.CURVE().n;
+
+/** BIP-32 CKDpub: child public key and chain code of a non-hardened index. */
+function ckdPub(parent: Pt, chainCode: Uint8Array, index: number, parentBytes = parent.toBytes(true)): { point: Pt; chainCode: Uint8Array } {
+  const data = Buffer.alloc(37);
+  data.set(parentBytes, 0);
+  data.writeUInt32BE(index, 33);
+  const I = createHmac('sha512', chainCode).update(data).digest();
+  const il = BigInt(`0x${I.subarray(0, 32).toString('hex')}`);
+  // Both cases have probability below 2^-127; BIP-32 says to skip such an index.
+  if (il === 0n || il >= N) throw new AppError('internal', `BIP-32 index ${index} is invalid for this key; skip it`);
+  const point = mulBase(il).add(parent);
+  if (point.equals(Point.ZERO)) throw new AppError('internal', `BIP-32 index ${index} is invalid for this key; skip it`);
+  return { point, chainCode: I.subarray(32) };
+}
+
 export interface Deriver {
   evm(index: number): string;
   tron(index: number): string;
@@ -89,17 +113,74 @@ export function createDeriver(xpub: string): Deriver {
   parseExtendedPublicKey(xpub);
   const node = HDNodeWallet.fromExtendedKey(xpub);
   if (!(node instanceof HDNodeVoidWallet)) throw new AppError('internal', 'xpub parsed as a private node');
-  // The change level is shared by every index, so each address costs one child derivation.
-  const change = node.deriveChild(0);
-  const child = (index: number) => change.deriveChild(checkIndex(index));
+  // The change level is shared by every index, so each address costs one child step: an HMAC,
+  // one multiplication of the base point (noble's precomputed tables) and one point addition.
+  const change = ckdPub(Point.fromHex(node.publicKey.slice(2)), getBytes(node.chainCode), 0);
+  const changeBytes = change.point.toBytes(true);
+  // Addresses are handed out in index order, so derive ahead: the first miss derives one
+  // index, later misses a window of WINDOW, normalised to affine with one shared inversion.
+  let window: { start: number; points: Pt[] } = { start: 0, points: [] };
+  let misses = 0;
+  const pointAt = (index: number): Pt => {
+    checkIndex(index);
+    const cached = window.points[index - window.start];
+    if (cached && index >= window.start) return cached;
+    const count = Math.min(misses++ === 0 ? 1 : WINDOW, MAX_INDEX - index + 1);
+    const raw: Pt[] = [];
+    for (let i = index; i < index + count; i++) raw.push(ckdPub(change.point, change.chainCode, i, changeBytes).point);
+    window = { start: index, points: normalizeZ(Point, raw) };
+    return window.points[0]!;
+  };
+  // The 20-byte key hash is the address on both chains: EIP-55 hex on EVM, 0x41-prefixed
+  // base58check on TRON.
+  const hash20 = (index: number) => keccak_256(pointAt(index).toBytes(false).subarray(1)).subarray(12);
   const deriver: Deriver = Object.freeze({
-    evm: (index: number) => child(index).address,
-    tron: (index: number) => tronAddressFromEvm(child(index).address),
-    publicKey: (index: number) => child(index).publicKey,
+    evm: (index: number) => getAddress(hexlify(hash20(index))),
+    tron: (index: number) => {
+      const payload = new Uint8Array(21);
+      payload[0] = 0x41;
+      payload.set(hash20(index), 1);
+      return encodeBase58Check(payload);
+    },
+    publicKey: (index: number) => hexlify(pointAt(index).toBytes(true)),
   });
   derivers.set(xpub, deriver);
   if (derivers.size > CACHE_MAX) derivers.delete(derivers.keys().next().value!);
   return deriver;
+}
+
+/**
+ * IL·G for public IL. Every input here is public (the xpub and the index), so variable time is
+ * safe, and it is what makes derivation fast: noble's precomputed path is constant-time (it scans
+ * each window and adds into a fake accumulator), which public data does not need. With the
+ * table of warmUpDerivation, IL·G is at most 32 additions of table points, zero digits skipped.
+ */
+let baseTable: Pt[][] | undefined;
+function mulBase(k: bigint): Pt {
+  if (!baseTable) return Point.BASE.multiplyUnsafe(k);
+  let p = Point.ZERO;
+  for (let w = 0; k > 0n; w++, k >>= 8n) {
+    const d = Number(k & 255n);
+    if (d) p = p.add(baseTable[w]![d - 1]!);
+  }
+  return p;
+}
+
+/**
+ * For a long-running server: builds d·256^w·G for every byte digit d and window w (8,160
+ * points, about 2 MB and 100 ms, once), after which each address costs ~32 point additions.
+ */
+export function warmUpDerivation(): void {
+  if (baseTable) return;
+  const table: Pt[][] = [];
+  let base: Pt = Point.BASE;
+  for (let w = 0; w < 32; w++) {
+    const row: Pt[] = [base];
+    for (let d = 2; d <= 255; d++) row.push(row[d - 2]!.add(base));
+    table.push(normalizeZ(Point, row));
+    base = row[254]!.add(base);
+  }
+  baseTable = table;
 }
 
 export function deriveAddress(chainType: ChainType, xpub: string, index: number): string {

@@ -1,0 +1,28 @@
+import { HDNodeWallet } from 'ethers';
+import { describe, expect, it } from 'vitest';
+import { tronAddressFromEvm } from '../../src/chains/address.js';
+import { createDeriver, walletFromMnemonic, warmUpDerivation } from '../../src/chains/derive.js';
+
+const PHRASE = 'test test test test test test test test test test test junk';
+
+/**
+ * The fast path (noble arithmetic, windows derived ahead, the server's base-point table) must
+ * give exactly what ethers' own BIP-32 derivation gives from the private keys.
+ */
+describe('fast derivation agrees with ethers', () => {
+  const w = walletFromMnemonic(PHRASE);
+  const root = HDNodeWallet.fromPhrase(PHRASE, undefined, 'm');
+  const expectedEvm = (i: number) => root.derivePath(`m/44'/60'/0'/0/${i}`).address;
+  const expectedTron = (i: number) => tronAddressFromEvm(root.derivePath(`m/44'/195'/0'/0/${i}`).address);
+
+  it('in and across windows, out of order, before and after warm-up', () => {
+    const indices = [0, 1, 63, 64, 65, 130, 5, 200, 2, 1000];
+    const before = indices.map((i) => [createDeriver(w.evmXpub).evm(i), createDeriver(w.tronXpub).tron(i)]);
+    warmUpDerivation();
+    const after = indices.map((i) => [createDeriver(w.evmXpub).evm(i), createDeriver(w.tronXpub).tron(i)]);
+    const expected = indices.map((i) => [expectedEvm(i), expectedTron(i)]);
+    expect(before).toEqual(expected);
+    expect(after).toEqual(expected);
+    expect(expected[0]![0]).toBe('0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266');
+  });
+});
