@@ -136,8 +136,11 @@ export function createContext(deps: ContextDeps, globals: Globals): Context {
   const now = deps.now ?? Date.now;
   let local: LocalPaymentService | undefined;
   let target: Promise<RemoteTarget | undefined> | undefined;
-  const remoteUrl = () => globals.remote ?? deps.env.CRYPTOPAY_REMOTE ?? (globals.db ? undefined : activeProfileName(globals, deps.env));
-  const resolveRemote = () => (target ??= import('./remote/target.js').then((m) => m.resolveRemote(globals, deps.env)));
+  // Must agree with resolveRemote (remote/target.ts): an empty CRYPTOPAY_REMOTE counts as unset.
+  const remoteUrl = () => globals.remote ?? (deps.env.CRYPTOPAY_REMOTE || undefined) ?? (globals.db ? undefined : activeProfileName(globals, deps.env));
+  // The remote's details (profile file, secret, zod) are read only when a remote is in play.
+  const resolveRemote = () =>
+    (target ??= remoteUrl() ? import('./remote/target.js').then((m) => m.resolveRemote(globals, deps.env)) : Promise.resolve(undefined));
   const openLocal = async (): Promise<LocalPaymentService> => {
     if (local) return local;
     const [{ openLedger, resolveLedgerPath }, { LocalPaymentService }] = await Promise.all([

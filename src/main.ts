@@ -66,7 +66,8 @@ export async function main(argv: string[], deps: ContextDeps): Promise<number> {
     return state.code;
   } catch (e) {
     if (e instanceof CommanderError) {
-      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return 0;
+      // 'commander.help' with exit code 1 is a group command given without its subcommand: a usage error.
+      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version') return 0;
       return e.exitCode === 0 ? 0 : 2;
     }
     const err = isAppError(e) ? e : new AppError('internal', `internal error: ${(e as Error)?.message ?? String(e)}`);

@@ -19,6 +19,8 @@ export async function run(ctx: Context, opts: { host?: string; port?: string }):
     firstRun = { mchId: created.merchant.mchId, secret: created.secret, mnemonic: created.mnemonic };
   }
 
+  // Built once here so that no request pays for it.
+  (await import('../chains/derive.js')).warmUpDerivation();
   const app = createApp({
     backend: service,
     now: ctx.now,

@@ -133,7 +133,9 @@ export function parseInput<S extends z.ZodType>(schema: S, body: unknown): z.out
 export function describeIssues(error: z.ZodError): string {
   const parts = error.issues.map((issue) => {
     if (issue.code === 'unrecognized_keys') {
-      return `unknown field${issue.keys.length > 1 ? 's' : ''}: ${issue.keys.join(', ')}`;
+      const shown = issue.keys.slice(0, 10).map((k) => (k.length > 40 ? `${k.slice(0, 40)}…` : k));
+      const more = issue.keys.length > 10 ? ` and ${issue.keys.length - 10} more` : '';
+      return `unknown field${issue.keys.length > 1 ? 's' : ''}: ${shown.join(', ')}${more}`;
     }
     const path = issue.path.join('.');
     if (issue.message.startsWith(`${path} `) || !path) return issue.message;

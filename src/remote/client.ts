@@ -45,7 +45,8 @@ export class RemotePaymentService implements PaymentService {
   private readonly now: () => number;
 
   constructor(private readonly opts: RemoteOptions) {
-    this.base = opts.baseUrl.replace(/\/+$/, '');
+    // The service's base URL; `serve` prints it with /api/v1, so that is accepted too.
+    this.base = opts.baseUrl.replace(/\/+$/, '').replace(/\/api\/v1$/, '');
     this.fetch = opts.fetch ?? ((url, init) => fetch(url, init));
     this.timeoutMs = opts.timeoutMs ?? 10_000;
     this.now = opts.now ?? Date.now;

@@ -10,7 +10,8 @@ import { readSecretFile } from './secret-file.js';
  * profile. Timeout: --timeout / CRYPTOPAY_TIMEOUT / profile / 10 s.
  */
 export function resolveRemote(globals: Globals, env: NodeJS.ProcessEnv): RemoteTarget | undefined {
-  const flagOrEnv = globals.remote ?? env.CRYPTOPAY_REMOTE;
+  // An empty variable counts as unset (as CRYPTOPAY_SECRET below), so the profile still applies.
+  const flagOrEnv = globals.remote ?? (env.CRYPTOPAY_REMOTE || undefined);
   if (flagOrEnv && globals.db) throw usage('give either --db (local ledger) or a remote, not both');
   let profile: Profile | undefined;
   let source: string;
@@ -36,7 +37,7 @@ export function resolveRemote(globals: Globals, env: NodeJS.ProcessEnv): RemoteT
   return {
     url,
     source,
-    mchId: globals.mchId ?? profile?.mchId,
+    mchId: globals.mchId || profile?.mchId,
     secret: readSecretFile(globals.secretFile) ?? (env.CRYPTOPAY_SECRET || undefined) ?? profileSecret(profile),
     timeoutMs: timeout ? parseTimeout(timeout) : 10_000,
   };

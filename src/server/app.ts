@@ -92,7 +92,9 @@ export function createApp(deps: AppDeps) {
 
   const limit = bodyLimit({
     maxSize: MAX_BODY_BYTES,
-    onError: () => {
+    onError: (c) => {
+      // The rest of the body is left unread: the connection cannot be reused, so say so.
+      c.header('Connection', 'close');
       throw new AppError('too_large', `the request body is larger than ${MAX_BODY_BYTES / 1024} KiB`);
     },
   });
@@ -123,16 +125,23 @@ export function createApp(deps: AppDeps) {
       if (!secret) throw new AppError('unauthorized', `unknown merchant ${mchId}`);
       if (!verify(body, secret)) throw new AppError('unauthorized', 'signature does not match');
       c.set('merchant', mchId);
-      if (opts.rateLimited) {
-        const wait = limiter.take(mchId, backend.merchantRateLimit(mchId), t);
-        if (wait > 0) throw new AppError('rate_limited', `too many requests: at most ${backend.merchantRateLimit(mchId)} per minute; retry in ${wait} s`, { retryAfter: wait });
+      const perMinute = opts.rateLimited ? backend.merchantRateLimit(mchId) : 0;
+      if (perMinute > 0) {
+        const wait = limiter.take(mchId, perMinute, t);
+        if (wait > 0) throw new AppError('rate_limited', `too many requests: at most ${perMinute} per minute; retry in ${wait} s`, { retryAfter: wait });
       }
       const { timestamp: _t, nonce: _n, sign: _s, ...input } = body;
       const service = backend.as({
         actor: `api:${mchId}`,
         nonce: { merchantId: mchId, value: req.nonce, expiresAt: Math.max(req.timestamp, t) + NONCE_KEEP_MS },
       });
-      return ok(c, await run(service, { ...input, mchId }));
+      try {
+        return ok(c, await run(service, { ...input, mchId }));
+      } catch (e) {
+        // A replayed request (nonce already used) is refused as unauthenticated: it must not use up the merchant's limit.
+        if (perMinute > 0 && isAppError(e) && e.kind === 'unauthorized') limiter.giveBack(mchId, perMinute);
+        throw e;
+      }
     });
   };
 
@@ -159,7 +168,14 @@ export function createApp(deps: AppDeps) {
 async function readJsonObject(c: HonoContext<Env>): Promise<Record<string, unknown>> {
   const type = c.req.header('content-type') ?? '';
   if (!/^application\/json\b/i.test(type)) throw invalid('Content-Type must be application/json');
-  const text = await c.req.text();
+  let text: string;
+  try {
+    text = await c.req.text();
+  } catch (e) {
+    if (isAppError(e)) throw e;
+    // The client went away mid-body: its fault, not an internal error.
+    throw invalid('the request body could not be read to its end');
+  }
   let body: unknown;
   try {
     body = JSON.parse(text);

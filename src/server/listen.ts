@@ -1,6 +1,6 @@
 import { serve } from '@hono/node-server';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { STATUS_CODES, type Server } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import type { App } from './app.js';
 
 /** The one file that opens a socket. */
@@ -26,6 +26,26 @@ export function listen(app: App, host: string, port: number): Promise<Listening>
       });
     }) as Server;
     server.keepAliveTimeout = 5_000;
+    server.on('clientError', answerClientError);
     server.once('error', reject);
   });
+}
+
+/**
+ * A request Node refuses before the app sees it (malformed HTTP, headers over Node's limit)
+ * still gets the envelope of decisions §7 instead of Node's bare status line.
+ */
+function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || !socket.writable || (socket as Socket & { _httpMessage?: unknown })._httpMessage) {
+    socket.destroy();
+    return;
+  }
+  const [status, msg] =
+    err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'the request line and headers are too large']
+    : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'the request took too long to arrive']
+    : [400, 'malformed HTTP request'];
+  const body = JSON.stringify({ code: 0, msg, data: null, systemTime: Date.now() });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }

@@ -20,4 +20,10 @@ export class RateLimiter {
     }
     return Math.max(1, Math.ceil((1 - b.tokens) / perMs / 1000));
   }
+
+  /** Returns a token taken by a request that turned out not to count (a replay). */
+  giveBack(key: string, perMinute: number): void {
+    const b = this.buckets.get(key);
+    if (b) b.tokens = Math.min(perMinute, b.tokens + 1);
+  }
 }

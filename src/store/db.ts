@@ -88,8 +88,12 @@ function applyMigrations(sqlite: Database.Database, db: Db): void {
       sqlite.pragma(`user_version = ${want}`);
       return;
     } catch (e) {
-      const code = (e as { code?: string }).code ?? '';
-      if (!code.startsWith('SQLITE_BUSY') || attempt >= 50) throw e;
+      // drizzle wraps the SQLite error. The loser of the race sees SQLITE_BUSY or, having read the
+      // migrations table before the winner committed, "table ... already exists".
+      let root = e as { code?: string; message?: string; cause?: unknown };
+      while (root.cause) root = root.cause as typeof root;
+      const raced = (root.code ?? '').startsWith('SQLITE_BUSY') || /already exists/.test(root.message ?? '');
+      if (!raced || attempt >= 50) throw e;
       if (sqlite.inTransaction) sqlite.exec('ROLLBACK');
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20 + Math.random() * 30);
     }

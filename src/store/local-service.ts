@@ -600,8 +600,11 @@ export class LocalPaymentService implements PaymentService {
       const w = this.findWithdrawal(tx, m.id, req.logId);
       const status = withdrawalAfter(w.status as WithdrawalStatus, 'confirm');
       const txHash = this.normalizeTxHash(req.txHash, w.chainType as ChainType, 'txHash');
-      const used = tx.select({ id: withdrawals.id }).from(withdrawals).where(eq(withdrawals.txHash, txHash)).get();
-      if (used) throw conflict(`transaction ${txHash} already confirms withdrawal ${used.id}`);
+      const used = tx.select({ id: withdrawals.id, merchantId: withdrawals.merchantId }).from(withdrawals).where(eq(withdrawals.txHash, txHash)).get();
+      if (used) {
+        // Another merchant's withdrawal is not this merchant's business: do not name it.
+        throw conflict(`transaction ${txHash} already confirms ${used.merchantId === m.id ? `withdrawal ${used.id}` : 'another withdrawal'}`);
+      }
       resolvePending(tx, w.transferId, 'posted', now);
       const row = tx.update(withdrawals).set({ status, txHash, blockNumber: req.blockNumber, updatedAt: now }).where(eq(withdrawals.id, w.id)).returning().get();
       audit(tx, {

@@ -1,0 +1,306 @@
+/**
+ * Remote mode when things go wrong: a refused signature, a remote that cannot be reached, one
+ * that answers something other than the envelope, one that never answers, and a remote mode
+ * missing the merchant id or secret. Exit codes of decisions §10: 1 refused, 2 usage, 3 the
+ * remote could not be reached (or did not speak the interface).
+ */
+import { existsSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  addMerchant,
+  closedPort,
+  envelope,
+  EVM_TO,
+  home,
+  serve,
+  stopAll,
+  tiny,
+  txHash,
+  USDT_ETH,
+  type Home,
+  type Merchant,
+  type Served,
+} from './_support.js';
+
+afterAll(stopAll);
+
+const ORDER = 'ord_AAAAAAAAAAAAAAAAAAAAAA';
+const apply = ['withdraw', 'apply', '--uid', 'u1', '--amount', '5', '--to', EVM_TO, '--chain-id', '1', '--chain-type', 'EVM', '--token', USDT_ETH];
+const NOT_RETRIED = 'a signed request is not sent again automatically';
+/** A merchant and a secret that sign well-formed requests (for servers that never check them). */
+const SIGNER = { CRYPTOPAY_MCH_ID: 'M100001', CRYPTOPAY_SECRET: 'sk_test_not_a_real_secret_123456' };
+
+/** A JSON error line of --json mode. */
+const jsonError = (stderr: string) => JSON.parse(stderr).error as { kind: string; message: string };
+
+describe('a wrong secret', () => {
+  let h: Home;
+  let m: Merchant;
+  let server: Served;
+  let paid: string;
+
+  beforeAll(async () => {
+    h = home();
+    m = await addMerchant(h);
+    server = await serve(h);
+    const o = await h.json(['--db', h.db, 'order', 'create', '--oid', 'PAID-1', '--uid', 'u1', '--amount', '10']);
+    paid = o.id;
+    await h.json(['--db', h.db, 'order', 'mark-paid', paid, '--tx-hash', txHash(1), '--yes']);
+    await h.json(['--db', h.db, 'balance', 'adjust', 'u1', '--amount', '+70', '--reason', 'seed', '--yes']);
+  });
+
+  it('is refused by the server: exit 1, "signature does not match", and nothing changes on its ledger', async () => {
+    const before = await Promise.all([
+      h.json(['--db', h.db, 'order', 'list']),
+      h.json(['--db', h.db, 'withdraw', 'list']),
+      h.json(['--db', h.db, 'balance', 'u1']),
+      h.json(['--db', h.db, 'log', '--limit', '1000']),
+    ]);
+    const wrong = { CRYPTOPAY_MCH_ID: m.mchId, CRYPTOPAY_SECRET: `${m.secret.slice(0, -1)}${m.secret.endsWith('x') ? 'y' : 'x'}` };
+    const remote = (args: string[]) => h.cli(['--remote', server.url, ...args], { env: wrong });
+    const results = await Promise.all([
+      remote(['order', 'create', '--oid', 'NEW-1', '--uid', 'u1', '--amount', '10']),
+      remote(['refund', '--id', paid, '--amount', '1', '--yes']),
+      remote(apply),
+      remote(['withdraw', 'reject', 'wd_AAAAAAAAAAAAAAAAAAAAAA', '--yes']),
+    ]);
+    for (const r of results) {
+      expect(r).toEqual({ code: 1, stdout: '', stderr: 'error: signature does not match\n' });
+    }
+    const json = await remote(['--json', 'order', 'create', '--oid', 'NEW-2', '--uid', 'u1', '--amount', '10']);
+    expect(json.code).toBe(1);
+    expect(json.stdout).toBe('');
+    expect(jsonError(json.stderr)).toEqual({ kind: 'unauthorized', message: 'signature does not match' });
+
+    // The server saw and refused them (401), and its ledger is exactly as before.
+    expect(server.stdout().match(/ POST \/api\/v1\/\S+ 401 /g)).toHaveLength(5);
+    const after = await Promise.all([
+      h.json(['--db', h.db, 'order', 'list']),
+      h.json(['--db', h.db, 'withdraw', 'list']),
+      h.json(['--db', h.db, 'balance', 'u1']),
+      h.json(['--db', h.db, 'log', '--limit', '1000']),
+    ]);
+    expect(after).toEqual(before);
+    expect(after[0]).toHaveLength(1);
+    expect(after[0][0]).toMatchObject({ oid: 'PAID-1', status: 'PAID' });
+    expect(after[2]).toMatchObject({ available: '80', held: '0' }); // 10 paid + 70 by hand
+  });
+
+  it('of another merchant id: exit 1 naming the unknown merchant', async () => {
+    const r = await h.cli(['--remote', server.url, 'order', 'create', '--oid', 'NEW-3', '--uid', 'u1', '--amount', '1'], {
+      env: { CRYPTOPAY_MCH_ID: 'M999999', CRYPTOPAY_SECRET: m.secret },
+    });
+    expect(r).toEqual({ code: 1, stdout: '', stderr: 'error: unknown merchant M999999\n' });
+  });
+});
+
+describe('a remote that cannot be reached', () => {
+  let url: string;
+  beforeAll(async () => {
+    url = `http://127.0.0.1:${await closedPort()}`;
+  });
+
+  it('a signed operation: exit 3, the reason, and that it was not retried (plain and --json)', async () => {
+    const h = home();
+    const [plain, json, refund] = await Promise.all([
+      h.cli(['--remote', url, 'order', 'create', '--oid', 'A-1', '--uid', 'u1', '--amount', '1'], { env: SIGNER }),
+      h.cli(['--remote', url, '--json', ...apply], { env: SIGNER }),
+      h.cli(['--remote', url, 'refund', '--id', ORDER, '--amount', '1', '--yes'], { env: SIGNER }),
+    ]);
+    for (const r of [plain, refund]) {
+      expect(r.code).toBe(3);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toBe(`error: cannot reach the remote ${url}: ECONNREFUSED; ${NOT_RETRIED} (its nonce would be refused anyway): check whether it took effect before repeating it\n`);
+    }
+    expect(json.code).toBe(3);
+    expect(json.stdout).toBe('');
+    expect(jsonError(json.stderr)).toMatchObject({ kind: 'unavailable', message: expect.stringContaining(NOT_RETRIED) });
+    // Nothing was written locally instead.
+    expect(existsSync(h.defaultLedger)).toBe(false);
+  });
+
+  it('a GET: exit 3 with the reason, after retrying with back-off (100 ms, then 200 ms)', async () => {
+    const h = home();
+    const start = Date.now();
+    const [status, address] = await Promise.all([h.cli(['--remote', url, 'order', 'status', ORDER]), h.cli(['--remote', url, '--json', 'address', ORDER])]);
+    const took = Date.now() - start;
+    expect(status).toEqual({ code: 3, stdout: '', stderr: `error: cannot reach the remote ${url}: ECONNREFUSED\n` });
+    expect(address.code).toBe(3);
+    expect(jsonError(address.stderr)).toEqual({ kind: 'unavailable', message: `cannot reach the remote ${url}: ECONNREFUSED` });
+    expect(took).toBeGreaterThanOrEqual(300);
+  });
+});
+
+describe('a remote whose connections break', () => {
+  /** Drops the connection of the first `breaks` requests, then answers like the interface. */
+  const breaking = (breaks: number) =>
+    tiny((req, res, n) => {
+      if (n <= breaks) return req.socket.destroy();
+      if (req.method === 'GET') return envelope(res, 'PAID');
+      envelope(res, null, 401, 0, 'signature does not match');
+    });
+
+  it('a GET is tried again, and succeeds when the remote comes back', async () => {
+    const server = await breaking(2);
+    const r = await home().cli(['--remote', server.url, 'order', 'status', ORDER]);
+    expect(r).toEqual({ code: 0, stdout: 'PAID\n', stderr: '' });
+    expect(server.hits).toEqual(Array(3).fill(`GET /api/v1/order/${ORDER}/status`));
+  });
+
+  it('a GET gives up after 3 attempts: exit 3', async () => {
+    const server = await breaking(10);
+    const r = await home().cli(['--remote', server.url, 'address', ORDER]);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(new RegExp(`^error: cannot reach the remote ${server.url}: \\S+\\n$`));
+    expect(r.stderr).not.toContain(NOT_RETRIED);
+    expect(server.hits).toEqual(Array(3).fill(`GET /api/v1/address/${ORDER}`));
+  });
+
+  it('a signed request is sent once, never again: exit 3 saying so', async () => {
+    const server = await breaking(1);
+    const r = await home().cli(['--remote', server.url, 'withdraw', 'confirm', 'wd_x', '--tx-hash', txHash(2), '--block-number', '5', '--yes'], { env: SIGNER });
+    expect(r.code).toBe(3);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(new RegExp(`^error: cannot reach the remote ${server.url}: .*; ${NOT_RETRIED}`));
+    expect(server.hits).toEqual(['POST /api/v1/withdraw/confirm']);
+  });
+});
+
+describe('a remote that is not the cryptopay interface', () => {
+  const HTML = 'did not answer with the cryptopay envelope';
+
+  it('an HTML page: exit 3, "did not answer with the cryptopay envelope" (GET and signed, plain and --json)', async () => {
+    const server = await tiny((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end('<html><body><h1>Welcome to nginx!</h1></body></html>');
+    });
+    const h = home();
+    const [get, post, json] = await Promise.all([
+      h.cli(['--remote', server.url, 'order', 'status', ORDER]),
+      h.cli(['--remote', server.url, 'order', 'create', '--oid', 'A-1', '--uid', 'u1', '--amount', '1'], { env: SIGNER }),
+      h.cli(['--remote', server.url, '--json', 'address', ORDER]),
+    ]);
+    const expected = `error: the remote ${server.url} ${HTML} (HTTP 200, text/html): is --remote the service's base URL?\n`;
+    expect(get).toEqual({ code: 3, stdout: '', stderr: expected });
+    expect(post).toEqual({ code: 3, stdout: '', stderr: expected });
+    expect(json.code).toBe(3);
+    expect(jsonError(json.stderr)).toEqual({ kind: 'unavailable', message: expected.slice('error: '.length, -1) });
+    // An answer is not a connection failure: nothing is retried.
+    expect(server.hits).toHaveLength(3);
+  });
+
+  it('JSON that is not the envelope, or an error page of a proxy: exit 3', async () => {
+    const server = await tiny((req, res) => {
+      if (req.url!.includes('status')) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        return res.end(JSON.stringify({ status: 'PAID' }));
+      }
+      res.writeHead(502, { 'content-type': 'text/html' });
+      res.end('<html>Bad Gateway</html>');
+    });
+    const h = home();
+    const [json, proxy] = await Promise.all([h.cli(['--remote', server.url, 'order', 'status', ORDER]), h.cli(['--remote', server.url, 'address', ORDER])]);
+    expect(json).toMatchObject({ code: 3, stdout: '', stderr: expect.stringContaining(`${HTML} (HTTP 200, application/json)`) });
+    expect(proxy).toMatchObject({ code: 3, stdout: '', stderr: expect.stringContaining(`${HTML} (HTTP 502, text/html)`) });
+  });
+
+  it('a success envelope whose data this client does not understand: exit 3', async () => {
+    const server = await tiny((_req, res) => envelope(res, { surprise: true }));
+    const r = await home().cli(['--remote', server.url, 'order', 'status', ORDER]);
+    expect(r).toEqual({ code: 3, stdout: '', stderr: `error: the remote ${server.url} answered success with data this client does not understand\n` });
+  });
+
+  it('an envelope with code 0 is a refusal: exit 1 with its msg, whatever the HTTP status', async () => {
+    const server = await tiny((req, res) => {
+      if (req.method === 'GET') return envelope(res, null, 200, 0, 'the remote says no');
+      envelope(res, null, 409, 0, 'order status is not Paid (it is EXPIRED)');
+    });
+    const h = home();
+    const [get, post] = await Promise.all([
+      h.cli(['--remote', server.url, 'order', 'status', ORDER]),
+      h.cli(['--remote', server.url, 'refund', '--id', ORDER, '--amount', '1', '--yes'], { env: SIGNER }),
+    ]);
+    expect(get).toEqual({ code: 1, stdout: '', stderr: 'error: the remote says no\n' });
+    expect(post).toEqual({ code: 1, stdout: '', stderr: 'error: order status is not Paid (it is EXPIRED)\n' });
+  });
+});
+
+describe('a remote that never answers', () => {
+  it('--timeout 300ms: exit 3, "did not answer within 0.3 s"; a signed request says it was not retried', async () => {
+    const server = await tiny(() => {
+      // never answers
+    });
+    const h = home();
+    const [get, post] = await Promise.all([
+      h.cli(['--remote', server.url, '--timeout', '300ms', 'order', 'status', ORDER]),
+      h.cli(['--remote', server.url, '--timeout', '300ms', ...apply], { env: SIGNER }),
+    ]);
+    expect(get).toEqual({ code: 3, stdout: '', stderr: `error: the remote ${server.url} did not answer within 0.3 s\n` });
+    expect(post.code).toBe(3);
+    expect(post.stdout).toBe('');
+    expect(post.stderr).toMatch(new RegExp(`^error: the remote ${server.url} did not answer within 0\\.3 s; ${NOT_RETRIED}`));
+    expect(server.hits.filter((x) => x.startsWith('POST'))).toEqual(['POST /api/v1/withdraw/apply']);
+  });
+
+  it('CRYPTOPAY_TIMEOUT sets it too; a malformed timeout is a usage error (exit 2)', async () => {
+    const server = await tiny(() => {});
+    const h = home();
+    const [env, bad] = await Promise.all([
+      h.cli(['--remote', server.url, 'address', ORDER], { env: { CRYPTOPAY_TIMEOUT: '200ms' } }),
+      h.cli(['--remote', server.url, '--timeout', 'soon', 'address', ORDER]),
+    ]);
+    expect(env).toEqual({ code: 3, stdout: '', stderr: `error: the remote ${server.url} did not answer within 0.2 s\n` });
+    expect(bad).toEqual({ code: 2, stdout: '', stderr: 'error: timeout must look like 10s, 500ms or 2m, got "soon"\n' });
+  });
+});
+
+describe('remote mode without a merchant id or secret', () => {
+  it('a signed operation without --mch-id: exit 2 with a clear message, and nothing is sent', async () => {
+    const server = await tiny((_req, res) => envelope(res, null, 500, 0, 'should not be asked'));
+    const h = home();
+    const secret = { CRYPTOPAY_SECRET: SIGNER.CRYPTOPAY_SECRET };
+    const results = await Promise.all([
+      h.cli(['--remote', server.url, 'order', 'create', '--oid', 'A-1', '--uid', 'u1', '--amount', '1'], { env: secret }),
+      h.cli(['--remote', server.url, 'refund', '--oid', 'A-1', '--amount', '1', '--yes'], { env: secret }),
+      h.cli(['--remote', server.url, ...apply], { env: secret }),
+      h.cli(['--remote', server.url, 'withdraw', 'confirm', 'wd_x', '--tx-hash', txHash(3), '--block-number', '1', '--yes'], { env: secret }),
+      h.cli(['--remote', server.url, 'withdraw', 'reject', 'wd_x', '--yes'], { env: secret }),
+    ]);
+    for (const r of results) {
+      expect(r).toEqual({ code: 2, stdout: '', stderr: 'error: remote mode needs the merchant id: --mch-id, CRYPTOPAY_MCH_ID or a profile\n' });
+    }
+    const json = await h.cli(['--remote', server.url, '--json', 'order', 'create', '--oid', 'A-1', '--uid', 'u1', '--amount', '1'], { env: secret });
+    expect(json.code).toBe(2);
+    expect(jsonError(json.stderr)).toEqual({ kind: 'usage', message: 'remote mode needs the merchant id: --mch-id, CRYPTOPAY_MCH_ID or a profile' });
+    expect(server.hits).toEqual([]);
+  });
+
+  it('a signed operation without a secret: exit 2 naming where a secret comes from; nothing is sent', async () => {
+    const server = await tiny((_req, res) => envelope(res, null, 500, 0, 'should not be asked'));
+    const r = await home().cli(['--remote', server.url, '--mch-id', 'M100001', 'order', 'create', '--oid', 'A-1', '--uid', 'u1', '--amount', '1']);
+    expect(r).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'error: remote mode needs the merchant secret: set CRYPTOPAY_SECRET, pass --secret-file FILE, or store it in a profile\n',
+    });
+    expect(server.hits).toEqual([]);
+  });
+
+  it('the GET operations need neither (they are not signed)', async () => {
+    const server = await tiny((req, res) => envelope(res, req.url!.includes('status') ? 'PENDING_PAY' : { EVM: EVM_TO }));
+    const h = home();
+    const [status, address] = await Promise.all([h.cli(['--remote', server.url, 'order', 'status', ORDER]), h.cli(['--remote', server.url, 'address', ORDER])]);
+    expect(status).toEqual({ code: 0, stdout: 'PENDING_PAY\n', stderr: '' });
+    expect(address).toEqual({ code: 0, stdout: `EVM  ${EVM_TO}\n`, stderr: '' });
+  });
+
+  it('a remote that is not an http(s) URL, or both --db and a remote: exit 2', async () => {
+    const h = home();
+    const [ftp, both] = await Promise.all([
+      h.cli(['--remote', 'ftp://example.com', 'order', 'status', ORDER]),
+      h.cli(['--remote', 'http://127.0.0.1:1', '--db', h.db, 'order', 'status', ORDER]),
+    ]);
+    expect(ftp).toEqual({ code: 2, stdout: '', stderr: 'error: the remote must be an http or https URL, got "ftp://example.com"\n' });
+    expect(both).toEqual({ code: 2, stdout: '', stderr: 'error: give either --db (local ledger) or a remote, not both\n' });
+  });
+});

@@ -1,0 +1,83 @@
+/**
+ * Commands the REST interface does not offer refuse in remote mode, saying they need a local
+ * ledger (decisions §10): exit 2, before anything is sent and without touching a local ledger,
+ * whether the remote comes from --remote, CRYPTOPAY_REMOTE or the active profile.
+ */
+import { existsSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closedPort, home, stopAll, tiny, txHash, type Tiny } from './_support.js';
+
+afterAll(stopAll);
+
+const ORDER = 'ord_AAAAAAAAAAAAAAAAAAAAAA';
+/** [what the message names, the command line]. */
+const LOCAL_ONLY: [string, string[]][] = [
+  ['merchant list', ['merchant', 'list']],
+  ['merchant add', ['merchant', 'add', '--name', 'X', '--generate-wallet']],
+  ['merchant show', ['merchant', 'show', 'M100001']],
+  ['merchant rotate-secret', ['merchant', 'rotate-secret', 'M100001']],
+  ['balance', ['balance', 'u1']],
+  ['balance adjust', ['balance', 'adjust', 'u1', '--amount', '+5', '--reason', 'test', '--yes']],
+  ['order mark-paid', ['order', 'mark-paid', ORDER, '--tx-hash', txHash(1), '--yes']],
+  ['order show', ['order', 'show', ORDER]],
+  ['order list', ['order', 'list']],
+  ['ledger check', ['ledger', 'check']],
+  ['log', ['log']],
+  ['withdraw list', ['withdraw', 'list']],
+  ['withdraw show', ['withdraw', 'show', 'wd_x']],
+  ['refund list', ['refund', 'list']],
+];
+
+const refusal = (what: string, url: string, source: string) =>
+  `error: ${what} needs a local ledger: it is not part of the REST interface, so it cannot run against the remote ${url} (from ${source}); pass --db PATH to use a local ledger\n`;
+
+describe('local-only commands in remote mode', () => {
+  /** Counts requests: none may arrive. */
+  let remote: Tiny;
+  beforeAll(async () => {
+    remote = await tiny((_req, res) => {
+      res.writeHead(500);
+      res.end();
+    });
+  });
+
+  it('with --remote: every one refuses with exit 2, naming the need for a local ledger', async () => {
+    const h = home();
+    const results = await Promise.all(LOCAL_ONLY.map(([, args]) => h.cli(['--remote', remote.url, ...args])));
+    LOCAL_ONLY.forEach(([what], i) => {
+      expect(results[i], what).toEqual({ code: 2, stdout: '', stderr: refusal(what, remote.url, '--remote') });
+    });
+    expect(remote.hits).toEqual([]);
+    expect(existsSync(h.defaultLedger)).toBe(false);
+  });
+
+  it('with --json the refusal is the JSON error line (kind usage)', async () => {
+    const h = home();
+    const r = await h.cli(['--remote', remote.url, '--json', 'balance', 'u1']);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(JSON.parse(r.stderr)).toEqual({ error: { kind: 'usage', message: refusal('balance', remote.url, '--remote').slice(7, -1) } });
+  });
+
+  it('with CRYPTOPAY_REMOTE, and with an active profile: the same refusal, naming where the remote came from', async () => {
+    const h = home();
+    const down = `http://127.0.0.1:${await closedPort()}`;
+    const add = await h.cli(['profile', 'add', 'prod', '--url', down, '--mch-id', 'M100001', '--use'], { env: { CRYPTOPAY_SECRET: 'sk_test_not_a_real_secret_123456' } });
+    expect(add.code).toBe(0);
+    const some = LOCAL_ONLY.filter(([what]) => ['balance', 'order mark-paid', 'log'].includes(what));
+    const [viaEnv, viaProfile] = await Promise.all([
+      Promise.all(some.map(([, args]) => h.cli(args, { env: { CRYPTOPAY_REMOTE: remote.url } }))),
+      Promise.all(some.map(([, args]) => h.cli(args))),
+    ]);
+    some.forEach(([what], i) => {
+      expect(viaEnv[i], `${what} with CRYPTOPAY_REMOTE`).toEqual({ code: 2, stdout: '', stderr: refusal(what, remote.url, 'CRYPTOPAY_REMOTE') });
+      expect(viaProfile[i], `${what} with the profile`).toEqual({ code: 2, stdout: '', stderr: refusal(what, down, 'profile prod') });
+    });
+    expect(remote.hits).toEqual([]);
+    expect(existsSync(h.defaultLedger)).toBe(false);
+
+    // --db overrides the profile: the same command runs on the local ledger.
+    const local = await h.cli(['--db', `${h.dir}/ledger.db`, '--json', 'merchant', 'list']);
+    expect(local).toEqual({ code: 0, stdout: '[]\n', stderr: '' });
+  });
+});

@@ -1,0 +1,338 @@
+/**
+ * Remote mode answers exactly like local mode (decisions §10): the same scenario runs once with
+ * `--db A` against one ledger and once with `--remote URL` against `cryptopay serve` on another
+ * ledger holding the same starting state. Every step must give the same exit code, the same
+ * stdout (plain and --json) and the same stderr, once the values that are random by design
+ * (ids, derived addresses, times) are replaced by names.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  addMerchant,
+  EVM_TO,
+  home,
+  serve,
+  stopAll,
+  TRON_CHAIN,
+  TRON_TO,
+  txHash,
+  USDT_ETH,
+  USDT_TRON,
+  type CliResult,
+  type Home,
+  type Merchant,
+  type Served,
+} from './_support.js';
+
+afterAll(stopAll);
+
+interface Side {
+  label: 'local' | 'remote';
+  h: Home;
+  m: Merchant;
+  /** The operation command, local (--db) or remote (--remote): nothing else differs. */
+  run(args: string[]): Promise<CliResult>;
+  /** Administration on this side's ledger file, always local. */
+  seed(args: string[]): Promise<CliResult>;
+  /** Actual random value -> its name in the scenario. */
+  names: Map<string, string>;
+  results: Map<string, CliResult>;
+}
+
+const UNKNOWN_ORDER = 'ord_AAAAAAAAAAAAAAAAAAAAAA';
+/** One expiry for both sides: an hour from when the suite starts. */
+const EXPIRY = Date.now() + 3_600_000;
+const UNKNOWN_WD = 'wd_AAAAAAAAAAAAAAAAAAAAAA';
+const evmApply = (uid: string, amount: string) => ['withdraw', 'apply', '--uid', uid, '--amount', amount, '--to', EVM_TO, '--chain-id', '1', '--chain-type', 'EVM', '--token', USDT_ETH];
+const tronApply = (uid: string, amount: string) => ['withdraw', 'apply', '--uid', uid, '--amount', amount, '--to', TRON_TO, '--chain-id', TRON_CHAIN, '--chain-type', 'TRON', '--token', USDT_TRON];
+
+/**
+ * Every step of the scenario, in order, with what local mode must do (the remote side must then
+ * match it). `out`/`err` are checked on the masked text.
+ */
+const EXPECTED: Record<string, { code: number; out?: RegExp; err?: RegExp }> = {
+  // phase 1: nothing paid yet
+  'order create': { code: 0, out: /^id {12}<O1>\noid {11}O1\nuid {11}u1\namount {8}10\.5\nstatus {8}PENDING_PAY\nexpires {7}<time>\nEVM address {3}<O1\.EVM>\nTRON address {2}<O1\.TRON>\n$/ },
+  'order create --json': { code: 0, out: /"id": "<O2>"[\s\S]*"amount": "20"[\s\S]*"status": "PENDING_PAY"[\s\S]*"expiredAt": <ms>/ },
+  'order create, negative amount': { code: 1, err: /^error: amount must be a plain decimal .*got "-1"\n$/ },
+  'order create, negative amount --json': { code: 1, err: /^\{"error":\{"kind":"invalid","message":"amount must be a plain decimal/ },
+  'order create, 7 decimals': { code: 1, err: /^error: amount has more than 6 decimal places\n$/ },
+  'order create, missing --uid': { code: 2, err: /^error: missing required option --uid\n$/ },
+  'order create --json, every option': { code: 0, out: /"id": "<O4>",\n {2}"oid": "O4",\n {2}"uid": "u4",\n {2}"amount": "1\.25",\n {2}"status": "PENDING_PAY",\n {2}"expiredAt": <ms>,/ },
+  'order create, expiry in the past': { code: 1, err: /^error: expiredAt must lie in the future\n$/ },
+  'withdraw apply, unknown chain': { code: 1, err: /^error: chainId 999 is not a chain this service knows \(known: 1, 56, 137, 728126428\)\n$/ },
+  'order status, unknown': { code: 1, err: /^error: Order not found\n$/ },
+  'order status, unknown --json': { code: 1, err: /^\{"error":\{"kind":"not_found","message":"Order not found"\}\}\n$/ },
+  'address, unknown': { code: 1, err: /^error: Not found\n$/ },
+  'address, unknown --json': { code: 1, err: /^\{"error":\{"kind":"not_found","message":"Not found"\}\}\n$/ },
+  'withdraw apply, no balance': { code: 1, err: /^error: insufficient balance: user u1 has 0 USDT available, 5 needed\n$/ },
+  'withdraw confirm, unknown': { code: 1, err: /^error: withdrawal not found\n$/ },
+  'withdraw reject, unknown --json': { code: 1, err: /"kind":"not_found","message":"withdrawal not found"/ },
+  // phase 2: the orders exist
+  'order status': { code: 0, out: /^PENDING_PAY\n$/ },
+  'order status --json': { code: 0, out: /^\{\n {2}"id": "<O2>",\n {2}"status": "PENDING_PAY"\n\}\n$/ },
+  address: { code: 0, out: /^EVM {3}<O1\.EVM>\nTRON {2}<O1\.TRON>\n$/ },
+  'address --json': { code: 0, out: /^\{\n {2}"EVM": "<O2\.EVM>",\n {2}"TRON": "<O2\.TRON>"\n\}\n$/ },
+  'refund, not paid': { code: 1, err: /^error: order status is not Paid \(it is PENDING_PAY\)\n$/ },
+  'refund, not paid --json': { code: 1, err: /"kind":"conflict","message":"order status is not Paid \(it is PENDING_PAY\)"/ },
+  'refund, unknown order': { code: 1, err: /^error: Order not found\n$/ },
+  'refund, without --yes': { code: 2, err: /needs confirmation: pass --yes/ },
+  'refund, id and oid disagree': { code: 1, err: /^error: id <O1> and oid O2 name different orders\n$/ },
+  'order create, same oid other amount': { code: 1, err: /^error: oid O1 is already used by order <O1> with a different amount\n$/ },
+  // phase 3: O1 paid 10.5 (user u1), u2 credited 70 by hand
+  refund: { code: 0, out: /^id {8}<O1>\noid {7}O1\nrefunded {2}2\nstatus {4}REFUNDED\nremark {4}partial\ntime {6}<time>\n$/ },
+  'refund --json by oid': { code: 0, out: /"id": "<O1>",\n {2}"oid": "O1",\n {2}"amount": "1",\n {2}"status": "REFUNDED",\n {2}"remark": "",\n {2}"refundTime": <ms>/ },
+  'order status, partly refunded': { code: 0, out: /^PAID\n$/ },
+  'refund, more than paid': { code: 1, err: /^error: refund amount 100 is above the original payment 10\.5\n$/ },
+  'withdraw apply --json (u1)': { code: 0, out: /"id": "<W1>"[\s\S]*"uid": "u1"[\s\S]*"status": "PENDING"/ },
+  'refund, insufficient balance': { code: 1, err: /^error: insufficient balance: user u1 has 0\.5 USDT available, 5 needed\n$/ },
+  'withdraw reject': { code: 0, out: /^id {7}<W1>\nuid {6}u1\namount {3}7\nto {7}0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed\nchain {4}EVM 1\ntoken {4}0xdAC17F958D2ee523a2206206994597C13D831ec7\nstatus {3}REJECTED\ntx hash {2}-\nblock {4}-\nremark {3}back to the user\ncreated {2}<time>\nupdated {2}<time>\n$/ },
+  'refund the rest --json': { code: 0, out: /"amount": "7\.5"/ },
+  'order status, refunded': { code: 0, out: /^REFUNDED\n$/ },
+  'order status, refunded --json': { code: 0, out: /"status": "REFUNDED"/ },
+  'refund, already refunded': { code: 1, err: /^error: order status is not Paid \(it is REFUNDED\)\n$/ },
+  'withdraw apply (u2, EVM)': { code: 0, out: /^id {7}<W2>\nuid {6}u2\namount {3}5\n[\s\S]*status {3}PENDING\n/ },
+  'withdraw apply --json (u2, TRON)': { code: 0, out: /"id": "<W3>"[\s\S]*"to": "TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7"[\s\S]*"chainType": "TRON"/ },
+  'withdraw apply (u2, EVM, for the hash reuse)': { code: 0, out: /^id {7}<W4>\n/ },
+  'withdraw apply, insufficient balance': { code: 1, err: /^error: insufficient balance: user u2 has 58 USDT available, 1000 needed\n$/ },
+  'withdraw apply, insufficient balance --json': { code: 1, err: /"kind":"conflict","message":"insufficient balance: user u2 has 58 USDT available, 1000 needed"/ },
+  'withdraw apply, bad address': { code: 1, err: /^error: to is not a valid EVM address: mixed-case checksum \(EIP-55\) does not match\n$/ },
+  'withdraw apply, 7 decimals': { code: 1, err: /^error: amount has more than 6 decimal places\n$/ },
+  'withdraw apply, zero': { code: 1, err: /^error: amount must be positive\n$/ },
+  'withdraw confirm': { code: 0, out: /^id {7}<W2>\n[\s\S]*status {3}CONFIRMED\ntx hash {2}0x0{63}2\nblock {4}123\n/ },
+  'withdraw confirm, again': { code: 1, err: /^error: withdrawal is CONFIRMED, not PENDING: only a pending withdrawal can be confirmed\n$/ },
+  'withdraw confirm, again --json': { code: 1, err: /^\{"error":\{"kind":"conflict","message":"withdrawal is CONFIRMED, not PENDING/ },
+  'withdraw confirm, hash already used': { code: 1, err: /^error: transaction 0x0{63}2 already confirms withdrawal <W2>\n$/ },
+  'withdraw confirm, bad hash': { code: 1, err: /^error: txHash must be a transaction hash: 0x and 64 hex digits\n$/ },
+  'withdraw reject, confirmed one': { code: 1, err: /^error: withdrawal is CONFIRMED, not PENDING: only a pending withdrawal can be rejected\n$/ },
+  'withdraw reject --json': { code: 0, out: /"id": "<W3>"[\s\S]*"status": "REJECTED"[\s\S]*"remark": null/ },
+  'withdraw confirm, rejected one --json': { code: 1, err: /"message":"withdrawal is REJECTED, not PENDING: only a pending withdrawal can be confirmed"/ },
+  'withdraw confirm --json': { code: 0, out: /"id": "<W4>"[\s\S]*"status": "CONFIRMED",\n {2}"txHash": "0x0{63}3",\n {2}"blockNumber": 456/ },
+};
+
+/** Replaces every random value by its name, and times by <time>/<ms>. */
+function mask(text: string, names: Map<string, string>): string {
+  // Longest first, so an id never half-replaces a longer value that contains it.
+  for (const [actual, name] of [...names].sort((a, b) => b[0].length - a[0].length)) text = text.split(actual).join(`<${name}>`);
+  return text
+    .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z/g, '<time>')
+    .replace(/"(expiredAt|createdAt|updatedAt|refundTime)": \d+/g, '"$1": <ms>');
+}
+
+async function scenario(s: Side): Promise<void> {
+  const step = async (name: string, args: string[]) => {
+    expect(s.results.has(name), `step ${name} runs once`).toBe(false);
+    const r = await s.run(args);
+    s.results.set(name, r);
+    return r;
+  };
+  const parallel = (steps: [string, string[]][]) => Promise.all(steps.map(([n, a]) => step(n, a)));
+  const seed = async (args: string[]) => {
+    const r = await s.seed(args);
+    expect(r, `${s.label} seed: ${args.join(' ')}`).toMatchObject({ code: 0 });
+    return r;
+  };
+  const name = (actual: string, as: string) => {
+    expect(actual, as).toBeTruthy();
+    s.names.set(actual, as);
+  };
+  const jsonOf = (step: string) => {
+    const r = s.results.get(step)!;
+    expect(r, `${s.label}: ${step}`).toMatchObject({ code: 0 });
+    return JSON.parse(r.stdout);
+  };
+
+  // Phase 1: two orders, and refusals that need no state.
+  await parallel([
+    ['order create', ['order', 'create', '--oid', 'O1', '--uid', 'u1', '--amount', '10.50']],
+    ['order create --json', ['--json', 'order', 'create', '--oid', 'O2', '--uid', 'u2', '--amount', '20']],
+    ['order create, negative amount', ['order', 'create', '--oid', 'O3', '--uid', 'u1', '--amount', '-1']],
+    ['order create, negative amount --json', ['--json', 'order', 'create', '--oid', 'O3', '--uid', 'u1', '--amount', '-1']],
+    ['order create, 7 decimals', ['order', 'create', '--oid', 'O3', '--uid', 'u1', '--amount', '1.1234567']],
+    ['order create, missing --uid', ['order', 'create', '--oid', 'O3', '--amount', '1']],
+    ['order create --json, every option', ['--json', 'order', 'create', '--oid', 'O4', '--uid', 'u4', '--amount', '1.250', '--memo', 'gift card', '--expired-at', String(EXPIRY), '--notify-url', 'https://shop.example/notify', '--redirect-url', 'https://shop.example/done', '--logo', 'https://shop.example/logo.png']],
+    ['order create, expiry in the past', ['order', 'create', '--oid', 'O5', '--uid', 'u1', '--amount', '1', '--expired-at', '1000']],
+    ['withdraw apply, unknown chain', ['withdraw', 'apply', '--uid', 'u1', '--amount', '1', '--to', EVM_TO, '--chain-id', '999', '--chain-type', 'EVM', '--token', USDT_ETH]],
+    ['order status, unknown', ['order', 'status', UNKNOWN_ORDER]],
+    ['order status, unknown --json', ['--json', 'order', 'status', UNKNOWN_ORDER]],
+    ['address, unknown', ['address', UNKNOWN_ORDER]],
+    ['address, unknown --json', ['--json', 'address', UNKNOWN_ORDER]],
+    ['withdraw apply, no balance', evmApply('u1', '5')],
+    ['withdraw confirm, unknown', ['withdraw', 'confirm', UNKNOWN_WD, '--tx-hash', txHash(9), '--block-number', '1', '--yes']],
+    ['withdraw reject, unknown --json', ['--json', 'withdraw', 'reject', UNKNOWN_WD, '--yes']],
+  ]);
+  const created = s.results.get('order create')!;
+  expect(created, `${s.label}: order create`).toMatchObject({ code: 0 });
+  const field = (label: string) => new RegExp(`^${label} +(\\S+)$`, 'm').exec(created.stdout)?.[1] ?? '';
+  const o1 = field('id');
+  name(o1, 'O1');
+  name(field('EVM address'), 'O1.EVM');
+  name(field('TRON address'), 'O1.TRON');
+  const o4 = jsonOf('order create --json, every option');
+  name(o4.id, 'O4');
+  name(o4.addresses.EVM, 'O4.EVM');
+  name(o4.addresses.TRON, 'O4.TRON');
+  expect(o4.expiredAt, `${s.label}: --expired-at is kept`).toBe(EXPIRY);
+  const o2 = jsonOf('order create --json');
+  name(o2.id, 'O2');
+  name(o2.addresses.EVM, 'O2.EVM');
+  name(o2.addresses.TRON, 'O2.TRON');
+
+  // Phase 2: reads of existing orders, refusals of an unpaid order.
+  await parallel([
+    ['order status', ['order', 'status', o1]],
+    ['order status --json', ['--json', 'order', 'status', o2.id]],
+    ['address', ['address', o1]],
+    ['address --json', ['--json', 'address', o2.id]],
+    ['refund, not paid', ['refund', '--id', o1, '--amount', '1', '--yes']],
+    ['refund, not paid --json', ['--json', 'refund', '--oid', 'O2', '--amount', '1', '--yes']],
+    ['refund, unknown order', ['refund', '--id', UNKNOWN_ORDER, '--amount', '1', '--yes']],
+    ['refund, without --yes', ['refund', '--id', o1, '--amount', '1']],
+    ['refund, id and oid disagree', ['refund', '--id', o1, '--oid', 'O2', '--amount', '1', '--yes']],
+    ['order create, same oid other amount', ['order', 'create', '--oid', 'O1', '--uid', 'u1', '--amount', '11']],
+  ]);
+
+  // The same starting state on both ledgers, by the local administration commands.
+  await seed(['--json', 'order', 'mark-paid', o1, '--tx-hash', txHash(1), '--yes']);
+  await seed(['--json', 'balance', 'adjust', 'u2', '--amount', '+70', '--reason', 'seed', '--yes']);
+
+  // Phase 3: money moves; each step depends on the one before.
+  await step('refund', ['refund', '--id', o1, '--amount', '2', '--remark', 'partial', '--yes']);
+  await step('refund --json by oid', ['--json', 'refund', '--oid', 'O1', '--amount', '1', '--yes']);
+  await step('order status, partly refunded', ['order', 'status', o1]);
+  await step('refund, more than paid', ['refund', '--id', o1, '--amount', '100', '--yes']);
+  await step('withdraw apply --json (u1)', ['--json', ...evmApply('u1', '7')]);
+  name(jsonOf('withdraw apply --json (u1)').id, 'W1');
+  await step('refund, insufficient balance', ['refund', '--id', o1, '--amount', '5', '--yes']);
+  await step('withdraw reject', ['withdraw', 'reject', [...s.names].find(([, n]) => n === 'W1')![0], '--remark', 'back to the user', '--yes']);
+  await step('refund the rest --json', ['--json', 'refund', '--id', o1, '--amount', '7.5', '--yes']);
+  await parallel([
+    ['order status, refunded', ['order', 'status', o1]],
+    ['order status, refunded --json', ['--json', 'order', 'status', o1]],
+    ['refund, already refunded', ['refund', '--id', o1, '--amount', '1', '--yes']],
+  ]);
+
+  await step('withdraw apply (u2, EVM)', evmApply('u2', '5'));
+  const w2 = /^id +(\S+)$/m.exec(s.results.get('withdraw apply (u2, EVM)')!.stdout)?.[1] ?? '';
+  name(w2, 'W2');
+  await step('withdraw apply --json (u2, TRON)', ['--json', ...tronApply('u2', '6')]);
+  const w3 = jsonOf('withdraw apply --json (u2, TRON)').id as string;
+  name(w3, 'W3');
+  await step('withdraw apply (u2, EVM, for the hash reuse)', evmApply('u2', '1'));
+  const w4 = /^id +(\S+)$/m.exec(s.results.get('withdraw apply (u2, EVM, for the hash reuse)')!.stdout)?.[1] ?? '';
+  name(w4, 'W4');
+  await parallel([
+    ['withdraw apply, insufficient balance', evmApply('u2', '1000')],
+    ['withdraw apply, insufficient balance --json', ['--json', ...evmApply('u2', '1000')]],
+    ['withdraw apply, bad address', ['withdraw', 'apply', '--uid', 'u2', '--amount', '1', '--to', '0x5aaeb6053F3E94C9b9A09f33669435E7Ef1BeAed', '--chain-id', '1', '--chain-type', 'EVM', '--token', USDT_ETH]],
+    ['withdraw apply, 7 decimals', evmApply('u2', '0.1234567')],
+    ['withdraw apply, zero', evmApply('u2', '0')],
+  ]);
+  await step('withdraw confirm', ['withdraw', 'confirm', w2, '--tx-hash', txHash(2), '--block-number', '123', '--yes']);
+  await parallel([
+    ['withdraw confirm, again', ['withdraw', 'confirm', w2, '--tx-hash', txHash(5), '--block-number', '124', '--yes']],
+    ['withdraw confirm, again --json', ['--json', 'withdraw', 'confirm', w2, '--tx-hash', txHash(6), '--block-number', '124', '--yes']],
+    ['withdraw confirm, hash already used', ['withdraw', 'confirm', w4, '--tx-hash', txHash(2), '--block-number', '125', '--yes']],
+    ['withdraw confirm, bad hash', ['withdraw', 'confirm', w4, '--tx-hash', '0x1234', '--block-number', '125', '--yes']],
+    ['withdraw reject, confirmed one', ['withdraw', 'reject', w2, '--yes']],
+  ]);
+  await step('withdraw reject --json', ['--json', 'withdraw', 'reject', w3, '--yes']);
+  await step('withdraw confirm, rejected one --json', ['--json', 'withdraw', 'confirm', w3, '--tx-hash', 'ab'.repeat(32), '--block-number', '7', '--yes']);
+  await step('withdraw confirm --json', ['--json', 'withdraw', 'confirm', w4, '--tx-hash', txHash(3), '--block-number', '456', '--yes']);
+}
+
+/** Balances, orders and withdrawals of a ledger file after the scenario, read locally. */
+async function endState(s: Side): Promise<string> {
+  const [u1, u2, orders, withdrawals, check] = await Promise.all([
+    s.seed(['--json', 'balance', 'u1']),
+    s.seed(['--json', 'balance', 'u2']),
+    s.seed(['--json', 'order', 'list']),
+    s.seed(['--json', 'withdraw', 'list']),
+    s.seed(['ledger', 'check']),
+  ]);
+  for (const r of [u1, u2, orders, withdrawals, check]) expect(r, s.label).toMatchObject({ code: 0 });
+  const pick = (o: Record<string, unknown>, keys: string[]) => Object.fromEntries(keys.map((k) => [k, o[k]]));
+  const state = {
+    u1: JSON.parse(u1.stdout),
+    u2: JSON.parse(u2.stdout),
+    orders: JSON.parse(orders.stdout).map((o: Record<string, unknown>) => pick(o, ['id', 'oid', 'uid', 'amount', 'status', 'paidAmount', 'refundedAmount'])),
+    withdrawals: JSON.parse(withdrawals.stdout).map((w: Record<string, unknown>) => pick(w, ['id', 'uid', 'amount', 'status', 'txHash', 'blockNumber', 'remark'])),
+  };
+  // Named, then sorted by name: O1 and O2 were created at the same moment, in either order.
+  const named = JSON.parse(mask(JSON.stringify(state), s.names)) as typeof state;
+  const byId = (a: { id: string }, b: { id: string }) => a.id.localeCompare(b.id);
+  named.orders.sort(byId);
+  named.withdrawals.sort(byId);
+  return JSON.stringify(named, null, 2);
+}
+
+describe('remote mode gives the same output and exit codes as local mode', () => {
+  let local: Side;
+  let remote: Side;
+  let server: Served;
+
+  beforeAll(async () => {
+    const [hl, hr] = [home(), home()];
+    const [ml, mr] = await Promise.all([addMerchant(hl), addMerchant(hr)]);
+    server = await serve(hr);
+    const side = (label: Side['label'], h: Home, m: Merchant, target: string[]): Side => {
+      const env = { CRYPTOPAY_MCH_ID: m.mchId, CRYPTOPAY_SECRET: m.secret };
+      return {
+        label,
+        h,
+        m,
+        run: (args) => h.cli([...target, ...args], { env }),
+        seed: (args) => h.local(args),
+        names: new Map([[m.mchId, 'mchId']]),
+        results: new Map(),
+      };
+    };
+    local = side('local', hl, ml, ['--db', hl.db]);
+    remote = side('remote', hr, mr, ['--remote', server.url]);
+    // Both sides at once: they share nothing.
+    await Promise.all([scenario(local), scenario(remote)]);
+    // The remote side really went over HTTP: the server logged the signed requests.
+    expect(server.stdout()).toMatch(/POST \/api\/v1\/refund 200 /);
+    expect(server.stdout()).toMatch(/GET \/api\/v1\/order\/\S+\/status 200 /);
+  }, 180_000);
+
+  it('ran every step of the scenario on both sides, and nothing else', () => {
+    expect([...local.results.keys()].sort()).toEqual(Object.keys(EXPECTED).sort());
+    expect([...remote.results.keys()].sort()).toEqual(Object.keys(EXPECTED).sort());
+  });
+
+  it.each(Object.keys(EXPECTED))('%s', (step) => {
+    const l = local.results.get(step)!;
+    const r = remote.results.get(step)!;
+    const want = EXPECTED[step]!;
+    const [lOut, lErr] = [mask(l.stdout, local.names), mask(l.stderr, local.names)];
+    const [rOut, rErr] = [mask(r.stdout, remote.names), mask(r.stderr, remote.names)];
+    // Local mode does what the step expects...
+    expect({ code: l.code, stderr: lErr }).toMatchObject({ code: want.code });
+    if (want.out) expect(lOut).toMatch(want.out);
+    else expect(lOut).toBe('');
+    if (want.err) expect(lErr).toMatch(want.err);
+    else expect(lErr).toBe('');
+    // ...and remote mode does exactly the same.
+    expect({ code: r.code, stdout: rOut, stderr: rErr }).toEqual({ code: l.code, stdout: lOut, stderr: lErr });
+  });
+
+  // Decisions §10: a secret is never printed, logged or put in an error message. The remote side
+  // is a whole session of every operation, in success and refusal, plain and --json.
+  it('never shows the merchant secret: not in any output of the remote session, nor in the server logs', () => {
+    const secret = remote.m.secret;
+    const texts: [string, string][] = [...remote.results].flatMap(([step, r]): [string, string][] => [[`${step}: stdout`, r.stdout], [`${step}: stderr`, r.stderr]]);
+    texts.push(['server access log', server.stdout()], ['server stderr', server.stderr()]);
+    expect(server.stdout()).toMatch(/POST \/api\/v1\/withdraw\/confirm 409 /); // refusals are logged too
+    for (const [label, text] of texts) {
+      expect(text.includes(secret), label).toBe(false);
+      // Nor any 12 characters of it.
+      for (let i = 0; i + 12 <= secret.length; i++) expect(text.includes(secret.slice(i, i + 12)), `${label} (part)`).toBe(false);
+    }
+  });
+
+  it('leaves both ledgers in the same state', async () => {
+    const [l, r] = await Promise.all([endState(local), endState(remote)]);
+    expect(r).toBe(l);
+    expect(l).toContain('"status": "REFUNDED"');
+  });
+});
