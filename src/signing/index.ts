@@ -49,8 +49,3 @@ export function verify(body: SignableBody, secret: string): boolean {
   const expected = Buffer.from(sign(body, secret), 'hex');
   return timingSafeEqual(expected, Buffer.from(given, 'hex'));
 }
-
-/** The canonical string with the secret shown as a placeholder, for --explain. */
-export function explain(body: SignableBody): string {
-  return `${canonicalString(body)}<SECRET>`;
-}

@@ -5,7 +5,7 @@ import { printOrder } from '../views.js';
 export async function run(ctx: Context, opts: Record<string, string | undefined>, id: string): Promise<void> {
   const txHash = await need(ctx, opts.txHash, 'tx-hash', 'Transaction hash of the payment');
   const service = await ctx.local('order mark-paid');
-  const order = await service.getOrder(id);
+  const order = await service.getOrder(id, ctx.globals.mchId);
   const amount = opts.amount ?? order.amount;
   const before = await service.balance(order.uid, { mchId: order.mchId, asset: order.asset });
   await confirmChange(ctx, 'Record a payment', [

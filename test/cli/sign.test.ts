@@ -1,0 +1,205 @@
+import { createHash } from 'node:crypto';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { CliResult } from '../helpers/cli.js';
+import { sandbox, SLOW, type Env } from './_support.js';
+
+interface Vector {
+  name: string;
+  body: string;
+  secret: string;
+  canonical: string;
+  sign: string;
+}
+const VECTORS: Vector[] = JSON.parse(
+  readFileSync(fileURLToPath(new URL('../../../shared/spec/signing-vectors.json', import.meta.url)), 'utf8'),
+);
+
+/** A secret that cannot appear by accident in any output. */
+const SECRET = 'sk_cli_test_Zq9VwX3pL7mN2rT8yB4c';
+const sha = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
+
+const s = sandbox();
+/** Every sign call of this file, with the secret it was given: none may print it. */
+const calls: Array<{ secret: string; r: CliResult; args: string[] }> = [];
+async function cli(args: string[], opts: { secret?: string | null; input?: string; env?: Env } = {}): Promise<CliResult> {
+  const secret = opts.secret === undefined ? SECRET : opts.secret;
+  const r = await s.bare(args, { input: opts.input, env: { CRYPTOPAY_SECRET: secret ?? undefined, ...opts.env } });
+  calls.push({ secret: secret ?? SECRET, r, args });
+  return r;
+}
+
+/** A one-letter secret such as the vectors' "k" occurs in ordinary words: no leak check can see it. */
+const recognisable = (secret: string) => secret.length >= 4 || /[^\x00-\x7f]/.test(secret);
+
+afterAll(() => {
+  expect(calls.filter((c) => recognisable(c.secret)).length).toBeGreaterThan(40);
+  for (const { secret, r, args } of calls.filter((c) => recognisable(c.secret))) {
+    expect(r.stdout, `stdout of sign ${args.join(' ')}`).not.toContain(secret);
+    expect(r.stderr, `stderr of sign ${args.join(' ')}`).not.toContain(secret);
+  }
+});
+
+describe.concurrent('sign', { timeout: SLOW }, () => {
+  it('prints exactly the signature of every vector of signing-vectors.json (--body, secret from CRYPTOPAY_SECRET)', async () => {
+    expect(VECTORS.length).toBeGreaterThanOrEqual(6);
+    const results = await Promise.all(VECTORS.map((v) => cli(['sign', '--body', v.body], { secret: v.secret })));
+    results.forEach((r, i) => {
+      expect(r, VECTORS[i]!.name).toEqual({ code: 0, stdout: `${VECTORS[i]!.sign}\n`, stderr: '' });
+    });
+  });
+
+  it('--explain prints each vector\'s canonical string ending in <secret>, never the secret', async () => {
+    const results = await Promise.all(VECTORS.map((v) => cli(['sign', '--explain', '--body', v.body], { secret: v.secret })));
+    results.forEach((r, i) => {
+      const v = VECTORS[i]!;
+      expect(r.code).toBe(0);
+      expect(r.stdout).toBe(`canonical  ${v.canonical}<secret>\nsign       ${v.sign}\n`);
+    });
+  });
+
+  it('sign verify: exit 0 for each vector, exit 1 once a field or the secret changes', async () => {
+    const withSign = (v: Vector) => JSON.stringify({ ...JSON.parse(v.body), sign: v.sign });
+    const upper = (v: Vector) => JSON.stringify({ ...JSON.parse(v.body), sign: v.sign.toUpperCase() });
+    const tampered = (v: Vector) => JSON.stringify({ ...JSON.parse(v.body), sign: v.sign, nonce: 'other' });
+    const [valid, validUpper, bad, wrongSecret] = await Promise.all([
+      Promise.all(VECTORS.map((v) => cli(['sign', 'verify', '--body', withSign(v)], { secret: v.secret }))),
+      Promise.all(VECTORS.slice(0, 2).map((v) => cli(['sign', 'verify', '--body', upper(v)], { secret: v.secret }))),
+      Promise.all(VECTORS.map((v) => cli(['sign', 'verify', '--body', tampered(v)], { secret: v.secret }))),
+      cli(['sign', 'verify', '--body', withSign(VECTORS[0]!)], { secret: `${VECTORS[0]!.secret}x` }),
+    ]);
+    for (const r of [...valid, ...validUpper]) expect(r).toEqual({ code: 0, stdout: 'signature valid\n', stderr: '' });
+    for (const r of [...bad, wrongSecret]) {
+      expect(r.code).toBe(1);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(/signature does not match/);
+    }
+  });
+
+  it('sign verify with key=value fields, --json and --explain', async () => {
+    const sig = sha(`a=1&b=2${SECRET}`);
+    const [ok, okJson, badJson, explained, noSign] = await Promise.all([
+      cli(['sign', 'verify', 'a=1', 'b=2', `sign=${sig}`]),
+      cli(['sign', 'verify', 'a=1', 'b=2', `sign=${sig}`, '--json']),
+      cli(['--json', 'sign', 'verify', 'a=1', 'b=3', `sign=${sig}`]),
+      cli(['sign', 'verify', '--explain', 'a=1', 'b=2', `sign=${sig}`]),
+      cli(['sign', 'verify', 'a=1']),
+    ]);
+    expect(ok).toEqual({ code: 0, stdout: 'signature valid\n', stderr: '' });
+    expect(okJson.code).toBe(0);
+    expect(JSON.parse(okJson.stdout)).toEqual({ valid: true });
+    expect(badJson.code).toBe(1);
+    expect(JSON.parse(badJson.stdout)).toEqual({ valid: false });
+    expect(explained.code).toBe(0);
+    expect(explained.stdout).toBe('canonical  a=1&b=2<secret>\nsignature valid\n');
+    expect(noSign.code).toBe(2);
+    expect(noSign.stderr).toMatch(/no sign field/);
+  });
+
+  it('key=value fields, a body on stdin and --body give the same signature', async () => {
+    const expected = sha(`amount=10&oid=A-1&uid=u1${SECRET}`);
+    const [fields, stdin, body, mixed] = await Promise.all([
+      cli(['sign', 'oid=A-1', 'uid=u1', 'amount=10']),
+      cli(['sign'], { input: '{"uid":"u1","amount":"10","oid":"A-1"}' }),
+      cli(['sign', '--body', '{"amount":"10","oid":"A-1","uid":"u1","memo":""}']),
+      cli(['sign', '--body', '{"amount":"10","oid":"A-1"}', 'uid=u1']),
+    ]);
+    for (const r of [fields, stdin, body, mixed]) expect(r).toEqual({ code: 0, stdout: `${expected}\n`, stderr: '' });
+    // A value keeps everything after the first "=", spaces included.
+    const eq = await cli(['sign', 'remark=a=b&c', 'memo= x ']);
+    expect(eq.stdout).toBe(`${sha(`memo= x &remark=a=b&c${SECRET}`)}\n`);
+  });
+
+  it('--json prints the body with its sign; --fill adds timestamp, nonce and, with --mch-id, mchId', async () => {
+    const before = Date.now();
+    const [plain, filled, filledAgain, keep] = await Promise.all([
+      cli(['sign', '--json', 'oid=A-1', 'uid=u1']),
+      cli(['sign', '--fill', '--mch-id', 'M100001', 'oid=A-1', 'uid=u1', 'amount=10', '--json']),
+      cli(['--json', '--mch-id', 'M100001', 'sign', '--fill', 'oid=A-1']),
+      cli(['sign', '--fill', '--json', '--body', '{"oid":"A","timestamp":5,"nonce":"mine","mchId":"M7"}', '--mch-id', 'M100001']),
+    ]);
+    expect(JSON.parse(plain.stdout)).toEqual({ oid: 'A-1', uid: 'u1', sign: sha(`oid=A-1&uid=u1${SECRET}`) });
+
+    const body = JSON.parse(filled.stdout);
+    expect(Object.keys(body).sort()).toEqual(['amount', 'mchId', 'nonce', 'oid', 'sign', 'timestamp', 'uid']);
+    expect(body.mchId).toBe('M100001');
+    expect(body.timestamp).toBeGreaterThanOrEqual(before);
+    expect(body.timestamp).toBeLessThanOrEqual(Date.now());
+    expect(body.nonce).toMatch(/^[A-Za-z0-9_-]{1,64}$/);
+    expect(body.sign).toBe(sha(`amount=10&mchId=M100001&nonce=${body.nonce}&oid=A-1&timestamp=${body.timestamp}&uid=u1${SECRET}`));
+    expect(JSON.parse(filledAgain.stdout).nonce).not.toBe(body.nonce);
+    // What is already there is kept.
+    expect(JSON.parse(keep.stdout)).toMatchObject({ timestamp: 5, nonce: 'mine', mchId: 'M7' });
+
+    // The filled body verifies as it stands.
+    const v = await cli(['sign', 'verify'], { input: filled.stdout });
+    expect(v).toEqual({ code: 0, stdout: 'signature valid\n', stderr: '' });
+    // Without --mch-id, --fill adds no mchId.
+    const noMch = await cli(['sign', '--fill', '--json', 'oid=A-1']);
+    expect(Object.keys(JSON.parse(noMch.stdout)).sort()).toEqual(['nonce', 'oid', 'sign', 'timestamp']);
+  });
+
+  it('--secret-file: mode 0600 is used; a file others can read is refused with exit 2', async () => {
+    const f600 = join(s.dir, 'secret-600');
+    const f644 = join(s.dir, 'secret-644');
+    writeFileSync(f600, `${SECRET}\n`, { mode: 0o600 });
+    writeFileSync(f644, `${SECRET}\n`, { mode: 0o600 });
+    chmodSync(f600, 0o600);
+    chmodSync(f644, 0o644);
+    const [ok, open, missing, wins] = await Promise.all([
+      cli(['sign', '--secret-file', f600, 'a=1'], { secret: null }),
+      cli(['sign', 'a=1', '--secret-file', f644], { secret: null }),
+      cli(['sign', '--secret-file', join(s.dir, 'nope'), 'a=1'], { secret: null }),
+      // The file is what was asked for, over the environment.
+      cli(['sign', '--secret-file', f600, 'a=1'], { secret: 'other-secret-from-env' }),
+    ]);
+    expect(ok).toEqual({ code: 0, stdout: `${sha(`a=1${SECRET}`)}\n`, stderr: '' });
+    expect(wins.stdout).toBe(`${sha(`a=1${SECRET}`)}\n`);
+    expect(open.code).toBe(2);
+    expect(open.stdout).toBe('');
+    expect(open.stderr).toMatch(/can be read by others \(mode 644\).*chmod 600/);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/cannot read the secret file/);
+  });
+
+  it('a secret on the command line is refused with exit 2 and never echoed', async () => {
+    const onLine = 'sk_on_the_line_Vb6Tq1Jm';
+    const results = await Promise.all([
+      cli(['sign', '--secret', onLine, 'a=1'], { secret: onLine }),
+      cli(['sign', 'a=1', `--secret=${onLine}`], { secret: onLine }),
+      cli(['--secret', onLine, 'sign', 'verify', 'a=1', 'sign=00'], { secret: onLine }),
+      cli(['--secret', onLine, 'order', 'list'], { secret: onLine }),
+    ]);
+    for (const r of results) {
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(/a secret is never taken from a command-line flag.*CRYPTOPAY_SECRET or --secret-file/);
+      expect(r.stderr).not.toContain(onLine);
+    }
+  });
+
+  it('usage errors exit 2: no secret, malformed JSON, a non-object body, a nested value, a field that is not key=value', async () => {
+    const [noSecret, emptySecret, malformed, malformedStdin, array, nested, notKv] = await Promise.all([
+      cli(['sign', 'a=1'], { secret: null }),
+      cli(['sign', 'a=1'], { secret: null, env: { CRYPTOPAY_SECRET: '' } }),
+      cli(['sign', '--body', '{"a":1,']),
+      cli(['sign'], { input: 'oid=A-1' }),
+      cli(['sign', '--body', '[1,2]']),
+      cli(['sign', '--body', '{"a":{"b":1}}']),
+      cli(['sign', 'justtext']),
+    ]);
+    for (const r of [noSecret, emptySecret, malformed, malformedStdin, array, nested, notKv]) {
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe('');
+    }
+    expect(noSecret.stderr).toMatch(/no merchant secret: set CRYPTOPAY_SECRET or pass --secret-file/);
+    expect(emptySecret.stderr).toMatch(/no merchant secret/);
+    expect(malformed.stderr).toMatch(/the body is not valid JSON/);
+    expect(malformedStdin.stderr).toMatch(/the body is not valid JSON/);
+    expect(array.stderr).toMatch(/must be a JSON object/);
+    expect(nested.stderr).toMatch(/field a must be a string, number or boolean; nested values are not accepted/);
+    expect(notKv.stderr).toMatch(/"justtext" is not key=value/);
+  });
+});

@@ -1,0 +1,67 @@
+/**
+ * On a terminal the CLI asks: for a missing required option, and before it changes money. Run
+ * under a real pseudo-terminal with util-linux `script`; skipped where `script` is missing.
+ */
+import { describe, expect, it } from 'vitest';
+import { balanceOf, ESC, HAS_SCRIPT, paidOrder, runPty, SLOW, withMerchant } from './_support.js';
+
+describe.skipIf(!HAS_SCRIPT).concurrent('on a terminal (script -qec)', { timeout: SLOW }, () => {
+  it('a missing required option is asked for, and the answer is used', async () => {
+    const s = await withMerchant();
+    const r = await runPty(['--db', s.db, 'order', 'create', '--uid', 'u1', '--amount', '5'], {
+      steps: [{ waitFor: /Merchant order number \(oid\)/, send: 'PTY-1\r' }],
+    });
+    expect(r.code, r.text).toBe(0);
+    expect(r.text).toMatch(/oid\s+PTY-1/);
+    expect(r.text).toMatch(/status\s+PENDING_PAY/);
+    const list = await s.json(['order', 'list']);
+    expect(list.map((o: { oid: string; uid: string; amount: string }) => [o.oid, o.uid, o.amount])).toEqual([['PTY-1', 'u1', '5']]);
+  });
+
+  it('a refund shows what will happen and asks "Go ahead?" before changing money', async () => {
+    const s = await withMerchant();
+    const id = await paidOrder(s, 'T-1', 'u1', '10');
+
+    const no = await runPty(['--db', s.db, 'refund', '--id', id, '--amount', '2', '--remark', 'dented'], {
+      steps: [{ waitFor: /Go ahead\?/, send: 'n\r' }],
+    });
+    expect(no.text).toMatch(/Refund:/);
+    expect(no.text).toMatch(new RegExp(`order\\s+${id} \\(oid T-1, PAID\\), paid 10, refunded so far 0 USDT`));
+    expect(no.text).toMatch(/user\s+u1: available 10 USDT, debited 2/);
+    expect(no.text).toMatch(/remark\s+dented/);
+    expect(no.code).toBe(1);
+    expect(no.text).toMatch(/cancelled: nothing was changed/);
+    expect(await balanceOf(s, 'u1')).toEqual({ available: '10', held: '0' });
+    expect(await s.json(['refund', 'list'])).toEqual([]);
+
+    const yes = await runPty(['--db', s.db, 'refund', '--id', id, '--amount', '2', '--remark', 'dented'], {
+      steps: [{ waitFor: /Go ahead\?/, send: 'y\r' }],
+    });
+    expect(yes.code, yes.text).toBe(0);
+    expect(yes.text).toMatch(/refunded\s+2/);
+    expect(await balanceOf(s, 'u1')).toEqual({ available: '8', held: '0' });
+
+    // --yes skips the question on a terminal too.
+    const skip = await runPty(['--db', s.db, 'refund', '--id', id, '--amount', '1', '--yes']);
+    expect(skip.code, skip.text).toBe(0);
+    expect(skip.text).not.toMatch(/Go ahead\?/);
+    expect(await balanceOf(s, 'u1')).toEqual({ available: '7', held: '0' });
+  });
+
+  it('colour and tables on a terminal; NO_COLOR takes the colour away', async () => {
+    const s = await withMerchant();
+    await s.json(['order', 'create', '--oid', 'C-1', '--uid', 'u1', '--amount', '1']);
+    const [coloured, plain, table] = await Promise.all([
+      runPty(['--db', s.db, 'merchant', 'show'], { env: { NO_COLOR: undefined } }),
+      runPty(['--db', s.db, 'merchant', 'show'], { env: { NO_COLOR: '1' } }),
+      runPty(['--db', s.db, 'order', 'list'], { env: { NO_COLOR: '1' } }),
+    ]);
+    for (const r of [coloured, plain, table]) expect(r.code, r.text).toBe(0);
+    expect(coloured.out).toContain(ESC);
+    expect(coloured.text).toMatch(/mchId\s+M\d+/);
+    expect(plain.out).not.toContain(ESC);
+    expect(plain.out).toMatch(/mchId\s+M\d+/);
+    expect(table.out).toMatch(/┌/);
+    expect(table.out).toMatch(/│ id\s+│ oid\s+│ uid/);
+  });
+});

@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { ESC, EVM_TO, paidOrder, sandbox, SLOW, USDT_ETH, withMerchant } from './_support.js';
+
+// Every test has its own ledger: they run side by side.
+describe.concurrent('usage', { timeout: SLOW }, () => {
+  describe('help and usage errors', () => {
+    it('--help exits 0 and lists every command', async () => {
+      const s = sandbox();
+      const [top, order, withdraw, merchant, helpCmd] = await Promise.all([
+        s.bare(['--help']),
+        s.bare(['order', '--help']),
+        s.bare(['withdraw', '--help']),
+        s.bare(['merchant', '--help']),
+        s.bare(['help', 'refund']),
+      ]);
+      expect(top.code).toBe(0);
+      expect(top.stdout).toMatch(/^Usage: cryptopay/);
+      for (const cmd of ['merchant', 'order', 'address', 'refund', 'withdraw', 'balance', 'log', 'ledger', 'chains', 'sign']) {
+        expect(top.stdout).toMatch(new RegExp(`^  ${cmd}\\b`, 'm'));
+      }
+      for (const opt of ['--db', '--json', '--yes', '--mch-id', '--secret-file']) expect(top.stdout).toContain(opt);
+      // The flag that is always refused is not advertised.
+      expect(top.stdout).not.toMatch(/--secret </);
+      expect(order.code).toBe(0);
+      for (const sub of ['create', 'status', 'show', 'list', 'mark-paid']) expect(order.stdout).toMatch(new RegExp(`^  ${sub}\\b`, 'm'));
+      expect(withdraw.code).toBe(0);
+      for (const sub of ['apply', 'confirm', 'reject', 'list', 'show']) expect(withdraw.stdout).toMatch(new RegExp(`^  ${sub}\\b`, 'm'));
+      expect(merchant.code).toBe(0);
+      for (const sub of ['add', 'list', 'show', 'rotate-secret']) expect(merchant.stdout).toMatch(new RegExp(`^  ${sub}\\b`, 'm'));
+      expect(helpCmd.code).toBe(0);
+      expect(helpCmd.stdout).toMatch(/Usage: cryptopay refund/);
+      expect(helpCmd.stdout).toContain('--amount');
+    });
+
+    it('an unknown command, an unknown option, a missing argument or subcommand: exit 2 with the reason on stderr', async () => {
+      const s = sandbox();
+      const [cmd, sub, opt, globalOpt, noArg, noValue, bareGroup] = await Promise.all([
+        s.run(['refnud']),
+        s.run(['order', 'cancel', 'x']),
+        s.run(['order', 'list', '--colour']),
+        s.run(['--verbose', 'order', 'list']),
+        s.run(['order', 'status']),
+        s.run(['order', 'list', '--limit']),
+        s.run(['withdraw']),
+      ]);
+      for (const r of [cmd, sub, opt, globalOpt, noArg, noValue, bareGroup]) expect(r.code).toBe(2);
+      expect(cmd.stderr).toMatch(/unknown command 'refnud'/);
+      expect(cmd.stderr).toMatch(/Did you mean refund\?/);
+      expect(sub.stderr).toMatch(/unknown command 'cancel'/);
+      expect(opt.stderr).toMatch(/unknown option '--colour'/);
+      expect(globalOpt.stderr).toMatch(/unknown option '--verbose'/);
+      expect(noArg.stderr).toMatch(/missing required argument 'id'/);
+      expect(noValue.stderr).toMatch(/option '--limit <n>' argument missing/);
+      expect(bareGroup.stderr).toMatch(/Usage: cryptopay withdraw/);
+      for (const r of [cmd, sub, opt, globalOpt, noArg, noValue]) expect(r.stdout).toBe('');
+    });
+  });
+
+  describe('piped output', () => {
+    it('has no ANSI escape codes, with or without NO_COLOR, for tables, records, warnings and errors', async () => {
+      const s = await withMerchant();
+      const id = await paidOrder(s, 'N-1', 'u1', '5');
+      const commands: string[][] = [
+        ['order', 'list'],
+        ['order', 'show', id],
+        ['merchant', 'list'],
+        ['merchant', 'add', '--name', 'Two', '--generate-wallet'],
+        ['refund', '--id', id, '--amount', '1'],
+        ['order', 'status', 'ord_nope000000000000000'],
+        ['log'],
+        ['chains'],
+        ['withdraw', 'apply', '--uid', 'u1', '--amount', '1', '--to', EVM_TO, '--chain-id', '1', '--chain-type', 'EVM', '--token', USDT_ETH],
+        ['--help'],
+      ];
+      // Piped, colour is off whether or not NO_COLOR says so; a TERM that supports colour changes nothing.
+      // (--mch-id: the merchant added alongside must not make the others ambiguous.)
+      const run = (args: string[], NO_COLOR?: string) => s.run(['--mch-id', s.mchId, ...args], { env: { NO_COLOR, TERM: 'xterm-256color' } });
+      const runs = await Promise.all([...commands.map((args) => run(args)), ...commands.slice(0, 3).map((args) => run(args, '1'))]);
+      runs.forEach((r, i) => {
+        const label = commands[i % commands.length]!.join(' ');
+        expect(r.stdout + r.stderr, label).not.toContain(ESC);
+        expect(r.stdout + r.stderr, label).not.toBe('');
+      });
+      // Plain rows, tab-separated, no table borders.
+      const list = runs[0]!.stdout;
+      expect(list).not.toMatch(/[│┌─]/);
+      expect(list.split('\t')[0]).toBe(id);
+      expect(runs[commands.length]!.stdout).toBe(list);
+      // The refund without --yes was refused and changed nothing.
+      expect(runs[4]!.code).toBe(2);
+      expect((await s.json(['order', 'show', id])).refundedAmount).toBe('0');
+    });
+  });
+});
