@@ -52,6 +52,16 @@ export interface LocalDeps {
 
 const heavy = () => import('./heavy.js');
 
+/** The two reads the payment page makes most, prepared once per ledger connection. */
+function prepareReads(db: Ledger['db']) {
+  const id = sql.placeholder('id');
+  return {
+    status: db.select({ status: orders.status, expiredAt: orders.expiredAt }).from(orders).where(eq(orders.id, id)).prepare(),
+    addresses: db.select({ chainType: orderAddresses.chainType, address: orderAddresses.address }).from(orderAddresses).where(eq(orderAddresses.orderId, id)).prepare(),
+  };
+}
+const preparedReads = new WeakMap<Ledger, ReturnType<typeof prepareReads>>();
+
 const defaultRandomId = (prefix: string) => `${prefix}_${randomBytes(16).toString('base64url')}`;
 const newSecret = () => `sk_${randomBytes(24).toString('base64url')}`;
 
@@ -390,14 +400,23 @@ export class LocalPaymentService implements PaymentService {
     };
   }
 
+  private reads() {
+    let r = preparedReads.get(this.ledger);
+    if (!r) preparedReads.set(this.ledger, (r = prepareReads(this.db)));
+    return r;
+  }
+
   async getAddresses(id: string): Promise<Addresses> {
-    const exists = this.db.select({ id: orders.id }).from(orders).where(eq(orders.id, id)).get();
-    if (!exists) throw notFound('Not found');
-    return this.addressesOf(this.db, id);
+    // Every order has at least one address (a merchant needs a wallet), so none means no order.
+    const rows = this.reads().addresses.all({ id });
+    if (rows.length === 0) throw notFound('Not found');
+    const out: Addresses = {};
+    for (const a of rows) out[a.chainType as ChainType] = a.address;
+    return out;
   }
 
   async getOrderStatus(id: string): Promise<OrderStatus> {
-    const o = this.db.select({ status: orders.status, expiredAt: orders.expiredAt }).from(orders).where(eq(orders.id, id)).get();
+    const o = this.reads().status.get({ id });
     if (!o) throw notFound('Order not found');
     return readStatus(o.status, o.expiredAt, this.now());
   }
