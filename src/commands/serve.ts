@@ -19,12 +19,15 @@ export async function run(ctx: Context, opts: { host?: string; port?: string }):
     firstRun = { mchId: created.merchant.mchId, secret: created.secret, mnemonic: created.mnemonic };
   }
 
+  // Access-log lines are written once per turn of the event loop, not once per request: under
+  // load that is one write call for many lines.
+  const log = lineBuffer((text) => ctx.io.stdout.write(text));
   // Built once here so that no request pays for it.
   (await import('../chains/derive.js')).warmUpDerivation();
   const app = createApp({
     backend: service,
     now: ctx.now,
-    accessLog: (line) => ctx.io.stdout.write(`${line}\n`),
+    accessLog: (line) => log.push(line),
     errorLog: err,
   });
   const server = await listen(app, host, port);
@@ -35,7 +38,25 @@ export async function run(ctx: Context, opts: { host?: string; port?: string }):
   const signal = await ctx.stopSignal();
   err(`${signal}: finishing requests in flight, then stopping`);
   await server.close();
+  log.flush();
   err('stopped; ledger closed');
+}
+
+function lineBuffer(write: (text: string) => void) {
+  let lines: string[] = [];
+  const flush = () => {
+    if (lines.length === 0) return;
+    const text = `${lines.join('\n')}\n`;
+    lines = [];
+    write(text);
+  };
+  return {
+    push(line: string) {
+      if (lines.length === 0) setImmediate(flush);
+      lines.push(line);
+    },
+    flush,
+  };
 }
 
 function printFirstRun(ctx: Context, url: string, m: { mchId: string; secret: string; mnemonic?: string }): void {
