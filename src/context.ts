@@ -1,8 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { homedir, userInfo } from 'node:os';
+import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { usage } from './core/errors.js';
+import { configDir } from './paths.js';
 import type { PaymentService } from './core/service.js';
 import type { LocalPaymentService } from './store/local-service.js';
 
@@ -58,7 +59,6 @@ export interface Context {
   service(): Promise<PaymentService>;
   /** A remote is configured: operations are forwarded, signed. */
   isRemote(): boolean;
-  remote(): Promise<RemoteTarget | undefined>;
   /** The local ledger with its administration; refuses when a remote is configured. */
   local(what: string): Promise<LocalPaymentService>;
   close(): void;
@@ -103,7 +103,7 @@ export function operatorName(globals: Globals, env: NodeJS.ProcessEnv): string {
  */
 function activeProfileName(globals: Globals, env: NodeJS.ProcessEnv): string | undefined {
   if (globals.profile) return globals.profile;
-  const path = join(env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config'), 'cryptopay', 'config.json');
+  const path = join(configDir(env), 'config.json');
   if (!existsSync(path)) return undefined;
   try {
     return (JSON.parse(readFileSync(path, 'utf8')) as { active?: string | null }).active ?? undefined;
@@ -117,7 +117,7 @@ function activeProfileName(globals: Globals, env: NodeJS.ProcessEnv): string | u
  * it exists. Checked against its schema when the registry is first used.
  */
 export function readChainsConfig(env: NodeJS.ProcessEnv): any {
-  const path = env.CRYPTOPAY_CHAINS || join(env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config'), 'cryptopay', 'chains.json');
+  const path = env.CRYPTOPAY_CHAINS || join(configDir(env), 'chains.json');
   if (!env.CRYPTOPAY_CHAINS && !existsSync(path)) return undefined;
   let text: string;
   try {
@@ -161,7 +161,6 @@ export function createContext(deps: ContextDeps, globals: Globals): Context {
     stopSignal: deps.stopSignal ?? (() => new Promise<string>(() => {})),
     prompter: deps.prompter ?? lazyPrompter,
     isRemote: () => !!remoteUrl(),
-    remote: resolveRemote,
     async service() {
       const remote = await resolveRemote();
       if (remote) {

@@ -32,7 +32,7 @@ export async function run(ctx: Context, opts: { host?: string; port?: string }):
   });
   const server = await listen(app, host, port);
   err(`cryptopay serving ${server.url}/api/v1 on the ledger ${service.ledger.path}`);
-  if (firstRun) printFirstRun(ctx, server.url, firstRun);
+  if (firstRun) printFirstRun(ctx, err, server.url, firstRun);
   else err(`sign requests with a merchant's secret: cryptopay sign --fill --mch-id M... key=value ...`);
 
   const signal = await ctx.stopSignal();
@@ -59,11 +59,10 @@ function lineBuffer(write: (text: string) => void) {
   };
 }
 
-function printFirstRun(ctx: Context, url: string, m: { mchId: string; secret: string; mnemonic?: string }): void {
-  const err = (s: string) => ctx.io.stderr.write(`${s}\n`);
+function printFirstRun(ctx: Context, err: (s: string) => void, url: string, m: { mchId: string; secret: string; mnemonic?: string }): void {
   const body = {
     mchId: m.mchId,
-    oid: `demo-${Date.now()}`,
+    oid: `demo-${ctx.now()}`,
     uid: 'user-1',
     amount: '12.50',
     timestamp: ctx.now(),

@@ -1,9 +1,9 @@
 import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { AppError, usage } from '../core/errors.js';
 import { describeIssues } from '../core/schemas.js';
+import { configDir } from '../paths.js';
 import { assertPrivate } from './secret-file.js';
 
 /**
@@ -26,8 +26,7 @@ export type Profile = z.infer<typeof profileSchema>;
 export type Config = z.infer<typeof configSchema>;
 
 export function configPath(env: NodeJS.ProcessEnv): string {
-  const base = env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config');
-  return join(base, 'cryptopay', 'config.json');
+  return join(configDir(env), 'config.json');
 }
 
 export function readConfig(env: NodeJS.ProcessEnv): Config {

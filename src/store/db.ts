@@ -2,10 +2,10 @@ import Database from 'better-sqlite3';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AppError } from '../core/errors.js';
+import { dataDir } from '../paths.js';
 import * as schema from './schema.js';
 
 export type Db = BetterSQLite3Database<typeof schema> & { $client: Database.Database };
@@ -24,8 +24,7 @@ const MIGRATIONS = fileURLToPath(new URL('../../src/store/migrations', import.me
 export function resolveLedgerPath(flag: string | undefined, env: NodeJS.ProcessEnv): string {
   if (flag) return flag;
   if (env.CRYPTOPAY_DB) return env.CRYPTOPAY_DB;
-  const dataHome = env.XDG_DATA_HOME || join(env.HOME || homedir(), '.local', 'share');
-  return join(dataHome, 'cryptopay', 'ledger.db');
+  return join(dataDir(env), 'ledger.db');
 }
 
 /** How long a writer waits for another process's transaction before giving up. */

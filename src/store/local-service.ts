@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { and, asc, desc, eq, gt, lte, ne, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, lte, or, sql, type SQL } from 'drizzle-orm';
 import type { Registry, RegistryConfig } from '../chains/registry.js';
 import { isTxHash } from '../chains/tx-hash.js';
 import { ASSETS } from '../core/assets.js';
@@ -364,7 +364,7 @@ export class LocalPaymentService implements PaymentService {
         if (differs.length) {
           throw conflict(`oid ${req.oid} is already used by order ${existing.id} with a different ${differs.join(', ')}`);
         }
-        return this.orderView(tx, existing, now);
+        return this.orderView(existing, now);
       }
       const expiredAt = req.expiredAt ?? now + m.orderLifetimeMs;
       if (expiredAt <= now) throw invalid('expiredAt must lie in the future');
@@ -375,13 +375,13 @@ export class LocalPaymentService implements PaymentService {
         memo: req.memo ?? null, expiredAt, notifyUrl: req.notifyUrl ?? null, redirectUrl: req.redirectUrl ?? null,
         logo: req.logo ?? null, createdAt: now,
       });
-      const addresses = this.allocateAddresses(tx, m, id, h.deriveAddress);
+      const addresses = this.allocateAddresses(m, id, h.deriveAddress);
       return { id, oid: req.oid, uid: req.uid, amount: formatAmount(amount, decimals), status: 'PENDING_PAY', expiredAt, addresses };
     });
   }
 
   /** A fresh address per chain type; the index counter moves inside the same transaction. */
-  private allocateAddresses(tx: Q, m: MerchantRow, orderId: string, deriveAddress: (chain: ChainType, xpub: string, index: number) => string): Addresses {
+  private allocateAddresses(m: MerchantRow, orderId: string, deriveAddress: (chain: ChainType, xpub: string, index: number) => string): Addresses {
     const addresses: Addresses = {};
     for (const chain of ['EVM', 'TRON'] as const) {
       const xpub = chain === 'EVM' ? m.evmXpub : m.tronXpub;
@@ -402,16 +402,16 @@ export class LocalPaymentService implements PaymentService {
     return addresses;
   }
 
-  private addressesOf(q: Q, orderId: string): Addresses {
+  private addressesOf(orderId: string): Addresses {
     const out: Addresses = {};
-    for (const a of q.select().from(orderAddresses).where(eq(orderAddresses.orderId, orderId)).all()) out[a.chainType as ChainType] = a.address;
+    for (const a of this.stmts().addresses.all({ id: orderId })) out[a.chainType as ChainType] = a.address;
     return out;
   }
 
-  private orderView(q: Q, o: OrderRow, now: number): Order {
+  private orderView(o: OrderRow, now: number): Order {
     return {
       id: o.id, oid: o.oid, uid: o.uid, amount: formatAmount(o.amount, this.decimalsOf(o.asset)),
-      status: readStatus(o.status, o.expiredAt, now), expiredAt: o.expiredAt, addresses: this.addressesOf(q, o.id),
+      status: readStatus(o.status, o.expiredAt, now), expiredAt: o.expiredAt, addresses: this.addressesOf(o.id),
     };
   }
 
@@ -423,11 +423,9 @@ export class LocalPaymentService implements PaymentService {
 
   async getAddresses(id: string): Promise<Addresses> {
     // Every order has at least one address (a merchant needs a wallet), so none means no order.
-    const rows = this.stmts().addresses.all({ id });
-    if (rows.length === 0) throw notFound('Not found');
-    const out: Addresses = {};
-    for (const a of rows) out[a.chainType as ChainType] = a.address;
-    return out;
+    const addresses = this.addressesOf(id);
+    if (Object.keys(addresses).length === 0) throw notFound('Not found');
+    return addresses;
   }
 
   async getOrderStatus(id: string): Promise<OrderStatus> {
@@ -454,7 +452,7 @@ export class LocalPaymentService implements PaymentService {
       token: p.token, late: p.late, source: p.source as 'manual' | 'chain', createdAt: p.createdAt,
     }));
     return {
-      ...this.orderView(this.db, o, this.now()),
+      ...this.orderView(o, this.now()),
       mchId: o.merchantId, asset: o.asset, memo: o.memo, notifyUrl: o.notifyUrl, redirectUrl: o.redirectUrl, logo: o.logo,
       paidAmount: formatAmount(o.paidAmount, d), refundedAmount: formatAmount(o.refundedAmount, d), paidAt: o.paidAt,
       late: o.late, createdAt: o.createdAt, payments: pays,
@@ -756,26 +754,39 @@ export class LocalPaymentService implements PaymentService {
     for (const r of q.select({ asset: accounts.asset, merchantId: accounts.merchantId, total: sql<bigint>`sum(${accounts.posted})` }).from(accounts).groupBy(accounts.merchantId, accounts.asset).all()) {
       if (BigInt(r.total) !== 0n) v.push(`asset ${r.asset} of merchant ${r.merchantId} sums to ${r.total}, not 0`);
     }
-    for (const a of q.select().from(accounts).where(eq(accounts.kind, 'user')).all()) {
+    // Each check is one statement over its table, with the sums it compares against computed
+    // alongside by correlated subqueries: no query per row. The outer row's columns are named
+    // with their table on purpose: drizzle leaves the table off in a one-table select, and
+    // inside the subquery a bare "id" or "uid" would mean the subquery's own column.
+    const outer = (table: string, column: string) => sql.raw(`"${table}"."${column}"`);
+    const sumTransfers = (side: 'credit_account_id' | 'debit_account_id', state: string) =>
+      sql<bigint>`(select coalesce(sum(t.amount), 0) from transfers t where t.${sql.raw(side)} = ${outer('accounts', 'id')} and t.state = ${state})`;
+    const accountRows = q.select({
+      a: accounts,
+      credits: sumTransfers('credit_account_id', 'posted'),
+      debits: sumTransfers('debit_account_id', 'posted'),
+      held: sumTransfers('debit_account_id', 'pending'),
+      pendingWithdrawals: sql<bigint>`(select coalesce(sum(w.amount), 0) from withdrawals w where w.merchant_id = ${outer('accounts', 'merchant_id')} and w.uid = ${outer('accounts', 'uid')} and w.asset = ${outer('accounts', 'asset')} and w.status = 'PENDING')`,
+    }).from(accounts).all();
+    for (const { a, pendingWithdrawals } of accountRows) {
+      if (a.kind !== 'user') continue;
       if (a.posted - a.pendingDebits < 0n) v.push(`user ${a.uid} (${a.merchantId}) has a negative available balance: ${a.posted - a.pendingDebits}`);
       if (a.pendingDebits < 0n) v.push(`user ${a.uid} (${a.merchantId}) holds a negative amount: ${a.pendingDebits}`);
-      const pending = q.select({ s: sql<bigint>`coalesce(sum(${withdrawals.amount}), 0)` }).from(withdrawals)
-        .where(and(eq(withdrawals.merchantId, a.merchantId), eq(withdrawals.uid, a.uid), eq(withdrawals.asset, a.asset), eq(withdrawals.status, 'PENDING'))).get()!.s;
-      if (BigInt(pending) !== a.pendingDebits) v.push(`user ${a.uid} (${a.merchantId}) holds ${a.pendingDebits} but pending withdrawals total ${pending}`);
+      if (BigInt(pendingWithdrawals) !== a.pendingDebits) v.push(`user ${a.uid} (${a.merchantId}) holds ${a.pendingDebits} but pending withdrawals total ${pendingWithdrawals}`);
     }
-    for (const a of q.select().from(accounts).all()) {
-      const sumWhere = (side: SQL | typeof transfers.creditAccountId | typeof transfers.debitAccountId, state: string) =>
-        sql<bigint>`coalesce(sum(case when ${side} = ${a.id} and ${transfers.state} = ${state} then ${transfers.amount} else 0 end), 0)`;
-      const flows = q.select({ c: sumWhere(transfers.creditAccountId, 'posted'), d: sumWhere(transfers.debitAccountId, 'posted'), h: sumWhere(transfers.debitAccountId, 'pending') })
-        .from(transfers).where(or(eq(transfers.creditAccountId, a.id), eq(transfers.debitAccountId, a.id))).get()!;
-      const posted = BigInt(flows.c) - BigInt(flows.d);
+    for (const { a, credits, debits, held } of accountRows) {
+      const posted = BigInt(credits) - BigInt(debits);
       if (posted !== a.posted) v.push(`account ${a.id} (${a.kind} ${a.uid}) records ${a.posted} but its transfers give ${posted}`);
-      if (BigInt(flows.h) !== a.pendingDebits) v.push(`account ${a.id} (${a.kind} ${a.uid}) holds ${a.pendingDebits} but its pending transfers give ${flows.h}`);
+      if (BigInt(held) !== a.pendingDebits) v.push(`account ${a.id} (${a.kind} ${a.uid}) holds ${a.pendingDebits} but its pending transfers give ${held}`);
     }
-    // Unpaid orders need no look at their rows, unless their stored status claims otherwise.
-    for (const o of q.select().from(orders).all()) {
-      const paid = BigInt(q.select({ s: sql<bigint>`coalesce(sum(${payments.amount}), 0)` }).from(payments).where(eq(payments.orderId, o.id)).get()!.s);
-      const refunded = BigInt(q.select({ s: sql<bigint>`coalesce(sum(${refunds.amount}), 0)` }).from(refunds).where(eq(refunds.orderId, o.id)).get()!.s);
+    const orderRows = q.select({
+      o: orders,
+      paid: sql<bigint>`(select coalesce(sum(p.amount), 0) from payments p where p.order_id = ${outer('orders', 'id')})`,
+      refunded: sql<bigint>`(select coalesce(sum(r.amount), 0) from refunds r where r.order_id = ${outer('orders', 'id')})`,
+    }).from(orders).all();
+    for (const { o, paid: paidSum, refunded: refundedSum } of orderRows) {
+      const paid = BigInt(paidSum);
+      const refunded = BigInt(refundedSum);
       if (paid !== o.paidAmount) v.push(`order ${o.id} records paid ${o.paidAmount} but its payments total ${paid}`);
       if (refunded !== o.refundedAmount) v.push(`order ${o.id} records refunded ${o.refundedAmount} but its refunds total ${refunded}`);
       if (refunded > paid) v.push(`order ${o.id} refunded ${refunded}, more than the ${paid} it was paid`);
