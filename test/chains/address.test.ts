@@ -9,12 +9,7 @@ import {
   tronAddressFromEvm,
   validateAddress,
 } from '../../src/chains/address.js';
-import { AppError } from '../../src/core/errors.js';
-
-function expectInvalid(fn: () => unknown, re: RegExp): void {
-  expect(fn).toThrow(AppError);
-  try { fn(); } catch (e) { expect((e as AppError).kind).toBe('invalid'); expect((e as AppError).message).toMatch(re); }
-}
+import { expectInvalid } from '../helpers/errors.js';
 
 // EIP-55 test cases (https://eips.ethereum.org/EIPS/eip-55): for the single-case ones the checksum
 // form is the address itself, which checks our checksum computation as well as acceptance.

@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ASSETS, createRegistry, maxDecimals, parseChainId, type RegistryConfig } from '../../src/chains/registry.js';
-import { AppError } from '../../src/core/errors.js';
-
-function expectInvalid(fn: () => unknown, re: RegExp): void {
-  expect(fn).toThrow(AppError);
-  try { fn(); } catch (e) { expect((e as AppError).kind).toBe('invalid'); expect((e as AppError).message).toMatch(re); }
-}
+import { expectInvalid } from '../helpers/errors.js';
 
 const USDT_ETH = '0xdAC17F958D2ee523a2206206994597C13D831ec7';
 const USDT_BSC = '0x55d398326f99059fF775485246999027B3197955';

@@ -6,9 +6,9 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { afterAll, expect } from 'vitest';
-import { BIN, runCli, tempLedger, type CliResult } from '../helpers/cli.js';
+import { BIN, definedEnv, runCli, tempLedger, type CliResult, type Env } from '../helpers/cli.js';
 
-export type Env = Record<string, string | undefined>;
+export type { Env };
 
 /**
  * Variables that would change what the CLI does, removed unless a test sets them. The XDG
@@ -132,8 +132,7 @@ export interface PtyStep {
  */
 export function runPty(args: string[], opts: { env?: Env; steps?: PtyStep[]; timeoutMs?: number } = {}): Promise<{ code: number; out: string; text: string }> {
   const cmd = [process.execPath, BIN, ...args].map(sq).join(' ');
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries({ ...process.env, ...CLEAN_ENV, TERM: 'xterm-256color', ...opts.env })) if (v !== undefined) env[k] = v;
+  const env = definedEnv({ ...process.env, ...CLEAN_ENV, TERM: 'xterm-256color', ...opts.env });
   const child = spawn('script', ['-qec', cmd, '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
   const steps = [...(opts.steps ?? [])];
   let out = '';

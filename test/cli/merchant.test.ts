@@ -41,7 +41,9 @@ describe.concurrent('merchants', { timeout: SLOW }, () => {
       const wallet = walletFromMnemonic(words.join(' '));
       expect(shown).toMatchObject({ mchId: rec.mchId, name: 'My shop', evmXpub: wallet.evmXpub, tronXpub: wallet.tronXpub });
 
-      // "never stored": not in the ledger file, nor in its journal.
+      // "never stored": not in the ledger file, nor in its journal. The ledger itself must be
+      // there, or the loop below would check nothing.
+      expect(existsSync(s.db)).toBe(true);
       for (const f of [s.db, `${s.db}-wal`, `${s.db}-journal`]) {
         if (existsSync(f)) expect(readFileSync(f).includes(Buffer.from(words.slice(0, 3).join(' ')))).toBe(false);
       }

@@ -12,22 +12,51 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Spawns the real bin/cryptopay, as a user's shell would: no terminal, so plain output. */
-export function runCli(args: string[], opts: { env?: Record<string, string | undefined>; input?: string } = {}): Promise<CliResult> {
+/** Environment variables as a test names them: undefined removes the variable. */
+export type Env = Record<string, string | undefined>;
+
+/** `vars` without its undefined entries, as spawn takes an environment. */
+export function definedEnv(vars: Env): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(vars)) if (v !== undefined) env[k] = v;
+  return env;
+}
+
+/** This process's environment with NO_COLOR=1, then `extra` on top (undefined removes). */
+export function cliEnv(extra: Env = {}): Record<string, string> {
+  return definedEnv({ ...process.env, NO_COLOR: '1', ...extra });
+}
+
+/**
+ * Spawns the real bin/cryptopay with exactly `env` and collects its output until it closes.
+ * stdin is a pipe that gets `input` and is then closed (ended at once when input is undefined),
+ * or, with stdin 'ignore', no stdin at all.
+ */
+export function spawnCli(args: string[], env: Record<string, string>, opts: { input?: string; stdin?: 'pipe' | 'ignore' } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries({ ...process.env, NO_COLOR: '1', ...opts.env })) if (v !== undefined) env[k] = v;
-    delete env.CRYPTOPAY_REMOTE;
-    if (opts.env?.CRYPTOPAY_REMOTE) env.CRYPTOPAY_REMOTE = opts.env.CRYPTOPAY_REMOTE;
-    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: [opts.stdin ?? 'pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
+    child.stdout!.on('data', (d) => (stdout += d));
+    child.stderr!.on('data', (d) => (stderr += d));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-    child.stdin.end(opts.input ?? '');
+    if (child.stdin) {
+      if (opts.input === undefined) child.stdin.end();
+      else child.stdin.end(opts.input);
+    }
   });
+}
+
+/**
+ * Spawns the real bin/cryptopay, as a user's shell would: no terminal, so plain output. A
+ * CRYPTOPAY_REMOTE of the developer's shell is dropped; only a non-empty one in opts.env is kept.
+ */
+export function runCli(args: string[], opts: { env?: Env; input?: string } = {}): Promise<CliResult> {
+  const env = cliEnv(opts.env);
+  delete env.CRYPTOPAY_REMOTE;
+  if (opts.env?.CRYPTOPAY_REMOTE) env.CRYPTOPAY_REMOTE = opts.env.CRYPTOPAY_REMOTE;
+  return spawnCli(args, env, { input: opts.input ?? '' });
 }
 
 /** A temporary folder holding one ledger file, removed by the returned cleanup. */

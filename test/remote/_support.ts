@@ -12,10 +12,9 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { BIN, runCli, type CliResult } from '../helpers/cli.js';
+import { BIN, cliEnv, runCli, spawnCli, type CliResult, type Env } from '../helpers/cli.js';
 
-export type Env = Record<string, string | undefined>;
-export type { CliResult };
+export type { CliResult, Env };
 
 /** Variables that would change what the CLI does, removed unless a test sets them. */
 export const CLEAN_ENV: Env = {
@@ -71,18 +70,7 @@ export interface Home {
  * CRYPTOPAY_REMOTE, and some tests need one.
  */
 export function runExact(args: string[], env: Env): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const full: Record<string, string> = {};
-    for (const [k, v] of Object.entries({ ...process.env, NO_COLOR: '1', ...env })) if (v !== undefined) full[k] = v;
-    const child = spawn(process.execPath, [BIN, ...args], { env: full, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-    child.stdin.end();
-  });
+  return spawnCli(args, cliEnv(env));
 }
 
 /** A private temporary home: its own config folder, data folder and ledger path. */
@@ -137,9 +125,7 @@ export interface Served {
 
 /** Spawns `cryptopay serve --port 0 --db FILE` and waits for its "serving" line. */
 export function serve(h: Home, db = h.db): Promise<Served> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries({ ...process.env, NO_COLOR: '1', ...h.env })) if (v !== undefined) env[k] = v;
-  const child: ChildProcess = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--db', db], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--db', db], { env: cliEnv(h.env), stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   let exited = false;

@@ -65,6 +65,8 @@ describe('local-only commands in remote mode', () => {
     const add = await h.cli(['profile', 'add', 'prod', '--url', down, '--mch-id', 'M100001', '--use'], { env: { CRYPTOPAY_SECRET: 'sk_test_not_a_real_secret_123456' } });
     expect(add.code).toBe(0);
     const some = LOCAL_ONLY.filter(([what]) => ['balance', 'order mark-paid', 'log'].includes(what));
+    // The loops below check only what the filter kept: a renamed entry must not empty it silently.
+    expect(some.map(([what]) => what)).toEqual(['balance', 'order mark-paid', 'log']);
     const [viaEnv, viaProfile] = await Promise.all([
       Promise.all(some.map(([, args]) => h.cli(args, { env: { CRYPTOPAY_REMOTE: remote.url } }))),
       Promise.all(some.map(([, args]) => h.cli(args))),

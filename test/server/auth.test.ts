@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { sign } from '../../src/signing/index.js';
 import {
   refusedAndHarmless as refused,
-  EVM_TO, MINUTE, SECOND, T0, USDT_ETH, expectOk, expectRefused, nextNonce, nextOid, snapshot, startServer,
+  EVM_TO, MINUTE, SECOND, T0, USDT_ETH, expectOk, expectRefused, nextNonce, nextOid, snapshot, startServer, useServer,
   type Merchant, type TestServer,
 } from './helpers.js';
 
@@ -20,17 +20,10 @@ describe('signed requests (decisions §1)', () => {
   let m: Merchant;
   let other: Merchant;
 
-  beforeAll(async () => {
-    s = await startServer();
-    m = await s.addMerchant({ name: 'Shop' });
-    other = await s.addMerchant({ name: 'Other' });
-  });
-  beforeEach(() => {
-    s.clock.now = T0;
-  });
-  afterAll(async () => {
-    expect(await s.service.check()).toEqual([]);
-    await s.close();
+  useServer(['Shop', 'Other'], { resetClock: true }, (server, [shop, second]) => {
+    s = server;
+    m = shop;
+    other = second;
   });
 
   const refusedAndHarmless = (body: Record<string, unknown> | string, status: number, msg: string | RegExp, path = '/api/v1/order') =>

@@ -1,8 +1,8 @@
 import { getAddress } from 'ethers';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isTronAddress } from '../../src/chains/address.js';
 import {
-  EVM_TO, MINUTE, SECOND, T0, TRON_CHAIN, TRON_TO, USDT_ETH, USDT_TRON, expectOk, expectRefused, nextOid, nextTx, startServer,
+  EVM_TO, MINUTE, SECOND, T0, TRON_CHAIN, TRON_TO, USDT_ETH, USDT_TRON, expectOk, expectRefused, nextOid, nextTx, useServer,
   type Merchant, type TestServer,
 } from './helpers.js';
 
@@ -11,13 +11,9 @@ describe('every endpoint over HTTP', () => {
   let s: TestServer;
   let m: Merchant;
 
-  beforeAll(async () => {
-    s = await startServer();
-    m = await s.addMerchant();
-  });
-  afterAll(async () => {
-    expect(await s.service.check()).toEqual([]);
-    await s.close();
+  useServer(['Shop'], {}, (server, [shop]) => {
+    s = server;
+    m = shop;
   });
 
   it('POST /api/v1/order answers the payment order of §2.2 with a canonical amount, fresh addresses and the default expiry', async () => {

@@ -4,14 +4,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
 import { deriveAddress, walletFromMnemonic } from '../../src/chains/derive.js';
 import { createApp } from '../../src/server/app.js';
 import { listen } from '../../src/server/listen.js';
 import { sign } from '../../src/signing/index.js';
 import { openLedger, type Ledger } from '../../src/store/db.js';
 import { LocalPaymentService } from '../../src/store/local-service.js';
+import { BIN, cliEnv, spawnCli, type CliResult } from '../helpers/cli.js';
 
 /**
  * Helpers of the HTTP tests: a real ledger file, the real app on a real socket (127.0.0.1, a free
@@ -87,17 +87,7 @@ export async function startServer(): Promise<TestServer> {
   const server = await listen(app, '127.0.0.1', 0);
   expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
 
-  const doFetch = async (path: string, init?: RequestInit): Promise<Reply> => {
-    const res = await fetch(server.url + path, init);
-    const text = await res.text();
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    return { status: res.status, headers: res.headers, text, json };
-  };
+  const doFetch = (path: string, init?: RequestInit): Promise<Reply> => httpJson(server.url, path, init);
 
   const srv: TestServer = {
     url: server.url,
@@ -148,6 +138,37 @@ export async function startServer(): Promise<TestServer> {
   return srv;
 }
 
+/**
+ * The setup the suites on one shared server have in common, registered in the calling describe
+ * (or at file level): before all tests a server with one merchant per name, added in order;
+ * with resetClock, the clock back at T0 before each test; after all tests the ledger check (and,
+ * with noErrors, an empty error log), then the server closes. `ready` receives the server and the
+ * merchants once they exist.
+ */
+export function useServer(
+  names: string[],
+  opts: { resetClock?: boolean; noErrors?: boolean },
+  ready: (s: TestServer, merchants: Merchant[]) => void,
+): void {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startServer();
+    const merchants: Merchant[] = [];
+    for (const name of names) merchants.push(await s.addMerchant({ name }));
+    ready(s, merchants);
+  });
+  if (opts.resetClock) {
+    beforeEach(() => {
+      s.clock.now = T0;
+    });
+  }
+  afterAll(async () => {
+    expect(await s.service.check()).toEqual([]);
+    if (opts.noErrors) expect(s.errorLog).toEqual([]);
+    await s.close();
+  });
+}
+
 /** The error envelope: exactly the four keys, code 0, data null, the given status and msg. */
 export function expectRefused(r: Reply, status: number, msg?: string | RegExp): string {
   expect({ status: r.status, body: r.json }, r.text).toEqual({
@@ -194,15 +215,9 @@ export function rawRequest(
       res.setEncoding('utf8');
       res.on('data', (d) => (text += d));
       res.on('end', () => {
-        let json: unknown;
-        try {
-          json = JSON.parse(text);
-        } catch {
-          json = undefined;
-        }
         const headers = new Headers();
         for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') headers.set(k, v);
-        resolve({ status: res.statusCode ?? 0, headers, text, json });
+        resolve({ status: res.statusCode ?? 0, headers, text, json: parseJson(text) });
       });
     });
     req.on('error', reject);
@@ -213,7 +228,7 @@ export function rawRequest(
 
 // ------------------------------------------------------------------ the real binary
 
-export const BIN = fileURLToPath(new URL('../../bin/cryptopay', import.meta.url));
+export { BIN };
 
 export interface Spawned {
   child: ChildProcessWithoutNullStreams;
@@ -235,8 +250,7 @@ export function killAll(): void {
 }
 
 export async function spawnServe(db: string, extraEnv: Record<string, string> = {}): Promise<Spawned> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries({ ...process.env, NO_COLOR: '1', ...extraEnv })) if (v !== undefined) env[k] = v;
+  const env = cliEnv(extraEnv);
   delete env.CRYPTOPAY_REMOTE;
   const child = spawn(process.execPath, [BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', db], { env, stdio: ['pipe', 'pipe', 'pipe'] });
   running.add(child);
@@ -294,32 +308,26 @@ export async function spawnServe(db: string, extraEnv: Record<string, string> = 
   };
 }
 
-/** Runs the real binary once (for `ledger check`). */
-export function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries({ ...process.env, NO_COLOR: '1' })) if (v !== undefined) env[k] = v;
-    delete env.CRYPTOPAY_REMOTE;
-    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
+/** Runs the real binary once (for `ledger check`), with no stdin and no CRYPTOPAY_REMOTE. */
+export function runCli(args: string[]): Promise<CliResult> {
+  const env = cliEnv();
+  delete env.CRYPTOPAY_REMOTE;
+  return spawnCli(args, env, { stdin: 'ignore' });
+}
+
+/** The parsed body, or undefined when it is not JSON. */
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 export async function httpJson(url: string, path: string, init?: RequestInit): Promise<Reply> {
   const res = await fetch(url + path, init);
   const text = await res.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, headers: res.headers, text, json };
+  return { status: res.status, headers: res.headers, text, json: parseJson(text) };
 }
 
 export function tempDir(): { dir: string; cleanup: () => void } {

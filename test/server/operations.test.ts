@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createOrderSchema, refundSchema, withdrawApplySchema, withdrawConfirmSchema, withdrawRejectSchema, authFields } from '../../src/core/schemas.js';
 import {
-  EVM_TO, T0, USDT_ETH, expectOk, expectRefused, nextOid, startServer, type Merchant, type TestServer,
+  EVM_TO, T0, USDT_ETH, expectOk, expectRefused, nextOid, useServer, type Merchant, type TestServer,
 } from './helpers.js';
 
 /** What an operator relies on: the access log, health, the OpenAPI document, the audit log. */
@@ -9,13 +9,9 @@ import {
 let s: TestServer;
 let m: Merchant;
 
-beforeAll(async () => {
-  s = await startServer();
-  m = await s.addMerchant();
-});
-afterAll(async () => {
-  expect(await s.service.check()).toEqual([]);
-  await s.close();
+useServer(['Shop'], {}, (server, [shop]) => {
+  s = server;
+  m = shop;
 });
 
 describe('access log', () => {

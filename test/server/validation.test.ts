@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
-  DAY, EVM_TO, MINUTE, T0, TRON_CHAIN, TRON_TO, USDT_ETH, USDT_TRON, expectOk, expectRefused, nextOid, refusedAndHarmless, startServer,
+  DAY, EVM_TO, MINUTE, T0, TRON_CHAIN, TRON_TO, USDT_ETH, USDT_TRON, expectOk, expectRefused, nextOid, refusedAndHarmless, useServer,
   type Merchant, type TestServer,
 } from './helpers.js';
 
@@ -12,18 +12,10 @@ let s: TestServer;
 let m: Merchant;
 let other: Merchant;
 
-beforeAll(async () => {
-  s = await startServer();
-  m = await s.addMerchant({ name: 'Shop' });
-  other = await s.addMerchant({ name: 'Other' });
-});
-beforeEach(() => {
-  s.clock.now = T0;
-});
-afterAll(async () => {
-  expect(await s.service.check()).toEqual([]);
-  expect(s.errorLog).toEqual([]);
-  await s.close();
+useServer(['Shop', 'Other'], { resetClock: true, noErrors: true }, (server, [shop, second]) => {
+  s = server;
+  m = shop;
+  other = second;
 });
 
 const refused = (path: string, fields: Record<string, unknown>, status: number, msg: string | RegExp) =>
