@@ -130,9 +130,21 @@ export interface PtyStep {
  * Runs `cryptopay args` under a pseudo-terminal (util-linux `script -qec`), answering prompts
  * step by step. Returns the raw terminal output and the command's exit code.
  */
+const TERMINAL_ENV: Env = {
+  TERM: 'xterm-256color',
+  CI: undefined,
+  CONTINUOUS_INTEGRATION: undefined,
+  BUILD_NUMBER: undefined,
+  RUN_ID: undefined,
+  TEAMCITY_VERSION: undefined,
+  FORCE_COLOR: undefined,
+};
+
 export function runPty(args: string[], opts: { env?: Env; steps?: PtyStep[]; timeoutMs?: number } = {}): Promise<{ code: number; out: string; text: string }> {
   const cmd = [process.execPath, BIN, ...args].map(sq).join(' ');
-  const env = definedEnv({ ...process.env, ...CLEAN_ENV, TERM: 'xterm-256color', ...opts.env });
+  // A user's terminal: chalk (supports-color) turns colour off when it sees a CI variable or a
+  // forced level, so those are taken out of the environment the CLI sees here.
+  const env = definedEnv({ ...process.env, ...CLEAN_ENV, ...TERMINAL_ENV, ...opts.env });
   const child = spawn('script', ['-qec', cmd, '/dev/null'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
   const steps = [...(opts.steps ?? [])];
   let out = '';
