@@ -26,6 +26,7 @@ import type {
   WithdrawalStatus,
 } from '../core/types.js';
 import type { Ledger } from './db.js';
+import { groupCommit } from './group-commit.js';
 import { accountId, audit, balanceOf, holdTransfer, postTransfer, resolvePending, type Q } from './ledger.js';
 import {
   accounts,
@@ -64,6 +65,7 @@ function prepareStatements(db: Ledger['db']) {
     addresses: db.select({ chainType: orderAddresses.chainType, address: orderAddresses.address }).from(orderAddresses).where(eq(orderAddresses.orderId, p('id'))).prepare(),
     insertNonce: db.insert(nonces).values({ merchantId: p('merchantId'), nonce: p('nonce'), expiresAt: p('expiresAt') }).onConflictDoNothing().prepare(),
     merchantById: db.select().from(merchants).where(eq(merchants.id, p('id'))).prepare(),
+    merchantAuth: db.select({ secret: merchants.secret, rateLimit: merchants.rateLimit }).from(merchants).where(eq(merchants.id, p('id'))).prepare(),
     orderByOid: db.select().from(orders).where(and(eq(orders.merchantId, p('merchantId')), eq(orders.oid, p('oid')))).prepare(),
     insertOrder: db.insert(orders).values({
       id: p('id'), merchantId: p('merchantId'), oid: p('oid'), uid: p('uid'), asset: p('asset'), amount: p('amount'),
@@ -190,18 +192,17 @@ export class LocalPaymentService implements PaymentService {
   }
 
   /**
-   * Every change runs in one BEGIN IMMEDIATE transaction: writers queue on the file lock
-   * instead of failing, and the nonce of a signed request is used up only if the change lands.
+   * Every change runs in a BEGIN IMMEDIATE transaction (writers queue on the file lock instead of
+   * failing), shared through group commit with the other changes of this event-loop turn, each
+   * in its own savepoint (src/store/group-commit.ts). The nonce of a signed request is used up
+   * only if the change lands. Settles once the change is durable.
    */
-  private write<T>(fn: (tx: Q) => T): T {
+  private async write<T>(fn: (tx: Q) => T): Promise<T> {
     try {
-      return this.db.transaction(
-        (tx) => {
-          this.consumeNonce(tx);
-          return fn(tx);
-        },
-        { behavior: 'immediate' },
-      );
+      return await groupCommit(this.ledger.sqlite).submit(() => {
+        this.consumeNonce(this.db);
+        return fn(this.db);
+      });
     } catch (e) {
       if (e instanceof AppError) throw e;
       const code = (e as { code?: string }).code ?? '';
@@ -236,7 +237,7 @@ export class LocalPaymentService implements PaymentService {
 
   /** The merchant's secret, for verifying a signed request; undefined when unknown. */
   merchantSecret(mchId: string): string | undefined {
-    return this.db.select({ secret: merchants.secret }).from(merchants).where(eq(merchants.id, mchId)).get()?.secret;
+    return this.stmts().merchantAuth.get({ id: mchId })?.secret;
   }
 
   /** Resolves a missing mchId the way every operation does (the only merchant of the ledger). */
@@ -245,7 +246,7 @@ export class LocalPaymentService implements PaymentService {
   }
 
   merchantRateLimit(mchId: string): number {
-    return this.db.select({ r: merchants.rateLimit }).from(merchants).where(eq(merchants.id, mchId)).get()?.r ?? 0;
+    return this.stmts().merchantAuth.get({ id: mchId })?.rateLimit ?? 0;
   }
 
   /** Health: the ledger answers a query. */
@@ -281,7 +282,7 @@ export class LocalPaymentService implements PaymentService {
     }
     const secret = newSecret();
     const now = this.now();
-    const row = this.write((tx) => {
+    const row = await this.write((tx) => {
       for (const xpub of [evmXpub, tronXpub]) {
         if (!xpub) continue;
         const other = tx.select({ id: merchants.id }).from(merchants).where(or(eq(merchants.evmXpub, xpub), eq(merchants.tronXpub, xpub))).get();
@@ -314,7 +315,7 @@ export class LocalPaymentService implements PaymentService {
   async rotateSecret(mchId?: string): Promise<{ mchId: string; secret: string }> {
     const secret = newSecret();
     const now = this.now();
-    const id = this.write((tx) => {
+    const id = await this.write((tx) => {
       const m = this.merchant(tx, mchId);
       tx.update(merchants).set({ secret, secretRotatedAt: now }).where(eq(merchants.id, m.id)).run();
       audit(tx, { at: now, actor: this.deps.caller.actor, action: 'merchant.secret_rotated', merchantId: m.id, subjectType: 'merchant', subjectId: m.id, detail: {} });
@@ -490,7 +491,7 @@ export class LocalPaymentService implements PaymentService {
     }
     // After the chain is known, so a chain id alone also fixes the hash form (TRON has no 0x).
     const txHash = this.normalizeTxHash(input.txHash, chainType ?? undefined, 'tx-hash');
-    const id = this.write((tx) => {
+    const id = await this.write((tx) => {
       const o = tx.select().from(orders).where(eq(orders.id, input.id)).get();
       if (!o) throw notFound('Order not found');
       const d = this.decimalsOf(o.asset);
@@ -718,7 +719,7 @@ export class LocalPaymentService implements PaymentService {
     const asset = input.asset ?? m0.asset;
     const d = this.decimalsOf(asset);
     const change = parseSignedAmount(input.amount, d);
-    this.write((tx) => {
+    await this.write((tx) => {
       const user = accountId(tx, { merchantId: m0.id, asset, kind: 'user', uid: input.uid });
       const system = accountId(tx, { merchantId: m0.id, asset, kind: 'adjustments' });
       const before = balanceOf(tx, { merchantId: m0.id, asset, kind: 'user', uid: input.uid });
