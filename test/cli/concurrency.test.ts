@@ -12,7 +12,8 @@ const times = <T>(n: number, f: (i: number) => T): T[] => Array.from({ length: n
 function expectNoLockErrors(results: CliResult[]): void {
   for (const r of results) {
     expect(r.stderr).not.toMatch(LOCK_WORDS);
-    expect(r.stdout).not.toMatch(LOCK_WORDS);
+    // A generated wallet's 24 words may well include "busy": the words are not an error message.
+    expect(r.stdout.replace(/"mnemonic": "[a-z ]+"/, '')).not.toMatch(LOCK_WORDS);
   }
 }
 
