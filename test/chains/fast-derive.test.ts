@@ -25,4 +25,20 @@ describe('fast derivation agrees with ethers', () => {
     expect(after).toEqual(expected);
     expect(expected[0]![0]).toBe('0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266');
   });
+
+  it('after warm-up, a fresh wallet: 300 consecutive indices and high ones, both chains, and the public keys', () => {
+    warmUpDerivation();
+    const phrase = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
+    const keys = walletFromMnemonic(phrase);
+    const r = HDNodeWallet.fromPhrase(phrase, undefined, 'm');
+    const evm = createDeriver(keys.evmXpub);
+    const tron = createDeriver(keys.tronXpub);
+    const indices = [...Array.from({ length: 300 }, (_, i) => i), 4_096, 65_535, 2 ** 31 - 2, 2 ** 31 - 1];
+    for (const i of indices) {
+      const e = r.derivePath(`m/44'/60'/0'/0/${i}`);
+      expect(evm.evm(i), `EVM ${i}`).toBe(e.address);
+      expect(evm.publicKey(i), `key ${i}`).toBe(e.publicKey);
+      expect(tron.tron(i), `TRON ${i}`).toBe(tronAddressFromEvm(r.derivePath(`m/44'/195'/0'/0/${i}`).address));
+    }
+  });
 });
