@@ -7,7 +7,8 @@ import { rmSync } from 'node:fs';
 rmSync('dist/bundle', { recursive: true, force: true });
 
 await build({
-  entryPoints: ['src/main.ts'],
+  // The derivation thread of serve is its own entry, found beside the chunks at run time.
+  entryPoints: { main: 'src/main.ts', 'derive-worker': 'src/chains/derive-worker.ts' },
   bundle: true,
   splitting: true,
   format: 'esm',

@@ -22,8 +22,12 @@ export async function run(ctx: Context, opts: { host?: string; port?: string }):
   // Access-log lines are written once per turn of the event loop, not once per request: under
   // load that is one write call for many lines.
   const log = lineBuffer((text) => ctx.io.stdout.write(text));
-  // Built once here so that no request pays for it.
-  (await import('../chains/derive.js')).warmUpDerivation();
+  // Built once here so that no request pays for it; addresses are derived ahead of demand on a
+  // second thread, so creating an order mostly finds its addresses ready.
+  const derive = await import('../chains/derive.js');
+  derive.warmUpDerivation();
+  const pool = (await import('../chains/derive-ahead.js')).startDerivationWorker({ onError: err });
+  derive.deriveAheadWith(pool);
   const app = createApp({
     backend: service,
     now: ctx.now,
@@ -38,6 +42,8 @@ export async function run(ctx: Context, opts: { host?: string; port?: string }):
   const signal = await ctx.stopSignal();
   err(`${signal}: finishing requests in flight, then stopping`);
   await server.close();
+  derive.deriveAheadWith(undefined);
+  await pool.close();
   log.flush();
   err('stopped; ledger closed');
 }

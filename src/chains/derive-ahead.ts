@@ -1,0 +1,100 @@
+import { Worker } from 'node:worker_threads';
+import type { ChainType } from '../core/types.js';
+import type { RangeReply, RangeRequest } from './derive-worker.js';
+
+/**
+ * An address pool refilled ahead of demand, on a worker thread (`cryptopay serve`). Creating an
+ * order takes its addresses from here when they are ready and derives them itself otherwise, so
+ * the pool only ever saves time: an address is a pure function of (xpub, index), and the index
+ * is still allocated inside the order's transaction. Ranges are asked for per (chain, xpub) as
+ * orders use them up; indices skipped (another process created orders) are simply dropped.
+ */
+export interface AheadPool {
+  /** The address at `index` if it is ready; always asks for more when running low. */
+  take(chain: ChainType, xpub: string, index: number): string | undefined;
+  close(): Promise<void>;
+}
+
+/** Each request derives this many; a new one goes out when fewer than this are left ahead. */
+const CHUNK = 1024;
+/** Wallets followed at once; the least recently used is forgotten beyond that. */
+const MAX_WALLETS = 64;
+
+interface Entry {
+  /** The index of addresses[0]. */
+  start: number;
+  /** The last index taken. */
+  last: number;
+  addresses: string[];
+  pending: boolean;
+}
+
+export function startDerivationWorker(opts: { onError?: (message: string) => void; workerUrl?: URL } = {}): AheadPool {
+  const worker = new Worker(opts.workerUrl ?? new URL('./derive-worker.js', import.meta.url), {
+    resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 48 },
+  });
+  // The pool never keeps the process alive: serve decides when it stops.
+  worker.unref();
+  let dead = false;
+  const entries = new Map<string, Entry>();
+  const keyOf = (chain: ChainType, xpub: string) => `${chain}:${xpub}`;
+
+  worker.on('message', (r: RangeReply) => {
+    const e = entries.get(keyOf(r.chain, r.xpub));
+    if (!e) return;
+    e.pending = false;
+    if ('error' in r) {
+      opts.onError?.(`address derivation ahead failed for ${r.chain} index ${r.start}: ${r.error}; deriving on demand`);
+      return;
+    }
+    const end = e.start + e.addresses.length;
+    if (r.start > end) {
+      e.start = r.start;
+      e.addresses = r.addresses;
+    } else if (r.start + r.addresses.length > end) {
+      e.addresses.push(...r.addresses.slice(end - r.start));
+    }
+    // Orders may have moved past this range while it was on its way: ask again if low.
+    refill(r.chain, r.xpub, e, e.last);
+  });
+  worker.on('error', (err) => {
+    dead = true;
+    opts.onError?.(`the address derivation thread stopped (${err.message}); deriving on demand`);
+  });
+
+  const refill = (chain: ChainType, xpub: string, e: Entry, index: number) => {
+    if (dead || e.pending) return;
+    const end = e.start + e.addresses.length;
+    if (end - index - 1 >= CHUNK) return;
+    e.pending = true;
+    worker.postMessage({ chain, xpub, start: Math.max(end, index + 1), count: CHUNK } satisfies RangeRequest);
+  };
+
+  return {
+    take(chain, xpub, index) {
+      const key = keyOf(chain, xpub);
+      let e = entries.get(key);
+      if (e) {
+        entries.delete(key);
+        entries.set(key, e);
+      } else {
+        entries.set(key, (e = { start: index + 1, last: index, addresses: [], pending: false }));
+        if (entries.size > MAX_WALLETS) entries.delete(entries.keys().next().value!);
+      }
+      e.last = index;
+      const at = index - e.start;
+      const hit = at >= 0 ? e.addresses[at] : undefined;
+      // Forget what is behind (indices only move forward), a chunk at a time.
+      if (at >= CHUNK || at >= e.addresses.length) {
+        e.addresses = e.addresses.slice(Math.min(at, e.addresses.length));
+        e.start = index;
+      }
+      refill(chain, xpub, e, index);
+      return hit;
+    },
+    async close() {
+      dead = true;
+      await worker.terminate();
+    },
+  };
+}

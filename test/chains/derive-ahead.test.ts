@@ -1,0 +1,82 @@
+/**
+ * The address pool of `cryptopay serve`: a real worker thread (the shipped bundle's
+ * dist/bundle/derive-worker.js, built by `npm test` before the tests run).
+ */
+import { existsSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startDerivationWorker, type AheadPool } from '../../src/chains/derive-ahead.js';
+import { deriveAddress, walletFromMnemonic } from '../../src/chains/derive.js';
+
+const WORKER = new URL('../../dist/bundle/derive-worker.js', import.meta.url);
+const wallet = walletFromMnemonic('legal winner thank year wave sausage worth useful legal winner thank yellow');
+
+let pool: AheadPool | undefined;
+afterEach(async () => {
+  await pool?.close();
+  pool = undefined;
+});
+
+/** Calls take until it answers (the worker has delivered) or a few seconds pass. */
+async function ready(p: AheadPool, chain: 'EVM' | 'TRON', xpub: string, index: number): Promise<string | undefined> {
+  for (let i = 0; i < 200; i++) {
+    const hit = p.take(chain, xpub, index);
+    if (hit !== undefined) return hit;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return undefined;
+}
+
+describe('address pool on a worker thread', () => {
+  it('the shipped worker file exists (npm test builds it first)', () => {
+    expect(existsSync(WORKER)).toBe(true);
+  });
+
+  it('first asks, then hands out the very addresses the main thread would derive, on both chains', async () => {
+    const errors: string[] = [];
+    pool = startDerivationWorker({ workerUrl: WORKER, onError: (m) => errors.push(m) });
+    // The first index of a wallet is derived on demand; the pool starts after it.
+    expect(pool.take('EVM', wallet.evmXpub, 0)).toBeUndefined();
+    expect(pool.take('TRON', wallet.tronXpub, 0)).toBeUndefined();
+    expect(await ready(pool, 'EVM', wallet.evmXpub, 1)).toBe(deriveAddress('EVM', wallet.evmXpub, 1));
+    expect(await ready(pool, 'TRON', wallet.tronXpub, 1)).toBe(deriveAddress('TRON', wallet.tronXpub, 1));
+    for (let i = 2; i < 900; i++) {
+      expect(pool.take('EVM', wallet.evmXpub, i), `EVM ${i}`).toBe(deriveAddress('EVM', wallet.evmXpub, i));
+      expect(pool.take('TRON', wallet.tronXpub, i), `TRON ${i}`).toBe(deriveAddress('TRON', wallet.tronXpub, i));
+    }
+    expect(errors).toEqual([]);
+  });
+
+  it('keeps up past its first range, and after a jump (orders made by another process) starts again from there', async () => {
+    pool = startDerivationWorker({ workerUrl: WORKER });
+    pool.take('EVM', wallet.evmXpub, 0);
+    await ready(pool, 'EVM', wallet.evmXpub, 1);
+    let misses = 0;
+    for (let i = 1; i < 3000; i++) {
+      const hit = pool.take('EVM', wallet.evmXpub, i) ?? (await ready(pool, 'EVM', wallet.evmXpub, i), misses++, pool.take('EVM', wallet.evmXpub, i));
+      expect(hit, `EVM ${i}`).toBe(deriveAddress('EVM', wallet.evmXpub, i));
+    }
+    expect(misses).toBeLessThan(5);
+    // Far ahead: nothing ready there yet; as orders go on from there, the pool follows.
+    expect(pool.take('EVM', wallet.evmXpub, 50_000)).toBeUndefined();
+    let index = 50_001;
+    let hit: string | undefined;
+    for (; index < 50_200 && hit === undefined; index++) {
+      hit = pool.take('EVM', wallet.evmXpub, index);
+      if (hit === undefined) await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(hit).toBe(deriveAddress('EVM', wallet.evmXpub, index - 1));
+    expect(pool.take('EVM', wallet.evmXpub, index)).toBe(deriveAddress('EVM', wallet.evmXpub, index));
+    // Behind the pool (an index it has dropped): not handed out from the pool.
+    expect(pool.take('EVM', wallet.evmXpub, 10)).toBeUndefined();
+  });
+
+  it('a worker that cannot start is reported once and never breaks a take', async () => {
+    const errors: string[] = [];
+    pool = startDerivationWorker({ workerUrl: new URL('./no-such-worker.js', WORKER), onError: (m) => errors.push(m) });
+    expect(pool.take('EVM', wallet.evmXpub, 0)).toBeUndefined();
+    for (let i = 0; i < 50 && errors.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(/derivation thread stopped.*deriving on demand/);
+    expect(pool.take('EVM', wallet.evmXpub, 1)).toBeUndefined();
+  });
+});
