@@ -1,16 +1,18 @@
 import { Worker } from 'node:worker_threads';
 import type { ChainType } from '../core/types.js';
+import { createDeriver, formatAddress } from './derive.js';
 import type { RangeReply, RangeRequest } from './derive-worker.js';
 
 /**
- * An address pool refilled ahead of demand, on a worker thread (`cryptopay serve`). Creating an
+ * An address pool refilled ahead of demand, on a worker thread (`cryptopay serve`): the
+ * worker derives key hashes, this thread formats the one it hands out. Creating an
  * order takes its addresses from here when they are ready and derives them itself otherwise, so
  * the pool only ever saves time: an address is a pure function of (xpub, index), and the index
  * is still allocated inside the order's transaction. Ranges are asked for per (chain, xpub) as
  * orders use them up; indices skipped (another process created orders) are simply dropped.
  */
 export interface AheadPool {
-  /** The address at `index` if it is ready; always asks for more when running low. */
+  /** The address at `index` if it is ready; asks for more when running low. */
   take(chain: ChainType, xpub: string, index: number): string | undefined;
   close(): Promise<void>;
 }
@@ -21,17 +23,21 @@ const CHUNK = 1024;
 const MAX_WALLETS = 64;
 
 interface Entry {
-  /** The index of addresses[0]. */
+  /** The index of the first hash. */
   start: number;
   /** The last index taken. */
   last: number;
-  addresses: string[];
+  /** 20-byte key hashes of indices start, start+1, ... one after another. */
+  hashes: Uint8Array;
   pending: boolean;
 }
 
+const HASH = 20;
+const countOf = (e: Entry) => e.hashes.length / HASH;
+
 export function startDerivationWorker(opts: { onError?: (message: string) => void; workerUrl?: URL } = {}): AheadPool {
   const worker = new Worker(opts.workerUrl ?? new URL('./derive-worker.js', import.meta.url), {
-    resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 48 },
+    resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 16 },
   });
   // The pool never keeps the process alive: serve decides when it stops.
   worker.unref();
@@ -47,12 +53,15 @@ export function startDerivationWorker(opts: { onError?: (message: string) => voi
       opts.onError?.(`address derivation ahead failed for ${r.chain} index ${r.start}: ${r.error}; deriving on demand`);
       return;
     }
-    const end = e.start + e.addresses.length;
+    const end = e.start + countOf(e);
     if (r.start > end) {
       e.start = r.start;
-      e.addresses = r.addresses;
-    } else if (r.start + r.addresses.length > end) {
-      e.addresses.push(...r.addresses.slice(end - r.start));
+      e.hashes = r.hashes;
+    } else if (r.start + r.count > end) {
+      const joined = new Uint8Array(e.hashes.length + (r.start + r.count - end) * HASH);
+      joined.set(e.hashes);
+      joined.set(r.hashes.subarray((end - r.start) * HASH), e.hashes.length);
+      e.hashes = joined;
     }
     // Orders may have moved past this range while it was on its way: ask again if low.
     refill(r.chain, r.xpub, e, e.last);
@@ -64,10 +73,11 @@ export function startDerivationWorker(opts: { onError?: (message: string) => voi
 
   const refill = (chain: ChainType, xpub: string, e: Entry, index: number) => {
     if (dead || e.pending) return;
-    const end = e.start + e.addresses.length;
+    const end = e.start + countOf(e);
     if (end - index - 1 >= CHUNK) return;
     e.pending = true;
-    worker.postMessage({ chain, xpub, start: Math.max(end, index + 1), count: CHUNK } satisfies RangeRequest);
+    const node = createDeriver(xpub).change;
+    worker.postMessage({ chain, xpub, node, start: Math.max(end, index + 1), count: CHUNK } satisfies RangeRequest);
   };
 
   return {
@@ -78,15 +88,16 @@ export function startDerivationWorker(opts: { onError?: (message: string) => voi
         entries.delete(key);
         entries.set(key, e);
       } else {
-        entries.set(key, (e = { start: index + 1, last: index, addresses: [], pending: false }));
+        entries.set(key, (e = { start: index + 1, last: index, hashes: new Uint8Array(0), pending: false }));
         if (entries.size > MAX_WALLETS) entries.delete(entries.keys().next().value!);
       }
       e.last = index;
       const at = index - e.start;
-      const hit = at >= 0 ? e.addresses[at] : undefined;
+      const count = countOf(e);
+      const hit = at >= 0 && at < count ? formatAddress(chain, e.hashes.subarray(at * HASH, (at + 1) * HASH)) : undefined;
       // Forget what is behind (indices only move forward), a chunk at a time.
-      if (at >= CHUNK || at >= e.addresses.length) {
-        e.addresses = e.addresses.slice(Math.min(at, e.addresses.length));
+      if (at >= CHUNK || at >= count) {
+        e.hashes = e.hashes.subarray(Math.min(at, count) * HASH);
         e.start = index;
       }
       refill(chain, xpub, e, index);

@@ -1,27 +1,27 @@
 /**
- * The derivation thread of `cryptopay serve` (src/chains/derive-ahead.ts): works out ranges of
- * addresses ahead of demand so that creating an order finds its addresses ready. Addresses are
- * a pure function of (xpub, index): the same code as the main thread, on another core.
+ * The derivation thread of `cryptopay serve` (src/chains/derive-ahead.ts): works out the key
+ * hashes of ranges of addresses ahead of demand, so that creating an order finds its addresses
+ * ready. Only noble and Node's HMAC are loaded here (src/chains/ckd.ts, the same arithmetic as
+ * the main thread); the main thread turns a hash into an address.
  */
 import { parentPort } from 'node:worker_threads';
 import type { ChainType } from '../core/types.js';
-import { createDeriver, warmUpDerivation } from './derive.js';
+import { type ChangeNode, hashRange, warmUpDerivation } from './ckd.js';
 
 export interface RangeRequest {
   chain: ChainType;
   xpub: string;
+  node: ChangeNode;
   start: number;
   count: number;
 }
-export type RangeReply = RangeRequest & ({ addresses: string[] } | { error: string });
+export type RangeReply = Omit<RangeRequest, 'node'> & ({ hashes: Uint8Array } | { error: string });
 
 warmUpDerivation();
-parentPort!.on('message', (req: RangeRequest) => {
+parentPort!.on('message', ({ node, ...req }: RangeRequest) => {
   try {
-    const d = createDeriver(req.xpub);
-    const addresses: string[] = new Array(req.count);
-    for (let i = 0; i < req.count; i++) addresses[i] = req.chain === 'EVM' ? d.evm(req.start + i) : d.tron(req.start + i);
-    parentPort!.postMessage({ ...req, addresses } satisfies RangeReply);
+    const hashes = hashRange(node, req.start, req.count);
+    parentPort!.postMessage({ ...req, hashes } satisfies RangeReply, [hashes.buffer as ArrayBuffer]);
   } catch (e) {
     parentPort!.postMessage({ ...req, error: (e as Error).message } satisfies RangeReply);
   }
