@@ -1,11 +1,10 @@
 import { Worker } from 'node:worker_threads';
 import type { ChainType } from '../core/types.js';
-import { createDeriver, formatAddress } from './derive.js';
+import { createDeriver } from './deriver.js';
 import type { RangeReply, RangeRequest } from './derive-worker.js';
 
 /**
- * An address pool refilled ahead of demand, on a worker thread (`cryptopay serve`): the
- * worker derives key hashes, this thread formats the one it hands out. Creating an
+ * An address pool refilled ahead of demand, on a worker thread (`cryptopay serve`). Creating an
  * order takes its addresses from here when they are ready and derives them itself otherwise, so
  * the pool only ever saves time: an address is a pure function of (xpub, index), and the index
  * is still allocated inside the order's transaction. Ranges are asked for per (chain, xpub) as
@@ -23,17 +22,13 @@ const CHUNK = 1024;
 const MAX_WALLETS = 64;
 
 interface Entry {
-  /** The index of the first hash. */
+  /** The index of addresses[0]. */
   start: number;
   /** The last index taken. */
   last: number;
-  /** 20-byte key hashes of indices start, start+1, ... one after another. */
-  hashes: Uint8Array;
+  addresses: string[];
   pending: boolean;
 }
-
-const HASH = 20;
-const countOf = (e: Entry) => e.hashes.length / HASH;
 
 export function startDerivationWorker(opts: { onError?: (message: string) => void; workerUrl?: URL } = {}): AheadPool {
   const worker = new Worker(opts.workerUrl ?? new URL('./derive-worker.js', import.meta.url), {
@@ -53,15 +48,12 @@ export function startDerivationWorker(opts: { onError?: (message: string) => voi
       opts.onError?.(`address derivation ahead failed for ${r.chain} index ${r.start}: ${r.error}; deriving on demand`);
       return;
     }
-    const end = e.start + countOf(e);
+    const end = e.start + e.addresses.length;
     if (r.start > end) {
       e.start = r.start;
-      e.hashes = r.hashes;
-    } else if (r.start + r.count > end) {
-      const joined = new Uint8Array(e.hashes.length + (r.start + r.count - end) * HASH);
-      joined.set(e.hashes);
-      joined.set(r.hashes.subarray((end - r.start) * HASH), e.hashes.length);
-      e.hashes = joined;
+      e.addresses = r.addresses;
+    } else if (r.start + r.addresses.length > end) {
+      e.addresses = e.addresses.concat(r.addresses.slice(end - r.start));
     }
     // Orders may have moved past this range while it was on its way: ask again if low.
     refill(r.chain, r.xpub, e, e.last);
@@ -73,7 +65,7 @@ export function startDerivationWorker(opts: { onError?: (message: string) => voi
 
   const refill = (chain: ChainType, xpub: string, e: Entry, index: number) => {
     if (dead || e.pending) return;
-    const end = e.start + countOf(e);
+    const end = e.start + e.addresses.length;
     if (end - index - 1 >= CHUNK) return;
     e.pending = true;
     const node = createDeriver(xpub).change;
@@ -88,16 +80,15 @@ export function startDerivationWorker(opts: { onError?: (message: string) => voi
         entries.delete(key);
         entries.set(key, e);
       } else {
-        entries.set(key, (e = { start: index + 1, last: index, hashes: new Uint8Array(0), pending: false }));
+        entries.set(key, (e = { start: index + 1, last: index, addresses: [], pending: false }));
         if (entries.size > MAX_WALLETS) entries.delete(entries.keys().next().value!);
       }
       e.last = index;
       const at = index - e.start;
-      const count = countOf(e);
-      const hit = at >= 0 && at < count ? formatAddress(chain, e.hashes.subarray(at * HASH, (at + 1) * HASH)) : undefined;
+      const hit = at >= 0 ? e.addresses[at] : undefined;
       // Forget what is behind (indices only move forward), a chunk at a time.
-      if (at >= CHUNK || at >= count) {
-        e.hashes = e.hashes.subarray(Math.min(at, count) * HASH);
+      if (at >= CHUNK || at >= e.addresses.length) {
+        e.addresses = e.addresses.slice(Math.min(at, e.addresses.length));
         e.start = index;
       }
       refill(chain, xpub, e, index);

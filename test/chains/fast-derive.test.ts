@@ -1,4 +1,5 @@
-import { HDNodeWallet } from 'ethers';
+import { getAddress, HDNodeWallet, randomBytes } from 'ethers';
+import { evmAddressOf, tronAddressOf } from '../../src/chains/encode.js';
 import { describe, expect, it } from 'vitest';
 import { tronAddressFromEvm } from '../../src/chains/address.js';
 import { createDeriver, walletFromMnemonic, warmUpDerivation } from '../../src/chains/derive.js';
@@ -40,5 +41,20 @@ describe('fast derivation agrees with ethers', () => {
       expect(evm.publicKey(i), `key ${i}`).toBe(e.publicKey);
       expect(tron.tron(i), `TRON ${i}`).toBe(tronAddressFromEvm(r.derivePath(`m/44'/195'/0'/0/${i}`).address));
     }
+  });
+});
+
+describe('addresses from key hashes (src/chains/encode.ts) agree with ethers', () => {
+  it('EIP-55 for 2,000 random hashes, and TRON base58check', () => {
+    for (let i = 0; i < 2000; i++) {
+      const hash = randomBytes(20);
+      const lower = `0x${Buffer.from(hash).toString('hex')}`;
+      expect(evmAddressOf(hash)).toBe(getAddress(lower));
+      expect(tronAddressOf(hash)).toBe(tronAddressFromEvm(lower));
+    }
+    // The all-zero and all-ones hashes, at the edges of the alphabet.
+    expect(evmAddressOf(new Uint8Array(20))).toBe('0x0000000000000000000000000000000000000000');
+    expect(evmAddressOf(new Uint8Array(20).fill(255))).toBe(getAddress(`0x${'ff'.repeat(20)}`));
+    expect(tronAddressOf(new Uint8Array(20))).toBe('T9yD14Nj9j7xAB4dbGeiX9h8unkKHxuWwb');
   });
 });
