@@ -24,8 +24,8 @@ export async function run(ctx: Context, opts: { host?: string; port?: string }):
   const log = lineBuffer((text) => ctx.io.stdout.write(text));
   // Built once here so that no request pays for it; addresses are derived ahead of demand on a
   // second thread, so creating an order mostly finds its addresses ready.
-  const derive = await import('../chains/derive.js');
-  derive.warmUpDerivation();
+  const derive = await import('../chains/deriver.js');
+  (await import('../chains/ckd.js')).warmUpDerivation();
   const pool = (await import('../chains/derive-ahead.js')).startDerivationWorker({ onError: err });
   derive.deriveAheadWith(pool);
   const app = createApp({

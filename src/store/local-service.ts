@@ -342,7 +342,8 @@ export class LocalPaymentService implements PaymentService {
   // ---------------------------------------------------------------- orders
 
   async createOrder(input: CreateOrderRequest): Promise<Order> {
-    const h = await heavy();
+    // Not heavy(): creating an order needs zod and the deriver, not ethers.
+    const h = await import('./order-deps.js');
     const req = h.parseInput(h.createOrderSchema, input);
     const now = this.now();
     return this.write((tx) => {

@@ -1,0 +1,114 @@
+/**
+ * Addresses of an account xpub, 0/index, without ethers: what creating an order needs (the
+ * CLI's order create and serve load this, not ethers). Keys are checked in full, with reasons,
+ * when a merchant is added (src/chains/derive.ts); here a stored xpub is only decoded.
+ */
+import { AppError } from '../core/errors.js';
+import type { ChainType } from '../core/types.js';
+import { type Affine, type ChangeNode, ckdPub, deriveRange, hash20Of, hex64, Point, type Pt } from './ckd.js';
+import { base58check, evmAddressOf, tronAddressOf } from './encode.js';
+
+export const MAX_INDEX = 2 ** 31 - 1;
+/** How many addresses a deriver works out ahead of demand. */
+const WINDOW = 64;
+
+/** Public key and chain code of a mainnet xpub (BIP-32 serialisation, 78 bytes). */
+function accountNodeOf(xpub: string): { point: Pt; chainCode: Uint8Array } {
+  let b: Uint8Array;
+  try {
+    b = base58check.decode(xpub);
+  } catch {
+    throw new AppError('invalid', 'xpub is not a valid extended public key (base58check)');
+  }
+  if (b.length !== 78 || Buffer.from(b.subarray(0, 4)).toString('hex') !== '0488b21e') {
+    throw new AppError('invalid', 'xpub is not a mainnet extended public key');
+  }
+  try {
+    return { point: Point.fromBytes(b.subarray(45, 78)), chainCode: b.subarray(13, 45) };
+  } catch {
+    throw new AppError('invalid', 'xpub does not hold a point of secp256k1');
+  }
+}
+
+function checkIndex(index: number): number {
+  if (!Number.isInteger(index) || index < 0 || index > MAX_INDEX) {
+    throw new AppError('invalid', `address index must be an integer from 0 to ${MAX_INDEX}, got ${String(index).slice(0, 24)}`);
+  }
+  return index;
+}
+
+
+
+export interface Deriver {
+  evm(index: number): string;
+  tron(index: number): string;
+  /** Compressed secp256k1 public key of child 0/index, 0x-hex. */
+  publicKey(index: number): string;
+  /** The change-level node, for deriving elsewhere (the derivation thread of serve). */
+  readonly change: ChangeNode;
+}
+
+const CACHE_MAX = 64;
+const derivers = new Map<string, Deriver>();
+
+export function createDeriver(xpub: string): Deriver {
+  const hit = derivers.get(xpub);
+  if (hit) {
+    // Re-insert so eviction drops the least recently used merchant, not the busiest.
+    derivers.delete(xpub);
+    derivers.set(xpub, hit);
+    return hit;
+  }
+  const node = accountNodeOf(xpub);
+  // The change level is shared by every index, so each address costs one child step: an HMAC,
+  // one multiplication of the base point and one point addition.
+  const change = ckdPub(node.point, node.chainCode, 0);
+  const changeBytes = change.point.toBytes(true);
+  const parent: Affine = { x: change.point.x, y: change.point.y };
+  // Addresses are handed out in index order, so derive ahead: the first miss derives one
+  // index, later misses a window of WINDOW, made affine with one shared inversion.
+  let window: { start: number; points: Affine[] } = { start: 0, points: [] };
+  let misses = 0;
+  const pointAt = (index: number): Affine => {
+    checkIndex(index);
+    const cached = window.points[index - window.start];
+    if (cached && index >= window.start) return cached;
+    const count = Math.min(misses++ === 0 ? 1 : WINDOW, MAX_INDEX - index + 1);
+    window = { start: index, points: deriveRange(change.point, parent, change.chainCode, changeBytes, index, count) };
+    return window.points[0]!;
+  };
+  // The 20-byte key hash is the address on both chains: EIP-55 hex on EVM, 0x41-prefixed
+  // base58check on TRON.
+  const hash20 = (index: number) => hash20Of(pointAt(index));
+  const deriver: Deriver = Object.freeze({
+    evm: (index: number) => formatAddress('EVM', hash20(index)),
+    tron: (index: number) => formatAddress('TRON', hash20(index)),
+    change: { x: parent.x, y: parent.y, chainCode: change.chainCode, bytes: changeBytes },
+    publicKey: (index: number) => {
+      const p = pointAt(index);
+      return `0x${p.y & 1n ? '03' : '02'}${hex64(p.x)}`;
+    },
+  });
+  derivers.set(xpub, deriver);
+  if (derivers.size > CACHE_MAX) derivers.delete(derivers.keys().next().value!);
+  return deriver;
+}
+
+/** The address of a 20-byte key hash: EIP-55 hex on EVM, 0x41-prefixed base58check on TRON. */
+export function formatAddress(chain: ChainType, hash20: Uint8Array): string {
+  return chain === 'EVM' ? evmAddressOf(hash20) : tronAddressOf(hash20);
+}
+
+/** Addresses worked out ahead of demand on another thread (serve: src/chains/derive-ahead.ts). */
+let ahead: { take(chain: ChainType, xpub: string, index: number): string | undefined } | undefined;
+export function deriveAheadWith(pool: typeof ahead): void {
+  ahead = pool;
+}
+
+export function deriveAddress(chainType: ChainType, xpub: string, index: number): string {
+  const ready = ahead?.take(chainType, xpub, index);
+  if (ready !== undefined) return ready;
+  const d = createDeriver(xpub);
+  return chainType === 'EVM' ? d.evm(index) : d.tron(index);
+}
+
