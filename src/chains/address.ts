@@ -1,6 +1,7 @@
-import { concat, decodeBase58, encodeBase58, getAddress, getBytes, sha256, toBeArray } from 'ethers';
+import { concat, decodeBase58, getAddress, getBytes, sha256, toBeArray } from 'ethers';
 import { AppError } from '../core/errors.js';
 import type { ChainType } from '../core/types.js';
+import { tronAddressOf } from './encode.js';
 
 const EVM_HEX = /^0x[0-9a-fA-F]{40}$/;
 const BASE58 = /^[1-9A-HJ-NP-Za-km-z]+$/;
@@ -26,11 +27,6 @@ export function decodeBase58Check(s: string, maxChars = 120): Base58Check {
     return { ok: false, reason: 'base58check checksum does not match (mistyped character?)' };
   }
   return { ok: true, payload };
-}
-
-export function encodeBase58Check(payload: Uint8Array): string {
-  const check = getBytes(sha256(sha256(payload))).subarray(0, 4);
-  return encodeBase58(concat([payload, check]));
 }
 
 function evmProblem(s: string): string | null {
@@ -77,8 +73,7 @@ export function validateAddress(chainType: ChainType, s: unknown, field = 'to'):
 
 /** The TRON address holding the same 20-byte key hash as an EVM address. */
 export function tronAddressFromEvm(evmAddress: string): string {
-  const hash = getBytes(normalizeEvmAddress(evmAddress, 'evmAddress'));
-  return encodeBase58Check(getBytes(concat([new Uint8Array([TRON_PREFIX]), hash])));
+  return tronAddressOf(getBytes(normalizeEvmAddress(evmAddress, 'evmAddress')));
 }
 
 export { isTxHash } from './tx-hash.js';

@@ -17,7 +17,7 @@ const N = Point.CURVE().n;
 export function ckdPub(parent: Pt, chainCode: Uint8Array, index: number, parentBytes: Uint8Array = parent.toBytes(true)): { point: Pt; chainCode: Uint8Array } {
   const I = hmacOf(chainCode, parentBytes, index);
   const il = ilOf(I, index);
-  const point = mulBase(il).add(parent);
+  const point = Point.BASE.multiplyUnsafe(il).add(parent);
   // Probability below 2^-127; BIP-32 says to skip such an index.
   if (point.equals(Point.ZERO)) throw new AppError('internal', `BIP-32 index ${index} is invalid for this key; skip it`);
   return { point, chainCode: I.subarray(32) };
@@ -36,7 +36,6 @@ function ilOf(I: Buffer, index: number): bigint {
   if (il === 0n || il >= N) throw new AppError('internal', `BIP-32 index ${index} is invalid for this key; skip it`);
   return il;
 }
-
 
 /** A node's public point in affine coordinates. */
 export type Affine = { x: bigint; y: bigint };
@@ -67,7 +66,7 @@ const sub = (a: bigint, b: bigint): bigint => (a >= b ? a - b : a - b + P);
  * IL·G + K in Jacobian coordinates (X, Y, Z), from the table of warmUpDerivation; undefined in
  * the exceptional cases (a doubling or the point at infinity), which the caller hands to noble.
  */
-function mulBaseAdd(table: Affine[][], k: bigint, K: Affine): [bigint, bigint, bigint] | undefined {
+export function mulBaseAdd(table: Affine[][], k: bigint, K: Affine): [bigint, bigint, bigint] | undefined {
   let X = 0n;
   let Y = 0n;
   let Z = 0n;
@@ -105,22 +104,24 @@ function mulBaseAdd(table: Affine[][], k: bigint, K: Affine): [bigint, bigint, b
   return empty ? undefined : [X, Y, Z];
 }
 
-/** Children count..count+n-1 of the change node, affine, with one shared inversion. */
-export function deriveRange(changePoint: Pt, parent: Affine, chainCode: Uint8Array, parentBytes: Uint8Array, start: number, n: number): Affine[] {
+/** Children start..start+n-1 of the change node, affine, with one shared inversion. */
+export function deriveRange(node: ChangeNode, start: number, n: number): Affine[] {
   const table = baseTable;
+  // noble's complete formulas: before warm-up, and for the exceptional cases of mulBaseAdd.
+  const viaNoble = (index: number): Pt => ckdPub(Point.fromAffine(node), node.chainCode, index, node.bytes).point;
   if (!table) {
     const raw: Pt[] = [];
-    for (let i = start; i < start + n; i++) raw.push(ckdPub(changePoint, chainCode, i, parentBytes).point);
+    for (let i = start; i < start + n; i++) raw.push(viaNoble(i));
     return normalizeZ(Point, raw).map((p) => ({ x: p.x, y: p.y }));
   }
   const out: Affine[] = new Array(n);
   const jac: [bigint, bigint, bigint, number][] = [];
   for (let i = 0; i < n; i++) {
-    const il = ilOf(hmacOf(chainCode, parentBytes, start + i), start + i);
-    const j = mulBaseAdd(table, il, parent);
+    const il = ilOf(hmacOf(node.chainCode, node.bytes, start + i), start + i);
+    const j = mulBaseAdd(table, il, node);
     if (j) jac.push([...j, i]);
     else {
-      const p = ckdPub(changePoint, chainCode, start + i, parentBytes).point;
+      const p = viaNoble(start + i);
       out[i] = { x: p.x, y: p.y };
     }
   }
@@ -140,19 +141,14 @@ export function deriveRange(changePoint: Pt, parent: Affine, chainCode: Uint8Arr
   return out;
 }
 
-/** IL·G for public IL, noble's variable-time path (before warm-up, and the exceptional cases). */
-function mulBase(k: bigint): Pt {
-  return Point.BASE.multiplyUnsafe(k);
-}
-
 /**
  * For a long-running server: builds d·256^w·G for every byte digit d and window w (8,160
  * affine points, about 2 MB and 100 ms, once), after which each address costs at most 33
  * mixed additions.
  */
 let baseTable: Affine[][] | undefined;
-export function warmUpDerivation(): void {
-  if (baseTable) return;
+export function warmUpDerivation(): Affine[][] {
+  if (baseTable) return baseTable;
   const table: Affine[][] = [];
   let base: Pt = Point.BASE;
   for (let w = 0; w < 32; w++) {
@@ -162,8 +158,8 @@ export function warmUpDerivation(): void {
     base = row[254]!.add(base);
   }
   baseTable = table;
+  return table;
 }
-
 
 /** keccak256 of the uncompressed key, last 20 bytes: the address on EVM and (0x41-prefixed) TRON. */
 export function hash20Of(p: Affine): Uint8Array {
@@ -181,7 +177,7 @@ export interface ChangeNode {
 
 /** keccak hashes (20 bytes each, one after another) of children start..start+count-1. */
 export function hashRange(node: ChangeNode, start: number, count: number): Uint8Array {
-  const points = deriveRange(Point.fromAffine({ x: node.x, y: node.y }), node, node.chainCode, node.bytes, start, count);
+  const points = deriveRange(node, start, count);
   const out = new Uint8Array(20 * count);
   for (let i = 0; i < count; i++) out.set(hash20Of(points[i]!), 20 * i);
   return out;

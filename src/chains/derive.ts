@@ -7,7 +7,6 @@ export { warmUpDerivation } from './ckd.js';
 
 /** BIP-44 account levels; payment addresses are their children 0/i. */
 export const ACCOUNT_PATHS: Readonly<Record<ChainType, string>> = { EVM: "m/44'/60'/0'", TRON: "m/44'/195'/0'" };
-export { MAX_INDEX } from './deriver.js';
 
 const XPUB_VERSION = '0488b21e';
 const PRIVATE_VERSIONS: Record<string, string> = { '0488ade4': 'xprv', '04358394': 'tprv' };
@@ -63,7 +62,7 @@ export function parseAccountXpub(xpub: unknown, field: string): string {
   return xpub as string;
 }
 
-export { createDeriver, deriveAddress, deriveAheadWith, formatAddress, type Deriver } from './deriver.js';
+export { createDeriver, deriveAddress, type Deriver } from './deriver.js';
 
 export interface WalletKeys {
   mnemonic: string;

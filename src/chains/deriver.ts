@@ -6,7 +6,7 @@
 import { AppError } from '../core/errors.js';
 import type { ChainType } from '../core/types.js';
 import { type Affine, type ChangeNode, ckdPub, deriveRange, hash20Of, hex64, Point, type Pt } from './ckd.js';
-import { base58check, evmAddressOf, tronAddressOf } from './encode.js';
+import { base58check, formatAddress } from './encode.js';
 
 export const MAX_INDEX = 2 ** 31 - 1;
 /** How many addresses a deriver works out ahead of demand. */
@@ -37,8 +37,6 @@ function checkIndex(index: number): number {
   return index;
 }
 
-
-
 export interface Deriver {
   evm(index: number): string;
   tron(index: number): string;
@@ -62,9 +60,8 @@ export function createDeriver(xpub: string): Deriver {
   const node = accountNodeOf(xpub);
   // The change level is shared by every index, so each address costs one child step: an HMAC,
   // one multiplication of the base point and one point addition.
-  const change = ckdPub(node.point, node.chainCode, 0);
-  const changeBytes = change.point.toBytes(true);
-  const parent: Affine = { x: change.point.x, y: change.point.y };
+  const child = ckdPub(node.point, node.chainCode, 0);
+  const change: ChangeNode = { x: child.point.x, y: child.point.y, chainCode: child.chainCode, bytes: child.point.toBytes(true) };
   // Addresses are handed out in index order, so derive ahead: the first miss derives one
   // index, later misses a window of WINDOW, made affine with one shared inversion.
   let window: { start: number; points: Affine[] } = { start: 0, points: [] };
@@ -74,7 +71,7 @@ export function createDeriver(xpub: string): Deriver {
     const cached = window.points[index - window.start];
     if (cached && index >= window.start) return cached;
     const count = Math.min(misses++ === 0 ? 1 : WINDOW, MAX_INDEX - index + 1);
-    window = { start: index, points: deriveRange(change.point, parent, change.chainCode, changeBytes, index, count) };
+    window = { start: index, points: deriveRange(change, index, count) };
     return window.points[0]!;
   };
   // The 20-byte key hash is the address on both chains: EIP-55 hex on EVM, 0x41-prefixed
@@ -83,7 +80,7 @@ export function createDeriver(xpub: string): Deriver {
   const deriver: Deriver = Object.freeze({
     evm: (index: number) => formatAddress('EVM', hash20(index)),
     tron: (index: number) => formatAddress('TRON', hash20(index)),
-    change: { x: parent.x, y: parent.y, chainCode: change.chainCode, bytes: changeBytes },
+    change,
     publicKey: (index: number) => {
       const p = pointAt(index);
       return `0x${p.y & 1n ? '03' : '02'}${hex64(p.x)}`;
@@ -92,11 +89,6 @@ export function createDeriver(xpub: string): Deriver {
   derivers.set(xpub, deriver);
   if (derivers.size > CACHE_MAX) derivers.delete(derivers.keys().next().value!);
   return deriver;
-}
-
-/** The address of a 20-byte key hash: EIP-55 hex on EVM, 0x41-prefixed base58check on TRON. */
-export function formatAddress(chain: ChainType, hash20: Uint8Array): string {
-  return chain === 'EVM' ? evmAddressOf(hash20) : tronAddressOf(hash20);
 }
 
 /** Addresses worked out ahead of demand on another thread (serve: src/chains/derive-ahead.ts). */

@@ -6,6 +6,7 @@
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { createBase58check } from '@scure/base';
+import type { ChainType } from '../core/types.js';
 
 export const base58check = createBase58check(sha256);
 
@@ -26,4 +27,8 @@ export function tronAddressOf(hash20: Uint8Array): string {
   payload[0] = 0x41;
   payload.set(hash20, 1);
   return base58check.encode(payload);
+}
+
+export function formatAddress(chain: ChainType, hash20: Uint8Array): string {
+  return chain === 'EVM' ? evmAddressOf(hash20) : tronAddressOf(hash20);
 }

@@ -153,9 +153,9 @@ export function createApp(deps: AppDeps) {
  */
 async function readJsonObject(c: HonoContext<Env>): Promise<Record<string, unknown>> {
   const incoming = c.env?.incoming;
-  const type = (incoming ? incoming.headers['content-type'] : c.req.header('content-type')) ?? '';
-  if (!/^application\/json\b/i.test(type)) throw invalid('Content-Type must be application/json');
-  const declared = Number(incoming ? incoming.headers['content-length'] : c.req.header('content-length'));
+  const header = (name: string) => (incoming ? incoming.headers[name] : c.req.header(name)) as string | undefined;
+  if (!/^application\/json\b/i.test(header('content-type') ?? '')) throw invalid('Content-Type must be application/json');
+  const declared = Number(header('content-length'));
   const tooLarge = () => {
     // The rest of the body is left unread: the connection cannot be reused, so say so.
     c.header('Connection', 'close');

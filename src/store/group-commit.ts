@@ -57,8 +57,7 @@ export class GroupCommit {
   }
 
   private flush(): void {
-    const batch = this.queue.length <= this.maxBatch ? this.queue : this.queue.slice(0, this.maxBatch);
-    this.queue = batch === this.queue ? [] : this.queue.slice(this.maxBatch);
+    const batch = this.queue.splice(0, this.maxBatch);
     if (this.queue.length) this.schedule();
     if (batch.length === 0) return;
 

@@ -4,7 +4,7 @@
  * start without them.
  */
 export { validateAddress } from '../chains/address.js';
-export { deriveAddress, generateWallet, parseAccountXpub } from '../chains/derive.js';
+export { generateWallet, parseAccountXpub } from '../chains/derive.js';
 export { createRegistry, maxDecimals } from '../chains/registry.js';
 export {
   createOrderSchema,

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { HDNodeWallet } from 'ethers';
 import { TronWeb } from 'tronweb';
-import { decodeBase58Check, encodeBase58Check } from '../../src/chains/address.js';
+import { decodeBase58Check } from '../../src/chains/address.js';
+import { base58check } from '../../src/chains/encode.js';
 import {
   createDeriver,
   deriveAddress,
@@ -204,31 +205,31 @@ describe('malformed extended keys', () => {
   });
 
   it('refuses a well-checksummed payload of the wrong length', () => {
-    expectInvalid(() => parseAccountXpub(encodeBase58Check(payload().subarray(0, 77)), 'xpub'), /decodes to 77 bytes/);
+    expectInvalid(() => parseAccountXpub(base58check.encode(payload().subarray(0, 77)), 'xpub'), /decodes to 77 bytes/);
   });
 
   it('refuses other version bytes (tpub)', () => {
     const b = payload();
     b.set([0x04, 0x35, 0x87, 0xcf], 0);
-    expectInvalid(() => parseAccountXpub(encodeBase58Check(b), 'xpub'), /version bytes 0x043587cf, expected 0x0488b21e \(xpub\)/);
+    expectInvalid(() => parseAccountXpub(base58check.encode(b), 'xpub'), /version bytes 0x043587cf, expected 0x0488b21e \(xpub\)/);
   });
 
   it('refuses a key that is not a curve point', () => {
     const b = payload();
     b.set(new Uint8Array(32).fill(0xff), 46); // x >= p
-    expectInvalid(() => parseAccountXpub(encodeBase58Check(b), 'xpub'), /not a point on secp256k1/);
+    expectInvalid(() => parseAccountXpub(base58check.encode(b), 'xpub'), /not a point on secp256k1/);
   });
 
   it('refuses a key that is not compressed', () => {
     const b = payload();
     b[45] = 0x04;
-    expectInvalid(() => parseAccountXpub(encodeBase58Check(b), 'xpub'), /not a compressed public key/);
+    expectInvalid(() => parseAccountXpub(base58check.encode(b), 'xpub'), /not a compressed public key/);
   });
 
   it('refuses a master key that claims a parent', () => {
     const b = payloadOf(V2.m.pub);
     b[5] = 1;
-    expectInvalid(() => parseExtendedPublicKey(encodeBase58Check(b)), /depth 0 with a parent fingerprint/);
+    expectInvalid(() => parseExtendedPublicKey(base58check.encode(b)), /depth 0 with a parent fingerprint/);
   });
 });
 

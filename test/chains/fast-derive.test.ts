@@ -2,6 +2,9 @@ import { getAddress, HDNodeWallet, randomBytes } from 'ethers';
 import { evmAddressOf, tronAddressOf } from '../../src/chains/encode.js';
 import { describe, expect, it } from 'vitest';
 import { tronAddressFromEvm } from '../../src/chains/address.js';
+import { invert } from '@noble/curves/abstract/modular.js';
+import { secp256k1 } from '@noble/curves/secp256k1.js';
+import { mulBaseAdd } from '../../src/chains/ckd.js';
 import { createDeriver, walletFromMnemonic, warmUpDerivation } from '../../src/chains/derive.js';
 
 const PHRASE = 'test test test test test test test test test test test junk';
@@ -56,5 +59,31 @@ describe('addresses from key hashes (src/chains/encode.ts) agree with ethers', (
     expect(evmAddressOf(new Uint8Array(20))).toBe('0x0000000000000000000000000000000000000000');
     expect(evmAddressOf(new Uint8Array(20).fill(255))).toBe(getAddress(`0x${'ff'.repeat(20)}`));
     expect(tronAddressOf(new Uint8Array(20))).toBe('T9yD14Nj9j7xAB4dbGeiX9h8unkKHxuWwb');
+  });
+});
+
+describe('mixed additions (mulBaseAdd) for IL·G + K', () => {
+  const table = warmUpDerivation();
+
+  it('equals noble for random scalars and points', () => {
+    for (let i = 0; i < 50; i++) {
+      const k = BigInt(`0x${Buffer.from(randomBytes(32)).toString('hex')}`) % secp256k1.Point.CURVE().n;
+      const K = secp256k1.Point.BASE.multiply(BigInt(`0x${Buffer.from(randomBytes(31)).toString('hex')}`) + 1n).toAffine();
+      const j = mulBaseAdd(table, k, K);
+      expect(j).toBeDefined();
+      const [X, Y, Z] = j!;
+      // Jacobian (X, Y, Z) is the affine point (X / Z^2, Y / Z^3).
+      const P = secp256k1.Point.CURVE().p;
+      const zi = invert(Z, P);
+      const expected = secp256k1.Point.BASE.multiplyUnsafe(k).add(secp256k1.Point.fromAffine(K)).toAffine();
+      expect([(X * zi * zi) % P, (Y * zi * zi * zi) % P]).toEqual([expected.x, expected.y]);
+    }
+  });
+
+  it('hands the exceptional cases back (undefined): K = IL·G (a doubling) and K = -IL·G (infinity)', () => {
+    const k = BigInt(`0x${Buffer.from(randomBytes(32)).toString('hex')}`) % secp256k1.Point.CURVE().n;
+    const kG = secp256k1.Point.BASE.multiply(k);
+    expect(mulBaseAdd(table, k, kG.toAffine())).toBeUndefined();
+    expect(mulBaseAdd(table, k, kG.negate().toAffine())).toBeUndefined();
   });
 });
