@@ -1,5 +1,4 @@
-import { Hono, type Context as HonoContext } from 'hono';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
 import { AppError, httpStatusOf, invalid, isAppError, notFound } from '../core/errors.js';
 import {
@@ -19,9 +18,9 @@ import { RateLimiter } from './rate-limit.js';
 /** What the server needs of the ledger beyond the PaymentService itself. */
 export interface ServerBackend extends PaymentService {
   as(caller: Caller): PaymentService;
-  merchantSecret(mchId: string): string | undefined;
+  /** The merchant's secret and create-order limit per minute (0 = none); undefined when unknown. */
+  merchantAuth(mchId: string): { secret: string; rateLimit: number } | undefined;
   resolveMerchantId(mchId?: string): string;
-  merchantRateLimit(mchId: string): number;
   ping(): void;
 }
 
@@ -40,56 +39,67 @@ export const TIMESTAMP_WINDOW_MS = 5 * 60_000;
 export const NONCE_KEEP_MS = TIMESTAMP_WINDOW_MS + 60_000;
 const MAX_ID = 64;
 
-/** On a socket, @hono/node-server hands over Node's request as `incoming`; in memory there is none. */
-type Env = { Bindings: { incoming?: IncomingMessage }; Variables: { merchant?: string } };
+/**
+ * One request as the routes see it, whether it came over a socket (Node's IncomingMessage) or in
+ * memory (a web Request, for tests and the contract suite): both paths run the same routes.
+ */
+interface Req {
+  method: string;
+  /** The path as sent, without the query; percent-escapes are left as they are. */
+  path: string;
+  header(name: string): string | undefined;
+  /** The body, or 'too_large' as soon as it passes `limit` bytes (the rest is left unread). */
+  body(limit: number): Promise<Buffer | 'too_large'>;
+  /** The verified merchant, for the access log. */
+  merchant?: string;
+}
+
+/** What a route answers: a status, a JSON text and extra headers. */
+export interface Answer {
+  status: number;
+  body: string;
+  headers?: Record<string, string>;
+}
+
+type Route = (req: Req, param: string) => Promise<Answer> | Answer;
+
+/** The routes of one path: GET routes also answer HEAD; a POST route answers 405 to other methods. */
+interface PathRoutes {
+  get?: Route;
+  post?: Route;
+}
 
 export function createApp(deps: AppDeps) {
   const now = deps.now ?? Date.now;
   const limiter = new RateLimiter();
   const { backend } = deps;
-  const app = new Hono<Env>();
 
-  const envelope = (c: HonoContext<Env>, status: number, code: 0 | 1, msg: string, data: unknown, headers?: Record<string, string>) =>
-    c.json({ code, msg, data, systemTime: now() }, status as 200, headers);
-  const ok = (c: HonoContext<Env>, data: unknown) => envelope(c, 200, 1, 'success', data);
-
-  app.use('*', async (c, next) => {
-    const start = performance.now();
-    await next();
-    if (deps.accessLog) {
-      const ms = (performance.now() - start).toFixed(1);
-      deps.accessLog(`${new Date(now()).toISOString()} ${c.req.method} ${c.req.path} ${c.res.status} ${ms}ms ${c.get('merchant') ?? '-'}`);
-    }
+  const envelope = (status: number, code: 0 | 1, msg: string, data: unknown, headers?: Record<string, string>): Answer => ({
+    status,
+    body: JSON.stringify({ code, msg, data, systemTime: now() }),
+    ...(headers ? { headers } : {}),
   });
+  const ok = (data: unknown) => envelope(200, 1, 'success', data);
 
-  app.onError((err, c) => {
-    if (isAppError(err)) {
-      const headers = err.retryAfter ? { 'Retry-After': String(err.retryAfter) } : undefined;
-      return envelope(c, httpStatusOf[err.kind], 0, err.message, null, headers);
-    }
-    deps.errorLog?.(`internal error on ${c.req.method} ${c.req.path}: ${(err as Error)?.stack ?? String(err)}`);
-    return envelope(c, 500, 0, 'internal error', null);
+  const fixed = new Map<string, PathRoutes>();
+  fixed.set('/healthz', {
+    get: () => {
+      backend.ping();
+      return ok({ status: 'ok' });
+    },
   });
-  app.notFound((c) => envelope(c, 404, 0, 'Not found', null));
+  // Bare, not in the envelope: tools read it as an OpenAPI document.
+  fixed.set('/api/v1/openapi.json', { get: () => ({ status: 200, body: JSON.stringify(openApiDocument()) }) });
 
-  app.get('/healthz', (c) => {
-    backend.ping();
-    return ok(c, { status: 'ok' });
-  });
-
-  app.get('/api/v1/openapi.json', (c) => c.json(openApiDocument()));
-
-  app.get('/api/v1/address/:id', async (c) => {
-    const id = c.req.param('id');
+  // The two paths with an id: /api/v1/address/{id} and /api/v1/order/{id}/status.
+  const addressRoute: Route = async (_req, id) => {
     if (id.length > MAX_ID) throw notFound('Not found');
-    return ok(c, await backend.getAddresses(id));
-  });
-
-  app.get('/api/v1/order/:id/status', async (c) => {
-    const id = c.req.param('id');
+    return ok(await backend.getAddresses(id));
+  };
+  const statusRoute: Route = async (_req, id) => {
     if (id.length > MAX_ID) throw notFound('Order not found');
-    return ok(c, await backend.getOrderStatus(id));
-  });
+    return ok(await backend.getOrderStatus(id));
+  };
 
   /**
    * A signed operation (decisions §1): JSON object, schema with the signing fields, timestamp
@@ -103,20 +113,20 @@ export function createApp(deps: AppDeps) {
     opts: { mchIdRequired?: boolean; rateLimited?: boolean } = {},
   ) => {
     const full = schema.extend(authFields);
-    app.post(path, async (c) => {
-      const body = await readJsonObject(c);
-      const req = parseInput(full, body) as { mchId?: string; timestamp: number; nonce: string };
+    const post: Route = async (req) => {
+      const body = await readJsonObject(req);
+      const parsed = parseInput(full, body) as { mchId?: string; timestamp: number; nonce: string };
       const t = now();
-      if (Math.abs(t - req.timestamp) > TIMESTAMP_WINDOW_MS) {
+      if (Math.abs(t - parsed.timestamp) > TIMESTAMP_WINDOW_MS) {
         throw new AppError('unauthorized', 'timestamp is not within 5 minutes of server time (see systemTime)');
       }
-      if (!req.mchId && opts.mchIdRequired) throw invalid('mchId is required');
-      const mchId = req.mchId ?? backend.resolveMerchantId();
-      const secret = backend.merchantSecret(mchId);
-      if (!secret) throw new AppError('unauthorized', `unknown merchant ${mchId}`);
-      if (!verify(body, secret)) throw new AppError('unauthorized', 'signature does not match');
-      c.set('merchant', mchId);
-      const perMinute = opts.rateLimited ? backend.merchantRateLimit(mchId) : 0;
+      if (!parsed.mchId && opts.mchIdRequired) throw invalid('mchId is required');
+      const mchId = parsed.mchId ?? backend.resolveMerchantId();
+      const auth = backend.merchantAuth(mchId);
+      if (!auth) throw new AppError('unauthorized', `unknown merchant ${mchId}`);
+      if (!verify(body, auth.secret)) throw new AppError('unauthorized', 'signature does not match');
+      req.merchant = mchId;
+      const perMinute = opts.rateLimited ? auth.rateLimit : 0;
       if (perMinute > 0) {
         const wait = limiter.take(mchId, perMinute, t);
         if (wait > 0) throw new AppError('rate_limited', `too many requests: at most ${perMinute} per minute; retry in ${wait} s`, { retryAfter: wait });
@@ -124,18 +134,17 @@ export function createApp(deps: AppDeps) {
       const { timestamp: _t, nonce: _n, sign: _s, ...input } = body;
       const service = backend.as({
         actor: `api:${mchId}`,
-        nonce: { merchantId: mchId, value: req.nonce, expiresAt: Math.max(req.timestamp, t) + NONCE_KEEP_MS },
+        nonce: { merchantId: mchId, value: parsed.nonce, expiresAt: Math.max(parsed.timestamp, t) + NONCE_KEEP_MS },
       });
       try {
-        return ok(c, await run(service, { ...input, mchId }));
+        return ok(await run(service, { ...input, mchId }));
       } catch (e) {
         // A replayed request (nonce already used) is refused as unauthenticated: it must not use up the merchant's limit.
         if (perMinute > 0 && isAppError(e) && e.kind === 'unauthorized') limiter.giveBack(mchId, perMinute);
         throw e;
       }
-    });
-    // The same path with another method: say which one it takes.
-    app.all(path, (c) => envelope(c, 405, 0, `${c.req.method} is not allowed on ${path}; use POST`, null, { Allow: 'POST' }));
+    };
+    fixed.set(path, { post });
   };
 
   signed('/api/v1/order', createOrderSchema, (s, i) => s.createOrder(i as never), { mchIdRequired: true, rateLimited: true });
@@ -143,33 +152,132 @@ export function createApp(deps: AppDeps) {
   signed('/api/v1/withdraw/apply', withdrawApplySchema, (s, i) => s.applyWithdrawal(i as never));
   signed('/api/v1/withdraw/confirm', withdrawConfirmSchema, (s, i) => s.confirmWithdrawal(i as never));
   signed('/api/v1/withdraw/reject', withdrawRejectSchema, (s, i) => s.rejectWithdrawal(i as never));
-  return app;
+
+  /** The route for a method and path; undefined answers 404 Not found. */
+  const route = (method: string, path: string): { run: Route; param: string } | undefined => {
+    const routes = fixed.get(path);
+    if (routes) {
+      if (routes.post) {
+        if (method === 'POST') return { run: routes.post, param: '' };
+        // The same path with another method: say which one it takes.
+        return { run: () => envelope(405, 0, `${method} is not allowed on ${path}; use POST`, null, { Allow: 'POST' }), param: '' };
+      }
+      return routes.get && (method === 'GET' || method === 'HEAD') ? { run: routes.get, param: '' } : undefined;
+    }
+    if (method !== 'GET' && method !== 'HEAD') return undefined;
+    const id = idIn(path, '/api/v1/address/', '');
+    if (id !== undefined) return { run: addressRoute, param: id };
+    const orderId = idIn(path, '/api/v1/order/', '/status');
+    if (orderId !== undefined) return { run: statusRoute, param: orderId };
+    return undefined;
+  };
+
+  /** Every request, either way it arrives: route, run, refusals as envelopes, one access-log line. */
+  const handle = async (req: Req): Promise<Answer> => {
+    const start = performance.now();
+    let answer: Answer;
+    try {
+      const r = route(req.method, req.path);
+      answer = r ? await r.run(req, r.param) : envelope(404, 0, 'Not found', null);
+    } catch (err) {
+      if (isAppError(err)) {
+        answer = envelope(httpStatusOf[err.kind], 0, err.message, null, err.retryAfter ? { 'Retry-After': String(err.retryAfter) } : undefined);
+        if (err.kind === 'too_large') {
+          // The rest of the body is left unread: the connection cannot be reused, so say so.
+          answer.headers = { ...answer.headers, Connection: 'close' };
+        }
+      } else {
+        deps.errorLog?.(`internal error on ${req.method} ${req.path}: ${(err as Error)?.stack ?? String(err)}`);
+        answer = envelope(500, 0, 'internal error', null);
+      }
+    }
+    if (deps.accessLog) {
+      const ms = (performance.now() - start).toFixed(1);
+      deps.accessLog(`${new Date(now()).toISOString()} ${req.method} ${req.path} ${answer.status} ${ms}ms ${req.merchant ?? '-'}`);
+    }
+    return answer;
+  };
+
+  return {
+    /** Node's request listener: the server of `cryptopay serve` (src/server/listen.ts). */
+    listener(incoming: IncomingMessage, res: ServerResponse): void {
+      const url = incoming.url ?? '/';
+      const q = url.indexOf('?');
+      const req: Req = {
+        method: incoming.method ?? 'GET',
+        path: pathOf(q < 0 ? url : url.slice(0, q)),
+        header: (name) => incoming.headers[name] as string | undefined,
+        body: (limit) => readIncoming(incoming, limit),
+      };
+      handle(req).then(
+        (a) => {
+          const headers: Record<string, string | number> = { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(a.body), ...a.headers };
+          res.writeHead(a.status, headers).end(a.body);
+        },
+        // handle() answers every refusal itself; this is a failure of the log writer or the socket.
+        (e) => {
+          deps.errorLog?.(`could not answer ${req.method} ${req.path}: ${(e as Error)?.stack ?? String(e)}`);
+          res.destroy();
+        },
+      );
+    },
+
+    /** In memory, web Request in and Response out: for tests and for wiring a client to the app without a socket. */
+    async request(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+      const request = input instanceof Request ? input : new Request(new URL(String(input), 'http://localhost'), init);
+      const req: Req = {
+        method: request.method,
+        path: new URL(request.url).pathname,
+        header: (name) => request.headers.get(name) ?? undefined,
+        body: async (limit) => {
+          const bytes = Buffer.from(await request.arrayBuffer());
+          return bytes.length > limit ? 'too_large' : bytes;
+        },
+      };
+      const a = await handle(req);
+      return new Response(request.method === 'HEAD' ? null : a.body, { status: a.status, headers: { 'Content-Type': 'application/json', ...a.headers } });
+    },
+  };
+}
+
+/** The path of a request line: origin form as is; absolute form (`GET http://host/path`) reduced to its path. */
+function pathOf(target: string): string {
+  if (target.startsWith('/')) return target;
+  try {
+    return new URL(target).pathname;
+  } catch {
+    return target;
+  }
+}
+
+/** The decoded id of `prefix{id}suffix`, or undefined when the path is not of that shape. */
+function idIn(path: string, prefix: string, suffix: string): string | undefined {
+  if (!path.startsWith(prefix) || !path.endsWith(suffix)) return undefined;
+  const raw = path.slice(prefix.length, path.length - suffix.length);
+  if (raw === '' || raw.includes('/')) return undefined;
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
 }
 
 /**
- * The body of a signed request as one JSON object. On a socket it is read straight from Node's
- * request (no web Request object is built: that was a tenth of a create order), at most
- * MAX_BODY_BYTES, whatever Content-Length says.
+ * The body of a signed request as one JSON object, at most MAX_BODY_BYTES whatever
+ * Content-Length says. On a socket it is read straight from Node's request.
  */
-async function readJsonObject(c: HonoContext<Env>): Promise<Record<string, unknown>> {
-  const incoming = c.env?.incoming;
-  const header = (name: string) => (incoming ? incoming.headers[name] : c.req.header(name)) as string | undefined;
-  if (!/^application\/json\b/i.test(header('content-type') ?? '')) throw invalid('Content-Type must be application/json');
-  const declared = Number(header('content-length'));
-  const tooLarge = () => {
-    // The rest of the body is left unread: the connection cannot be reused, so say so.
-    c.header('Connection', 'close');
-    return new AppError('too_large', `the request body is larger than ${MAX_BODY_BYTES / 1024} KiB`);
-  };
-  if (declared > MAX_BODY_BYTES) throw tooLarge();
+async function readJsonObject(req: Req): Promise<Record<string, unknown>> {
+  if (!/^application\/json\b/i.test(req.header('content-type') ?? '')) throw invalid('Content-Type must be application/json');
+  const tooLarge = () => new AppError('too_large', `the request body is larger than ${MAX_BODY_BYTES / 1024} KiB`);
+  if (Number(req.header('content-length')) > MAX_BODY_BYTES) throw tooLarge();
   let bytes: Buffer | 'too_large';
   try {
-    bytes = incoming ? await readIncoming(incoming, MAX_BODY_BYTES) : Buffer.from(await c.req.raw.arrayBuffer());
+    bytes = await req.body(MAX_BODY_BYTES);
   } catch {
     // The client went away mid-body: its fault, not an internal error.
     throw invalid('the request body could not be read to its end');
   }
-  if (bytes === 'too_large' || bytes.length > MAX_BODY_BYTES) throw tooLarge();
+  if (bytes === 'too_large') throw tooLarge();
   let body: unknown;
   try {
     body = JSON.parse(bytes.toString('utf8'));

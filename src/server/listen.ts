@@ -1,5 +1,4 @@
-import { serve } from '@hono/node-server';
-import { STATUS_CODES, type Server } from 'node:http';
+import { createServer, STATUS_CODES } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { App } from './app.js';
 
@@ -13,21 +12,23 @@ export interface Listening {
 
 export function listen(app: App, host: string, port: number): Promise<Listening> {
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch: app.fetch, hostname: host, port }, (info: AddressInfo) => {
+    const server = createServer(app.listener);
+    server.keepAliveTimeout = 5_000;
+    server.on('clientError', answerClientError);
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      const info = server.address() as AddressInfo;
       const shownHost = info.family === 'IPv6' ? `[${info.address}]` : info.address;
       resolve({
         url: `http://${shownHost}:${info.port}`,
         port: info.port,
         close: () =>
           new Promise<void>((done) => {
-            (server as Server).close(() => done());
-            (server as Server).closeIdleConnections();
+            server.close(() => done());
+            server.closeIdleConnections();
           }),
       });
-    }) as Server;
-    server.keepAliveTimeout = 5_000;
-    server.on('clientError', answerClientError);
-    server.once('error', reject);
+    });
   });
 }
 

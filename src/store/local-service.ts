@@ -245,8 +245,10 @@ export class LocalPaymentService implements PaymentService {
     return this.merchant(this.db, mchId).id;
   }
 
-  merchantRateLimit(mchId: string): number {
-    return this.stmts().merchantAuth.get({ id: mchId })?.rateLimit ?? 0;
+  /** The secret and create-order limit (per minute, 0 = none) of a signed request's merchant, in one lookup. */
+  merchantAuth(mchId: string): { secret: string; rateLimit: number } | undefined {
+    const m = this.stmts().merchantAuth.get({ id: mchId });
+    return m && { secret: m.secret, rateLimit: m.rateLimit };
   }
 
   /** Health: the ledger answers a query. */
