@@ -104,10 +104,85 @@ export function mulBaseAdd(table: Affine[][], k: bigint, K: Affine): [bigint, bi
   return empty ? undefined : [X, Y, Z];
 }
 
-/** Children start..start+n-1 of the change node, affine, with one shared inversion. */
+/**
+ * IL·G + K for many scalars at once, affine: each window step adds one table point to every
+ * accumulator, and the divisions of all those affine additions share one inversion
+ * (Montgomery's trick), so an addition costs 6 multiplications instead of the 11 of a mixed
+ * Jacobian one. `scalars` holds 32 big-endian bytes per scalar (the IL half of each HMAC).
+ * An entry is undefined in the exceptional cases (an accumulator meets ±its table point), which
+ * the caller hands to noble.
+ */
+export function mulBaseAddBatch(table: Affine[][], scalars: Uint8Array, K: Affine): (Affine | undefined)[] {
+  const n = scalars.length >> 5;
+  const ax: bigint[] = new Array(n).fill(0n);
+  const ay: bigint[] = new Array(n).fill(0n);
+  /** 0: nothing added yet, 1: (ax, ay) holds the sum so far, 2: exceptional, left to noble. */
+  const state = new Uint8Array(n);
+  const who = new Int32Array(n);
+  const qs: Affine[] = new Array(n);
+  const dxs: bigint[] = new Array(n);
+  const prefix: bigint[] = new Array(n);
+  for (let w = 0; w <= 32; w++) {
+    let m = 0;
+    for (let i = 0; i < n; i++) {
+      if (state[i] === 2) continue;
+      let q: Affine;
+      if (w < 32) {
+        const d = scalars[32 * i + 31 - w]!;
+        if (d === 0) continue;
+        q = table[w]![d - 1]!;
+      } else {
+        q = K;
+      }
+      if (state[i] === 0) {
+        ax[i] = q.x;
+        ay[i] = q.y;
+        state[i] = 1;
+        continue;
+      }
+      const dx = sub(q.x, ax[i]!);
+      if (dx === 0n) {
+        state[i] = 2;
+        continue;
+      }
+      who[m] = i;
+      qs[m] = q;
+      dxs[m] = dx;
+      m++;
+    }
+    if (m === 0) continue;
+    let acc = 1n;
+    for (let j = 0; j < m; j++) prefix[j] = acc = red(acc * dxs[j]!);
+    let inv = invert(acc, P);
+    for (let j = m - 1; j >= 0; j--) {
+      const i = who[j]!;
+      const q = qs[j]!;
+      const dxInv = j > 0 ? red(inv * prefix[j - 1]!) : inv;
+      inv = red(inv * dxs[j]!);
+      const lambda = red(sub(q.y, ay[i]!) * dxInv);
+      const x3 = sub(sub(red(lambda * lambda), ax[i]!), q.x);
+      ay[i] = sub(red(lambda * sub(ax[i]!, x3)), ay[i]!);
+      ax[i] = x3;
+    }
+  }
+  const out: (Affine | undefined)[] = new Array(n);
+  for (let i = 0; i < n; i++) out[i] = state[i] === 1 ? { x: ax[i]!, y: ay[i]! } : undefined;
+  return out;
+}
+
+/**
+ * Below BATCH_MIN children a range is derived with Jacobian additions (33 inversions would not
+ * pay off); longer ranges go in slices of BATCH_MAX, which keeps the live bigints of a slice
+ * small for the derivation thread's 1 MB young generation (measured: 1024 at once was ~15%
+ * slower there, with more time in the scavenger).
+ */
+const BATCH_MIN = 32;
+const BATCH_MAX = 256;
+
+/** Children start..start+n-1 of the change node, affine. */
 export function deriveRange(node: ChangeNode, start: number, n: number): Affine[] {
   const table = baseTable;
-  // noble's complete formulas: before warm-up, and for the exceptional cases of mulBaseAdd.
+  // noble's complete formulas: before warm-up, and for the exceptional cases of the fast paths.
   const viaNoble = (index: number): Pt => ckdPub(Point.fromAffine(node), node.chainCode, index, node.bytes).point;
   if (!table) {
     const raw: Pt[] = [];
@@ -115,6 +190,24 @@ export function deriveRange(node: ChangeNode, start: number, n: number): Affine[
     return normalizeZ(Point, raw).map((p) => ({ x: p.x, y: p.y }));
   }
   const out: Affine[] = new Array(n);
+  if (n >= BATCH_MIN) {
+    for (let from = 0; from < n; from += BATCH_MAX) {
+      const m = Math.min(BATCH_MAX, n - from);
+      const scalars = new Uint8Array(32 * m);
+      for (let i = 0; i < m; i++) {
+        const index = start + from + i;
+        const I = hmacOf(node.chainCode, node.bytes, index);
+        ilOf(I, index);
+        scalars.set(I.subarray(0, 32), 32 * i);
+      }
+      const sums = mulBaseAddBatch(table, scalars, node);
+      for (let i = 0; i < m; i++) {
+        const p = sums[i] ?? viaNoble(start + from + i);
+        out[from + i] = { x: p.x, y: p.y };
+      }
+    }
+    return out;
+  }
   const jac: [bigint, bigint, bigint, number][] = [];
   for (let i = 0; i < n; i++) {
     const il = ilOf(hmacOf(node.chainCode, node.bytes, start + i), start + i);

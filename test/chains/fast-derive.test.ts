@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { tronAddressFromEvm } from '../../src/chains/address.js';
 import { invert } from '@noble/curves/abstract/modular.js';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { mulBaseAdd } from '../../src/chains/ckd.js';
+import { deriveRange, mulBaseAdd, mulBaseAddBatch } from '../../src/chains/ckd.js';
 import { createDeriver, walletFromMnemonic, warmUpDerivation } from '../../src/chains/derive.js';
 
 const PHRASE = 'test test test test test test test test test test test junk';
@@ -87,3 +87,48 @@ describe('mixed additions (mulBaseAdd) for IL·G + K', () => {
     expect(mulBaseAdd(table, k, kG.negate().toAffine())).toBeUndefined();
   });
 });
+
+describe('batched affine additions (mulBaseAddBatch) for many IL·G + K at once', () => {
+  const table = warmUpDerivation();
+  const n = secp256k1.Point.CURVE().n;
+  const bytesOf = (ks: bigint[]) => {
+    const out = new Uint8Array(32 * ks.length);
+    ks.forEach((k, i) => out.set(Buffer.from(k.toString(16).padStart(64, '0'), 'hex'), 32 * i));
+    return out;
+  };
+
+  it('equals noble for 300 random scalars, and for scalars with zero bytes (windows skipped)', () => {
+    const K = secp256k1.Point.BASE.multiply(BigInt(`0x${Buffer.from(randomBytes(31)).toString('hex')}`) + 1n);
+    const ks = Array.from({ length: 300 }, () => BigInt(`0x${Buffer.from(randomBytes(32)).toString('hex')}`) % n);
+    ks.push(1n, 255n, 256n, 1n << 248n, (1n << 255n) + 1n, n - 1n);
+    const sums = mulBaseAddBatch(table, bytesOf(ks), K.toAffine());
+    expect(sums.map((p) => [p?.x, p?.y])).toEqual(
+      ks.map((k) => {
+        const e = secp256k1.Point.BASE.multiplyUnsafe(k).add(K).toAffine();
+        return [e.x, e.y];
+      }),
+    );
+  });
+
+  it('hands back only the exceptional entries (K = IL·G, K = -IL·G); the rest of the batch is right', () => {
+    const k = BigInt(`0x${Buffer.from(randomBytes(32)).toString('hex')}`) % n;
+    const K = secp256k1.Point.BASE.multiply(k);
+    const minusK = n - k;
+    const other = 12345n;
+    const sums = mulBaseAddBatch(table, bytesOf([other, k, minusK, other]), K.toAffine());
+    const expected = secp256k1.Point.BASE.multiply(other).add(K).toAffine();
+    expect(sums[1]).toBeUndefined();
+    expect(sums[2]).toBeUndefined();
+    expect([sums[0], sums[3]]).toEqual([expected, expected]);
+  });
+
+  it('a range of 600 children (slices of 256 and a short tail) equals the Jacobian path child by child', () => {
+    const w = walletFromMnemonic(PHRASE);
+    const change = createDeriver(w.evmXpub).change;
+    const long = deriveRange(change, 5_000, 600);
+    const short: { x: bigint; y: bigint }[] = [];
+    for (let i = 0; i < 600; i += 20) short.push(...deriveRange(change, 5_000 + i, 20));
+    expect(long).toEqual(short);
+  });
+});
+
