@@ -47,6 +47,10 @@ export function openLedger(path: string): Ledger {
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('synchronous = FULL');
     sqlite.pragma('foreign_keys = ON');
+    // Savepoint journals in memory: group commit runs every change in a savepoint, and with the
+    // default (a temporary file once a transaction's journal passes 64 KiB) each page a change
+    // touched was written to that file first, 2 system calls a page, ~60% of the bytes serve wrote.
+    sqlite.pragma('temp_store = MEMORY');
     sqlite.defaultSafeIntegers(true);
   } catch (e) {
     throw new AppError('unavailable', `cannot open the ledger at ${path}: ${(e as Error).message}`, { cause: e });
