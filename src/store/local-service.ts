@@ -52,6 +52,12 @@ export interface LocalDeps {
 }
 
 const heavy = () => import('./heavy.js');
+/**
+ * What creating an order needs (zod and the deriver, not ethers), loaded on first use and then
+ * kept: a dynamic import per request, even of a loaded module, was ~7% of what serve allocated.
+ */
+let orderDeps: typeof import('./order-deps.js') | undefined;
+const loadOrderDeps = async () => (orderDeps ??= await import('./order-deps.js'));
 
 /**
  * The statements of the hottest paths (the payment page's two reads, create order), prepared
@@ -79,7 +85,25 @@ function prepareStatements(db: Ledger['db']) {
 }
 const prepared = new WeakMap<Ledger, ReturnType<typeof prepareStatements>>();
 
-const defaultRandomId = (prefix: string) => `${prefix}_${randomBytes(16).toString('base64url')}`;
+/**
+ * Ids of orders, refunds and withdrawals: the creation time (milliseconds, 9 base-32 digits
+ * whose ASCII order is their numeric order) then 128 random bits (base64url). The random part
+ * keeps ids unguessable (decisions §1 asks at least 96 bits); the time part makes new ids sort
+ * after old ones, so each insert lands at the right edge of the id indexes instead of on a random
+ * page: a create order dirtied ~20 index pages fewer per group commit of 25.
+ */
+const defaultRandomId = (prefix: string) => `${prefix}_${Date.now().toString(32).padStart(9, '0')}${random16().toString('base64url')}`;
+/** 16 random bytes from a pool filled 4 KiB at a time (one call into the CSPRNG per 256 ids); no byte is handed out twice. */
+let randomPool = Buffer.alloc(0);
+let randomAt = 0;
+function random16(): Buffer {
+  if (randomAt + 16 > randomPool.length) {
+    randomPool = randomBytes(4096);
+    randomAt = 0;
+  }
+  randomAt += 16;
+  return randomPool.subarray(randomAt - 16, randomAt);
+}
 const newSecret = () => `sk_${randomBytes(24).toString('base64url')}`;
 
 const DAY = 86_400_000;
@@ -256,6 +280,20 @@ export class LocalPaymentService implements PaymentService {
     this.ledger.sqlite.prepare('select 1').get();
   }
 
+  /**
+   * The wallets of the `limit` merchants that gave out the most addresses, each with the next
+   * index it will give out: serve primes its address pool with these.
+   */
+  walletCursors(limit: number): { chain: ChainType; xpub: string; next: number }[] {
+    const out: { chain: ChainType; xpub: string; next: number }[] = [];
+    const busiest = this.db.select().from(merchants).orderBy(desc(sql`${merchants.evmNextIndex} + ${merchants.tronNextIndex}`)).limit(limit).all();
+    for (const m of busiest) {
+      if (m.evmXpub) out.push({ chain: 'EVM', xpub: m.evmXpub, next: m.evmNextIndex });
+      if (m.tronXpub) out.push({ chain: 'TRON', xpub: m.tronXpub, next: m.tronNextIndex });
+    }
+    return out;
+  }
+
   countMerchants(): number {
     return Number(this.db.select({ n: sql<bigint>`count(*)` }).from(merchants).get()?.n ?? 0);
   }
@@ -344,8 +382,7 @@ export class LocalPaymentService implements PaymentService {
   // ---------------------------------------------------------------- orders
 
   async createOrder(input: CreateOrderRequest): Promise<Order> {
-    // Not heavy(): creating an order needs zod and the deriver, not ethers.
-    const h = await import('./order-deps.js');
+    const h = orderDeps ?? (await loadOrderDeps());
     const req = h.parseInput(h.createOrderSchema, input);
     const now = this.now();
     return this.write((tx) => {

@@ -90,7 +90,7 @@ function normalize(value: unknown, ids: Map<string, string>): unknown {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
       if (['refundTime', 'createdAt', 'updatedAt', 'expiredAt'].includes(k)) out[k] = typeof v === 'number' && v > 1.7e12 ? '<time>' : v;
-      else if (k === 'id' && typeof v === 'string' && !ids.has(v)) out[k] = /^(ord|wd)_[A-Za-z0-9_-]{22}$/.test(v) ? `<new ${v.split('_')[0]}>` : v;
+      else if (k === 'id' && typeof v === 'string' && !ids.has(v)) out[k] = /^(ord|wd)_[0-9a-v]{9}[A-Za-z0-9_-]{22}$/.test(v) ? `<new ${v.split('_')[0]}>` : v;
       else if (k === 'EVM') out[k] = typeof v === 'string' && /^0x[0-9a-fA-F]{40}$/.test(v) ? '<evm>' : v;
       else if (k === 'TRON') out[k] = typeof v === 'string' && /^T[1-9A-HJ-NP-Za-km-z]{33}$/.test(v) ? '<tron>' : v;
       else out[k] = normalize(v, ids);

@@ -26,6 +26,28 @@ describe('create order', () => {
     expect(detail).toMatchObject({ memo: 'coffee', amount: '10.5', paidAmount: '0', refundedAmount: '0', createdAt: T0, late: false, payments: [] });
   });
 
+  it('ids: creation time first (later orders sort after earlier ones), then 128 random bits; never the same twice', async () => {
+    const { service } = h();
+    await addTestMerchant(service);
+    const ids: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      ids.push((await order(service, { oid: `ids-${i}` })).id);
+      if (i % 10 === 9) await new Promise((r) => setTimeout(r, 3));
+    }
+    for (const id of ids) expect(id).toMatch(/^ord_[0-9a-v]{9}[A-Za-z0-9_-]{22}$/);
+    expect(new Set(ids).size).toBe(40);
+    // The time part never goes down in creation order (byte order, as SQLite's index compares),
+    // and moved on across the pauses.
+    const times = ids.map((id) => id.slice(4, 13));
+    for (let i = 1; i < times.length; i++) expect(times[i]! >= times[i - 1]!, `${times[i - 1]} then ${times[i]}`).toBe(true);
+    expect(times[39]! > times[0]!).toBe(true);
+    expect(parseInt(times[0]!, 32)).toBeGreaterThanOrEqual(Date.now() - 60_000);
+    // The random part differs even within one millisecond, and carries no visible pattern.
+    const randoms = ids.map((id) => id.slice(13));
+    expect(new Set(randoms).size).toBe(40);
+    expect(new Set(randoms.map((r) => r.slice(0, 4))).size).toBeGreaterThan(35);
+  });
+
   it.each([
     ['010.50', '10.5'],
     ['7', '7'],
