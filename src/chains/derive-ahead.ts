@@ -13,11 +13,19 @@ import type { RangeReply, RangeRequest } from './derive-worker.js';
 export interface AheadPool {
   /** The address at `index` if it is ready; asks for more when running low. */
   take(chain: ChainType, xpub: string, index: number): string | undefined;
+  /** Starts deriving a wallet's addresses from `next` on, before any order asks (serve's start). */
+  prime(chain: ChainType, xpub: string, next: number): void;
   close(): Promise<void>;
 }
 
-/** Each request derives this many; a new one goes out when fewer than this are left ahead. */
+/** Each request derives this many. */
 const CHUNK = 1024;
+/**
+ * A new request goes out when fewer than this are left ahead: two chunks, so that a wallet's
+ * next chunk is ready even while the thread works on the other chain's (measured with one
+ * chunk: ~5% of takes missed under the create-order load, each miss deriving on the serving thread).
+ */
+const LOW_WATER = 2 * CHUNK;
 /** Wallets followed at once; the least recently used is forgotten beyond that. */
 const MAX_WALLETS = 64;
 
@@ -66,23 +74,32 @@ export function startDerivationWorker(opts: { onError?: (message: string) => voi
   const refill = (chain: ChainType, xpub: string, e: Entry, index: number) => {
     if (dead || e.pending) return;
     const end = e.start + e.addresses.length;
-    if (end - index - 1 >= CHUNK) return;
+    if (end - index - 1 >= LOW_WATER) return;
     e.pending = true;
     const node = createDeriver(xpub).change;
     worker.postMessage({ chain, xpub, node, start: Math.max(end, index + 1), count: CHUNK } satisfies RangeRequest);
   };
 
+  const entryOf = (chain: ChainType, xpub: string, index: number): Entry => {
+    const key = keyOf(chain, xpub);
+    let e = entries.get(key);
+    if (e) {
+      entries.delete(key);
+      entries.set(key, e);
+    } else {
+      entries.set(key, (e = { start: index + 1, last: index, addresses: [], pending: false }));
+      if (entries.size > MAX_WALLETS) entries.delete(entries.keys().next().value!);
+    }
+    return e;
+  };
+
   return {
+    prime(chain, xpub, next) {
+      const e = entryOf(chain, xpub, next - 1);
+      refill(chain, xpub, e, next - 1);
+    },
     take(chain, xpub, index) {
-      const key = keyOf(chain, xpub);
-      let e = entries.get(key);
-      if (e) {
-        entries.delete(key);
-        entries.set(key, e);
-      } else {
-        entries.set(key, (e = { start: index + 1, last: index, addresses: [], pending: false }));
-        if (entries.size > MAX_WALLETS) entries.delete(entries.keys().next().value!);
-      }
+      const e = entryOf(chain, xpub, index);
       e.last = index;
       const at = index - e.start;
       const hit = at >= 0 ? e.addresses[at] : undefined;

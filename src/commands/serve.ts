@@ -28,6 +28,7 @@ export async function run(ctx: Context, opts: { host?: string; port?: string }):
   (await import('../chains/ckd.js')).warmUpDerivation();
   const pool = (await import('../chains/derive-ahead.js')).startDerivationWorker({ onError: err });
   derive.deriveAheadWith(pool);
+  for (const w of service.walletCursors(8)) pool.prime(w.chain, w.xpub, w.next);
   const app = createApp({
     backend: service,
     now: ctx.now,

@@ -46,6 +46,20 @@ describe('address pool on a worker thread', () => {
     expect(errors).toEqual([]);
   });
 
+  it('primed at a wallet\'s next index (serve\'s start), has that very index ready before any order asks, and two chunks ahead', async () => {
+    pool = startDerivationWorker({ workerUrl: WORKER });
+    pool.prime('TRON', wallet.tronXpub, 700);
+    pool.prime('EVM', wallet.evmXpub, 0);
+    // Wait for the priming to deliver without taking anything (a take would itself ask).
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(pool.take('TRON', wallet.tronXpub, 700)).toBe(deriveAddress('TRON', wallet.tronXpub, 700));
+    expect(pool.take('EVM', wallet.evmXpub, 0)).toBe(deriveAddress('EVM', wallet.evmXpub, 0));
+    // Before: never handed out; far enough ahead (two chunks) for a burst of orders.
+    expect(pool.take('TRON', wallet.tronXpub, 699)).toBeUndefined();
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(pool.take('EVM', wallet.evmXpub, 2047)).toBe(deriveAddress('EVM', wallet.evmXpub, 2047));
+  });
+
   it('keeps up past its first range, and after a jump (orders made by another process) starts again from there', async () => {
     pool = startDerivationWorker({ workerUrl: WORKER });
     pool.take('EVM', wallet.evmXpub, 0);

@@ -1,6 +1,6 @@
 import { HDNodeWallet, Mnemonic } from 'ethers';
 import { describe, expect, it } from 'vitest';
-import { T0, TEST_MNEMONIC, TEST_WALLET, counts, refused, useHarness } from '../helpers/service.js';
+import { T0, TEST_MNEMONIC, TEST_WALLET, addOtherMerchant, addTestMerchant, counts, order, refused, useHarness } from '../helpers/service.js';
 
 const SECRET = /^sk_([A-Za-z0-9_-]+)$/;
 
@@ -154,5 +154,25 @@ describe('merchant settings', () => {
     expect(a.merchant.mchId).toMatch(/^M\d+$/);
     expect((await service.listMerchants()).map((m) => m.mchId)).toEqual([a.merchant.mchId, b.merchant.mchId]);
     await refused(service.showMerchant(), 'invalid', 'mchId is required');
+  });
+});
+
+describe('wallet cursors (what serve primes its address pool with)', () => {
+  const h = useHarness();
+
+  it('lists the wallets of the merchants that gave out the most addresses first, each with its next index, at most `limit` merchants', async () => {
+    const { service } = h();
+    const quiet = await addOtherMerchant(service, 'Quiet');
+    const busy = await addTestMerchant(service, 'Busy');
+    await addOtherMerchant(service, 'Third');
+    for (let i = 0; i < 3; i++) await order(service, { mchId: busy.mchId });
+    await order(service, { mchId: quiet.mchId });
+    const cursors = service.walletCursors(2);
+    expect(cursors.slice(0, 2)).toEqual([
+      { chain: 'EVM', xpub: TEST_WALLET.evmXpub, next: 3 },
+      { chain: 'TRON', xpub: TEST_WALLET.tronXpub, next: 3 },
+    ]);
+    expect(cursors.slice(2).map((c) => c.next)).toEqual([1, 1]);
+    expect(service.walletCursors(8)).toHaveLength(6);
   });
 });
