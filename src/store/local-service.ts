@@ -79,8 +79,7 @@ function prepareStatements(db: Ledger['db']) {
       logo: p('logo'), createdAt: p('createdAt'),
     }).prepare(),
     insertAddress: db.insert(orderAddresses).values({ orderId: p('orderId'), chainType: p('chainType'), address: p('address'), derivationIndex: p('index') }).onConflictDoNothing().prepare(),
-    setEvmIndex: db.update(merchants).set({ evmNextIndex: sql`${p('index')}` }).where(eq(merchants.id, p('id'))).prepare(),
-    setTronIndex: db.update(merchants).set({ tronNextIndex: sql`${p('index')}` }).where(eq(merchants.id, p('id'))).prepare(),
+    setNextIndices: db.update(merchants).set({ evmNextIndex: sql`${p('evm')}`, tronNextIndex: sql`${p('tron')}` }).where(eq(merchants.id, p('id'))).prepare(),
   };
 }
 const prepared = new WeakMap<Ledger, ReturnType<typeof prepareStatements>>();
@@ -424,11 +423,12 @@ export class LocalPaymentService implements PaymentService {
   /** A fresh address per chain type; the index counter moves inside the same transaction. */
   private allocateAddresses(m: MerchantRow, orderId: string, deriveAddress: (chain: ChainType, xpub: string, index: number) => string): Addresses {
     const addresses: Addresses = {};
+    const next = { EVM: m.evmNextIndex, TRON: m.tronNextIndex };
+    const st = this.stmts();
     for (const chain of ['EVM', 'TRON'] as const) {
       const xpub = chain === 'EVM' ? m.evmXpub : m.tronXpub;
       if (!xpub) continue;
-      let index = chain === 'EVM' ? m.evmNextIndex : m.tronNextIndex;
-      const st = this.stmts();
+      let index = next[chain];
       // An address already given out (the unique index says so) is skipped, never shared.
       for (;;) {
         const address = deriveAddress(chain, xpub, index);
@@ -438,8 +438,10 @@ export class LocalPaymentService implements PaymentService {
         }
         index++;
       }
-      (chain === 'EVM' ? st.setEvmIndex : st.setTronIndex).run({ index: index + 1, id: m.id });
+      next[chain] = index + 1;
     }
+    // Both counters in one statement.
+    st.setNextIndices.run({ evm: next.EVM, tron: next.TRON, id: m.id });
     return addresses;
   }
 
