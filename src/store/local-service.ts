@@ -57,7 +57,6 @@ const heavy = () => import('./heavy.js');
  * kept: a dynamic import per request, even of a loaded module, was ~7% of what serve allocated.
  */
 let orderDeps: typeof import('./order-deps.js') | undefined;
-const loadOrderDeps = async () => (orderDeps ??= await import('./order-deps.js'));
 
 /**
  * The statements of the hottest paths (the payment page's two reads, create order), prepared
@@ -260,7 +259,7 @@ export class LocalPaymentService implements PaymentService {
 
   /** The merchant's secret, for verifying a signed request; undefined when unknown. */
   merchantSecret(mchId: string): string | undefined {
-    return this.stmts().merchantAuth.get({ id: mchId })?.secret;
+    return this.merchantAuth(mchId)?.secret;
   }
 
   /** Resolves a missing mchId the way every operation does (the only merchant of the ledger). */
@@ -381,7 +380,7 @@ export class LocalPaymentService implements PaymentService {
   // ---------------------------------------------------------------- orders
 
   async createOrder(input: CreateOrderRequest): Promise<Order> {
-    const h = orderDeps ?? (await loadOrderDeps());
+    const h = (orderDeps ??= await import('./order-deps.js'));
     const req = h.parseInput(h.createOrderSchema, input);
     const now = this.now();
     return this.write((tx) => {

@@ -30,6 +30,17 @@ describe('fast derivation agrees with ethers', () => {
     expect(expected[0]![0]).toBe('0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266');
   });
 
+  it('one index alone (a pool miss in serve) equals the windowed derivation, both chains', () => {
+    warmUpDerivation();
+    const evm = createDeriver(w.evmXpub);
+    const tron = createDeriver(w.tronXpub);
+    for (const i of [0, 1, 63, 64, 999, 2 ** 31 - 1]) {
+      expect(evm.alone('EVM', i), `EVM ${i}`).toBe(i < 1000 ? expectedEvm(i) : evm.evm(i));
+      expect(tron.alone('TRON', i), `TRON ${i}`).toBe(i < 1000 ? expectedTron(i) : tron.tron(i));
+    }
+    expect(() => evm.alone('EVM', -1)).toThrow(/address index/);
+  });
+
   it('after warm-up, a fresh wallet: 300 consecutive indices and high ones, both chains, and the public keys', () => {
     warmUpDerivation();
     const phrase = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';

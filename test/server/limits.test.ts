@@ -238,6 +238,13 @@ describe('HTTP that Node refuses before the app sees it', () => {
     }
   });
 
+  it('routes a request line in absolute form (as a proxy sends it) by its path, query left out', async () => {
+    s = await startServer();
+    const raw = await rawSocket(s.url, `GET ${s.url}/healthz?x=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`, 2_000);
+    expect(envelopeOf(raw)).toEqual({ statusLine: 'HTTP/1.1 200 OK', contentType: 'application/json', body: { code: 1, msg: 'success', data: { status: 'ok' }, systemTime: expect.any(Number) } });
+    expect(s.accessLog.at(-1)).toMatch(/ GET \/healthz 200 /);
+  });
+
   it('answers a request line over Node’s header limit with the 431 envelope', async () => {
     s = await startServer();
     const r = await s.get(`/api/v1/address/${'x'.repeat(20_000)}`);

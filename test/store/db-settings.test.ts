@@ -15,7 +15,11 @@ afterEach(() => {
 it('a ledger file opens durable (WAL, synchronous FULL, foreign keys) with savepoint journals in memory and a 4 MiB page cache', () => {
   dir = mkdtempSync(join(tmpdir(), 'cryptopay-db-'));
   ledger = openLedger(join(dir, 'ledger.db'));
-  const get = (name: string) => Number(ledger!.sqlite.pragma(name, { simple: true })) || ledger!.sqlite.pragma(name, { simple: true });
+  // Integers come back as bigints (the connection reads every integer so).
+  const get = (name: string) => {
+    const v = ledger!.sqlite.pragma(name, { simple: true });
+    return typeof v === 'bigint' ? Number(v) : v;
+  };
   expect({
     journal: get('journal_mode'),
     synchronous: get('synchronous'),
