@@ -1,0 +1,120 @@
+import { eq } from 'drizzle-orm';
+import { isTxHash } from '../chains/tx-hash.js';
+import { conflict, invalid, notFound } from '../core/errors.js';
+import { formatAmount, parseAmount } from '../core/money.js';
+import { readStatus, statusFor } from '../core/state.js';
+import type { ChainType, OrderDetail } from '../core/types.js';
+import { accountId, audit, postTransfer, type Q } from './ledger.js';
+import { getOrder } from './orders.js';
+import { orders, payments } from './schema.js';
+import { decimalsOf, type StoreCtx } from './store-context.js';
+
+export interface MarkPaidInput {
+  id: string;
+  txHash: string;
+  amount?: string;
+  chainType?: string;
+  chainId?: string;
+  token?: string;
+}
+
+/** A payment into an order, whoever found it: an operator (`order mark-paid`) or the chain watcher. */
+export interface PaymentRecord {
+  orderId: string;
+  /** As given; validated and canonicalised by the caller for its chain type. */
+  txHash: string;
+  /** The Transfer log's index in its transaction; null for a payment recorded by hand. */
+  logIndex: number | null;
+  /** Credited, in the order's asset base units (already rounded down to the asset). */
+  amount: bigint;
+  /** The on-chain amount in the token's base units; null when recorded by hand. */
+  rawAmount: string | null;
+  chainType: ChainType | null;
+  chainId: string | null;
+  token: string | null;
+  blockNumber: number | null;
+  blockHash: string | null;
+  source: 'manual' | 'chain';
+}
+
+export interface RecordedPayment {
+  orderId: string;
+  status: string;
+  late: boolean;
+}
+
+/**
+ * The one function that records a payment (decisions §3, §6b): credits the order's user and
+ * moves the order's paid total and status, with its audit entry, in the caller's transaction.
+ */
+export function recordPayment(tx: Q, p: PaymentRecord, ctx: { now: number; actor: string }): RecordedPayment {
+  const { now } = ctx;
+  const o = tx.select().from(orders).where(eq(orders.id, p.orderId)).get();
+  if (!o) throw notFound('Order not found');
+  const d = decimalsOf(o.asset);
+  const used = tx.select({ orderId: payments.orderId }).from(payments).where(eq(payments.txHash, p.txHash)).get();
+  if (used) throw conflict(`transaction ${p.txHash} already paid order ${used.orderId}`);
+  const late = now > o.expiredAt;
+  const transferId = postTransfer(tx, {
+    merchantId: o.merchantId, asset: o.asset, amount: p.amount, kind: 'payment', ref: o.id, now, decimals: d,
+    debit: accountId(tx, { merchantId: o.merchantId, asset: o.asset, kind: 'payments' }),
+    credit: accountId(tx, { merchantId: o.merchantId, asset: o.asset, kind: 'user', uid: o.uid }),
+  });
+  tx.insert(payments).values({
+    orderId: o.id, txHash: p.txHash, amount: p.amount, chainType: p.chainType, chainId: p.chainId, token: p.token, late, source: p.source, transferId, createdAt: now,
+  }).run();
+  const paid = o.paidAmount + p.amount;
+  const status = statusFor(o.amount, paid, o.refundedAmount);
+  const becamePaid = status === 'PAID' && o.status === 'PENDING_PAY';
+  tx.update(orders).set({
+    paidAmount: paid, status, late: o.late || (becamePaid && late), paidAt: becamePaid ? now : o.paidAt,
+  }).where(eq(orders.id, o.id)).run();
+  audit(tx, {
+    at: now, actor: ctx.actor, action: 'order.payment_recorded', merchantId: o.merchantId, subjectType: 'order', subjectId: o.id,
+    detail: {
+      txHash: p.txHash, amount: formatAmount(p.amount, d), paidTotal: formatAmount(paid, d), statusBefore: readStatus(o.status, o.expiredAt, now),
+      statusAfter: status, late, chainType: p.chainType, chainId: p.chainId, token: p.token,
+    },
+  });
+  return { orderId: o.id, status, late };
+}
+
+/** Records a payment by hand (decisions §3, §6b): credits the user; PAID once paid in full. */
+export async function markPaid(s: StoreCtx, input: MarkPaidInput): Promise<OrderDetail> {
+  const now = s.now();
+  let chainId: string | null = null;
+  let chainType: ChainType | null = (input.chainType as ChainType | undefined) ?? null;
+  let token: string | null = null;
+  if (chainType && chainType !== 'EVM' && chainType !== 'TRON') throw invalid('chain-type must be EVM or TRON');
+  if (input.chainId !== undefined) {
+    const registry = await s.registry();
+    const chain = registry.chain(input.chainId);
+    if (chainType && chain.chainType !== chainType) throw invalid(`chain ${chain.chainId} is a${chain.chainType === 'EVM' ? 'n' : ''} ${chain.chainType} chain, not ${chainType}`);
+    chainType = chain.chainType;
+    chainId = chain.chainId;
+    if (input.token !== undefined) token = registry.token(chainId, input.token).address;
+  } else if (input.token !== undefined) {
+    throw invalid('token needs chain-id');
+  }
+  // After the chain is known, so a chain id alone also fixes the hash form (TRON has no 0x).
+  const txHash = normalizeTxHash(input.txHash, chainType ?? undefined, 'tx-hash');
+  const id = await s.write((tx) => {
+    const o = tx.select({ asset: orders.asset, amount: orders.amount }).from(orders).where(eq(orders.id, input.id)).get();
+    if (!o) throw notFound('Order not found');
+    const amount = input.amount === undefined ? o.amount : parseAmount(input.amount, decimalsOf(o.asset));
+    return recordPayment(tx, {
+      orderId: input.id, txHash, logIndex: null, amount, rawAmount: null, chainType, chainId, token, blockNumber: null, blockHash: null, source: 'manual',
+    }, { now, actor: s.caller.actor }).orderId;
+  });
+  return getOrder(s, id);
+}
+
+export function normalizeTxHash(value: unknown, chainType: ChainType | undefined, field: string): string {
+  if (typeof value !== 'string' || !value) throw invalid(`${field} is required`);
+  const ok = chainType ? isTxHash(chainType, value) : isTxHash('EVM', value) || isTxHash('TRON', value);
+  if (!ok) {
+    const form = chainType === 'TRON' ? '64 hex digits' : chainType === 'EVM' ? '0x and 64 hex digits' : '0x and 64 hex digits (EVM) or 64 hex digits (TRON)';
+    throw invalid(`${field} must be a transaction hash: ${form}`);
+  }
+  return value.toLowerCase();
+}

@@ -1,0 +1,60 @@
+import { and, desc, eq, type SQL } from 'drizzle-orm';
+import { invalid } from '../core/errors.js';
+import { formatAmount, parseAmount } from '../core/money.js';
+import type { RefundRequest } from '../core/schemas.js';
+import { applyRefund, readStatus } from '../core/state.js';
+import type { RefundResult } from '../core/types.js';
+import { accountId, audit, postTransfer } from './ledger.js';
+import { findMerchant } from './merchants.js';
+import { findOrder } from './orders.js';
+import { orders, refunds } from './schema.js';
+import { decimalsOf, type StoreCtx } from './store-context.js';
+
+export interface RefundView extends RefundResult {
+  refundId: string;
+  mchId: string;
+}
+
+const heavy = () => import('./heavy.js');
+
+export async function refund(s: StoreCtx, input: RefundRequest): Promise<RefundView> {
+  const h = await heavy();
+  const req = h.parseInput(h.refundSchema, input);
+  if (!req.id && !req.oid) throw invalid('id or oid is required');
+  const now = s.now();
+  return s.write((tx) => {
+    const m = findMerchant(s, tx, req.mchId);
+    const o = findOrder(tx, m.id, req.id, req.oid);
+    const d = decimalsOf(o.asset);
+    const amount = parseAmount(req.amount, d);
+    const next = applyRefund({ status: readStatus(o.status, o.expiredAt, now), paid: o.paidAmount, refunded: o.refundedAmount, amount, decimals: d });
+    const transferId = postTransfer(tx, {
+      merchantId: m.id, asset: o.asset, amount, kind: 'refund', ref: o.id, now, decimals: d,
+      debit: accountId(tx, { merchantId: m.id, asset: o.asset, kind: 'user', uid: o.uid }),
+      credit: accountId(tx, { merchantId: m.id, asset: o.asset, kind: 'refunds' }),
+    });
+    const refundId = s.randomId('rf');
+    const remark = req.remark ?? '';
+    tx.insert(refunds).values({ id: refundId, orderId: o.id, amount, remark, transferId, createdAt: now }).run();
+    tx.update(orders).set({ refundedAmount: next.refunded, status: next.status }).where(eq(orders.id, o.id)).run();
+    audit(tx, {
+      at: now, actor: s.caller.actor, action: 'order.refunded', merchantId: m.id, subjectType: 'order', subjectId: o.id,
+      detail: { refundId, amount: formatAmount(amount, d), refundedTotal: formatAmount(next.refunded, d), paid: formatAmount(o.paidAmount, d), statusAfter: next.status, remark },
+    });
+    return { refundId, mchId: m.id, id: o.id, oid: o.oid, amount: formatAmount(amount, d), status: 'REFUNDED' as const, remark, refundTime: now };
+  });
+}
+
+export function listRefunds(s: StoreCtx, filter: { orderId?: string; mchId?: string; limit?: number }): RefundView[] {
+  const where: SQL[] = [];
+  if (filter.orderId) where.push(eq(refunds.orderId, filter.orderId));
+  if (filter.mchId) where.push(eq(orders.merchantId, filter.mchId));
+  const rows = s.db
+    .select({ r: refunds, o: { id: orders.id, oid: orders.oid, asset: orders.asset, merchantId: orders.merchantId } })
+    .from(refunds).innerJoin(orders, eq(orders.id, refunds.orderId))
+    .where(and(...where)).orderBy(desc(refunds.createdAt), desc(refunds.id)).limit(filter.limit ?? 50).all();
+  return rows.map(({ r, o }) => ({
+    refundId: r.id, mchId: o.merchantId, id: o.id, oid: o.oid, amount: formatAmount(r.amount, decimalsOf(o.asset)),
+    status: 'REFUNDED' as const, remark: r.remark, refundTime: r.createdAt,
+  }));
+}

@@ -1,0 +1,30 @@
+import type { Registry } from '../chains/registry.js';
+import { ASSETS } from '../core/assets.js';
+import { AppError } from '../core/errors.js';
+import type { Caller } from '../core/service.js';
+import type { Db, Ledger } from './db.js';
+import type { Q } from './ledger.js';
+import type { Statements } from './statements.js';
+
+/**
+ * What every aggregate module of the ledger gets: the connection, the clock, who acts, the
+ * registry, ids, the prepared statements, and `write`, the one way to change the ledger (a
+ * group-committed transaction that also uses up the caller's nonce). LocalPaymentService builds
+ * one per caller; the aggregates never see each other's internals, only this.
+ */
+export interface StoreCtx {
+  readonly ledger: Ledger;
+  readonly db: Db;
+  readonly caller: Caller;
+  now(): number;
+  registry(): Promise<Registry>;
+  randomId(prefix: string): string;
+  stmts(): Statements;
+  write<T>(fn: (tx: Q) => T): Promise<T>;
+}
+
+export function decimalsOf(asset: string): number {
+  const a = ASSETS[asset];
+  if (!a) throw new AppError('internal', `unknown asset ${asset}`);
+  return a.decimals;
+}
