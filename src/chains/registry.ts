@@ -11,6 +11,10 @@ export interface ChainInfo {
   name: string;
   rpcUrl?: string;
   confirmations: number;
+  /** How often the watcher asks the node for new blocks (default 2 s). */
+  pollIntervalMs?: number;
+  /** The first block the watcher scans (default: the head when first watched). */
+  startBlock?: number;
 }
 
 export interface TokenInfo {
@@ -50,6 +54,9 @@ const chainEntry = z.strictObject({
   name: z.string().trim().min(1).max(64).optional(),
   rpcUrl: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
   confirmations: z.int().min(1).max(100_000).optional(),
+  // Milliseconds, or a duration such as "500ms", "2s", "1m".
+  pollInterval: z.union([z.int().min(50).max(3_600_000), z.string().regex(/^\d{1,7}(ms|s|m)$/, 'must be milliseconds or a duration such as 500ms, 2s, 1m')]).optional(),
+  startBlock: z.int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
 });
 const tokenEntry = z.strictObject({
   chainId: chainIdSchema,
@@ -154,11 +161,13 @@ function applyConfig(config: RegistryConfig, chainMap: Map<string, ChainInfo>, t
       }
       if (e.rpcUrl !== undefined) existing.rpcUrl = e.rpcUrl;
       if (e.confirmations !== undefined) existing.confirmations = e.confirmations;
+      applyWatch(existing, e, at);
       return;
     }
     if (!e.chainType || !e.name) throw new AppError('invalid', `${at}: a new chain needs chainType ("EVM" or "TRON") and name`);
     const info: ChainInfo = { chainId, chainType: e.chainType, name: e.name, confirmations: e.confirmations ?? DEFAULT_CONFIRMATIONS[e.chainType] };
     if (e.rpcUrl !== undefined) info.rpcUrl = e.rpcUrl;
+    applyWatch(info, e, at);
     chainMap.set(chainId, info);
   });
 
@@ -175,6 +184,20 @@ function applyConfig(config: RegistryConfig, chainMap: Map<string, ChainInfo>, t
     if (tokenMap.has(key)) throw new AppError('invalid', `${at}: token ${address} on chain ${chainId} is already known`);
     tokenMap.set(key, { chainId, address, symbol: e.symbol, asset: e.asset, decimals: e.decimals });
   });
+}
+
+function applyWatch(info: ChainInfo, e: { pollInterval?: number | string; startBlock?: number }, at: string): void {
+  if (e.pollInterval !== undefined) {
+    const ms = typeof e.pollInterval === 'number' ? e.pollInterval : durationMs(e.pollInterval);
+    if (ms < 50 || ms > 3_600_000) throw new AppError('invalid', `${at}.pollInterval: must be between 50ms and 1h`);
+    info.pollIntervalMs = ms;
+  }
+  if (e.startBlock !== undefined) info.startBlock = e.startBlock;
+}
+
+function durationMs(s: string): number {
+  const m = /^(\d+)(ms|s|m)$/.exec(s)!;
+  return Number(m[1]) * { ms: 1, s: 1000, m: 60_000 }[m[2] as 'ms' | 's' | 'm'];
 }
 
 function entryChainId(v: unknown, at: string): string {

@@ -195,3 +195,56 @@ export const nonces = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.merchantId, t.nonce] }), index('nonces_expiry').on(t.expiresAt)],
 );
+
+/**
+ * The chain watcher's state (src/chains/watch): per chain, the first block not yet scanned, the
+ * head last seen, the lease that lets one process scan it, and the last error and deep reorg.
+ */
+export const chainCursors = sqliteTable('chain_cursors', {
+  chainId: text('chain_id').primaryKey(),
+  nextBlock: int('next_block').notNull(),
+  head: int('head'),
+  headAt: int('head_at'),
+  leaseHolder: text('lease_holder'),
+  leaseExpiresAt: int('lease_expires_at'),
+  lastError: text('last_error'),
+  lastErrorAt: int('last_error_at'),
+  deepReorg: text('deep_reorg'),
+  updatedAt: int('updated_at').notNull(),
+});
+
+/** Hashes of recent scanned blocks, to see a reorg and walk back to the fork. */
+export const chainBlocks = sqliteTable(
+  'chain_blocks',
+  {
+    chainId: text('chain_id').notNull(),
+    number: int('number').notNull(),
+    hash: text('hash').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.chainId, t.number] })],
+);
+
+/** Payments seen on chain: `seen` until their confirmations, then `counted` (final). */
+export const chainPayments = sqliteTable(
+  'chain_payments',
+  {
+    chainId: text('chain_id').notNull(),
+    txHash: text('tx_hash').notNull(),
+    logIndex: int('log_index').notNull(),
+    blockNumber: int('block_number').notNull(),
+    blockHash: text('block_hash').notNull(),
+    orderId: text('order_id').notNull().references(() => orders.id),
+    token: text('token').notNull(),
+    toAddress: text('to_address').notNull(),
+    rawAmount: text('raw_amount').notNull(),
+    amount: money('amount').notNull(),
+    status: text('status').notNull(),
+    seenAt: int('seen_at').notNull(),
+    countedAt: int('counted_at'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.chainId, t.txHash, t.logIndex] }),
+    index('chain_payments_order').on(t.orderId),
+    index('chain_payments_due').on(t.chainId, t.status, t.blockNumber),
+  ],
+);

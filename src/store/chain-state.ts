@@ -1,0 +1,210 @@
+import { and, asc, desc, eq, gt, inArray, isNull, lte, or, sql } from 'drizzle-orm';
+import type { ChainType } from '../core/types.js';
+import { audit, type Q } from './ledger.js';
+import { chainBlocks, chainCursors, chainPayments, orderAddresses, orders } from './schema.js';
+
+/**
+ * The chain watcher's state in the ledger (src/chains/watch): cursor, lease, recent block
+ * hashes and payments seen but not yet counted. Every function runs inside the caller's
+ * transaction; the ones that move the cursor check that this process still holds the lease and
+ * that nobody moved the cursor meanwhile, so two processes can never both count a range.
+ */
+
+export type CursorRow = typeof chainCursors.$inferSelect;
+export type ChainPaymentRow = typeof chainPayments.$inferSelect;
+
+/** Another process took the chain over (its lease expired here, or the cursor moved under us). */
+export class LeaseLost extends Error {
+  constructor(chainId: string) {
+    super(`chain ${chainId}: another process holds the lease now; this one stops scanning it`);
+    this.name = 'LeaseLost';
+  }
+}
+
+export function readCursor(q: Q, chainId: string): CursorRow | undefined {
+  return q.select().from(chainCursors).where(eq(chainCursors.chainId, chainId)).get();
+}
+
+/**
+ * Creates the cursor on first sight (scanning starts at `startBlock`) and takes or renews the
+ * lease when it is free, ours, or expired. Returns the cursor when this process holds it.
+ */
+export function takeLease(q: Q, a: { chainId: string; holder: string; now: number; ttlMs: number; startBlock: number }): CursorRow | undefined {
+  q.insert(chainCursors).values({ chainId: a.chainId, nextBlock: a.startBlock, updatedAt: a.now }).onConflictDoNothing().run();
+  // A row made by recordError before the node ever answered has no start yet.
+  q.update(chainCursors).set({ nextBlock: a.startBlock }).where(and(eq(chainCursors.chainId, a.chainId), sql`${chainCursors.nextBlock} < 0`)).run();
+  const taken = q
+    .update(chainCursors)
+    .set({ leaseHolder: a.holder, leaseExpiresAt: a.now + a.ttlMs })
+    .where(and(eq(chainCursors.chainId, a.chainId), or(isNull(chainCursors.leaseHolder), eq(chainCursors.leaseHolder, a.holder), lte(chainCursors.leaseExpiresAt, a.now))))
+    .returning()
+    .get();
+  return taken;
+}
+
+/** Gives the lease up at a clean stop, so another process need not wait for it to expire. */
+export function releaseLease(q: Q, chainId: string, holder: string): void {
+  q.update(chainCursors).set({ leaseHolder: null, leaseExpiresAt: null }).where(and(eq(chainCursors.chainId, chainId), eq(chainCursors.leaseHolder, holder))).run();
+}
+
+function assertHolder(q: Q, chainId: string, holder: string, now: number): CursorRow {
+  const c = readCursor(q, chainId);
+  if (!c || c.leaseHolder !== holder || (c.leaseExpiresAt ?? 0) <= now) throw new LeaseLost(chainId);
+  return c;
+}
+
+/** The order an address was handed out for: one indexed lookup (order_addresses.address is unique). */
+export function orderForAddress(q: Q, chainType: ChainType, address: string): { orderId: string; asset: string } | undefined {
+  return q
+    .select({ orderId: orderAddresses.orderId, asset: orders.asset })
+    .from(orderAddresses)
+    .innerJoin(orders, eq(orders.id, orderAddresses.orderId))
+    .where(and(eq(orderAddresses.address, address), eq(orderAddresses.chainType, chainType)))
+    .get();
+}
+
+export interface SeenPayment {
+  txHash: string;
+  logIndex: number;
+  blockNumber: number;
+  blockHash: string;
+  orderId: string;
+  token: string;
+  toAddress: string;
+  rawAmount: string;
+  amount: bigint;
+}
+
+/**
+ * Stores what blocks from..to held and moves the cursor past them, in one transaction. A log
+ * already stored (a rescan, another process, a restart) is left as it is. A transfer already
+ * counted in a block that a deep reorg replaced, mined again elsewhere, is the same transfer:
+ * it is not stored a second time (its log index may differ in the new block).
+ */
+export function commitRange(
+  q: Q,
+  a: { chainId: string; holder: string; from: number; to: number; head: number; now: number; blocks: { number: number; hash: string }[]; payments: SeenPayment[] },
+): number {
+  const c = assertHolder(q, a.chainId, a.holder, a.now);
+  if (c.nextBlock !== a.from) throw new LeaseLost(a.chainId);
+  let stored = 0;
+  for (const p of a.payments) {
+    const again = q
+      .select({ n: sql<bigint>`1` })
+      .from(chainPayments)
+      .where(and(
+        eq(chainPayments.chainId, a.chainId), eq(chainPayments.txHash, p.txHash), eq(chainPayments.status, 'counted'),
+        eq(chainPayments.token, p.token), eq(chainPayments.toAddress, p.toAddress), eq(chainPayments.rawAmount, p.rawAmount),
+        sql`${chainPayments.blockHash} <> ${p.blockHash}`,
+      ))
+      .get();
+    if (again) continue;
+    const r = q.insert(chainPayments).values({ chainId: a.chainId, ...p, status: 'seen', seenAt: a.now }).onConflictDoNothing().run();
+    stored += r.changes;
+  }
+  for (const b of a.blocks) {
+    q.insert(chainBlocks).values({ chainId: a.chainId, number: b.number, hash: b.hash }).onConflictDoUpdate({ target: [chainBlocks.chainId, chainBlocks.number], set: { hash: b.hash } }).run();
+  }
+  q.update(chainCursors)
+    .set({ nextBlock: a.to + 1, head: a.head, headAt: a.now, lastError: null, lastErrorAt: null, updatedAt: a.now })
+    .where(eq(chainCursors.chainId, a.chainId))
+    .run();
+  return stored;
+}
+
+/** The head a tick saw, when it had nothing to scan. */
+export function noteHead(q: Q, chainId: string, holder: string, head: number, now: number): void {
+  assertHolder(q, chainId, holder, now);
+  q.update(chainCursors).set({ head, headAt: now, lastError: null, lastErrorAt: null, updatedAt: now }).where(eq(chainCursors.chainId, chainId)).run();
+}
+
+/** Recent block hashes, newest first. */
+export function recentBlocks(q: Q, chainId: string, limit: number, below?: number): { number: number; hash: string }[] {
+  const where = below === undefined ? eq(chainBlocks.chainId, chainId) : and(eq(chainBlocks.chainId, chainId), sql`${chainBlocks.number} < ${below}`);
+  return q.select({ number: chainBlocks.number, hash: chainBlocks.hash }).from(chainBlocks).where(where).orderBy(desc(chainBlocks.number)).limit(limit).all();
+}
+
+/** Forgets block hashes no reorg can reach any more. */
+export function pruneBlocks(q: Q, chainId: string, below: number): void {
+  q.delete(chainBlocks).where(and(eq(chainBlocks.chainId, chainId), sql`${chainBlocks.number} < ${below}`)).run();
+}
+
+/** Payments seen in blocks up to `maxBlock` and not yet counted, oldest first. */
+export function duePayments(q: Q, chainId: string, maxBlock: number): ChainPaymentRow[] {
+  return q
+    .select()
+    .from(chainPayments)
+    .where(and(eq(chainPayments.chainId, chainId), eq(chainPayments.status, 'seen'), lte(chainPayments.blockNumber, maxBlock)))
+    .orderBy(asc(chainPayments.blockNumber), asc(chainPayments.txHash), asc(chainPayments.logIndex))
+    .all();
+}
+
+/** Counted payments above a block, for the reorg walk to check they were not orphaned. */
+export function countedAbove(q: Q, chainId: string, block: number): ChainPaymentRow[] {
+  return q.select().from(chainPayments).where(and(eq(chainPayments.chainId, chainId), eq(chainPayments.status, 'counted'), gt(chainPayments.blockNumber, block))).all();
+}
+
+export function markCounted(q: Q, a: { chainId: string; holder: string; txHash: string; logIndex: number; now: number }): boolean {
+  assertHolder(q, a.chainId, a.holder, a.now);
+  const r = q
+    .update(chainPayments)
+    .set({ status: 'counted', countedAt: a.now })
+    .where(and(eq(chainPayments.chainId, a.chainId), eq(chainPayments.txHash, a.txHash), eq(chainPayments.logIndex, a.logIndex), eq(chainPayments.status, 'seen')))
+    .run();
+  return r.changes === 1;
+}
+
+/**
+ * The chain no longer holds blocks after `fork`: their uncounted payments are dropped, their
+ * hashes forgotten, and the cursor goes back to rescan from fork + 1. Counted payments stay.
+ */
+export function rollBack(q: Q, a: { chainId: string; holder: string; fork: number; now: number }): number {
+  const c = assertHolder(q, a.chainId, a.holder, a.now);
+  const dropped = q
+    .delete(chainPayments)
+    .where(and(eq(chainPayments.chainId, a.chainId), eq(chainPayments.status, 'seen'), gt(chainPayments.blockNumber, a.fork)))
+    .run().changes;
+  q.delete(chainBlocks).where(and(eq(chainBlocks.chainId, a.chainId), gt(chainBlocks.number, a.fork))).run();
+  if (c.nextBlock > a.fork + 1) q.update(chainCursors).set({ nextBlock: a.fork + 1, updatedAt: a.now }).where(eq(chainCursors.chainId, a.chainId)).run();
+  return dropped;
+}
+
+/** Kept even before the node ever answered (next_block -1: no start known yet). */
+export function recordError(q: Q, chainId: string, message: string, now: number): void {
+  const set = { lastError: message.slice(0, 500), lastErrorAt: now, updatedAt: now };
+  q.insert(chainCursors).values({ chainId, nextBlock: -1, ...set }).onConflictDoUpdate({ target: chainCursors.chainId, set }).run();
+}
+
+/** A reorg replaced a block whose payments were already counted: kept in the cursor row and the audit log. */
+export function reportDeepReorg(q: Q, a: { chainId: string; actor: string; now: number; message: string; payments: ChainPaymentRow[] }): void {
+  q.update(chainCursors).set({ deepReorg: `${new Date(a.now).toISOString()} ${a.message}`.slice(0, 1000), updatedAt: a.now }).where(eq(chainCursors.chainId, a.chainId)).run();
+  const byOrder = new Map<string, ChainPaymentRow[]>();
+  for (const p of a.payments) byOrder.set(p.orderId, [...(byOrder.get(p.orderId) ?? []), p]);
+  const merchantOf = (id: string) => q.select({ m: orders.merchantId }).from(orders).where(eq(orders.id, id)).get()?.m ?? null;
+  for (const [orderId, ps] of byOrder) {
+    audit(q, {
+      at: a.now, actor: a.actor, action: 'chain.deep_reorg', merchantId: merchantOf(orderId), subjectType: 'order', subjectId: orderId,
+      detail: { chainId: a.chainId, message: a.message, payments: ps.map((p) => ({ txHash: p.txHash, logIndex: p.logIndex, blockNumber: p.blockNumber, blockHash: p.blockHash })) },
+    });
+  }
+}
+
+export function allCursors(q: Q): CursorRow[] {
+  return q.select().from(chainCursors).all();
+}
+
+/** Payments of these orders seen on chain, for `order show`. */
+export function paymentsSeenFor(q: Q, orderIds: string[]): ChainPaymentRow[] {
+  if (orderIds.length === 0) return [];
+  return q.select().from(chainPayments).where(inArray(chainPayments.orderId, orderIds)).orderBy(asc(chainPayments.blockNumber), asc(chainPayments.logIndex)).all();
+}
+
+/** A counted payment the ledger refused to record: kept as `refused`, with the reason in the audit log. */
+export function refusePayment(q: Q, a: { row: ChainPaymentRow; actor: string; now: number; reason: string }): void {
+  q.update(chainPayments).set({ status: 'refused' }).where(and(eq(chainPayments.chainId, a.row.chainId), eq(chainPayments.txHash, a.row.txHash), eq(chainPayments.logIndex, a.row.logIndex))).run();
+  const m = q.select({ m: orders.merchantId }).from(orders).where(eq(orders.id, a.row.orderId)).get()?.m ?? null;
+  audit(q, {
+    at: a.now, actor: a.actor, action: 'order.payment_refused', merchantId: m, subjectType: 'order', subjectId: a.row.orderId,
+    detail: { chainId: a.row.chainId, txHash: a.row.txHash, logIndex: a.row.logIndex, rawAmount: a.row.rawAmount, reason: a.reason },
+  });
+}
