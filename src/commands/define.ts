@@ -137,13 +137,19 @@ export function defineCommands(program: Command, run: Runner): void {
   const ledger = program.command('ledger').description('the ledger itself');
   ledger.command('check').description('verify every invariant; exit 1 naming any violation').action(run(() => import('./ledger/check.js')));
 
-  program.command('chains').description('chains and tokens this service knows').action(run(() => import('./chains.js')));
+  program.command('chains').description('chains and tokens this service knows, and how far each is watched').action(run(() => import('./chains.js')));
+  program
+    .command('watch')
+    .description('watch the chains for payments in the foreground (serve does this too, unless --no-watch)')
+    .option('--chain <id>', 'only this chain (repeatable; default every chain with an rpcUrl)', (v: string, prev: string[] = []) => [...prev, v])
+    .action(run(() => import('./watch.js')));
 
   program
     .command('serve')
     .description('serve the REST interface over HTTP (creates a development merchant on an empty ledger)')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port, 0 for any free one', '8080')
+    .option('--no-watch', 'do not watch the chains for payments')
     .action(run(() => import('./serve.js')));
 
   const profile = program.command('profile').description('remote profiles: where operations go, as which merchant');

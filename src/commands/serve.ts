@@ -6,7 +6,7 @@ import { createApp } from '../server/app.js';
 import { listen } from '../server/listen.js';
 import { warn } from './output.js';
 
-export async function run(ctx: Context, opts: { host?: string; port?: string }): Promise<void> {
+export async function run(ctx: Context, opts: { host?: string; port?: string; watch?: boolean }): Promise<void> {
   const host = opts.host ?? '127.0.0.1';
   const port = Number(opts.port ?? '8080');
   if (!/^\d{1,5}$/.test(opts.port ?? '8080') || port > 65535) throw usage('--port must be a number from 0 to 65535');
@@ -39,10 +39,13 @@ export async function run(ctx: Context, opts: { host?: string; port?: string }):
   err(`cryptopay serving ${server.url}/api/v1 on the ledger ${service.ledger.path}`);
   if (firstRun) printFirstRun(ctx, err, server.url, firstRun);
   else err(`sign requests with a merchant's secret: cryptopay sign --fill --mch-id M... key=value ...`);
+  // The chain watcher shares the ledger connection and its group commit; a failing node only backs it off.
+  const watching = opts.watch === false ? undefined : await (await import('../chains/watch/start.js')).startWatching(service, { now: ctx.now, log: err });
 
   const signal = await ctx.stopSignal();
   err(`${signal}: finishing requests in flight, then stopping`);
   await server.close();
+  await watching?.stop();
   derive.deriveAheadWith(undefined);
   await pool.close();
   log.flush();

@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { AppError } from '../../core/errors.js';
 import { randomBytes } from 'node:crypto';
 import type { Ledger } from '../../store/db.js';
 import { LeaseLost } from '../../store/chain-state.js';
@@ -32,7 +33,7 @@ export function watchedChains(registry: Registry, only?: string[]) {
   if (!only || only.length === 0) return all;
   return only.map((id) => {
     const c = registry.chain(id);
-    if (!c.rpcUrl) throw new Error(`chain ${c.chainId} (${c.name}) has no rpcUrl in the chains config: nothing to watch`);
+    if (!c.rpcUrl) throw new AppError('invalid', `chain ${c.chainId} (${c.name}) has no rpcUrl in the chains config: nothing to watch`);
     return c;
   });
 }
