@@ -3,7 +3,7 @@ import { RpcError, RpcTransportError, hexQuantity, quantity, type RpcClient } fr
 /** keccak256("Transfer(address,address,uint256)"), the topic of every ERC-20 and TRC-20 transfer. */
 export const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
 
-/** A Transfer log as the node spells it, checked: addresses as 40 lower-case hex digits without 0x. */
+/** A Transfer log as the node spells it, checked: token as 0x + 40 lower-case hex, from and to as 40 hex digits without 0x. */
 export interface TransferLog {
   token: string;
   from: string;
@@ -37,7 +37,7 @@ export function decodeTransfer(raw: unknown): TransferLog | undefined {
   if (typeof l.blockHash !== 'string' || !HEX32.test(l.blockHash)) throw new RpcTransportError('the node answered eth_getLogs with a log without a block hash');
   if (typeof l.transactionHash !== 'string' || !HEX32.test(l.transactionHash)) throw new RpcTransportError('the node answered eth_getLogs with a log without a transaction hash');
   return {
-    token: l.address.slice(2).toLowerCase(),
+    token: l.address.toLowerCase(),
     from: fromT!.slice(26).toLowerCase(),
     to: toT!.slice(26).toLowerCase(),
     value: BigInt(l.data),
