@@ -33,7 +33,7 @@ export async function printOrder(ctx: Context, o: Order | (OrderDetail & { onCha
     for (const p of d.payments) pairs.push(['payment', `${p.amount} tx ${p.txHash}${p.late ? ' (late)' : ''}`]);
     // Counted ones are listed above as payments; these wait for their confirmations (or were refused).
     for (const p of d.onChain ?? []) {
-      if (p.status === 'seen') pairs.push(['seen', `${p.amount} tx ${p.txHash} log ${p.logIndex} block ${p.blockNumber}: ${p.confirmations} of ${p.required} confirmations`]);
+      if (p.status === 'seen') pairs.push(['seen', `${p.amount} tx ${p.txHash} log ${p.logIndex} block ${p.blockNumber}: ${p.confirmations} of ${p.required || '?'} confirmations`]);
       else if (p.status === 'refused') pairs.push(['refused', `${p.amount} tx ${p.txHash} log ${p.logIndex}: refused by the ledger (see cryptopay log --order ${o.id})`]);
     }
   }
