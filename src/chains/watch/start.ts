@@ -1,5 +1,5 @@
 import type { LocalPaymentService } from '../../store/local-service.js';
-import { recordPayment } from '../../store/chain-credit.js';
+import { recordPayment } from '../../store/payments.js';
 import { runWatchers, watchedChains } from './runner.js';
 import type { TickResult } from './watcher.js';
 

@@ -4,7 +4,7 @@ import type { Ledger } from '../../store/db.js';
 import { groupCommit } from '../../store/group-commit.js';
 import type { Q } from '../../store/ledger.js';
 import * as state from '../../store/chain-state.js';
-import type { PaymentRecord } from '../../store/chain-credit.js';
+import type { PaymentRecord } from '../../store/payments.js';
 import type { ChainInfo, TokenInfo } from '../registry.js';
 import { adapterFor } from './adapter.js';
 import { createRangeScanner, parseHeader, type BlockHeader, type RangeScanner, type TransferLog } from './logs.js';

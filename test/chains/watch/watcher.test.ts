@@ -3,7 +3,7 @@ import { createRegistry, type Registry } from '../../../src/chains/registry.js';
 import { ChainWatcher, credited } from '../../../src/chains/watch/watcher.js';
 import { onChainPayments } from '../../../src/chains/watch/seen.js';
 import { readCursor } from '../../../src/store/chain-state.js';
-import { recordPayment } from '../../../src/store/chain-credit.js';
+import { recordPayment } from '../../../src/store/payments.js';
 import { DAY, MINUTE, T0, addTestMerchant, order, useHarness, type Harness } from '../../helpers/service.js';
 import { SimChain } from './sim-chain.js';
 
@@ -95,6 +95,21 @@ describe('the chain watcher (simulated node)', () => {
     expect(await service.getOrder(under.id)).toMatchObject({ status: 'PAID', paidAmount: '10' });
     expect(await service.balance('u1')).toMatchObject({ available: '10' });
     expect(await service.balance('u2')).toMatchObject({ available: '12.345678' });
+  });
+
+  it('two payments in one transaction (two Transfer logs) are two payments', async () => {
+    const { service, ledger } = h();
+    await addTestMerchant(service);
+    const o = await order(service, { uid: 'u', amount: '10' });
+    const sim = new SimChain(1);
+    const { w } = watcherFor(h(), sim);
+    sim.mine([{ token: TOKEN, to: o.addresses.EVM!, value: 3_000_000n, tx: 'batch' }, { token: TOKEN, to: o.addresses.EVM!, value: 7_000_000n, tx: 'batch' }]);
+    sim.mineEmpty(2);
+    await untilCaughtUp(w);
+    const seen = onChainPayments(ledger.db, registry, o.id);
+    expect(seen.map((p) => [p.logIndex, p.status])).toEqual([[0, 'counted'], [1, 'counted']]);
+    expect(seen[0]!.txHash).toBe(seen[1]!.txHash);
+    expect(await service.getOrder(o.id)).toMatchObject({ status: 'PAID', paidAmount: '10' });
   });
 
   it('an 18-decimal token is credited rounded down to the asset, the raw amount kept', async () => {
