@@ -83,7 +83,8 @@ export function createRpcClient(opts: RpcOptions): RpcClient {
       }
     } catch (e) {
       if (e instanceof RpcTransportError) throw e;
-      const reason = ctrl.signal.aborted ? `no answer within ${timeoutMs} ms` : ((e as { cause?: { code?: string } }).cause?.code ?? (e as Error).message);
+      const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+      const reason = ctrl.signal.aborted ? `no answer within ${timeoutMs} ms` : (cause?.code ?? cause?.message ?? (e as Error).message);
       throw new RpcTransportError(`${where} cannot be reached: ${reason}`, { cause: e });
     } finally {
       clearTimeout(timer);
