@@ -1,7 +1,8 @@
+import type Database from 'better-sqlite3';
 import { and, asc, desc, eq, gt, inArray, isNull, lte, or, sql } from 'drizzle-orm';
 import type { ChainType } from '../core/types.js';
 import { audit, type Q } from './ledger.js';
-import { chainBlocks, chainCursors, chainPayments, orderAddresses, orders } from './schema.js';
+import { chainBlocks, chainCursors, chainPayments, orders } from './schema.js';
 
 /**
  * The chain watcher's state in the ledger (src/chains/watch): cursor, lease, recent block
@@ -53,14 +54,19 @@ function assertHolder(q: Q, chainId: string, holder: string, now: number): Curso
   return c;
 }
 
-/** The order an address was handed out for: one indexed lookup (order_addresses.address is unique). */
-export function orderForAddress(q: Q, chainType: ChainType, address: string): { orderId: string; asset: string } | undefined {
-  return q
-    .select({ orderId: orderAddresses.orderId, asset: orders.asset })
-    .from(orderAddresses)
-    .innerJoin(orders, eq(orders.id, orderAddresses.orderId))
-    .where(and(eq(orderAddresses.address, address), eq(orderAddresses.chainType, chainType)))
-    .get();
+const lookups = new WeakMap<Database.Database, Database.Statement>();
+
+/**
+ * The order an address was handed out for: one indexed lookup (order_addresses.address is
+ * unique), prepared once per connection because the scan asks it for every Transfer log.
+ */
+export function orderForAddress(sqlite: Database.Database, chainType: ChainType, address: string): { orderId: string; asset: string } | undefined {
+  let st = lookups.get(sqlite);
+  if (!st) {
+    st = sqlite.prepare('select a.order_id as orderId, o.asset as asset from order_addresses a join orders o on o.id = a.order_id where a.address = ? and a.chain_type = ?');
+    lookups.set(sqlite, st);
+  }
+  return st.get(address, chainType) as { orderId: string; asset: string } | undefined;
 }
 
 export interface SeenPayment {

@@ -108,12 +108,11 @@ export class ChainWatcher {
     const { chain } = this.d;
     const payments: state.SeenPayment[] = [];
     const blocks = new Map<number, string>([[tip.number, tip.hash]]);
-    const db = this.d.ledger.db;
     for (const log of logs) {
       const token = this.tokenByNode.get(log.token);
       if (!token) continue;
       const to = this.adapter.fromNodeAddress(log.to);
-      const order = state.orderForAddress(db, chain.chainType, to);
+      const order = state.orderForAddress(this.d.ledger.sqlite, chain.chainType, to);
       if (!order) continue;
       const amount = credited(log.value, token.decimals, ASSETS[order.asset]?.decimals ?? token.decimals);
       // Rounded down to nothing (dust of an 18-decimal token), or beyond what a ledger amount can hold.
