@@ -54,19 +54,48 @@ function assertHolder(q: Q, chainId: string, holder: string, now: number): Curso
   return c;
 }
 
-const lookups = new WeakMap<Database.Database, Database.Statement>();
+const lookups = new WeakMap<Database.Database, { evm: Database.Statement; exact: Database.Statement }>();
 
 /**
- * The order an address was handed out for: one indexed lookup (order_addresses.address is
- * unique), prepared once per connection because the scan asks it for every Transfer log.
+ * The order an address was handed out for: one indexed lookup, prepared once per connection
+ * because the scan asks it for every Transfer log. EVM addresses are looked up as the node
+ * writes them (lower-case hex) through an index on lower(address), so no checksum is computed
+ * for the 99% of logs that pay nobody; TRON's base58check is case-sensitive and looked up as is.
  */
-export function orderForAddress(sqlite: Database.Database, chainType: ChainType, address: string): { orderId: string; asset: string } | undefined {
+export function orderForAddress(
+  sqlite: Database.Database,
+  chainType: ChainType,
+  address: string,
+): { orderId: string; asset: string; address: string } | undefined {
   let st = lookups.get(sqlite);
   if (!st) {
-    st = sqlite.prepare('select a.order_id as orderId, o.asset as asset from order_addresses a join orders o on o.id = a.order_id where a.address = ? and a.chain_type = ?');
+    const cols = 'select a.order_id as orderId, o.asset as asset, a.address as address from order_addresses a join orders o on o.id = a.order_id';
+    st = {
+      evm: sqlite.prepare(`${cols} where lower(a.address) = ? and a.chain_type = 'EVM'`),
+      exact: sqlite.prepare(`${cols} where a.address = ? and a.chain_type = ?`),
+    };
     lookups.set(sqlite, st);
   }
-  return st.get(address, chainType) as { orderId: string; asset: string } | undefined;
+  return (chainType === 'EVM' ? st.evm.get(address.toLowerCase()) : st.exact.get(address, chainType)) as
+    | { orderId: string; asset: string; address: string }
+    | undefined;
+}
+
+const seenPrepared = new WeakMap<Database.Database, { again: Database.Statement; insert: Database.Statement }>();
+function seenStatements(sqlite: Database.Database) {
+  let st = seenPrepared.get(sqlite);
+  if (!st) {
+    st = {
+      again: sqlite.prepare(
+        "select 1 from chain_payments where chain_id = ? and tx_hash = ? and status = 'counted' and token = ? and to_address = ? and raw_amount = ? and block_hash <> ?",
+      ),
+      insert: sqlite.prepare(
+        "insert into chain_payments (chain_id, tx_hash, log_index, block_number, block_hash, order_id, token, to_address, raw_amount, amount, status, seen_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'seen', ?) on conflict do nothing",
+      ),
+    };
+    seenPrepared.set(sqlite, st);
+  }
+  return st;
 }
 
 export interface SeenPayment {
@@ -89,24 +118,16 @@ export interface SeenPayment {
  */
 export function commitRange(
   q: Q,
+  sqlite: Database.Database,
   a: { chainId: string; holder: string; from: number; to: number; head: number; now: number; blocks: { number: number; hash: string }[]; payments: SeenPayment[] },
 ): number {
   const c = assertHolder(q, a.chainId, a.holder, a.now);
   if (c.nextBlock !== a.from) throw new LeaseLost(a.chainId);
   let stored = 0;
+  const st = seenStatements(sqlite);
   for (const p of a.payments) {
-    const again = q
-      .select({ n: sql<bigint>`1` })
-      .from(chainPayments)
-      .where(and(
-        eq(chainPayments.chainId, a.chainId), eq(chainPayments.txHash, p.txHash), eq(chainPayments.status, 'counted'),
-        eq(chainPayments.token, p.token), eq(chainPayments.toAddress, p.toAddress), eq(chainPayments.rawAmount, p.rawAmount),
-        sql`${chainPayments.blockHash} <> ${p.blockHash}`,
-      ))
-      .get();
-    if (again) continue;
-    const r = q.insert(chainPayments).values({ chainId: a.chainId, ...p, status: 'seen', seenAt: a.now }).onConflictDoNothing().run();
-    stored += r.changes;
+    if (st.again.get(a.chainId, p.txHash, p.token, p.toAddress, p.rawAmount, p.blockHash)) continue;
+    stored += st.insert.run(a.chainId, p.txHash, p.logIndex, p.blockNumber, p.blockHash, p.orderId, p.token, p.toAddress, p.rawAmount, p.amount, a.now).changes;
   }
   for (const b of a.blocks) {
     q.insert(chainBlocks).values({ chainId: a.chainId, number: b.number, hash: b.hash }).onConflictDoUpdate({ target: [chainBlocks.chainId, chainBlocks.number], set: { hash: b.hash } }).run();
@@ -150,14 +171,21 @@ export function countedAbove(q: Q, chainId: string, block: number): ChainPayment
   return q.select().from(chainPayments).where(and(eq(chainPayments.chainId, chainId), eq(chainPayments.status, 'counted'), gt(chainPayments.blockNumber, block))).all();
 }
 
-export function markCounted(q: Q, a: { chainId: string; holder: string; txHash: string; logIndex: number; now: number }): boolean {
-  assertHolder(q, a.chainId, a.holder, a.now);
-  const r = q
-    .update(chainPayments)
-    .set({ status: 'counted', countedAt: a.now })
-    .where(and(eq(chainPayments.chainId, a.chainId), eq(chainPayments.txHash, a.txHash), eq(chainPayments.logIndex, a.logIndex), eq(chainPayments.status, 'seen')))
-    .run();
-  return r.changes === 1;
+/** Checks once, at the start of a counting transaction, that this process still holds the chain. */
+export function holdsLease(q: Q, chainId: string, holder: string, now: number): void {
+  assertHolder(q, chainId, holder, now);
+}
+
+const markStatements = new WeakMap<Database.Database, Database.Statement>();
+
+/** Seen to counted, once: false when another transaction counted it first. Call holdsLease first. */
+export function markCounted(sqlite: Database.Database, a: { chainId: string; txHash: string; logIndex: number; now: number }): boolean {
+  let st = markStatements.get(sqlite);
+  if (!st) {
+    st = sqlite.prepare("update chain_payments set status = 'counted', counted_at = ? where chain_id = ? and tx_hash = ? and log_index = ? and status = 'seen'");
+    markStatements.set(sqlite, st);
+  }
+  return st.run(a.now, a.chainId, a.txHash, a.logIndex).changes === 1;
 }
 
 /**

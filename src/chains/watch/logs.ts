@@ -85,8 +85,11 @@ export function parseHeader(raw: unknown, what: string): BlockHeader | null {
   return { number: quantity(b.number, `${what} number`), hash: b.hash.toLowerCase(), parentHash: b.parentHash.toLowerCase() };
 }
 
-export function createRangeScanner(rpc: RpcClient, opts: { initialSpan?: number; maxSpan?: number } = {}): RangeScanner {
+export function createRangeScanner(rpc: RpcClient, opts: { initialSpan?: number; maxSpan?: number; targetLogs?: number } = {}): RangeScanner {
   const maxSpan = opts.maxSpan ?? 2000;
+  // A range's logs arrive as one JSON text: a busy token's 2,000 blocks can be 100 MB. The span
+  // is sized so that one answer holds about this many logs, which bounds serve's memory.
+  const targetLogs = opts.targetLogs ?? 5000;
   let span = Math.min(opts.initialSpan ?? 500, maxSpan);
   let good = 0;
   return {
@@ -115,8 +118,11 @@ export function createRangeScanner(rpc: RpcClient, opts: { initialSpan?: number;
           const t = decodeTransfer(raw);
           if (t && t.blockNumber >= from && t.blockNumber <= end) logs.push(t);
         }
-        // Grow back slowly after the node accepted a few ranges of this size.
-        if (end - from + 1 === span && ++good >= 4 && span < maxSpan) {
+        if (logs.length > targetLogs) {
+          span = Math.max(1, Math.floor(((end - from + 1) * targetLogs) / logs.length));
+          good = 0;
+        } else if (end - from + 1 === span && ++good >= 4 && span < maxSpan && logs.length * 2 <= targetLogs) {
+          // Grow back slowly after the node accepted a few ranges of this size.
           span = Math.min(maxSpan, span * 2);
           good = 0;
         }

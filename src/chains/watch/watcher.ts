@@ -30,6 +30,7 @@ export interface WatcherDeps {
   tickBudgetMs?: number;
   initialSpan?: number;
   maxSpan?: number;
+  targetLogs?: number;
 }
 
 export interface TickResult {
@@ -63,7 +64,7 @@ export class ChainWatcher {
     this.adapter = adapterFor(d.chain.chainType);
     for (const t of d.tokens) this.tokenByNode.set(this.adapter.toNodeAddress(t.address), t);
     this.nodeTokens = [...this.tokenByNode.keys()];
-    this.scanner = createRangeScanner(d.rpc, { initialSpan: d.initialSpan, maxSpan: d.maxSpan });
+    this.scanner = createRangeScanner(d.rpc, { initialSpan: d.initialSpan, maxSpan: d.maxSpan, targetLogs: d.targetLogs });
     this.actor = `chain:${d.chain.chainId}`;
     this.leaseMs = d.leaseMs ?? Math.max(5_000, 5 * (d.chain.pollIntervalMs ?? 2_000));
   }
@@ -111,9 +112,9 @@ export class ChainWatcher {
     for (const log of logs) {
       const token = this.tokenByNode.get(log.token);
       if (!token) continue;
-      const to = this.adapter.fromNodeAddress(log.to);
-      const order = state.orderForAddress(this.d.ledger.sqlite, chain.chainType, to);
+      const order = state.orderForAddress(this.d.ledger.sqlite, chain.chainType, this.adapter.lookupKey(log.to));
       if (!order) continue;
+      const to = order.address;
       const amount = credited(log.value, token.decimals, ASSETS[order.asset]?.decimals ?? token.decimals);
       // Rounded down to nothing (dust of an 18-decimal token), or beyond what a ledger amount can hold.
       if (amount <= 0n || amount > MAX_CREDIT) {
@@ -127,7 +128,7 @@ export class ChainWatcher {
       blocks.set(log.blockNumber, log.blockHash);
     }
     await this.write((q) =>
-      state.commitRange(q, {
+      state.commitRange(q, this.d.ledger.sqlite, {
         chainId: chain.chainId, holder: this.d.holder, from, to, head, now: this.d.now(),
         blocks: [...blocks].map(([number, hash]) => ({ number, hash })), payments,
       }),
@@ -216,8 +217,9 @@ export class ChainWatcher {
     return this.write((q) => {
       let n = 0;
       const now = this.d.now();
+      state.holdsLease(q, chain.chainId, this.d.holder, now);
       for (const p of due) {
-        if (!state.markCounted(q, { chainId: chain.chainId, holder: this.d.holder, txHash: p.txHash, logIndex: p.logIndex, now })) continue;
+        if (!state.markCounted(sqlite, { chainId: chain.chainId, txHash: p.txHash, logIndex: p.logIndex, now })) continue;
         // One payment the ledger refuses (its transaction already confirms a withdrawal) must
         // not hold up the others: it is set aside with the reason, for an operator.
         sqlite.exec('SAVEPOINT chain_payment');

@@ -37,4 +37,5 @@ CREATE TABLE `chain_payments` (
 );
 --> statement-breakpoint
 CREATE INDEX `chain_payments_order` ON `chain_payments` (`order_id`);--> statement-breakpoint
-CREATE INDEX `chain_payments_due` ON `chain_payments` (`chain_id`,`status`,`block_number`);
+CREATE INDEX `chain_payments_due` ON `chain_payments` (`chain_id`,`status`,`block_number`);--> statement-breakpoint
+CREATE INDEX `order_addresses_evm_lower` ON `order_addresses` (lower(`address`)) WHERE `chain_type` = 'EVM';
