@@ -90,7 +90,8 @@ export function createRangeScanner(rpc: RpcClient, opts: { initialSpan?: number;
   // A range's logs arrive as one JSON text: a busy token's 2,000 blocks can be 100 MB. The span
   // is sized so that one answer holds about this many logs, which bounds serve's memory.
   const targetLogs = opts.targetLogs ?? 5000;
-  let span = Math.min(opts.initialSpan ?? 500, maxSpan);
+  // Small at first: the first answer of a busy chain must not be the biggest.
+  let span = Math.min(opts.initialSpan ?? 50, maxSpan);
   let good = 0;
   return {
     get span() {
