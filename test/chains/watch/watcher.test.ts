@@ -6,13 +6,31 @@ import { readCursor } from '../../../src/store/chain-state.js';
 import { recordPayment } from '../../../src/store/payments.js';
 import { DAY, MINUTE, T0, addTestMerchant, order, useHarness, type Harness } from '../../helpers/service.js';
 import { SimChain } from './sim-chain.js';
+import { PassThrough } from 'node:stream';
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { main } from '../../../src/main.js';
+
+/** The CLI in this process, on the harness's ledger file, with the test registry as its chains config. */
+async function cli(h: Harness, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const chains = join(dirname(h.file), 'chains.json');
+  writeFileSync(chains, JSON.stringify(CONFIG));
+  let stdout = '';
+  let stderr = '';
+  const code = await main([...args, '--db', h.file], {
+    env: { CRYPTOPAY_CHAINS: chains, NO_COLOR: '1' },
+    io: { stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stderr += t) }, stdin: new PassThrough(), isTTY: false, interactive: false },
+    now: () => h.clock.now,
+  });
+  return { code, stdout, stderr };
+}
 
 const TOKEN = '0x5fbdb2315678afecb367f032d93f642f64180aa3';
 const TOKEN18 = '0xe7f1725e7734ce288f8367e1bb143e90bb3f0512';
 const OTHER_TOKEN = '0x9fe46736679d2d9a65f0992f2272de9f3c7fa6e0';
 const TRON_TOKEN = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
 
-const registry: Registry = createRegistry({
+const CONFIG = {
   chains: [
     { chainId: 31337, chainType: 'EVM', name: 'Local', confirmations: 3, rpcUrl: 'http://127.0.0.1:1' },
     { chainId: 728126428, confirmations: 3 },
@@ -21,7 +39,8 @@ const registry: Registry = createRegistry({
     { chainId: 31337, address: TOKEN, symbol: 'USDT', asset: 'USDT', decimals: 6 },
     { chainId: 31337, address: TOKEN18, symbol: 'USDT18', asset: 'USDT', decimals: 18 },
   ],
-});
+};
+const registry: Registry = createRegistry(CONFIG);
 
 function watcherFor(h: Harness, sim: SimChain, opts: { chainId?: string; holder?: string; maxSpan?: number } = {}) {
   const chain = registry.chain(opts.chainId ?? '31337');
@@ -54,6 +73,13 @@ describe('the chain watcher (simulated node)', () => {
     sim.mine();
     await untilCaughtUp(w);
     expect(onChainPayments(ledger.db, registry, o.id)).toMatchObject([{ status: 'seen', confirmations: 2 }]);
+    const shown = await cli(h(), ['order', 'show', o.id]);
+    expect(shown.stdout).toMatch(new RegExp(`^seen +12\\.5 tx 0x[0-9a-f]{64} log 0 block ${block}: 2 of 3 confirmations$`, 'm'));
+    expect(shown.stdout).toMatch(/^status +PENDING_PAY$/m);
+    const json = JSON.parse((await cli(h(), ['order', 'show', o.id, '--json'])).stdout);
+    expect(json.onChain).toMatchObject([{ chainId: '31337', logIndex: 0, blockNumber: block, amount: '12.5', rawAmount: '12500000', status: 'seen', confirmations: 2, required: 3 }]);
+    const chainsNow = JSON.parse((await cli(h(), ['chains', '--json'])).stdout).find((c: { chainId: string }) => c.chainId === '31337');
+    expect(chainsNow.watch).toMatchObject({ rpc: 'http://127.0.0.1:1', head: sim.head, scannedTo: sim.head, lag: 0, leaseHolder: 'test-holder', lastError: null, deepReorg: null });
     expect(await service.getOrderStatus(o.id)).toBe('PENDING_PAY');
     sim.mine();
     await untilCaughtUp(w);
@@ -175,6 +201,9 @@ describe('the chain watcher (simulated node)', () => {
     expect(readCursor(ledger.db, '31337')?.deepReorg).toMatch(/reorg deeper than 3 confirmations/);
     expect(lines.join('\n')).toMatch(/DEEP REORG/);
     expect((await service.log({ orderId: o.id })).map((e) => e.action)).toContain('chain.deep_reorg');
+    const chainsOut = await cli(h(), ['chains']);
+    expect(chainsOut.code).toBe(0);
+    expect(chainsOut.stderr).toMatch(/chain 31337: .*reorg deeper than 3 confirmations/);
   });
 
   it('shrinks the range while the node calls it too large, and misses nothing', async () => {
