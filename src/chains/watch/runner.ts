@@ -29,11 +29,15 @@ export function leaseHolder(): string {
 
 /** The chains a watcher runs for: every chain with an rpcUrl, or the ones asked for. */
 export function watchedChains(registry: Registry, only?: string[]) {
-  const all = registry.chains().filter((c) => c.rpcUrl);
+  // A chain without tokens is never scanned: eth_getLogs with an empty address list means every
+  // contract's Transfer logs, the whole chain's traffic.
+  const hasTokens = (id: string) => registry.tokens().some((t) => t.chainId === id);
+  const all = registry.chains().filter((c) => c.rpcUrl && hasTokens(c.chainId));
   if (!only || only.length === 0) return all;
   return only.map((id) => {
     const c = registry.chain(id);
     if (!c.rpcUrl) throw new AppError('invalid', `chain ${c.chainId} (${c.name}) has no rpcUrl in the chains config: nothing to watch`);
+    if (!hasTokens(c.chainId)) throw new AppError('invalid', `chain ${c.chainId} (${c.name}) has no token in the registry: nothing to watch`);
     return c;
   });
 }

@@ -64,6 +64,7 @@ export class ChainWatcher {
     this.adapter = adapterFor(d.chain.chainType);
     for (const t of d.tokens) this.tokenByNode.set(this.adapter.toNodeAddress(t.address), t);
     this.nodeTokens = [...this.tokenByNode.keys()];
+    if (this.nodeTokens.length === 0) throw new Error(`chain ${d.chain.chainId} has no token to watch`);
     this.scanner = createRangeScanner(d.rpc, { initialSpan: d.initialSpan, maxSpan: d.maxSpan, targetLogs: d.targetLogs });
     this.actor = `chain:${d.chain.chainId}`;
     this.leaseMs = d.leaseMs ?? Math.max(5_000, 5 * (d.chain.pollIntervalMs ?? 2_000));

@@ -80,5 +80,10 @@ describe('cryptopay watch on a TRON chain', () => {
     const one = await runCli(['watch', '--chain', '1', '--db', db], { env: { CRYPTOPAY_CHAINS: writeChainsConfig(tmp.dir, {}) } });
     expect(one.code).toBe(1);
     expect(one.stderr).toMatch(/chain 1 \(Ethereum\) has no rpcUrl/);
+    // A chain with an RPC endpoint but no token would mean every Transfer of the chain: refused.
+    const bare = writeChainsConfig(tmp.dir, { chains: [{ chainId: 5, chainType: 'EVM', name: 'Bare', rpcUrl: pc.chain.rpcUrl }] });
+    const noToken = await runCli(['watch', '--chain', '5', '--db', db], { env: { CRYPTOPAY_CHAINS: bare } });
+    expect(noToken.code).toBe(1);
+    expect(noToken.stderr).toMatch(/chain 5 \(Bare\) has no token in the registry/);
   });
 });

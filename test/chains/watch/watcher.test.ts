@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createRegistry, type Registry } from '../../../src/chains/registry.js';
+import { createRegistry, type Registry, type RegistryConfig } from '../../../src/chains/registry.js';
 import { ChainWatcher, credited } from '../../../src/chains/watch/watcher.js';
 import { onChainPayments } from '../../../src/chains/watch/seen.js';
 import { readCursor } from '../../../src/store/chain-state.js';
@@ -30,7 +30,7 @@ const TOKEN18 = '0xe7f1725e7734ce288f8367e1bb143e90bb3f0512';
 const OTHER_TOKEN = '0x9fe46736679d2d9a65f0992f2272de9f3c7fa6e0';
 const TRON_TOKEN = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
 
-const CONFIG = {
+const CONFIG: RegistryConfig = {
   chains: [
     { chainId: 31337, chainType: 'EVM', name: 'Local', confirmations: 3, rpcUrl: 'http://127.0.0.1:1' },
     { chainId: 728126428, confirmations: 3 },
