@@ -57,6 +57,7 @@ export async function runWatchers(o: RunWatchersOptions): Promise<void> {
         chain, tokens: o.registry.tokens().filter((t) => t.chainId === chain.chainId),
         rpc: createRpcClient({ url: chain.rpcUrl!, fetch: o.fetch, timeoutMs: Math.max(5_000, 2 * poll) }),
         ledger: o.ledger, record: o.record, holder, now: o.now, log: o.log,
+        onProgress: o.onTick && ((nextBlock, head) => o.onTick!(chain.chainId, { nextBlock, head, caughtUp: nextBlock > head, counted: 0 })),
       });
       o.log(`watching chain ${chain.chainId} (${chain.name}) at ${redactUrl(chain.rpcUrl!)}, ${chain.confirmations} confirmations, every ${poll} ms`);
       let failures = 0;

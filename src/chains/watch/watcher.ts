@@ -31,6 +31,8 @@ export interface WatcherDeps {
   initialSpan?: number;
   maxSpan?: number;
   targetLogs?: number;
+  /** After every range stored: the next block to scan and the head (the progress bar of watch). */
+  onProgress?: (nextBlock: number, head: number) => void;
 }
 
 export interface TickResult {
@@ -98,6 +100,7 @@ export class ChainWatcher {
       if (!r.tip) break;
       await this.commit(next, r.to, head, r.logs, r.tip);
       next = r.to + 1;
+      this.d.onProgress?.(next, head);
     }
     const counted = await this.countDue(head);
     if (next > head) {

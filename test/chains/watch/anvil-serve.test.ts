@@ -249,3 +249,33 @@ describe('serve watches the chain', () => {
     expect(err).not.toMatch(/watching chain/);
   });
 });
+
+describe('cryptopay watch on a terminal', () => {
+  it('draws a progress bar while it catches up, and clears it', async () => {
+    const db = newDb();
+    const head = await pc.chain.provider.getBlockNumber();
+    await pc.chain.mine(600);
+    await ledgerWithOrders(db, ['1']);
+    const chains = writeChainsConfig(tmp.dir, {
+      chains: [{ chainId: 31337, chainType: 'EVM', name: 'Anvil', rpcUrl: proxy.url, confirmations: 3, pollInterval: 200, startBlock: head }],
+      tokens: [{ chainId: 31337, address: await pc.usdt.getAddress(), symbol: 'USDT', asset: 'USDT', decimals: 6 }],
+    });
+    // Small ranges, so that catching up takes many steps.
+    proxy.maxRange = 4;
+    const { spawn } = await import('node:child_process');
+    const { BIN, cliEnv } = await import('../../helpers/cli.js');
+    // script(1) gives the command a pseudo-terminal, as an operator's shell would.
+    const child = spawn('script', ['-qfec', `${process.execPath} ${BIN} watch --db ${db}`, '/dev/null'], { env: cliEnv({ CRYPTOPAY_CHAINS: chains }) });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    await until('caught up', async () => {
+      const r = await runCliEnv(['chains', '--json', '--db', db], { env: { CRYPTOPAY_CHAINS: chains } });
+      const c = (JSON.parse(r.stdout) as { chainId: string; watch: { lag: number | null } }[]).find((x) => x.chainId === '31337');
+      return c?.watch.lag === 0;
+    }, 60_000);
+    child.kill('SIGTERM');
+    await new Promise((r) => child.on('exit', r));
+    expect(out).toMatch(/chain 31337 \[#*\.*\] block \d+ of \d+/);
+    expect(out).toContain('\x1b[2K');
+  });
+});
