@@ -8,6 +8,6 @@ export async function run(ctx: Context): Promise<void> {
   await printTable(
     ctx,
     ['chainId', 'type', 'name', 'confirmations', 'rpc', 'tokens'],
-    data.map((c) => [c.chainId, c.chainType, c.name, c.confirmations, c.rpcUrl ? 'yes' : 'no', c.tokens.map((t) => `${t.symbol} ${t.address}`).join(', ')]),
+    data.map((c) => [c.chainId, c.chainType, c.development ? `${c.name} [development: test money only]` : c.name, c.confirmations, c.rpcUrl ? 'yes' : 'no', c.tokens.map((t) => `${t.symbol} ${t.address}`).join(', ')]),
   );
 }

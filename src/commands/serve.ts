@@ -4,15 +4,27 @@ import { usage } from '../core/errors.js';
 import { sign } from '../signing/index.js';
 import { createApp } from '../server/app.js';
 import { listen } from '../server/listen.js';
+import type { LocalPaymentService } from '../store/local-service.js';
+import type { Sandbox } from './dev/sandbox.js';
 import { warn } from './output.js';
 
-export async function run(ctx: Context, opts: { host?: string; port?: string }): Promise<void> {
+export async function run(ctx: Context, opts: { host?: string; port?: string; dev?: boolean }): Promise<void> {
   const host = opts.host ?? '127.0.0.1';
   const port = Number(opts.port ?? '8080');
   if (!/^\d{1,5}$/.test(opts.port ?? '8080') || port > 65535) throw usage('--port must be a number from 0 to 65535');
   const service = await ctx.local('serve');
-  const err = (s: string) => ctx.io.stderr.write(`${s}\n`);
 
+  // Before anything reads the registry: the sandbox adds its chain to it.
+  const sandbox = opts.dev ? await (await import('./dev/sandbox.js')).startSandbox(ctx, service) : undefined;
+  try {
+    await serve(ctx, service, host, port, sandbox);
+  } finally {
+    await sandbox?.stop();
+  }
+}
+
+async function serve(ctx: Context, service: LocalPaymentService, host: string, port: number, sandbox: Sandbox | undefined): Promise<void> {
+  const err = (s: string) => ctx.io.stderr.write(`${s}\n`);
   let firstRun: { mchId: string; secret: string; mnemonic?: string } | undefined;
   if (service.countMerchants() === 0) {
     const created = await service.addMerchant({ name: 'Development merchant', generateWallet: true });
@@ -37,7 +49,8 @@ export async function run(ctx: Context, opts: { host?: string; port?: string }):
   });
   const server = await listen(app, host, port);
   err(`cryptopay serving ${server.url}/api/v1 on the ledger ${service.ledger.path}`);
-  if (firstRun) printFirstRun(ctx, err, server.url, firstRun);
+  if (sandbox) sandbox.announce(server.url);
+  else if (firstRun) printFirstRun(ctx, err, server.url, firstRun);
   else err(`sign requests with a merchant's secret: cryptopay sign --fill --mch-id M... key=value ...`);
 
   const signal = await ctx.stopSignal();

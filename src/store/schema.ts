@@ -195,3 +195,26 @@ export const nonces = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.merchantId, t.nonce] }), index('nonces_expiry').on(t.expiresAt)],
 );
+
+/**
+ * Chains and tokens kept in the ledger itself (`serve --dev` records its local chain here), so
+ * every command on this ledger knows them. `entry` is the JSON of one entry of the chains config
+ * file, checked by the same schema when the registry is built.
+ */
+export const registryChains = sqliteTable('registry_chains', {
+  chainId: text('chain_id').primaryKey(),
+  entry: text('entry').notNull(),
+  updatedAt: int('updated_at').notNull(),
+});
+
+export const registryTokens = sqliteTable(
+  'registry_tokens',
+  {
+    chainId: text('chain_id').notNull(),
+    /** Lower case on EVM chains, where addresses are case-insensitive. */
+    addressKey: text('address_key').notNull(),
+    entry: text('entry').notNull(),
+    updatedAt: int('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.chainId, t.addressKey] })],
+);
