@@ -8,6 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import { DEV_CHAIN_ID, ANVIL_ENV } from '../../chains/sandbox/anvil.js';
+import type { DevChain } from '../../chains/sandbox/dev-chain.js';
 import { createRegistry, type ChainEntry, type RegistryConfig, type TokenEntry } from '../../chains/registry.js';
 import { readChainsConfig, operatorName, type Context } from '../../context.js';
 import { AppError } from '../../core/errors.js';
@@ -49,7 +50,7 @@ export async function startSandbox(ctx: Context, service: LocalPaymentService): 
 
   const previous = previousDevChain(readLedgerRegistry(service.ledger.db));
   const statePath = anvilStatePath(service.ledger.path);
-  let chain: Awaited<ReturnType<typeof import('../../chains/sandbox/dev-chain.js').startDevChain>> | undefined;
+  let chain: DevChain | undefined;
   let chainState: DevChainState | undefined;
   let unavailable: string | undefined;
   try {
