@@ -1,9 +1,12 @@
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { Contract, Interface, JsonRpcProvider, Network } from 'ethers';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TEST_WALLET, TEST_EVM_0 } from '../helpers/service.js';
+import { BIN, definedEnv } from '../helpers/cli.js';
 import { killAll, spawnServe, type Spawned } from '../server/helpers.js';
-import { sandbox, SLOW, type Sandbox } from './_support.js';
+import { CLEAN_ENV, sandbox, SLOW, type Sandbox } from './_support.js';
 
 /**
  * `serve --dev` and `dev pay` end to end: the real binary (dist/, `npm run build` first), a real
@@ -205,6 +208,68 @@ describe('serve --dev', () => {
       expect(pay.code).toBe(3);
       expect(pay.stderr).toContain('the development chain 31337 is not running: start cryptopay serve --dev on this ledger');
       expect((await second.stop()).code).toBe(0);
+    },
+    SLOW,
+  );
+});
+
+describe('serve --dev, again', () => {
+  it(
+    'moves to another port when the last one is taken, and every command follows it through the ledger',
+    async () => {
+      const s = sandbox();
+      const first = await serveDev(s);
+      const a = announced(first);
+      const o = await s.json<{ id: string; addresses: { EVM: string } }>(['order', 'create', '--oid', 'A-1', '--uid', 'u1', '--amount', '2']);
+      expect((await first.stop()).code).toBe(0);
+
+      const squatter = createServer();
+      await new Promise<void>((resolve) => squatter.listen(Number(new URL(a.rpcUrl).port), '127.0.0.1', resolve));
+      try {
+        const second = await serveDev(s);
+        const b = announced(second);
+        expect(b.rpcUrl).not.toBe(a.rpcUrl);
+        expect(b.token).toBe(a.token);
+        const chains = await s.json<{ chainId: string; rpcUrl?: string }[]>(['chains']);
+        expect(chains.find((c) => c.chainId === '31337')?.rpcUrl).toBe(b.rpcUrl);
+        await s.json(['dev', 'pay', o.id]);
+        expect(await tokenBalance(b, o.addresses.EVM)).toBe(2_000_000n);
+        expect((await second.stop()).code).toBe(0);
+      } finally {
+        squatter.close();
+      }
+    },
+    SLOW,
+  );
+
+  it(
+    'dev pay --wait returns once the order reads PAID, and fails saying so when it does not in time',
+    async () => {
+      const s = sandbox();
+      const srv = await serveDev(s);
+      const a = announced(srv);
+      const o = await s.json<{ id: string; addresses: { EVM: string } }>(['order', 'create', '--oid', 'A-1', '--uid', 'u1', '--amount', '3']);
+
+      // Whoever records the payment (here an operator by hand, normally the chain watcher), the
+      // waiting dev pay sees the order turn PAID.
+      const env = definedEnv({ ...process.env, ...CLEAN_ENV, XDG_DATA_HOME: `${s.dir}/xdg`, XDG_CONFIG_HOME: `${s.dir}/config` });
+      const child = spawn(process.execPath, [BIN, '--db', s.db, '--json', 'dev', 'pay', o.id, '--wait', '30'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.on('data', (d) => (out += d));
+      const done = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? -1)));
+      const deadline = Date.now() + 20_000;
+      while ((await tokenBalance(a, o.addresses.EVM)) === 0n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      expect(await tokenBalance(a, o.addresses.EVM)).toBe(3_000_000n);
+      const txHash = `0x${'cd'.repeat(32)}`;
+      await s.json(['order', 'mark-paid', o.id, '--tx-hash', txHash, '--yes']);
+      expect(await done).toBe(0);
+      expect(JSON.parse(out)).toMatchObject({ order: o.id, amount: '3', status: 'PAID' });
+
+      const late = await s.json<{ id: string }>(['order', 'create', '--oid', 'A-2', '--uid', 'u1', '--amount', '1']);
+      const r = await s.run(['dev', 'pay', late.id, '--wait', '1']);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(new RegExp(`but order ${late.id} is still PENDING_PAY after 1 s`));
+      expect((await srv.stop()).code).toBe(0);
     },
     SLOW,
   );
