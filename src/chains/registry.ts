@@ -11,9 +11,9 @@ export interface ChainInfo {
   name: string;
   rpcUrl?: string;
   confirmations: number;
-  /** Milliseconds between polls of rpcUrl; DEFAULT_POLL_INTERVAL_MS when absent. */
-  pollInterval?: number;
-  /** The first block worth reading (nothing of ours exists before it). */
+  /** How often the watcher asks the node for new blocks (default 2 s). */
+  pollIntervalMs?: number;
+  /** The first block the watcher scans (default: the head when first watched). */
   startBlock?: number;
   /** A local chain whose tokens are worthless (the sandbox of `serve --dev`). */
   development?: boolean;
@@ -45,10 +45,6 @@ const BUILTIN_TOKENS: readonly TokenInfo[] = [
   { chainId: '728126428', address: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', symbol: 'USDT', asset: 'USDT', decimals: 6 },
 ];
 
-export const DEFAULT_POLL_INTERVAL_MS = 2_000;
-
-export const pollIntervalOf = (chain: ChainInfo): number => chain.pollInterval ?? DEFAULT_POLL_INTERVAL_MS;
-
 /** For a chain added by config without a confirmations count: Ethereum's and TRON's built-in depths. */
 const DEFAULT_CONFIRMATIONS: Record<ChainType, number> = { EVM: 12, TRON: 19 };
 
@@ -60,7 +56,8 @@ const chainEntry = z.strictObject({
   name: z.string().trim().min(1).max(64).optional(),
   rpcUrl: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
   confirmations: z.int().min(1).max(100_000).optional(),
-  pollInterval: z.int().min(100).max(3_600_000).optional(),
+  // Milliseconds, or a duration such as "500ms", "2s", "1m".
+  pollInterval: z.union([z.int().min(50).max(3_600_000), z.string().regex(/^\d{1,7}(ms|s|m)$/, 'must be milliseconds or a duration such as 500ms, 2s, 1m')]).optional(),
   startBlock: z.int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
   development: z.boolean().optional(),
 });
@@ -150,9 +147,6 @@ export function createRegistry(config?: RegistryConfig, ledgerEntries?: Registry
   };
 }
 
-/** What a later layer may change of a chain an earlier layer (or the built-ins) defined. */
-const TUNABLE = ['rpcUrl', 'confirmations', 'pollInterval', 'startBlock'] as const;
-
 function applyConfig(config: RegistryConfig, chainMap: Map<string, ChainInfo>, tokenMap: Map<string, TokenInfo>, source: string): void {
   const parsed = configSchema.safeParse(config);
   if (!parsed.success) {
@@ -175,10 +169,10 @@ function applyConfig(config: RegistryConfig, chainMap: Map<string, ChainInfo>, t
       if ((e.chainType && e.chainType !== existing.chainType) || (e.name && e.name !== existing.name) || e.development) {
         throw new AppError(
           'invalid',
-          `${at}: chain ${chainId} is built in as ${existing.chainType} ${existing.name}; only its ${TUNABLE.join(', ')} can be overridden`,
+          `${at}: chain ${chainId} is built in as ${existing.chainType} ${existing.name}; only its rpcUrl and confirmations can be overridden`,
         );
       }
-      tune(existing, e);
+      tune(existing, e, at);
       return;
     }
     if (existing) {
@@ -188,12 +182,12 @@ function applyConfig(config: RegistryConfig, chainMap: Map<string, ChainInfo>, t
       }
       if (e.name) existing.name = e.name;
       if (e.development !== undefined) existing.development = e.development;
-      tune(existing, e);
+      tune(existing, e, at);
       return;
     }
     if (!e.chainType || !e.name) throw new AppError('invalid', `${at}: a new chain needs chainType ("EVM" or "TRON") and name`);
     const info: ChainInfo = { chainId, chainType: e.chainType, name: e.name, confirmations: e.confirmations ?? DEFAULT_CONFIRMATIONS[e.chainType] };
-    tune(info, e);
+    tune(info, e, at);
     if (e.development) info.development = true;
     chainMap.set(chainId, info);
   });
@@ -223,11 +217,21 @@ function applyConfig(config: RegistryConfig, chainMap: Map<string, ChainInfo>, t
   });
 }
 
-function tune(chain: ChainInfo, e: z.output<typeof chainEntry>): void {
+/** What a later layer may change of a chain the built-ins or an earlier layer defined. */
+function tune(chain: ChainInfo, e: z.output<typeof chainEntry>, at: string): void {
   if (e.rpcUrl !== undefined) chain.rpcUrl = e.rpcUrl;
   if (e.confirmations !== undefined) chain.confirmations = e.confirmations;
-  if (e.pollInterval !== undefined) chain.pollInterval = e.pollInterval;
+  if (e.pollInterval !== undefined) {
+    const ms = typeof e.pollInterval === 'number' ? e.pollInterval : durationMs(e.pollInterval);
+    if (ms < 50 || ms > 3_600_000) throw new AppError('invalid', `${at}.pollInterval: must be between 50ms and 1h`);
+    chain.pollIntervalMs = ms;
+  }
   if (e.startBlock !== undefined) chain.startBlock = e.startBlock;
+}
+
+function durationMs(s: string): number {
+  const m = /^(\d+)(ms|s|m)$/.exec(s)!;
+  return Number(m[1]) * { ms: 1, s: 1000, m: 60_000 }[m[2] as 'ms' | 's' | 'm'];
 }
 
 function entryChainId(v: unknown, at: string): string {

@@ -133,7 +133,7 @@ describe('registry config', () => {
     ['zero confirmations', { chains: [{ chainId: 1, confirmations: 0 }] }, /^registry config chains\[0\]\.confirmations: /],
     ['chain listed twice', { chains: [{ chainId: 1 }, { chainId: '1' }] }, /^registry config chains\[1\]: chain 1 is listed twice/],
     ['new chain without name', { chains: [{ chainId: 10, chainType: 'EVM' }] }, /^registry config chains\[0\]: a new chain needs chainType \("EVM" or "TRON"\) and name/],
-    ['built-in chain retyped', { chains: [{ chainId: 56, chainType: 'TRON' }] }, /^registry config chains\[0\]: chain 56 is built in as EVM BNB Smart Chain; only its rpcUrl, confirmations, pollInterval, startBlock can be overridden/],
+    ['built-in chain retyped', { chains: [{ chainId: 56, chainType: 'TRON' }] }, /^registry config chains\[0\]: chain 56 is built in as EVM BNB Smart Chain; only its rpcUrl and confirmations can be overridden/],
     ['token on unknown chain', { tokens: [{ chainId: 10, address: USDT_ETH, symbol: 'USDT', asset: 'USDT', decimals: 6 }] }, /^registry config tokens\[0\]: chain 10 is neither built in nor listed under chains/],
     ['token with unknown asset', { tokens: [{ chainId: 1, address: ARB_USDT, symbol: 'EURT', asset: 'EUR', decimals: 6 }] }, /^registry config tokens\[0\]: asset "EUR" is not a ledger asset \(known: USDT\)/],
     ['token with a bad checksum', { tokens: [{ chainId: 1, address: '0xFd086bC7CD5C481DCC9C85ebE478A1C0b69FCbB9', symbol: 'X', asset: 'USDT', decimals: 6 }] }, /^registry config tokens\[0\]\.address is not a valid EVM address: mixed-case checksum/],

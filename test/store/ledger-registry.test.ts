@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRegistry, pollIntervalOf, type RegistryConfig } from '../../src/chains/registry.js';
+import { createRegistry, type RegistryConfig } from '../../src/chains/registry.js';
 import { devChainEntry, devTokenEntry } from '../../src/chains/sandbox/dev-chain.js';
 import { openLedger } from '../../src/store/db.js';
 import { LocalPaymentService } from '../../src/store/local-service.js';
@@ -22,17 +22,20 @@ describe('the registry layers: built-ins, the config file, the ledger', () => {
     const r = createRegistry(undefined, { chains: [devChainEntry('http://127.0.0.1:8545', 3)], tokens: [devTokenEntry(DEV_TOKEN)] });
     expect(r.chain(31337)).toEqual({
       chainId: '31337', chainType: 'EVM', name: 'Development (anvil)', rpcUrl: 'http://127.0.0.1:8545',
-      confirmations: 1, pollInterval: 1000, startBlock: 3, development: true,
+      confirmations: 1, pollIntervalMs: 1000, startBlock: 3, development: true,
     });
     expect(r.token(31337, DEV_TOKEN.toLowerCase())).toMatchObject({ symbol: 'USDT', asset: 'USDT', decimals: 6 });
     expect(r.chains().map((c) => c.chainId)).toEqual(['1', '56', '137', '31337', '728126428']);
   });
 
-  it('polls every 2 s unless the entry says otherwise', () => {
-    const r = createRegistry({ chains: [{ chainId: 11155111, chainType: 'EVM', name: 'Sepolia', rpcUrl: 'https://rpc.example' }, { chainId: 1, pollInterval: 12_000, startBlock: 19_000_000 }] });
-    expect(pollIntervalOf(r.chain(11155111))).toBe(2000);
+  it('reads the polling settings of the file and of the ledger the same way', () => {
+    const r = createRegistry(
+      { chains: [{ chainId: 11155111, chainType: 'EVM', name: 'Sepolia', rpcUrl: 'https://rpc.example' }, { chainId: 1, pollInterval: 12_000, startBlock: 19_000_000 }] },
+      { chains: [{ chainId: 11155111, pollInterval: '3s', startBlock: 7 }] },
+    );
+    expect(r.chain(11155111)).toMatchObject({ pollIntervalMs: 3000, startBlock: 7 });
     expect(r.chain(11155111).development).toBeUndefined();
-    expect(r.chain(1)).toMatchObject({ pollInterval: 12_000, startBlock: 19_000_000, confirmations: 12 });
+    expect(r.chain(1)).toMatchObject({ pollIntervalMs: 12_000, startBlock: 19_000_000, confirmations: 12 });
   });
 
   it('lets the ledger tune a chain of the file, and keeps one token both list', () => {
@@ -50,11 +53,12 @@ describe('the registry layers: built-ins, the config file, the ledger', () => {
   });
 
   it.each<[string, RegistryConfig | undefined, RegistryConfig, RegExp]>([
-    ['a built-in chain marked as development', undefined, { chains: [{ chainId: 1, development: true }] }, /^ledger registry chains\[0\]: chain 1 is built in as EVM Ethereum; only its rpcUrl, confirmations, pollInterval, startBlock can be overridden/],
+    ['a built-in chain marked as development', undefined, { chains: [{ chainId: 1, development: true }] }, /^ledger registry chains\[0\]: chain 1 is built in as EVM Ethereum; only its rpcUrl and confirmations can be overridden/],
     ['a chain of the file retyped', { chains: [{ chainId: 5, chainType: 'EVM', name: 'Goerli' }] }, { chains: [{ chainId: 5, chainType: 'TRON' }] }, /^ledger registry chains\[0\]: chain 5 is already known as EVM Goerli, not TRON/],
     ['a token the file gives other decimals', { chains: [{ chainId: 5, chainType: 'EVM', name: 'Goerli' }], tokens: [{ chainId: 5, address: SEPOLIA_USDT, symbol: 'USDT', asset: 'USDT', decimals: 6 }] }, { tokens: [{ chainId: 5, address: SEPOLIA_USDT, symbol: 'USDT', asset: 'USDT', decimals: 18 }] }, /^ledger registry tokens\[0\]: token 0x7169D38820dfd117C3FA1f22a697dBA58d90BA06 on chain 5 is already known/],
     ['a built-in token listed again', undefined, { tokens: [{ chainId: 1, address: '0xdAC17F958D2ee523a2206206994597C13D831ec7', symbol: 'USDT', asset: 'USDT', decimals: 6 }] }, /^ledger registry tokens\[0\]: token .* on chain 1 is already known/],
-    ['a poll interval under 100 ms', undefined, { chains: [{ chainId: 1, pollInterval: 10 }] }, /^ledger registry chains\[0\]\.pollInterval: /],
+    ['a poll interval under 50 ms', undefined, { chains: [{ chainId: 1, pollInterval: 10 }] }, /^ledger registry chains\[0\]\.pollInterval: /],
+    ['a poll interval of 2 hours', undefined, { chains: [{ chainId: 1, pollInterval: '120m' }] }, /^ledger registry chains\[0\]\.pollInterval: must be between 50ms and 1h/],
     ['a negative start block', undefined, { chains: [{ chainId: 1, startBlock: -1 }] }, /^ledger registry chains\[0\]\.startBlock: /],
   ])('refuses %s, naming the ledger layer', (_label, file, ledger, re) => {
     expectInvalid(() => createRegistry(file, ledger), re);
