@@ -34,7 +34,7 @@ export async function run(ctx: Context): Promise<void> {
     ctx,
     ['chainId', 'type', 'name', 'confirmations', 'rpc', 'head', 'scanned', 'lag', 'lease', 'last error', 'tokens'],
     data.map((c) => [
-      c.chainId, c.chainType, c.name, c.confirmations, c.watch.rpc ?? 'no', c.watch.head, c.watch.scannedTo, c.watch.lag, c.watch.leaseHolder,
+      c.chainId, c.chainType, c.development ? `${c.name} [development: test money only]` : c.name, c.confirmations, c.watch.rpc ?? 'no', c.watch.head, c.watch.scannedTo, c.watch.lag, c.watch.leaseHolder,
       c.watch.lastError, c.tokens.map((t) => `${t.symbol} ${t.address}`).join(', '),
     ]),
   );

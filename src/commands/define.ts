@@ -150,7 +150,18 @@ export function defineCommands(program: Command, run: Runner): void {
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port, 0 for any free one', '8080')
     .option('--no-watch', 'do not watch the chains for payments')
+    .option('--dev', `a sandbox: a local anvil chain with a test USDT, and a development merchant on an empty ledger`)
     .action(run(() => import('./serve.js')));
+
+  const dev = program.command('dev').description('the development sandbox of serve --dev (test money only)');
+  dev
+    .command('pay')
+    .argument('<id>', 'order id')
+    .description("send test USDT to an order's address on the development chain, from a funded test account")
+    .option('--amount <amount>', 'amount to send (default: what the order still lacks)')
+    .option('--from <n>', 'funded test account to pay from, 0 to 9', '1')
+    .option('--wait [seconds]', 'then wait until the order is PAID (default 60 s)')
+    .action(run(() => import('./dev/pay.js')));
 
   const profile = program.command('profile').description('remote profiles: where operations go, as which merchant');
   profile

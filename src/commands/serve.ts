@@ -6,11 +6,15 @@ import { createApp } from '../server/app.js';
 import { listen } from '../server/listen.js';
 import { warn } from './output.js';
 
-export async function run(ctx: Context, opts: { host?: string; port?: string; watch?: boolean }): Promise<void> {
+export async function run(ctx: Context, opts: { host?: string; port?: string; watch?: boolean; dev?: boolean }): Promise<void> {
   const host = opts.host ?? '127.0.0.1';
   const port = Number(opts.port ?? '8080');
   if (!/^\d{1,5}$/.test(opts.port ?? '8080') || port > 65535) throw usage('--port must be a number from 0 to 65535');
   const service = await ctx.local('serve');
+
+  // Before anything reads the registry: the sandbox adds its chain to it. If serve fails from
+  // here on, anvil still ends with this process (src/chains/sandbox/anvil.ts).
+  const sandbox = opts.dev ? await (await import('./dev/sandbox.js')).startSandbox(ctx, service) : undefined;
   const err = (s: string) => ctx.io.stderr.write(`${s}\n`);
 
   let firstRun: { mchId: string; secret: string; mnemonic?: string } | undefined;
@@ -37,7 +41,8 @@ export async function run(ctx: Context, opts: { host?: string; port?: string; wa
   });
   const server = await listen(app, host, port);
   err(`cryptopay serving ${server.url}/api/v1 on the ledger ${service.ledger.path}`);
-  if (firstRun) printFirstRun(ctx, err, server.url, firstRun);
+  if (sandbox) sandbox.announce(server.url);
+  else if (firstRun) printFirstRun(ctx, err, server.url, firstRun);
   else err(`sign requests with a merchant's secret: cryptopay sign --fill --mch-id M... key=value ...`);
   // The chain watcher shares the ledger connection and its group commit; a failing node only backs it off.
   const watching = opts.watch === false ? undefined : await (await import('../chains/watch/start.js')).startWatching(service, { now: ctx.now, log: err });
@@ -48,6 +53,7 @@ export async function run(ctx: Context, opts: { host?: string; port?: string; wa
   await watching?.stop();
   derive.deriveAheadWith(undefined);
   await pool.close();
+  await sandbox?.stop();
   log.flush();
   err('stopped; ledger closed');
 }

@@ -22,6 +22,7 @@ import type { MerchantView, NewMerchant } from './merchants.js';
 import * as orders from './orders.js';
 import { markPaid, type MarkPaidInput } from './payments.js';
 import { listRefunds, refund, type RefundView } from './refunds.js';
+import { readLedgerRegistry } from './registry-entries.js';
 import { nonces } from './schema.js';
 import { statementsOf } from './statements.js';
 import type { StoreCtx } from './store-context.js';
@@ -71,9 +72,9 @@ export class LocalPaymentService implements PaymentService {
     };
   }
 
-  /** The chains and tokens, built (and the config checked) on first use. */
+  /** The chains and tokens (built-in, the config file, the ledger's own), built and checked on first use. */
   async registry(): Promise<Registry> {
-    this.registryBuilt ??= (await heavy()).createRegistry(this.deps.registryConfig);
+    this.registryBuilt ??= (await heavy()).createRegistry(this.deps.registryConfig, readLedgerRegistry(this.ledger.db));
     return this.registryBuilt;
   }
 

@@ -77,7 +77,7 @@ export const orderAddresses = sqliteTable(
   (t) => [
     primaryKey({ columns: [t.orderId, t.chainType] }),
     // The chain watcher matches a log's recipient as the node spells it (lower-case hex): no
-    // EIP-55 checksum (a keccak, ~13 µs) per log of a scan. Migration 0001_chain_watch.
+    // EIP-55 checksum (a keccak, ~13 µs) per log of a scan. Migration 0002_chain_watch.
     index('order_addresses_evm_lower').on(sql`lower(${t.address})`).where(sql`${t.chainType} = 'EVM'`),
   ],
 );
@@ -252,4 +252,27 @@ export const chainPayments = sqliteTable(
     index('chain_payments_order').on(t.orderId),
     index('chain_payments_due').on(t.chainId, t.status, t.blockNumber),
   ],
+);
+
+/**
+ * Chains and tokens kept in the ledger itself (`serve --dev` records its local chain here), so
+ * every command on this ledger knows them. `entry` is the JSON of one entry of the chains config
+ * file, checked by the same schema when the registry is built.
+ */
+export const registryChains = sqliteTable('registry_chains', {
+  chainId: text('chain_id').primaryKey(),
+  entry: text('entry').notNull(),
+  updatedAt: int('updated_at').notNull(),
+});
+
+export const registryTokens = sqliteTable(
+  'registry_tokens',
+  {
+    chainId: text('chain_id').notNull(),
+    /** Lower case on EVM chains, where addresses are case-insensitive. */
+    addressKey: text('address_key').notNull(),
+    entry: text('entry').notNull(),
+    updatedAt: int('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.chainId, t.addressKey] })],
 );

@@ -1,5 +1,6 @@
 import { Contract, Interface, type Log } from 'ethers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startAnvil } from '../../src/chains/sandbox/anvil.js';
 import { deployTestToken, testTokenArtifact } from '../../src/chains/sandbox/test-token.js';
 import type { TestTokenArtifact } from '../../src/chains/sandbox/test-token-artifact.js';
 import { startTestChain, type TestChain } from '../helpers/anvil.js';
@@ -38,6 +39,11 @@ describe('the anvil harness', () => {
     await other.stop();
     expect(other.node.exited).toBe(true);
     await expect(fetch(other.rpcUrl, { method: 'POST', body: '{}' })).rejects.toThrow();
+  });
+
+  it('says why when the binary is missing or is not anvil', async () => {
+    await expect(startAnvil({ binary: '/nonexistent/anvil' })).rejects.toThrow('anvil binary /nonexistent/anvil (from the caller) does not exist');
+    await expect(startAnvil({ binary: '/bin/false' })).rejects.toThrow(/^anvil exited before listening \(code 1\)/);
   });
 
   it('mines blocks on demand and on a block time', async () => {

@@ -20,7 +20,7 @@ export interface TestChain {
   rpcUrl: string;
   chainId: number;
   provider: JsonRpcProvider;
-  /** The funded accounts, m/44'/60'/0'/0/i of ANVIL_MNEMONIC, connected to `provider`. */
+  /** The funded accounts, m/44'/60'/0'/0/i of ANVIL_MNEMONIC (or opts.derivationPath), connected to `provider`. */
   signers: HDNodeWallet[];
   /** Mines `n` blocks at once (anvil_mine). */
   mine(n?: number): Promise<void>;
@@ -49,7 +49,7 @@ export async function startTestChain(opts: AnvilOptions = {}): Promise<TestChain
   // A short polling interval: anvil mines at once, and ethers' default (4 s) would make every
   // tx.wait() slow.
   const provider = new JsonRpcProvider(node.rpcUrl, network, { staticNetwork: network, pollingInterval: 50, cacheTimeout: -1 });
-  const root = HDNodeWallet.fromPhrase(ANVIL_MNEMONIC, undefined, "m/44'/60'/0'/0");
+  const root = HDNodeWallet.fromPhrase(ANVIL_MNEMONIC, undefined, (opts.derivationPath ?? "m/44'/60'/0'/0/").replace(/\/$/, ''));
   const signers = Array.from({ length: accounts }, (_, i) => root.deriveChild(i).connect(provider));
   return {
     node,

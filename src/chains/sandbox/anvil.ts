@@ -22,6 +22,8 @@ export interface AnvilOptions {
   blockTime?: number;
   /** Funded accounts derived from the mnemonic (anvil's default is 10). */
   accounts?: number;
+  /** The funded accounts' derivation path prefix, ending in "/" (anvil's default m/44'/60'/0'/0/). */
+  derivationPath?: string;
   /** Ether of every funded account (anvil's default is 10000). */
   balance?: number;
   /** Default 0: the system picks a free port, read back from anvil's output. */
@@ -98,6 +100,7 @@ function anvilArgs(o: AnvilOptions, chainId: number): string[] {
   if (o.blockTime !== undefined) args.push('--block-time', String(o.blockTime));
   if (o.accounts !== undefined) args.push('--accounts', String(o.accounts));
   if (o.balance !== undefined) args.push('--balance', String(o.balance));
+  if (o.derivationPath !== undefined) args.push('--derivation-path', o.derivationPath);
   if (o.statePath !== undefined) args.push('--state', o.statePath);
   if (o.stateInterval !== undefined) args.push('--state-interval', String(o.stateInterval));
   return args;
