@@ -56,7 +56,7 @@ describe('signed requests (decisions §1)', () => {
     ['a fractional timestamp', () => s.signed(m, { ...orderFields(), timestamp: T0 + 0.5 }), 400, 'timestamp must be a milliseconds timestamp (digits)'],
     ['no nonce', () => { const b = s.signed(m, orderFields()); delete b.nonce; return signWith(b, m.secret); }, 400, 'nonce is required'],
     ['an empty nonce', () => s.signed(m, { ...orderFields(), nonce: '' }), 400, 'nonce is required'],
-    ['a nonce of 65 characters', () => s.signed(m, { ...orderFields(), nonce: 'n'.repeat(65) }), 400, 'nonce must be at most 64 characters'],
+    ['a nonce of 65 characters', () => s.signed(m, { ...orderFields(), nonce: 'n'.repeat(65) }), 400, 'nonce must be 1 to 64 characters of A-Z a-z 0-9 _ . : - (no & or =: they would let a signed body be re-split)'],
     ['a numeric nonce', () => s.signed(m, { ...orderFields(), nonce: 12345 }), 400, 'nonce must be a string'],
     ['an unknown mchId', () => s.signed({ mchId: 'M999999', secret: m.secret }, orderFields()), 401, 'unknown merchant M999999'],
     ['no mchId on create order', () => s.signed(m, orderFields(), { noMchId: true }), 400, 'mchId is required'],

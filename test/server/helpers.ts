@@ -197,7 +197,9 @@ export function expectOk(r: Reply, systemTime?: number): any {
 /** Everything a refusal must leave alone: rows of every table that a request can touch. */
 export function snapshot(ledger: Ledger): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const t of ['orders', 'order_addresses', 'payments', 'refunds', 'withdrawals', 'transfers', 'accounts', 'audit_log', 'nonces', 'merchants']) {
+  // Not the nonces: a request whose signature verified uses its nonce up whatever the answer
+  // (decisions §1); test/server/spent-nonce.test.ts pins that.
+  for (const t of ['orders', 'order_addresses', 'payments', 'refunds', 'withdrawals', 'transfers', 'accounts', 'audit_log', 'merchants']) {
     out[t] = ledger.sqlite.prepare(`select * from ${t} order by rowid`).all();
   }
   return out;
@@ -354,8 +356,14 @@ export async function refusedAndHarmless(
   expect(snapshot(s.ledger)).toEqual(before);
   const nonce = typeof body === 'object' ? body.nonce : undefined;
   if (typeof nonce === 'string' && nonce.length >= 1 && nonce.length <= 64) {
+    // A request whose signature verified has used its nonce up (decisions §1); one refused
+    // before that (malformed, bad signature, stale timestamp) has not. Either way the server
+    // must then answer a new request with that nonce accordingly.
+    const spent = s.ledger.sqlite.prepare('select 1 from nonces where merchant_id = ? and nonce = ?').get(m.mchId, nonce) !== undefined;
     const again: Record<string, unknown> = { mchId: m.mchId, oid: nextOid(), uid: 'nonce-check', amount: '1', timestamp: s.clock.now, nonce };
-    expectOk(await s.post('/api/v1/order', { ...again, sign: sign(again, m.secret) }));
+    const r2 = await s.post('/api/v1/order', { ...again, sign: sign(again, m.secret) });
+    if (spent) expectRefused(r2, 401, 'nonce has already been used');
+    else expectOk(r2);
   }
   return r;
 }
