@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
 import { AppError, httpStatusOf, invalid, isAppError, notFound } from '../core/errors.js';
@@ -38,6 +39,9 @@ export const TIMESTAMP_WINDOW_MS = 5 * 60_000;
 /** A nonce is kept until its timestamp can no longer pass the window, plus a margin. */
 export const NONCE_KEEP_MS = TIMESTAMP_WINDOW_MS + 60_000;
 const MAX_ID = 64;
+export const BAD_SIGNATURE = 'signature does not match';
+/** Hashed against when the merchant is unknown, so that refusal costs what a bad signature costs. */
+const UNKNOWN_MERCHANT_SECRET = randomBytes(24).toString('base64url');
 /** Every answer: JSON, and never kept by a cache (order status and balances change). */
 const BASE_HEADERS = { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' } as const;
 
@@ -125,8 +129,10 @@ export function createApp(deps: AppDeps) {
       if (!parsed.mchId && opts.mchIdRequired) throw invalid('mchId is required');
       const mchId = parsed.mchId ?? backend.resolveMerchantId();
       const auth = backend.merchantAuth(mchId);
-      if (!auth) throw new AppError('unauthorized', `unknown merchant ${mchId}`);
-      if (!verify(body, auth.secret)) throw new AppError('unauthorized', 'signature does not match');
+      // An unknown merchant is refused exactly like a bad signature, after the same hashing, so
+      // merchant ids cannot be probed (decisions §7).
+      const verified = verify(body, auth?.secret ?? UNKNOWN_MERCHANT_SECRET);
+      if (!auth || !verified) throw new AppError('unauthorized', BAD_SIGNATURE);
       req.merchant = mchId;
       const perMinute = opts.rateLimited ? auth.rateLimit : 0;
       if (perMinute > 0) {
