@@ -12,6 +12,7 @@ import { sign } from '../../src/signing/index.js';
 import { openLedger, type Ledger } from '../../src/store/db.js';
 import { LocalPaymentService } from '../../src/store/local-service.js';
 import { BIN, cliEnv, spawnCli, type CliResult } from '../helpers/cli.js';
+import { checkReply } from './openapi-check.js';
 
 /**
  * Helpers of the HTTP tests: a real ledger file, the real app on a real socket (127.0.0.1, a free
@@ -217,6 +218,12 @@ export function rawRequest(
       res.on('end', () => {
         const headers = new Headers();
         for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') headers.set(k, v);
+        try {
+          checkReply(opts.method, opts.path, { status: res.statusCode ?? 0, text });
+        } catch (e) {
+          reject(e);
+          return;
+        }
         resolve({ status: res.statusCode ?? 0, headers, text, json: parseJson(text) });
       });
     });
@@ -324,9 +331,11 @@ function parseJson(text: string): unknown {
   }
 }
 
+/** One request with fetch; the reply is checked against the OpenAPI document before the test sees it. */
 export async function httpJson(url: string, path: string, init?: RequestInit): Promise<Reply> {
   const res = await fetch(url + path, init);
   const text = await res.text();
+  checkReply(init?.method ?? 'GET', path, { status: res.status, text });
   return { status: res.status, headers: res.headers, text, json: parseJson(text) };
 }
 

@@ -10,6 +10,7 @@ import {
   expectOk, expectRefused, killAll, nextOid, runCli, snapshot, spawnServe, startServer, tempDir,
   type TestServer,
 } from './helpers.js';
+import { checkRawRefusal } from './openapi-check.js';
 import { exchange, one, open, parseResponses, type RawResponse } from './raw-http.js';
 
 /**
@@ -41,6 +42,7 @@ function expectRawRefusal(r: RawResponse | undefined, status: number, msg: strin
   });
   expect(r!.headers['content-type']).toBe('application/json');
   expect(r!.headers['cache-control']).toBe('no-store');
+  checkRawRefusal({ status: r!.status, text: r!.body });
 }
 
 const orderCount = (t: TestServer) => Number((t.ledger.sqlite.prepare('select count(*) as n from orders').get() as { n: number | bigint }).n);
