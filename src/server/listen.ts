@@ -111,6 +111,12 @@ export function listen(app: App, host: string, port: number, limits: Partial<Htt
     answerOn(res, 417, `Expect: ${String(req.headers.expect).slice(0, 64)} is not supported (only 100-continue)`);
   });
 
+  // Node drops a CONNECT it has no listener for without a word; it is a method we do not take.
+  server.on('connect', (req: IncomingMessage, socket: Socket) => {
+    socket.on('error', () => socket.destroy());
+    writeRaw(socket, 405, 'CONNECT is not allowed: this is not a proxy');
+  });
+
   // Runs before Node's own connection listener: a connection past the cap never reaches the app.
   server.prependListener('connection', (socket: Socket) => {
     if (open >= l.maxConnections) {

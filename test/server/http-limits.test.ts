@@ -244,6 +244,13 @@ describe('answers the HTTP layer makes are the envelope', () => {
     expect(old.map((x) => [x.status, x.json?.data])).toEqual([[200, { status: 'ok' }]]);
   });
 
+  it('answers CONNECT with the 405 envelope instead of dropping the connection', async () => {
+    s = await startServer();
+    const r = await one(s.url, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n');
+    expect(r).toHaveLength(1);
+    expectRawRefusal(r[0], 405, 'CONNECT is not allowed: this is not a proxy');
+  });
+
   it('sends Cache-Control: no-store on every answer', async () => {
     s = await startServer();
     const m = await s.addMerchant();
