@@ -260,6 +260,11 @@ export function createApp(deps: AppDeps) {
     refusal(status: number, msg: string, headers: Record<string, string> = {}): Answer & { headers: Record<string, string> } {
       return { status, body: envelope(status, 0, msg, null).body, headers: { ...BASE_HEADERS, ...headers } };
     },
+
+    /** The access-log line of an answer the socket layer made with no request to name (`-`). */
+    logRefusal(status: number): void {
+      deps.accessLog?.(`${new Date(now()).toISOString()} - - ${status} 0.0ms -`);
+    },
   };
 }
 

@@ -62,6 +62,7 @@ export function listen(app: App, host: string, port: number, limits: Partial<Htt
       return;
     }
     const a = app.refusal(status, msg, { ...extra, Connection: 'close' });
+    app.logRefusal(status);
     const head = Object.entries({ ...a.headers, 'Content-Length': String(Buffer.byteLength(a.body)) })
       .map(([k, v]) => `${k}: ${v}\r\n`)
       .join('');

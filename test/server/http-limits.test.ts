@@ -82,6 +82,8 @@ describe('the cap on open connections', () => {
     expect(over!.headers['retry-after']).toBe('1');
     expect(over!.headers.connection).toBe('close');
     expect(more).toEqual([]);
+    // The operator sees the refusal in the access log, to know when to raise the cap.
+    expect(s.accessLog.at(-1)).toMatch(/^\S+ - - 503 0\.0ms -$/);
 
     held[0]!.destroy();
     for (let i = 0; i < 50; i++) {
