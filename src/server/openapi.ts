@@ -184,12 +184,12 @@ function unsignedGet(summary: string, responses: Json, parameters: Json[] = []) 
 
 const ID_PARAM = { name: 'id', in: 'path', required: true, schema: { type: 'string', minLength: 1 }, description: 'the order id' };
 
-function signedPost(summary: string, body: z.ZodObject, data: Json, extra: Json = {}) {
+function signedPost(summary: string, body: z.ZodObject, data: Json, extra: Json = {}, bodyRule: Json = {}) {
   return {
     post: {
       summary,
       security: [{ merchantSignature: [] }],
-      requestBody: { required: true, content: { 'application/json': { schema: requestBody(body) } } },
+      requestBody: { required: true, content: { 'application/json': { schema: { ...requestBody(body), ...bodyRule } } } },
       responses: {
         ...TRANSPORT,
         200: ok(data),
@@ -223,7 +223,13 @@ export function openApiDocument(): Record<string, unknown> {
         { 200: ok({ type: 'string', enum: ['PENDING_PAY', 'PAID', 'EXPIRED', 'REFUNDED'] }), 404: errorResponse('msg "Order not found"') },
         [ID_PARAM],
       ),
-      '/api/v1/refund': signedPost('Refund a paid order, in full or in part', refundSchema, REFUND),
+      '/api/v1/refund': signedPost('Refund a paid order, in full or in part', refundSchema, REFUND, {}, {
+        // id or oid names the order; "" and null are absent, so one of them must hold text.
+        anyOf: [
+          { required: ['id'], properties: { id: { type: 'string', minLength: 1 } } },
+          { required: ['oid'], properties: { oid: { type: 'string', minLength: 1 } } },
+        ],
+      }),
       '/api/v1/withdraw/apply': signedPost('Apply for a withdrawal (holds the amount)', withdrawApplySchema, WITHDRAWAL),
       '/api/v1/withdraw/confirm': signedPost('Confirm a pending withdrawal with its transaction', withdrawConfirmSchema, WITHDRAWAL),
       '/api/v1/withdraw/reject': signedPost('Reject a pending withdrawal (releases the hold)', withdrawRejectSchema, WITHDRAWAL),

@@ -131,6 +131,11 @@ describe('timeouts', () => {
     expect(partial.responses).toHaveLength(1);
     expectRawRefusal(partial.responses[0], 408, 'the request took too long to arrive');
 
+    // Headers trickling in a byte at a time do not reset the clock.
+    const trickle = await exchange(s.url, 'GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: abcdefghijklmnopqrstuvwxyz'.split(''), { gapMs: 50, waitMs: 5_000 });
+    expect(trickle.closedAfterMs, 'the server waited for the trickle').toBeLessThan(2_000);
+    expectRawRefusal(trickle.responses[0], 408, 'the request took too long to arrive');
+
     // A connection that never sends a byte is closed as well.
     const silent = await exchange(s.url, [], { waitMs: 3_000 });
     expect(silent.closedAfterMs, 'the server left a silent connection open').toBeLessThan(2_000);

@@ -120,6 +120,24 @@ describe('the document and the server agree on each field', () => {
     });
   }
 
+  it('agrees that a refund names its order by id or oid, "" and null being absent', async () => {
+    const agree = async (fields: (o: { id: string; oid: string }) => Record<string, unknown>, expected: 200 | 400) => {
+      const o = await s.paidOrder(m, '10');
+      const body = s.signed(m, { amount: '1', ...fields(o) });
+      const r = await s.post('/api/v1/refund', body);
+      expect(r.status, r.text).toBe(expected);
+      expect(requestValidator('/api/v1/refund')(body), JSON.stringify(body)).toBe(expected === 200);
+    };
+    await agree((o) => ({ id: o.id }), 200);
+    await agree((o) => ({ oid: o.oid }), 200);
+    await agree((o) => ({ id: o.id, oid: o.oid }), 200);
+    await agree((o) => ({ id: '', oid: o.oid }), 200);
+    await agree((o) => ({ id: o.id, oid: null }), 200);
+    await agree(() => ({}), 400);
+    await agree(() => ({ id: '', oid: null }), 400);
+    await agree(() => ({ id: null, oid: '' }), 400);
+  });
+
   // The document cannot know the withdrawal's chain: it takes 64 hex digits with or without 0x.
   it('takes a TRON withdrawal with 64 hex digits as its transaction hash', async () => {
     for (const txHash of [evmTx(0x7a01).slice(2)]) {
