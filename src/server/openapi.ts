@@ -111,7 +111,7 @@ const errorResponse = (description: string, headers?: Json) => ({
 /** Answers the HTTP layer may give on any operation, before or around the route. */
 const TRANSPORT = {
   400: errorResponse('malformed HTTP (a bad chunk, a bad Content-Length, no Host in HTTP/1.1) or, on a signed operation, invalid input; msg says which'),
-  405: errorResponse('this path with another method; Allow names the methods it takes', { Allow: { schema: { type: 'string' } } }),
+  405: errorResponse('this path with another method; Allow names the methods it takes', { Allow: { required: true, schema: { type: 'string' } } }),
   408: errorResponse('the headers took over 10 s or the whole request over 30 s; the connection is closed'),
   417: errorResponse('an Expect other than 100-continue'),
   431: errorResponse('the request line and headers are too large'),
@@ -215,7 +215,7 @@ export function openApiDocument(): Record<string, unknown> {
     servers: [{ url: '/' }],
     paths: {
       '/api/v1/order': signedPost('Create a payment order', createOrderSchema.extend({ mchId: z.string().min(1).max(64) }), ORDER, {
-        429: errorResponse('rate limited', { 'Retry-After': { schema: { type: 'string', pattern: '^[1-9]\\d*$' }, description: 'seconds to wait' } }),
+        429: errorResponse('rate limited', { 'Retry-After': { required: true, schema: { type: 'string', pattern: '^[1-9]\\d*$' }, description: 'seconds to wait' } }),
       }),
       '/api/v1/address/{id}': unsignedGet("An order's payment addresses", { 200: ok(ADDRESSES), 404: errorResponse('msg "Not found"') }, [ID_PARAM]),
       '/api/v1/order/{id}/status': unsignedGet(

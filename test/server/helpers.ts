@@ -219,7 +219,7 @@ export function rawRequest(
         const headers = new Headers();
         for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') headers.set(k, v);
         try {
-          checkReply(opts.method, opts.path, { status: res.statusCode ?? 0, text });
+          checkReply(opts.method, opts.path, { status: res.statusCode ?? 0, text, headers: headers });
         } catch (e) {
           reject(e);
           return;
@@ -335,7 +335,7 @@ function parseJson(text: string): unknown {
 export async function httpJson(url: string, path: string, init?: RequestInit): Promise<Reply> {
   const res = await fetch(url + path, init);
   const text = await res.text();
-  checkReply(init?.method ?? 'GET', path, { status: res.status, text });
+  checkReply(init?.method ?? 'GET', path, { status: res.status, text, headers: res.headers });
   return { status: res.status, headers: res.headers, text, json: parseJson(text) };
 }
 

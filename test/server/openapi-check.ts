@@ -39,13 +39,15 @@ function validatorFor(key: string, schema: Json): ValidateFunction {
 export interface CheckedResponse {
   status: number;
   text: string;
+  /** The reply's headers, when the caller has them: required documented headers are checked. */
+  headers?: { get(name: string): string | null };
 }
 
 /** How many replies were checked: a test can tell that the hook runs. */
 export const checkedReplies = { count: 0 };
 
 /** The documented response of this request, or throws saying what the document does not cover. */
-function documentedResponse(method: string, path: string, status: number): { key: string; schema: Json | undefined } {
+function documentedResponse(method: string, path: string, status: number): { key: string; schema: Json | undefined; headers?: Json } {
   const bare = path.split('?')[0]!;
   const match = templates.find((t) => t.re.test(bare));
   if (!match) {
@@ -61,17 +63,26 @@ function documentedResponse(method: string, path: string, status: number): { key
     if (status !== 405 && !ANY_PATH.has(status)) throw new Error(`${method} ${match.template} is not an operation, yet it answered ${status}`);
     const r = any.responses[String(status)];
     if (!r) throw new Error(`status ${status} of ${method} ${match.template} is not documented`);
-    return { key: `${match.template} * ${status}`, schema: r.content?.['application/json']?.schema };
+    return { key: `${match.template} * ${status}`, schema: r.content?.['application/json']?.schema, headers: r.headers };
   }
   const r = op.responses[String(status)] ?? op.responses.default;
   if (!r) throw new Error(`status ${status} of ${method.toUpperCase()} ${match.template} is not documented (documented: ${Object.keys(op.responses).join(', ')})`);
-  return { key: `${match.template} ${m} ${status}`, schema: r.content?.['application/json']?.schema };
+  return { key: `${match.template} ${m} ${status}`, schema: r.content?.['application/json']?.schema, headers: r.headers };
 }
 
 /** Throws when this reply to `method path` is not what the document says it may be. */
 export function checkReply(method: string, path: string, reply: CheckedResponse): void {
-  const { key, schema } = documentedResponse(method, path, reply.status);
+  const { key, schema, headers } = documentedResponse(method, path, reply.status);
   checkedReplies.count++;
+  if (reply.headers) {
+    for (const [name, h] of Object.entries<Json>(headers ?? {})) {
+      const value = reply.headers.get(name);
+      if (h.required && value === null) throw new Error(`${method} ${path} answered ${reply.status} without its documented header ${name}`);
+      if (value !== null && h.schema && !validatorFor(`header ${key} ${name}`, h.schema)(value)) {
+        throw new Error(`${method} ${path} answered ${reply.status} with a header ${name}: ${value} the document does not allow`);
+      }
+    }
+  }
   if (method.toUpperCase() === 'HEAD') {
     if (reply.text !== '') throw new Error(`HEAD ${path} answered a body`);
     return;

@@ -33,6 +33,9 @@ describe('the reply check of the test helpers', () => {
     expect(() => checkReply('POST', '/api/v1/order', { status: 400, text: JSON.stringify({ code: 0, msg: 'x', data: null }) })).toThrow(/does not allow/);
     expect(() => checkReply('POST', '/api/v1/refund', { status: 429, text: '{}' })).toThrow(/not documented/);
     expect(() => checkReply('GET', '/nowhere', { status: 200, text: '{}' })).toThrow(/no documented path/);
+    const refusal = JSON.stringify({ code: 0, msg: 'x', data: null, systemTime: T0 });
+    expect(() => checkReply('GET', '/api/v1/refund', { status: 405, text: refusal, headers: new Headers() })).toThrow(/documented header Allow/);
+    expect(() => checkReply('POST', '/api/v1/order', { status: 429, text: refusal, headers: new Headers({ 'Retry-After': 'soon' }) })).toThrow(/Retry-After: soon/);
   });
 });
 
