@@ -113,7 +113,7 @@ export function listen(app: App, host: string, port: number, limits: Partial<Htt
   });
 
   // Node drops a CONNECT it has no listener for without a word; it is a method we do not take.
-  server.on('connect', (req: IncomingMessage, socket: Socket) => {
+  server.on('connect', (_req: IncomingMessage, socket: Socket) => {
     socket.on('error', () => socket.destroy());
     writeRaw(socket, 405, 'CONNECT is not allowed: this is not a proxy');
   });
@@ -144,8 +144,14 @@ export function listen(app: App, host: string, port: number, limits: Partial<Htt
       writeRaw(socket, status, msg);
     } else if (!res.req.complete) {
       // The fault is in this request's own body (a bad chunk, a body too slow): it gets the answer.
-      if (res.headersSent) socket.destroy();
-      else answerOn(res, status, msg);
+      if (!res.headersSent) answerOn(res, status, msg);
+      else {
+        // The app answered before reading the whole body (a 413): let that answer out, then close.
+        res.once('finish', () => {
+          socket.end();
+          linger(socket);
+        });
+      }
     } else {
       // Earlier requests were whole and are owed their answers first (pipelining): the order
       // they created must not lose its answer to the garbage that followed.
