@@ -261,9 +261,9 @@ export function createApp(deps: AppDeps) {
       return { status, body: envelope(status, 0, msg, null).body, headers: { ...BASE_HEADERS, ...headers } };
     },
 
-    /** The access-log line of an answer the socket layer made with no request to name (`-`). */
-    logRefusal(status: number): void {
-      deps.accessLog?.(`${new Date(now()).toISOString()} - - ${status} 0.0ms -`);
+    /** The access-log line of an answer the socket layer made (`-` where no request could be read). */
+    logRefusal(status: number, method = '-', path = '-'): void {
+      deps.accessLog?.(`${new Date(now()).toISOString()} ${method} ${path} ${status} 0.0ms -`);
     },
   };
 }

@@ -98,6 +98,7 @@ export function listen(app: App, host: string, port: number, limits: Partial<Htt
       if (refused.has(req.socket)) return;
       track(req, res);
       if (req.httpVersion === '1.1' && req.headers.host === undefined) {
+        app.logRefusal(400, req.method, pathOf(req.url));
         answerOn(res, 400, 'the Host header is required in HTTP/1.1');
         return;
       }
@@ -109,6 +110,7 @@ export function listen(app: App, host: string, port: number, limits: Partial<Htt
   // Node answers an Expect it does not meet with a bare 417; 100-continue is still met by Node.
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     track(req, res);
+    app.logRefusal(417, req.method, pathOf(req.url));
     answerOn(res, 417, `Expect: ${String(req.headers.expect).slice(0, 64)} is not supported (only 100-continue)`);
   });
 
@@ -185,6 +187,12 @@ export function listen(app: App, host: string, port: number, limits: Partial<Htt
       });
     });
   });
+}
+
+/** The path of a request for the access log: no query (it may carry anything), at most 200 characters. */
+function pathOf(url: string | undefined): string {
+  const path = (url ?? '/').split('?')[0]!;
+  return path.length > 200 ? `${path.slice(0, 200)}…` : path;
 }
 
 /** Lets the peer read what we wrote, but not hold the descriptor for long. */

@@ -234,6 +234,7 @@ describe('answers the HTTP layer makes are the envelope', () => {
     const r = await one(s.url, post('/api/v1/order', signedOrderText(s, m), 'Expect: x\r\nConnection: close\r\n'));
     expect(r).toHaveLength(1);
     expectRawRefusal(r[0], 417, 'Expect: x is not supported (only 100-continue)');
+    expect(s.accessLog.at(-1)).toMatch(/ POST \/api\/v1\/order 417 0\.0ms -$/);
     expect(orderCount(s)).toBe(0);
 
     const cont = await exchange(s.url, [
@@ -247,6 +248,7 @@ describe('answers the HTTP layer makes are the envelope', () => {
     const r = await one(s.url, 'GET /healthz HTTP/1.1\r\n\r\n');
     expect(r).toHaveLength(1);
     expectRawRefusal(r[0], 400, 'the Host header is required in HTTP/1.1');
+    expect(s.accessLog.at(-1)).toMatch(/ GET \/healthz 400 0\.0ms -$/);
     const old = await one(s.url, 'GET /healthz HTTP/1.0\r\n\r\n');
     expect(old.map((x) => [x.status, x.json?.data])).toEqual([[200, { status: 'ok' }]]);
   });
