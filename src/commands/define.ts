@@ -144,6 +144,7 @@ export function defineCommands(program: Command, run: Runner): void {
     .description('serve the REST interface over HTTP (creates a development merchant on an empty ledger)')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port, 0 for any free one', '8080')
+    .option('--max-connections <n>', 'open connections served at once; more are answered 503 (default 1000)')
     .action(run(() => import('./serve.js')));
 
   const profile = program.command('profile').description('remote profiles: where operations go, as which merchant');

@@ -3,13 +3,28 @@ import type { Context } from '../context.js';
 import { usage } from '../core/errors.js';
 import { sign } from '../signing/index.js';
 import { createApp } from '../server/app.js';
-import { listen } from '../server/listen.js';
+import { DEFAULT_HTTP_LIMITS, listen, type HttpLimits } from '../server/listen.js';
 import { warn } from './output.js';
 
-export async function run(ctx: Context, opts: { host?: string; port?: string }): Promise<void> {
+export interface ServeOptions {
+  host?: string;
+  port?: string;
+  maxConnections?: string;
+}
+
+/** The HTTP limits serve runs with: the defaults of listen.ts, with the cap from --max-connections. */
+export function serveLimits(opts: ServeOptions): HttpLimits {
+  const given = opts.maxConnections;
+  if (given === undefined) return { ...DEFAULT_HTTP_LIMITS };
+  if (!/^[1-9]\d{0,5}$/.test(given)) throw usage('--max-connections must be a whole number from 1 to 999999');
+  return { ...DEFAULT_HTTP_LIMITS, maxConnections: Number(given) };
+}
+
+export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   const host = opts.host ?? '127.0.0.1';
   const port = Number(opts.port ?? '8080');
   if (!/^\d{1,5}$/.test(opts.port ?? '8080') || port > 65535) throw usage('--port must be a number from 0 to 65535');
+  const limits = serveLimits(opts);
   const service = await ctx.local('serve');
   const err = (s: string) => ctx.io.stderr.write(`${s}\n`);
 
@@ -35,7 +50,7 @@ export async function run(ctx: Context, opts: { host?: string; port?: string }):
     accessLog: (line) => log.push(line),
     errorLog: err,
   });
-  const server = await listen(app, host, port);
+  const server = await listen(app, host, port, limits);
   err(`cryptopay serving ${server.url}/api/v1 on the ledger ${service.ledger.path}`);
   if (firstRun) printFirstRun(ctx, err, server.url, firstRun);
   else err(`sign requests with a merchant's secret: cryptopay sign --fill --mch-id M... key=value ...`);

@@ -4,6 +4,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { sign } from '../../src/signing/index.js';
 import { openLedger } from '../../src/store/db.js';
 import { LocalPaymentService } from '../../src/store/local-service.js';
+import { checkReply } from './openapi-check.js';
 import { httpJson, killAll, nextNonce, nextOid, runCli, spawnServe, tempDir, type Merchant, type Spawned } from './helpers.js';
 
 /**
@@ -141,6 +142,7 @@ describe('stopping', () => {
     req.end(text.slice(half));
     const r = await reply;
     expect(r.status, r.body).toBe(200);
+    checkReply('POST', '/api/v1/order', { status: r.status, text: r.body });
     expect(JSON.parse(r.body)).toMatchObject({ code: 1, data: { uid: 'slow', amount: '7', status: 'PENDING_PAY' } });
 
     const exit = await srv.exited;
