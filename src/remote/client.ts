@@ -117,7 +117,8 @@ export class RemotePaymentService implements PaymentService {
     let res: Response;
     let text: string;
     try {
-      res = await this.fetch(url, { ...init, signal: AbortSignal.timeout(this.timeoutMs) });
+      // Never followed: fetch would send a 307/308's signed body on to whatever the Location names.
+      res = await this.fetch(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(this.timeoutMs) });
       text = await res.text();
     } catch (e) {
       const name = (e as Error)?.name;
@@ -125,6 +126,9 @@ export class RemotePaymentService implements PaymentService {
         throw new AppError('unavailable', `the remote ${this.base} did not answer within ${this.timeoutMs / 1000} s${signed ? notRetried : ''}`);
       }
       throw new ConnectionFailure(e);
+    }
+    if (res.status >= 300 && res.status < 400) {
+      throw new AppError('unavailable', `the remote ${this.base} answered HTTP ${res.status}, a redirect${redirectTarget(res.headers.get('location'), url)}: redirects are not followed, so nothing was sent there (a signed request would go to another address); if that is the service's address, give it as the remote`);
     }
     let parsed: z.infer<typeof envelopeSchema> | undefined;
     try {
@@ -150,6 +154,20 @@ export class RemotePaymentService implements PaymentService {
 }
 
 const notRetried = '; a signed request is not sent again automatically (its nonce would be refused anyway): check whether it took effect before repeating it';
+
+/**
+ * Where a redirect pointed, as its origin only: the Location is the server's text, and may hold
+ * credentials or anything else; an origin parsed by URL holds neither.
+ */
+function redirectTarget(location: string | null, base: string): string {
+  if (!location) return '';
+  try {
+    const origin = new URL(location, base).origin;
+    return origin === 'null' ? '' : ` to ${origin}`;
+  } catch {
+    return '';
+  }
+}
 
 class ConnectionFailure extends Error {
   constructor(readonly original: unknown) {
