@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { z } from 'zod';
 import { AppError, kindOfHttpStatus } from '../core/errors.js';
-import { compact } from '../core/schemas.js';
+import { compact, describeIssues } from '../core/schemas.js';
 import type {
   CreateOrderRequest,
   RefundRequest,
@@ -20,6 +20,7 @@ import {
   statusSchema,
   withdrawalSchema,
 } from './responses.js';
+import { printable, printableDeep } from './text.js';
 
 export type Fetch = (url: string, init: RequestInit) => Promise<Response>;
 
@@ -138,18 +139,19 @@ export class RemotePaymentService implements PaymentService {
       // not JSON: handled below
     }
     if (!parsed) {
-      const type = res.headers.get('content-type') ?? 'no content type';
+      const type = printable(res.headers.get('content-type') ?? 'no content type');
       throw new AppError('unavailable', `the remote ${this.base} did not answer with the cryptopay envelope (HTTP ${res.status}, ${type.split(';')[0]}): is --remote the service's base URL?`);
     }
     if (parsed.code === 0) {
       const retryAfter = Number(res.headers.get('retry-after')) || undefined;
-      throw new AppError(kindOfHttpStatus(res.status), parsed.msg, retryAfter ? { retryAfter } : undefined);
+      throw new AppError(kindOfHttpStatus(res.status), printable(parsed.msg), retryAfter ? { retryAfter } : undefined);
     }
     const data = schema.safeParse(parsed.data);
     if (!data.success) {
-      throw new AppError('unavailable', `the remote ${this.base} answered success with data this client does not understand`);
+      // The issues name fields and rules, never the values: those are what is not trusted.
+      throw new AppError('unavailable', `the remote ${this.base} answered success with data this client does not understand (${printable(describeIssues(data.error))}); nothing of it is printed`);
     }
-    return data.data;
+    return printableDeep(data.data);
   }
 }
 
