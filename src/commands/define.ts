@@ -141,9 +141,10 @@ export function defineCommands(program: Command, run: Runner): void {
 
   program
     .command('serve')
-    .description('serve the REST interface over HTTP (creates a development merchant on an empty ledger)')
+    .description('serve the REST interface over HTTP')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port, 0 for any free one', '8080')
+    .option('--dev', 'development mode: on an empty ledger, create a development merchant and print how to use it')
     .action(run(() => import('./serve.js')));
 
   const profile = program.command('profile').description('remote profiles: where operations go, as which merchant');
