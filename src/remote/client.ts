@@ -20,6 +20,7 @@ import {
   statusSchema,
   withdrawalSchema,
 } from './responses.js';
+import { credentialsProblem } from './remote-url.js';
 import { printable, printableDeep } from './text.js';
 
 export type Fetch = (url: string, init: RequestInit) => Promise<Response>;
@@ -48,6 +49,10 @@ export class RemotePaymentService implements PaymentService {
   constructor(private readonly opts: RemoteOptions) {
     // The service's base URL; `serve` prints it with /api/v1, so that is accepted too.
     this.base = opts.baseUrl.replace(/\/+$/, '').replace(/\/api\/v1$/, '');
+    // The base appears in every message: one holding credentials is refused here too, for any
+    // caller that did not come through checkRemoteUrl (which also applies the http policy).
+    const problem = URL.canParse(this.base) ? credentialsProblem(new URL(this.base)) : null;
+    if (problem) throw new AppError('usage', problem);
     this.fetch = opts.fetch ?? ((url, init) => fetch(url, init));
     this.timeoutMs = opts.timeoutMs ?? 10_000;
     this.now = opts.now ?? Date.now;
@@ -180,6 +185,7 @@ class ConnectionFailure extends Error {
 function toAppError(e: unknown, base: string, signed: boolean): unknown {
   if (!(e instanceof ConnectionFailure)) return e;
   const cause = (e.original as { cause?: { code?: string; message?: string } })?.cause;
-  const reason = cause?.code ?? cause?.message ?? (e.original as Error)?.message ?? 'connection failed';
+  // undici's messages may quote what the server sent.
+  const reason = printable(String(cause?.code ?? cause?.message ?? (e.original as Error)?.message ?? 'connection failed'));
   return new AppError('unavailable', `cannot reach the remote ${base}: ${reason}${signed ? notRetried : ''}`);
 }

@@ -63,3 +63,12 @@ describe('plain http is allowed without the flag to this machine only', () => {
     expect(refusal('ftp://x\u001b[2J\u202e')).toBe('the remote must be an http or https URL, got "ftp://x\ufffd[2J\ufffd"');
   });
 });
+
+it('the client itself refuses a base URL with credentials, for callers that skip the CLI', async () => {
+  const { RemotePaymentService } = await import('../../src/remote/client.js');
+  let sent = 0;
+  expect(() => new RemotePaymentService({ baseUrl: 'https://bob:s3cret-pw@pay.example.com/api/v1', fetch: async () => (sent++, new Response()) })).toThrow(
+    /^the remote URL holds a user name or password \(https:\/\/\*\*\*@pay\.example\.com\/\)/,
+  );
+  expect(sent).toBe(0);
+});
