@@ -141,10 +141,11 @@ export function defineCommands(program: Command, run: Runner): void {
 
   program
     .command('serve')
-    .description('serve the REST interface over HTTP (creates a development merchant on an empty ledger)')
+    .description('serve the REST interface over HTTP')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port, 0 for any free one', '8080')
     .option('--max-connections <n>', 'open connections served at once; more are answered 503 (default 1000)')
+    .option('--dev', 'development mode: on an empty ledger, create a development merchant and print how to use it')
     .action(run(() => import('./serve.js')));
 
   const profile = program.command('profile').description('remote profiles: where operations go, as which merchant');
