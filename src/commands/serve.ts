@@ -3,7 +3,6 @@ import { usage } from '../core/errors.js';
 import { createApp } from '../server/app.js';
 import { DEFAULT_HTTP_LIMITS, listen, type HttpLimits } from '../server/listen.js';
 import { startDev } from './serve-dev.js';
-import { warn } from './output.js';
 
 export interface ServeOptions {
   host?: string;
