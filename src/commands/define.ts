@@ -146,11 +146,12 @@ export function defineCommands(program: Command, run: Runner): void {
 
   program
     .command('serve')
-    .description('serve the REST interface over HTTP (creates a development merchant on an empty ledger)')
+    .description('serve the REST interface over HTTP')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port, 0 for any free one', '8080')
+    .option('--max-connections <n>', 'open connections served at once; more are answered 503 (default 1000)')
     .option('--no-watch', 'do not watch the chains for payments')
-    .option('--dev', `a sandbox: a local anvil chain with a test USDT, and a development merchant on an empty ledger`)
+    .option('--dev', 'development mode: a local anvil chain with a test USDT to pay on, and a development merchant on an empty ledger')
     .action(run(() => import('./serve.js')));
 
   const dev = program.command('dev').description('the development sandbox of serve --dev (test money only)');

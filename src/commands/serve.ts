@@ -1,27 +1,33 @@
-import { randomBytes } from 'node:crypto';
 import type { Context } from '../context.js';
 import { usage } from '../core/errors.js';
-import { sign } from '../signing/index.js';
 import { createApp } from '../server/app.js';
-import { listen } from '../server/listen.js';
-import { warn } from './output.js';
+import { DEFAULT_HTTP_LIMITS, listen, type HttpLimits } from '../server/listen.js';
+import { startDev } from './serve-dev.js';
 
-export async function run(ctx: Context, opts: { host?: string; port?: string; watch?: boolean; dev?: boolean }): Promise<void> {
+export interface ServeOptions {
+  host?: string;
+  port?: string;
+  maxConnections?: string;
+  /** false with --no-watch. */
+  watch?: boolean;
+  dev?: boolean;
+}
+
+/** The HTTP limits serve runs with: the defaults of listen.ts, with the cap from --max-connections. */
+export function serveLimits(opts: ServeOptions): HttpLimits {
+  const given = opts.maxConnections;
+  if (given === undefined) return { ...DEFAULT_HTTP_LIMITS };
+  if (!/^[1-9]\d{0,5}$/.test(given)) throw usage('--max-connections must be a whole number from 1 to 999999');
+  return { ...DEFAULT_HTTP_LIMITS, maxConnections: Number(given) };
+}
+
+export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   const host = opts.host ?? '127.0.0.1';
   const port = Number(opts.port ?? '8080');
   if (!/^\d{1,5}$/.test(opts.port ?? '8080') || port > 65535) throw usage('--port must be a number from 0 to 65535');
+  const limits = serveLimits(opts);
   const service = await ctx.local('serve');
-
-  // Before anything reads the registry: the sandbox adds its chain to it. If serve fails from
-  // here on, anvil still ends with this process (src/chains/sandbox/anvil.ts).
-  const sandbox = opts.dev ? await (await import('./dev/sandbox.js')).startSandbox(ctx, service) : undefined;
   const err = (s: string) => ctx.io.stderr.write(`${s}\n`);
-
-  let firstRun: { mchId: string; secret: string; mnemonic?: string } | undefined;
-  if (service.countMerchants() === 0) {
-    const created = await service.addMerchant({ name: 'Development merchant', generateWallet: true });
-    firstRun = { mchId: created.merchant.mchId, secret: created.secret, mnemonic: created.mnemonic };
-  }
 
   // Access-log lines are written once per turn of the event loop, not once per request: under
   // load that is one write call for many lines.
@@ -39,21 +45,37 @@ export async function run(ctx: Context, opts: { host?: string; port?: string; wa
     accessLog: (line) => log.push(line),
     errorLog: err,
   });
-  const server = await listen(app, host, port);
+  // Listened for before the first line is printed: whoever reads that line may stop us at once.
+  const stopping = ctx.stopSignal();
+  let server: Awaited<ReturnType<typeof listen>>;
+  try {
+    server = await listen(app, host, port, limits);
+  } catch (e) {
+    // The derivation thread would keep the process alive after a failed start.
+    derive.deriveAheadWith(undefined);
+    await pool.close();
+    throw listenError(e, host, port);
+  }
+  // Only --dev creates anything (decisions §10), and only once the port is ours: a failed start
+  // leaves the ledger as it was. A plain serve on an empty ledger says how to add a merchant,
+  // and serves it as soon as it exists (merchants are read per request).
+  const dev = opts.dev ? await startDev(ctx, service, err) : undefined;
+  const empty = !dev && service.countMerchants() === 0;
   err(`cryptopay serving ${server.url}/api/v1 on the ledger ${service.ledger.path}`);
-  if (sandbox) sandbox.announce(server.url);
-  else if (firstRun) printFirstRun(ctx, err, server.url, firstRun);
+  if (dev) dev.announce(server.url);
+  else if (empty) noMerchantHint(err, service.ledger.path);
   else err(`sign requests with a merchant's secret: cryptopay sign --fill --mch-id M... key=value ...`);
-  // The chain watcher shares the ledger connection and its group commit; a failing node only backs it off.
+  // After --dev, which may have put its chain into the registry. The chain watcher shares the
+  // ledger connection and its group commit; a failing node only backs it off.
   const watching = opts.watch === false ? undefined : await (await import('../chains/watch/start.js')).startWatching(service, { now: ctx.now, log: err });
 
-  const signal = await ctx.stopSignal();
+  const signal = await stopping;
   err(`${signal}: finishing requests in flight, then stopping`);
   await server.close();
   await watching?.stop();
+  await dev?.close();
   derive.deriveAheadWith(undefined);
   await pool.close();
-  await sandbox?.stop();
   log.flush();
   err('stopped; ledger closed');
 }
@@ -75,29 +97,22 @@ function lineBuffer(write: (text: string) => void) {
   };
 }
 
-function printFirstRun(ctx: Context, err: (s: string) => void, url: string, m: { mchId: string; secret: string; mnemonic?: string }): void {
-  const body = {
-    mchId: m.mchId,
-    oid: `demo-${ctx.now()}`,
-    uid: 'user-1',
-    amount: '12.50',
-    timestamp: ctx.now(),
-    nonce: randomBytes(12).toString('hex'),
-  };
-  const signed = JSON.stringify({ ...body, sign: sign(body, m.secret) });
-  err('');
-  err('The ledger was empty, so a development merchant was created:');
-  err(`  mchId   ${m.mchId}`);
-  err(`  secret  ${m.secret}`);
-  if (m.mnemonic) {
-    err(`  wallet  ${m.mnemonic}`);
-    void warn(ctx, '  These 24 words are the wallet behind every address of this merchant. They are shown once and not stored: do not send real funds to a development wallet you have not written down.');
-  }
-  err('');
-  err('Create an order (signed now, valid for 5 minutes):');
-  err(`  curl -s -X POST ${url}/api/v1/order -H 'Content-Type: application/json' -d '${signed}'`);
-  err('');
-  err('Sign your own bodies:');
-  err(`  CRYPTOPAY_SECRET=<secret> cryptopay sign --fill --mch-id ${m.mchId} oid=A-1 uid=u1 amount=10 --json`);
-  err('');
+function listenError(e: unknown, host: string, port: number): unknown {
+  const code = (e as NodeJS.ErrnoException)?.code;
+  const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  if (code === 'EADDRINUSE') return usage(`cannot listen on ${where}: the port is in use (by another cryptopay serve?); pick another with --port, or --port 0 for any free one`);
+  if (code === 'EACCES') return usage(`cannot listen on ${where}: permission denied (ports below 1024 need privileges); pick another with --port`);
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') return usage(`cannot listen on ${where}: --host is not an address of this machine`);
+  return e;
+}
+
+/** A path as a shell reads it back: bare when it holds nothing the shell would act on. */
+function shellQuote(s: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+function noMerchantHint(err: (s: string) => void, ledgerPath: string): void {
+  err('The ledger has no merchant yet, so every signed request is refused. Add one; the server picks it up at once, no restart needed:');
+  err(`  cryptopay merchant add --db ${shellQuote(ledgerPath)} --name "My shop" --generate-wallet`);
+  err('Or, to try it out, start with `cryptopay serve --dev`: on an empty ledger it creates a development merchant and prints how to use it.');
 }

@@ -59,3 +59,15 @@ export function replaceChainTokens(q: Q, chainId: string, tokens: TokenEntry[], 
     subjectType: 'chain', subjectId: chainId, detail: { tokens: tokens.map((t) => `${t.symbol} ${t.address} (${t.decimals} decimals)`).join(', ') },
   });
 }
+
+/**
+ * Records chains and their tokens in one go: each chain's entry, and its tokens replacing the
+ * ones recorded for it before (one deployment of the test token replaces the last).
+ */
+export function saveRegistryEntries(q: Q, entries: { chains: ChainEntry[]; tokens: TokenEntry[] }, w: RegistryWrite): void {
+  for (const c of entries.chains) {
+    const chainId = String(c.chainId);
+    saveChainEntry(q, c, w);
+    replaceChainTokens(q, chainId, entries.tokens.filter((t) => String(t.chainId) === chainId), w);
+  }
+}

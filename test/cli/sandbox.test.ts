@@ -24,8 +24,8 @@ function serveEnv(s: Sandbox, extra: Record<string, string> = {}): Record<string
 
 async function serveDev(s: Sandbox, extra: Record<string, string> = {}): Promise<Spawned> {
   const srv = await spawnServe(s.db, serveEnv(s, extra), ['--dev']);
-  // The last line of the announcement either way: with a chain, or without one.
-  await srv.waitFor(/dev pay <order id> \[--amount A\]\n|orders can still be paid by hand with order mark-paid\n[\s\S]*\n\n/, 'stderr', 60_000);
+  // The last lines of the announcement, with or without a merchant created.
+  await srv.waitFor(/Sign your own bodies:\n.*\n\n|sign requests with a merchant's secret: .*\n/, 'stderr', 60_000);
   return srv;
 }
 

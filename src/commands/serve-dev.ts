@@ -1,28 +1,26 @@
-/**
- * `serve --dev`: a sandbox to pay in. On an empty ledger it creates the development merchant on
- * the public anvil test mnemonic; it starts a local anvil with a test USDT and records both in
- * the ledger's registry; it prints how to create an order and pay it. Where anvil cannot run it
- * says so and serve starts without a chain. serve.ts calls startSandbox once and stop() when it
- * stops.
- */
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
-import { DEV_CHAIN_ID, ANVIL_ENV } from '../../chains/sandbox/anvil.js';
-import type { DevChain } from '../../chains/sandbox/dev-chain.js';
-import { createRegistry, type ChainEntry, type RegistryConfig, type TokenEntry } from '../../chains/registry.js';
-import { readChainsConfig, operatorName, type Context } from '../../context.js';
-import { AppError } from '../../core/errors.js';
-import { sign } from '../../signing/index.js';
-import type { LocalPaymentService } from '../../store/local-service.js';
-import { readLedgerRegistry, replaceChainTokens, saveChainEntry } from '../../store/registry-entries.js';
-import { warn } from '../output.js';
+import type { ChainEntry, RegistryConfig, TokenEntry } from '../chains/registry.js';
+import { ANVIL_ENV, DEV_CHAIN_ID } from '../chains/sandbox/anvil.js';
+import type { DevChain } from '../chains/sandbox/dev-chain.js';
+import type { Context } from '../context.js';
+import { AppError } from '../core/errors.js';
+import { sign } from '../signing/index.js';
+import type { LocalPaymentService } from '../store/local-service.js';
+import { readLedgerRegistry } from '../store/registry-entries.js';
+
+/** What `serve --dev` set up: told to the developer once the server listens, undone when it stops. */
+export interface DevMode {
+  announce(url: string): void;
+  close(): Promise<void>;
+}
 
 export const DEV_MERCHANT_NAME = 'Development merchant (public anvil test wallet)';
 
-export interface Sandbox {
-  /** Prints the sandbox, the signed curl and the next commands, once serve listens at `url`. */
-  announce(url: string): void;
-  stop(): Promise<void>;
+/** anvil's state file beside the ledger: ledger.db -> ledger.db.anvil-state.json. */
+export function anvilStatePath(ledgerPath: string): string | undefined {
+  if (ledgerPath === ':memory:') return undefined;
+  return join(dirname(ledgerPath), `${basename(ledgerPath)}.anvil-state.json`);
 }
 
 interface DevChainState {
@@ -31,21 +29,23 @@ interface DevChainState {
   statePath?: string;
 }
 
-/** anvil's state file beside the ledger: ledger.db -> ledger.db.anvil-state.json. */
-export function anvilStatePath(ledgerPath: string): string | undefined {
-  if (ledgerPath === ':memory:') return undefined;
-  return join(dirname(ledgerPath), `${basename(ledgerPath)}.anvil-state.json`);
-}
-
-export async function startSandbox(ctx: Context, service: LocalPaymentService): Promise<Sandbox> {
-  const err = (s: string) => ctx.io.stderr.write(`${s}\n`);
-  let created: { mchId: string; secret: string } | undefined;
+/**
+ * `serve --dev`: everything a developer needs to try the service on this machine, in one place.
+ * On an empty ledger it creates the development merchant on the public anvil test mnemonic (so
+ * anyone can tell it is a public test wallet; the words are never printed, decisions §10). It
+ * starts a local anvil with a test USDT and records both in the ledger's own registry, so the
+ * watcher serve starts next pays orders from it and every command on this ledger (dev pay,
+ * chains, withdraw apply) knows it. Where anvil cannot run it says so and serves without a chain.
+ * serve calls this once its port is bound, so a failed start creates nothing.
+ */
+export async function startDev(ctx: Context, service: LocalPaymentService, err: (s: string) => void): Promise<DevMode> {
+  let merchant: { mchId: string; secret: string } | undefined;
   if (service.countMerchants() === 0) {
-    const { walletFromMnemonic } = await import('../../chains/derive.js');
-    const { ANVIL_TEST_MNEMONIC } = await import('../../chains/sandbox/dev-chain.js');
+    const { walletFromMnemonic } = await import('../chains/derive.js');
+    const { ANVIL_TEST_MNEMONIC } = await import('../chains/sandbox/dev-chain.js');
     const { evmXpub, tronXpub } = walletFromMnemonic(ANVIL_TEST_MNEMONIC);
     const r = await service.addMerchant({ name: DEV_MERCHANT_NAME, evmXpub, tronXpub });
-    created = { mchId: r.merchant.mchId, secret: r.secret };
+    merchant = { mchId: r.merchant.mchId, secret: r.secret };
   }
 
   const previous = previousDevChain(readLedgerRegistry(service.ledger.db));
@@ -54,48 +54,54 @@ export async function startSandbox(ctx: Context, service: LocalPaymentService): 
   let chainState: DevChainState | undefined;
   let unavailable: string | undefined;
   try {
-    const { startDevChain } = await import('../../chains/sandbox/dev-chain.js');
+    const { startDevChain } = await import('../chains/sandbox/dev-chain.js');
     chain = await startDevChain({
       statePath,
       preferredPort: previous?.chain.rpcUrl ? Number(new URL(previous.chain.rpcUrl).port) || undefined : undefined,
       known: previous?.token ? { token: previous.token.address, startBlock: previous.chain.startBlock ?? 0 } : undefined,
     });
-    record(ctx, service, chain.entries);
+    await service.recordRegistryEntries(chain.entries);
     chainState = { rpcUrl: chain.rpcUrl, token: chain.token, statePath };
   } catch (e) {
     if (chain) await chain.stop();
+    chain = undefined;
     unavailable = e instanceof AppError ? e.message : `anvil failed: ${(e as Error).message}`;
     // A chain recorded by an earlier run is no longer served: keep it (its orders and payments
     // refer to it) but without an RPC address, so nothing polls a node that is not there.
     if (previous?.chain.rpcUrl) {
       const { rpcUrl: _gone, ...rest } = previous.chain;
-      record(ctx, service, { chains: [rest], tokens: previous.token ? [previous.token] : [] });
+      await service.recordRegistryEntries({ chains: [rest], tokens: previous.token ? [previous.token] : [] });
     }
   }
 
+  // Loaded now: announce writes its lines at once, and a warning printed later would land out of order.
+  const yellow = ctx.color ? (await import('chalk')).default.yellow : (s: string) => s;
   return {
     announce(url) {
       const db = shellQuote(service.ledger.path);
       err('');
       err('Development sandbox: test money only, never real funds.');
-      if (created) {
+      if (merchant) {
         err('The ledger was empty, so a development merchant was created:');
-        err(`  mchId   ${created.mchId}`);
-        err(`  secret  ${created.secret}`);
+        err(`  mchId   ${merchant.mchId}`);
+        err(`  secret  ${merchant.secret}`);
+        err('  wallet  the public anvil test mnemonic: PUBLIC AND UNSAFE, anyone can take what its addresses receive');
+        err(yellow('          Never send real funds to its addresses.'));
+      } else {
+        err('development mode: the ledger already has a merchant, so none was created');
       }
-      err('  wallet  the public anvil test mnemonic: PUBLIC AND UNSAFE, anyone can take what its addresses receive');
       if (chainState) {
         err(`  chain   ${DEV_CHAIN_ID} (development, anvil) at ${chainState.rpcUrl}`);
         err(`  token   test USDT ${chainState.token} (6 decimals; anyone can mint it)`);
         if (chainState.statePath) err(`  state   ${chainState.statePath} (the chain survives restarts)`);
       } else {
-        void warn(ctx, `  chain   none: ${unavailable}`);
+        err(yellow(`  chain   none: ${unavailable}`));
         err(`          serving without a development chain (${ANVIL_ENV} names another anvil binary); orders can still be paid by hand with order mark-paid`);
       }
       err('');
-      if (created) {
+      if (merchant) {
         err('Create an order (signed now, valid for 5 minutes):');
-        err(`  curl -s -X POST ${url}/api/v1/order -H 'Content-Type: application/json' -d '${signedOrderBody(ctx, created)}'`);
+        err(`  curl -s -X POST ${url}/api/v1/order -H 'Content-Type: application/json' -d '${signedOrderBody(ctx, merchant)}'`);
       } else {
         err('Create an order:');
         err(`  cryptopay --db ${db} order create --oid A-1 --uid user-1 --amount 12.5`);
@@ -105,8 +111,15 @@ export async function startSandbox(ctx: Context, service: LocalPaymentService): 
         err(`  cryptopay --db ${db} dev pay <order id> [--amount A]`);
       }
       err('');
+      if (merchant) {
+        err('Sign your own bodies:');
+        err(`  CRYPTOPAY_SECRET=<secret> cryptopay sign --fill --mch-id ${merchant.mchId} oid=A-1 uid=u1 amount=10 --json`);
+        err('');
+      } else {
+        err(`sign requests with a merchant's secret: cryptopay sign --fill --mch-id M... key=value ...`);
+      }
     },
-    async stop() {
+    async close() {
       await chain?.stop();
     },
   };
@@ -117,19 +130,6 @@ function previousDevChain(layer: RegistryConfig | undefined): { chain: ChainEntr
   if (!chain) return undefined;
   const token = layer?.tokens?.find((t) => String(t.chainId) === String(DEV_CHAIN_ID));
   return token ? { chain, token } : { chain };
-}
-
-/** Checks the entries as the registry will read them, then stores them in one transaction. */
-function record(ctx: Context, service: LocalPaymentService, entries: { chains: ChainEntry[]; tokens: TokenEntry[] }): void {
-  createRegistry(readChainsConfig(ctx.env), entries);
-  const w = { now: ctx.now(), actor: operatorName(ctx.globals, ctx.env) };
-  const q = service.ledger.db;
-  service.ledger.sqlite
-    .transaction(() => {
-      for (const c of entries.chains) saveChainEntry(q, c, w);
-      replaceChainTokens(q, String(DEV_CHAIN_ID), entries.tokens, w);
-    })
-    .immediate();
 }
 
 function signedOrderBody(ctx: Context, m: { mchId: string; secret: string }): string {
@@ -146,5 +146,5 @@ function signedOrderBody(ctx: Context, m: { mchId: string; secret: string }): st
 
 /** A path as one shell word. */
 function shellQuote(s: string): string {
-  return /^[A-Za-z0-9_./:@%+=-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
