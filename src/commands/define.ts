@@ -59,6 +59,28 @@ export function defineCommands(program: Command, run: Runner): void {
     .option('--chain-id <id>', 'chain of the payment')
     .option('--token <address>', 'token contract of the payment')
     .action(run(() => import('./order/mark-paid.js')));
+  order
+    .command('held')
+    .description('payments seen on chain more than 24 h after their order expired: held, not credited, until an operator decides')
+    .option('--order <id>', 'only this order')
+    .action(run(() => import('./order/held.js')));
+  order
+    .command('credit-held')
+    .argument('<id>', 'order id')
+    .description("credit a held payment to the order's user (as a late payment)")
+    .option('--tx-hash <hash>', 'the held payment\'s transaction')
+    .option('--log-index <n>', 'its log index, when the transaction paid the order more than once')
+    .option('--reason <text>', 'why (kept in the audit log)')
+    .action(run(() => import('./order/credit-held.js')));
+  order
+    .command('return-held')
+    .argument('<id>', 'order id')
+    .description('record that a held payment was sent back to its payer (nothing was credited, so no balance moves)')
+    .option('--tx-hash <hash>', 'the held payment\'s transaction')
+    .option('--log-index <n>', 'its log index, when the transaction paid the order more than once')
+    .option('--return-tx <hash>', 'the transaction that sent it back')
+    .option('--reason <text>', 'why (kept in the audit log)')
+    .action(run(() => import('./order/return-held.js')));
 
   program.command('address').argument('<id>').description("an order's payment addresses").action(run(() => import('./address.js')));
 

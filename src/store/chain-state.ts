@@ -242,3 +242,26 @@ export function refusePayment(q: Q, a: { row: ChainPaymentRow; actor: string; no
     detail: { chainId: a.row.chainId, txHash: a.row.txHash, logIndex: a.row.logIndex, rawAmount: a.row.rawAmount, reason: a.reason },
   });
 }
+
+const holdStatements = new WeakMap<Database.Database, Database.Statement>();
+
+/**
+ * Seen to held, once (decisions §6b): a payment more than 24 hours after its order expired is
+ * kept, not credited, and waits for an operator (src/store/held-payments.ts). Call holdsLease first.
+ */
+export function holdPayment(sqlite: Database.Database, q: Q, a: { row: ChainPaymentRow; actor: string; now: number; expiredAt: number; merchantId: string; amount: string }): boolean {
+  let st = holdStatements.get(sqlite);
+  if (!st) {
+    st = sqlite.prepare("update chain_payments set status = 'held', counted_at = ? where chain_id = ? and tx_hash = ? and log_index = ? and status = 'seen'");
+    holdStatements.set(sqlite, st);
+  }
+  if (st.run(a.now, a.row.chainId, a.row.txHash, a.row.logIndex).changes !== 1) return false;
+  audit(q, {
+    at: a.now, actor: a.actor, action: 'order.payment_held', merchantId: a.merchantId, subjectType: 'order', subjectId: a.row.orderId,
+    detail: {
+      chainId: a.row.chainId, txHash: a.row.txHash, logIndex: a.row.logIndex, amount: a.amount, rawAmount: a.row.rawAmount, token: a.row.token,
+      expiredAt: a.expiredAt, reason: 'more than 24 h after the order expired: credit it or return it by hand (cryptopay order held)',
+    },
+  });
+  return true;
+}

@@ -19,6 +19,8 @@ import { defaultRandomId } from './ids.js';
 import type { Q } from './ledger.js';
 import * as merchants from './merchants.js';
 import type { MerchantView, NewMerchant } from './merchants.js';
+import * as held from './held-payments.js';
+import type { HeldPaymentRef, HeldPaymentView } from './held-payments.js';
 import * as orders from './orders.js';
 import { markPaid, type MarkPaidInput } from './payments.js';
 import { listRefunds, refund, type RefundView } from './refunds.js';
@@ -29,7 +31,7 @@ import type { StoreCtx } from './store-context.js';
 import * as withdrawals from './withdrawals.js';
 
 export { formatDuration, parseDuration } from '../core/duration.js';
-export type { AuditView, BalanceView, MarkPaidInput, MerchantView, NewMerchant, RefundView };
+export type { AuditView, BalanceView, HeldPaymentRef, HeldPaymentView, MarkPaidInput, MerchantView, NewMerchant, RefundView };
 
 export interface LocalDeps {
   now: () => number;
@@ -224,6 +226,19 @@ export class LocalPaymentService implements PaymentService {
 
   markPaid(input: MarkPaidInput): Promise<OrderDetail> {
     return markPaid(this.s, input);
+  }
+
+  /** Payments found on chain more than 24 h after their order expired, waiting for an operator. */
+  async heldPayments(filter: { mchId?: string; orderId?: string } = {}): Promise<HeldPaymentView[]> {
+    return held.listHeld(this.s, filter);
+  }
+
+  creditHeldPayment(ref: HeldPaymentRef): Promise<OrderDetail> {
+    return held.creditHeld(this.s, ref);
+  }
+
+  returnHeldPayment(ref: HeldPaymentRef & { returnTx?: string }): Promise<HeldPaymentView & { returnTx: string | null }> {
+    return held.returnHeld(this.s, ref);
   }
 
   // ---------------------------------------------------------------- refunds

@@ -12,7 +12,7 @@ export interface OnChainPayment {
   token: string;
   amount: string;
   rawAmount: string;
-  /** seen (waiting for confirmations), counted, or refused by the ledger. */
+  /** seen (waiting for confirmations), counted, held (past the late window, for an operator), returned, or refused by the ledger. */
   status: string;
   confirmations: number;
   required: number;

@@ -1,8 +1,12 @@
 import { ASSETS } from '../../core/assets.js';
+import { eq } from 'drizzle-orm';
 import { isAppError } from '../../core/errors.js';
+import { formatAmount } from '../../core/money.js';
+import { pastLateWindow } from '../../core/state.js';
 import type { Ledger } from '../../store/db.js';
 import { groupCommit } from '../../store/group-commit.js';
 import type { Q } from '../../store/ledger.js';
+import { orders } from '../../store/schema.js';
 import * as state from '../../store/chain-state.js';
 import type { PaymentRecord } from '../../store/payments.js';
 import type { ChainInfo, TokenInfo } from '../registry.js';
@@ -223,6 +227,14 @@ export class ChainWatcher {
       const now = this.d.now();
       state.holdsLease(q, chain.chainId, this.d.holder, now);
       for (const p of due) {
+        const o = q.select({ expiredAt: orders.expiredAt, merchantId: orders.merchantId, asset: orders.asset }).from(orders).where(eq(orders.id, p.orderId)).get();
+        if (o && pastLateWindow(o.expiredAt, now)) {
+          const amount = formatAmount(p.amount, ASSETS[o.asset]?.decimals ?? 6);
+          if (state.holdPayment(sqlite, q, { row: p, actor: this.actor, now, expiredAt: o.expiredAt, merchantId: o.merchantId, amount })) {
+            this.d.log(`chain ${chain.chainId}: payment tx ${p.txHash} log ${p.logIndex} of ${amount} to order ${p.orderId} came more than 24 h after it expired: held for an operator (cryptopay order held)`);
+          }
+          continue;
+        }
         if (!state.markCounted(sqlite, { chainId: chain.chainId, txHash: p.txHash, logIndex: p.logIndex, now })) continue;
         // One payment the ledger refuses (its transaction already confirms a withdrawal) must
         // not hold up the others: it is set aside with the reason, for an operator.

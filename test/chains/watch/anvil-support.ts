@@ -47,11 +47,14 @@ export function writeChainsConfig(dir: string, config: unknown): string {
   return file;
 }
 
-/** A merchant with a fresh wallet and the orders asked for, made in the ledger file directly. */
-export async function ledgerWithOrders(db: string, amounts: string[], lifetime = '30m'): Promise<{ mchId: string; orders: Order[] }> {
+/**
+ * A merchant with a fresh wallet and the orders asked for, made in the ledger file directly.
+ * `now` is the clock they are made by: one in the past makes orders that have long expired.
+ */
+export async function ledgerWithOrders(db: string, amounts: string[], lifetime = '30m', now: () => number = Date.now): Promise<{ mchId: string; orders: Order[] }> {
   const ledger = openLedger(db);
   try {
-    const service = new LocalPaymentService(ledger, { now: Date.now, caller: { actor: 'test' } });
+    const service = new LocalPaymentService(ledger, { now, caller: { actor: 'test' } });
     const m = await service.addMerchant({ name: 'Shop', generateWallet: true, rateLimit: 0, orderLifetime: lifetime });
     const orders: Order[] = [];
     for (const [i, amount] of amounts.entries()) orders.push(await service.createOrder({ oid: `o-${i}-${Date.now()}`, uid: `user-${i}`, amount, mchId: m.merchant.mchId }));
