@@ -243,6 +243,20 @@ export function refusePayment(q: Q, a: { row: ChainPaymentRow; actor: string; no
   });
 }
 
+const deadlineStatements = new WeakMap<Database.Database, Database.Statement>();
+
+/** What counting needs of a payment's order, prepared once per connection (it runs per payment). */
+export function orderTerms(sqlite: Database.Database, orderId: string): { expiredAt: number; merchantId: string; asset: string } | undefined {
+  let st = deadlineStatements.get(sqlite);
+  if (!st) {
+    st = sqlite.prepare('select expired_at as expiredAt, merchant_id as merchantId, asset from orders where id = ?');
+    deadlineStatements.set(sqlite, st);
+  }
+  const row = st.get(orderId) as { expiredAt: number | bigint; merchantId: string; asset: string } | undefined;
+  // The connection may read integers as bigint (safe integers for amounts); a time fits a number.
+  return row && { ...row, expiredAt: Number(row.expiredAt) };
+}
+
 const holdStatements = new WeakMap<Database.Database, Database.Statement>();
 
 /**

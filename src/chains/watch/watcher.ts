@@ -1,12 +1,10 @@
 import { ASSETS } from '../../core/assets.js';
-import { eq } from 'drizzle-orm';
 import { isAppError } from '../../core/errors.js';
 import { formatAmount } from '../../core/money.js';
 import { pastLateWindow } from '../../core/state.js';
 import type { Ledger } from '../../store/db.js';
 import { groupCommit } from '../../store/group-commit.js';
 import type { Q } from '../../store/ledger.js';
-import { orders } from '../../store/schema.js';
 import * as state from '../../store/chain-state.js';
 import type { PaymentRecord } from '../../store/payments.js';
 import type { ChainInfo, TokenInfo } from '../registry.js';
@@ -227,7 +225,7 @@ export class ChainWatcher {
       const now = this.d.now();
       state.holdsLease(q, chain.chainId, this.d.holder, now);
       for (const p of due) {
-        const o = q.select({ expiredAt: orders.expiredAt, merchantId: orders.merchantId, asset: orders.asset }).from(orders).where(eq(orders.id, p.orderId)).get();
+        const o = state.orderTerms(sqlite, p.orderId);
         if (o && pastLateWindow(o.expiredAt, now)) {
           const amount = formatAmount(p.amount, ASSETS[o.asset]?.decimals ?? 6);
           if (state.holdPayment(sqlite, q, { row: p, actor: this.actor, now, expiredAt: o.expiredAt, merchantId: o.merchantId, amount })) {
