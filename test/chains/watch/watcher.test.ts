@@ -265,6 +265,25 @@ describe('the chain watcher (simulated node)', () => {
     expect((await service.log({ orderId: held.id })).map((e) => e.action)).toContain('order.payment_held');
   });
 
+  it('a held payment is decided like a counted one: a deep reorg under it is reported and leaves it held, uncredited', async () => {
+    const { service, clock } = h();
+    await addTestMerchant(service);
+    const o = await order(service, { uid: 'u', amount: '5' });
+    clock.now = T0 + 2 * DAY;
+    const sim = new SimChain(4);
+    const { w, lines } = watcherFor(h(), sim);
+    const b = sim.mine([{ token: TOKEN, to: o.addresses.EVM!, value: 5_000_000n }]);
+    sim.mineEmpty(3);
+    await untilCaughtUp(w);
+    expect((await service.heldPayments()).map((p) => [p.orderId, p.amount])).toEqual([[o.id, '5']]);
+    sim.reorg(b, [[], [], [], [], []]);
+    await untilCaughtUp(w);
+    expect(lines.join('\n')).toMatch(/DEEP REORG: 1 counted payment/);
+    expect((await service.log({ orderId: o.id })).map((e) => e.action)).toEqual(expect.arrayContaining(['order.payment_held', 'chain.deep_reorg']));
+    expect(await service.heldPayments()).toHaveLength(1);
+    expect(await service.balance('u')).toMatchObject({ available: '0' });
+  });
+
   it('TRON: base58 token and order addresses matched through the node hex form', async () => {
     const { service } = h();
     await addTestMerchant(service);
