@@ -4,7 +4,6 @@ import { ChainWatcher, credited } from '../../../src/chains/watch/watcher.js';
 import { onChainPayments } from '../../../src/chains/watch/seen.js';
 import { readCursor } from '../../../src/store/chain-state.js';
 import { recordPayment } from '../../../src/store/payments.js';
-import { payments } from '../../../src/store/schema.js';
 import { DAY, MINUTE, T0, addTestMerchant, order, useHarness, type Harness } from '../../helpers/service.js';
 import { SimChain } from './sim-chain.js';
 import { PassThrough } from 'node:stream';
@@ -124,9 +123,7 @@ describe('the chain watcher (simulated node)', () => {
     expect(await service.balance('u2')).toMatchObject({ available: '12.345678' });
   });
 
-  // Needs issue #10's transaction keys (migration 0001_hardening on main: payments unique per
-  // (chain, tx key, log index)); until they are merged the ledger keys a payment by its hash alone.
-  it.skipIf(!('logIndex' in payments))('two payments in one transaction (two Transfer logs) are two payments', async () => {
+  it('two payments in one transaction (two Transfer logs) are two payments', async () => {
     const { service, ledger } = h();
     await addTestMerchant(service);
     const o = await order(service, { uid: 'u', amount: '10' });
