@@ -24,7 +24,7 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   const port = Number(opts.port ?? '8080');
   if (!/^\d{1,5}$/.test(opts.port ?? '8080') || port > 65535) throw usage('--port must be a number from 0 to 65535');
   const limits = serveLimits(opts);
-  const service = await ctx.local('serve');
+  const service = await ctx.local('serve', { create: true });
   const err = (s: string) => ctx.io.stderr.write(`${s}\n`);
 
   // Access-log lines are written once per turn of the event loop, not once per request: under
