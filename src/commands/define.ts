@@ -39,6 +39,7 @@ export function defineCommands(program: Command, run: Runner): void {
     .option('--notify-url <url>', 'callback for payment results')
     .option('--redirect-url <url>', 'where the payment page sends the user afterwards')
     .option('--logo <url>', 'logo for the payment page')
+    .option('--qr', 'also draw the QR code of each address in the terminal')
     .action(run(() => import('./order/create.js')));
   order.command('status').argument('<id>').description("an order's status").action(run(() => import('./order/status.js')));
   order.command('show').argument('<id>').description('everything about an order').action(run(() => import('./order/show.js')));
@@ -144,6 +145,7 @@ export function defineCommands(program: Command, run: Runner): void {
     .description('serve the REST interface over HTTP (creates a development merchant on an empty ledger)')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port, 0 for any free one', '8080')
+    .option('--public-url <url>', 'address payers reach this server at, for payUrl and the payment page (default: the address it listens on)')
     .action(run(() => import('./serve.js')));
 
   const profile = program.command('profile').description('remote profiles: where operations go, as which merchant');

@@ -6,10 +6,12 @@ import { createApp } from '../server/app.js';
 import { listen } from '../server/listen.js';
 import { warn } from './output.js';
 
-export async function run(ctx: Context, opts: { host?: string; port?: string }): Promise<void> {
+export async function run(ctx: Context, opts: { host?: string; port?: string; publicUrl?: string }): Promise<void> {
   const host = opts.host ?? '127.0.0.1';
   const port = Number(opts.port ?? '8080');
   if (!/^\d{1,5}$/.test(opts.port ?? '8080') || port > 65535) throw usage('--port must be a number from 0 to 65535');
+  const { parsePublicUrl } = await import('../server/pay-url.js');
+  const givenPublicUrl = opts.publicUrl === undefined ? undefined : parsePublicUrl(opts.publicUrl);
   const service = await ctx.local('serve');
   const err = (s: string) => ctx.io.stderr.write(`${s}\n`);
 
@@ -34,9 +36,17 @@ export async function run(ctx: Context, opts: { host?: string; port?: string }):
     now: ctx.now,
     accessLog: (line) => log.push(line),
     errorLog: err,
+    publicUrl: givenPublicUrl,
   });
+  const { writeSetting } = await import('../store/settings.js');
   const server = await listen(app, host, port);
+  // Known only now when --port 0 picked a free port; kept in the ledger so a local
+  // `order create` prints the same payUrl as this server answers.
+  const publicUrl = givenPublicUrl ?? server.url;
+  app.setPublicUrl(publicUrl);
+  writeSetting(service.ledger, 'public_url', publicUrl, ctx.now());
   err(`cryptopay serving ${server.url}/api/v1 on the ledger ${service.ledger.path}`);
+  err(`payment pages at ${publicUrl}/pay/{order id}`);
   if (firstRun) printFirstRun(ctx, err, server.url, firstRun);
   else err(`sign requests with a merchant's secret: cryptopay sign --fill --mch-id M... key=value ...`);
 

@@ -16,6 +16,7 @@ export async function printOrder(ctx: Context, o: Order | OrderDetail): Promise<
     ['EVM address', o.addresses.EVM],
     ['TRON address', o.addresses.TRON],
   ];
+  if (o.payUrl) pairs.push(['pay url', o.payUrl]);
   if (d) {
     pairs.push(
       ['merchant', d.mchId],

@@ -20,6 +20,7 @@ export const orderSchema = z.object({
   status: orderStatus,
   expiredAt: z.number(),
   addresses,
+  payUrl: z.string().optional(),
 });
 export const addressesSchema = addresses;
 export const statusSchema = orderStatus;

@@ -195,3 +195,10 @@ export const nonces = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.merchantId, t.nonce] }), index('nonces_expiry').on(t.expiresAt)],
 );
+
+/** Service-wide settings by key (src/store/settings.ts). */
+export const settings = sqliteTable('settings', {
+  key: text('key').primaryKey(),
+  value: text('value').notNull(),
+  updatedAt: int('updated_at').notNull(),
+});

@@ -249,10 +249,10 @@ export function killAll(): void {
   running.clear();
 }
 
-export async function spawnServe(db: string, extraEnv: Record<string, string> = {}): Promise<Spawned> {
+export async function spawnServe(db: string, extraEnv: Record<string, string> = {}, extraArgs: string[] = []): Promise<Spawned> {
   const env = cliEnv(extraEnv);
   delete env.CRYPTOPAY_REMOTE;
-  const child = spawn(process.execPath, [BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', db], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', db, ...extraArgs], { env, stdio: ['pipe', 'pipe', 'pipe'] });
   running.add(child);
   let out = '';
   let err = '';
