@@ -106,6 +106,8 @@ export const PAGE_SCRIPT = `
       $('paid-amount').textContent = d.paidAmount;
       $('due-amount').textContent = d.dueAmount;
     }
+    var send = $('send-amount');
+    if (send) send.textContent = d.dueAmount;
     if (status === 'PAID') goBack();
   }
 

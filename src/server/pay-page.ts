@@ -108,7 +108,7 @@ ${logo && html`<img class="logo" src="${logo.href}" alt="" width="56" height="56
 </header>
 <section class="summary" aria-labelledby="amount-title">
 <div>
-<h1 id="amount-title">Amount to pay <span class="amount">${s.amount}<span class="asset">${s.asset}</span></span></h1>
+<h1 id="amount-title">Amount <span class="amount">${s.amount}<span class="asset">${s.asset}</span></span></h1>
 <dl class="facts">
 <dt>Order number</dt><dd>${p.oid}</dd>
 ${p.memo && html`<dt>Note</dt><dd>${p.memo}</dd>`}
@@ -127,7 +127,7 @@ ${p.memo && html`<dt>Note</dt><dd>${p.memo}</dd>`}
 ${back && html`<p class="redirect" ${when('PAID', s.status)}>Returning you to ${back.host} in <span id="secs">5</span> seconds. <a id="return" href="${back.href}" rel="noreferrer">Return to ${p.merchantName} now</a></p>`}
 ${pending && html`<section id="pay" ${when('PENDING_PAY', s.status)} aria-labelledby="pay-title">
 <h2 id="pay-title">How to pay</h2>
-<p class="hint">Send ${s.amount} ${s.asset} to the address below, on one of the networks listed under it. Other tokens, or other networks, cannot be credited to this order.</p>
+<p class="hint">Send <span id="send-amount">${s.dueAmount}</span> ${s.asset} to the address below, on one of the networks listed under it. Other tokens, or other networks, cannot be credited to this order.</p>
 <div class="methods">${p.methods.map((m) => method(m, s.asset))}</div>
 </section>`}
 <noscript><p class="hint">This page does not update by itself without JavaScript: reload it to see whether your payment has arrived.</p></noscript>

@@ -17,7 +17,8 @@ import { evmTx, killAll, runCli, spawnServe, tempDir, type Spawned } from './hel
 
 const tmp = tempDir();
 const db = join(tmp.dir, 'ledger.db');
-const SHOTS = join(tmp.dir, 'shots');
+// PAY_PAGE_SHOTS=DIR keeps the screenshots, to look at them.
+const SHOTS = process.env.PAY_PAGE_SHOTS ?? join(tmp.dir, 'shots');
 let srv: Spawned;
 let browser: Browser;
 let shop: { server: Server; url: string; hits: string[] };
