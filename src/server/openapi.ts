@@ -52,6 +52,24 @@ const ORDER = {
     addresses: ADDRESSES,
   },
 };
+/** Create order's answer: the order and its payment page (decisions §11). */
+const CREATED_ORDER = {
+  ...ORDER,
+  required: [...ORDER.required, 'payUrl'],
+  properties: { ...ORDER.properties, payUrl: { type: 'string', format: 'uri', description: 'absolute address of the payment page GET /pay/{id}' } },
+};
+const PAY_STATE = {
+  type: 'object',
+  required: ['status', 'amount', 'paidAmount', 'dueAmount', 'asset', 'expiredAt'],
+  properties: {
+    status: { type: 'string', enum: ['PENDING_PAY', 'PAID', 'EXPIRED', 'REFUNDED'] },
+    amount: { type: 'string', description: 'canonical decimal' },
+    paidAmount: { type: 'string', description: 'what has arrived so far' },
+    dueAmount: { type: 'string', description: 'what is still due; "0" once paid' },
+    asset: { type: 'string' },
+    expiredAt: { type: 'integer' },
+  },
+};
 const REFUND = {
   type: 'object',
   required: ['id', 'oid', 'amount', 'status', 'remark', 'refundTime'],
@@ -113,7 +131,7 @@ export function openApiDocument(): Record<string, unknown> {
     },
     servers: [{ url: '/' }],
     paths: {
-      '/api/v1/order': signedPost('Create a payment order', createOrderSchema.extend({ mchId: z.string().min(1).max(64) }), ORDER, {
+      '/api/v1/order': signedPost('Create a payment order', createOrderSchema.extend({ mchId: z.string().min(1).max(64) }), CREATED_ORDER, {
         429: errorResponse('rate limited; see Retry-After'),
       }),
       '/api/v1/address/{id}': {
@@ -137,6 +155,23 @@ export function openApiDocument(): Record<string, unknown> {
       '/api/v1/withdraw/apply': signedPost('Apply for a withdrawal (holds the amount)', withdrawApplySchema, WITHDRAWAL),
       '/api/v1/withdraw/confirm': signedPost('Confirm a pending withdrawal with its transaction', withdrawConfirmSchema, WITHDRAWAL),
       '/api/v1/withdraw/reject': signedPost('Reject a pending withdrawal (releases the hold)', withdrawRejectSchema, WITHDRAWAL),
+      '/pay/{id}': {
+        get: {
+          summary: 'The payment page of an order (HTML; no signature: the unguessable id is the capability)',
+          parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: {
+            200: { description: 'the page, with a strict Content-Security-Policy', content: { 'text/html': { schema: { type: 'string' } } } },
+            404: { description: 'a plain HTML page: no such order', content: { 'text/html': { schema: { type: 'string' } } } },
+          },
+        },
+      },
+      '/pay/{id}/state': {
+        get: {
+          summary: 'What the payment page polls: status, what arrived, what is still due',
+          parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: { 200: { description: 'success', content: { 'application/json': { schema: envelope(PAY_STATE) } } }, 404: errorResponse('msg "Order not found"') },
+        },
+      },
       '/healthz': { get: { summary: 'Liveness and ledger check', responses: { 200: { description: 'ok' } } } },
     },
     components: {

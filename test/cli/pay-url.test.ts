@@ -1,8 +1,8 @@
 import { join } from 'node:path';
-import jsQR from 'jsqr';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { sign } from '../../src/signing/index.js';
 import { runCli } from '../helpers/cli.js';
+import { readQr } from '../helpers/qr-decode.js';
 import { httpJson, killAll, nextNonce, spawnServe, tempDir } from '../server/helpers.js';
 
 /**
@@ -134,5 +134,5 @@ function decodeTerminalQr(block: string): string | null {
       }
     }),
   );
-  return jsQR(data, w, h)?.data ?? null;
+  return readQr({ data, width: w, height: h });
 }
