@@ -149,7 +149,14 @@ describe('the payment page in a real browser', () => {
 
       // The copy button puts the address on the clipboard and says so.
       await w.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: srv.url });
-      await page.getByRole('button', { name: 'Copy TRON address' }).click();
+      // By keyboard alone: Tab reaches the button, Enter copies.
+      let focused = '';
+      for (let i = 0; i < 10 && focused !== 'Copy TRON address'; i++) {
+        await page.keyboard.press('Tab');
+        focused = await page.evaluate<string>('document.activeElement ? document.activeElement.textContent : ""');
+      }
+      expect(focused).toBe('Copy TRON address');
+      await page.keyboard.press('Enter');
       await expect.poll(() => page.evaluate<string>('navigator.clipboard.readText()')).toBe(o.addresses.TRON);
       expect(await page.locator('#said').innerText()).toBe('Address copied');
 
