@@ -28,6 +28,8 @@ export interface Globals {
   secretFile?: string;
   profile?: string;
   timeout?: string;
+  /** --insecure-http: plain http to a remote that is not this machine is allowed. */
+  insecureHttp?: boolean;
 }
 
 export interface Prompter {

@@ -24,6 +24,7 @@ function buildProgram(deps: ContextDeps, state: { ctx?: Context; code: number })
     .option('--profile <name>', 'remote profile to use')
     .option('--secret-file <path>', 'read the merchant secret from this file (mode 0600)')
     .option('--timeout <duration>', 'remote request timeout, e.g. 10s')
+    .option('--insecure-http', 'allow a plain http remote that is not this machine (default: $CRYPTOPAY_INSECURE_HTTP=1)')
     .option('--operator <name>', 'who you are, for the audit log (default: your OS user)')
     .addOption(new Option('--secret <value>').hideHelp());
 
@@ -44,6 +45,7 @@ function buildProgram(deps: ContextDeps, state: { ctx?: Context; code: number })
         secretFile: opts.secretFile,
         profile: opts.profile,
         timeout: opts.timeout,
+        insecureHttp: !!opts.insecureHttp,
       };
       const ctx = createContext(deps, globals);
       state.ctx = ctx;

@@ -142,9 +142,11 @@ export function defineCommands(program: Command, run: Runner): void {
 
   program
     .command('serve')
-    .description('serve the REST interface over HTTP (creates a development merchant on an empty ledger)')
+    .description('serve the REST interface over HTTP')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port, 0 for any free one', '8080')
+    .option('--max-connections <n>', 'open connections served at once; more are answered 503 (default 1000)')
+    .option('--dev', 'development mode: on an empty ledger, create a development merchant and print how to use it')
     .option('--public-url <url>', 'address payers reach this server at, for payUrl and the payment page (default: the address it listens on)')
     .action(run(() => import('./serve.js')));
 

@@ -1,25 +1,34 @@
-import { randomBytes } from 'node:crypto';
 import type { Context } from '../context.js';
 import { usage } from '../core/errors.js';
-import { sign } from '../signing/index.js';
 import { createApp } from '../server/app.js';
-import { listen } from '../server/listen.js';
-import { warn } from './output.js';
+import { DEFAULT_HTTP_LIMITS, listen, type HttpLimits } from '../server/listen.js';
+import { startDev } from './serve-dev.js';
 
-export async function run(ctx: Context, opts: { host?: string; port?: string; publicUrl?: string }): Promise<void> {
+export interface ServeOptions {
+  host?: string;
+  port?: string;
+  maxConnections?: string;
+  dev?: boolean;
+  publicUrl?: string;
+}
+
+/** The HTTP limits serve runs with: the defaults of listen.ts, with the cap from --max-connections. */
+export function serveLimits(opts: ServeOptions): HttpLimits {
+  const given = opts.maxConnections;
+  if (given === undefined) return { ...DEFAULT_HTTP_LIMITS };
+  if (!/^[1-9]\d{0,5}$/.test(given)) throw usage('--max-connections must be a whole number from 1 to 999999');
+  return { ...DEFAULT_HTTP_LIMITS, maxConnections: Number(given) };
+}
+
+export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   const host = opts.host ?? '127.0.0.1';
   const port = Number(opts.port ?? '8080');
   if (!/^\d{1,5}$/.test(opts.port ?? '8080') || port > 65535) throw usage('--port must be a number from 0 to 65535');
+  const limits = serveLimits(opts);
   const { parsePublicUrl } = await import('../server/pay-url.js');
   const givenPublicUrl = opts.publicUrl === undefined ? undefined : parsePublicUrl(opts.publicUrl);
   const service = await ctx.local('serve');
   const err = (s: string) => ctx.io.stderr.write(`${s}\n`);
-
-  let firstRun: { mchId: string; secret: string; mnemonic?: string } | undefined;
-  if (service.countMerchants() === 0) {
-    const created = await service.addMerchant({ name: 'Development merchant', generateWallet: true });
-    firstRun = { mchId: created.merchant.mchId, secret: created.secret, mnemonic: created.mnemonic };
-  }
 
   // Access-log lines are written once per turn of the event loop, not once per request: under
   // load that is one write call for many lines.
@@ -38,21 +47,38 @@ export async function run(ctx: Context, opts: { host?: string; port?: string; pu
     errorLog: err,
     publicUrl: givenPublicUrl,
   });
-  const { writeSetting } = await import('../store/settings.js');
-  const server = await listen(app, host, port);
+  // Listened for before the first line is printed: whoever reads that line may stop us at once.
+  const stopping = ctx.stopSignal();
+  let server: Awaited<ReturnType<typeof listen>>;
+  try {
+    server = await listen(app, host, port, limits);
+  } catch (e) {
+    // The derivation thread would keep the process alive after a failed start.
+    derive.deriveAheadWith(undefined);
+    await pool.close();
+    throw listenError(e, host, port);
+  }
   // Known only now when --port 0 picked a free port; kept in the ledger so a local
   // `order create` prints the same payUrl as this server answers.
   const publicUrl = givenPublicUrl ?? server.url;
   app.setPublicUrl(publicUrl);
+  const { writeSetting } = await import('../store/settings.js');
   writeSetting(service.ledger, 'public_url', publicUrl, ctx.now());
+  // Only --dev creates anything (decisions §10), and only once the port is ours: a failed start
+  // leaves the ledger as it was. A plain serve on an empty ledger says how to add a merchant,
+  // and serves it as soon as it exists (merchants are read per request).
+  const dev = opts.dev ? await startDev(ctx, service, err) : undefined;
+  const empty = !dev && service.countMerchants() === 0;
   err(`cryptopay serving ${server.url}/api/v1 on the ledger ${service.ledger.path}`);
   err(`payment pages at ${publicUrl}/pay/{order id}`);
-  if (firstRun) printFirstRun(ctx, err, server.url, firstRun);
+  if (dev) dev.announce(server.url);
+  else if (empty) noMerchantHint(err, service.ledger.path);
   else err(`sign requests with a merchant's secret: cryptopay sign --fill --mch-id M... key=value ...`);
 
-  const signal = await ctx.stopSignal();
+  const signal = await stopping;
   err(`${signal}: finishing requests in flight, then stopping`);
   await server.close();
+  await dev?.close();
   derive.deriveAheadWith(undefined);
   await pool.close();
   log.flush();
@@ -76,29 +102,22 @@ function lineBuffer(write: (text: string) => void) {
   };
 }
 
-function printFirstRun(ctx: Context, err: (s: string) => void, url: string, m: { mchId: string; secret: string; mnemonic?: string }): void {
-  const body = {
-    mchId: m.mchId,
-    oid: `demo-${ctx.now()}`,
-    uid: 'user-1',
-    amount: '12.50',
-    timestamp: ctx.now(),
-    nonce: randomBytes(12).toString('hex'),
-  };
-  const signed = JSON.stringify({ ...body, sign: sign(body, m.secret) });
-  err('');
-  err('The ledger was empty, so a development merchant was created:');
-  err(`  mchId   ${m.mchId}`);
-  err(`  secret  ${m.secret}`);
-  if (m.mnemonic) {
-    err(`  wallet  ${m.mnemonic}`);
-    void warn(ctx, '  These 24 words are the wallet behind every address of this merchant. They are shown once and not stored: do not send real funds to a development wallet you have not written down.');
-  }
-  err('');
-  err('Create an order (signed now, valid for 5 minutes):');
-  err(`  curl -s -X POST ${url}/api/v1/order -H 'Content-Type: application/json' -d '${signed}'`);
-  err('');
-  err('Sign your own bodies:');
-  err(`  CRYPTOPAY_SECRET=<secret> cryptopay sign --fill --mch-id ${m.mchId} oid=A-1 uid=u1 amount=10 --json`);
-  err('');
+function listenError(e: unknown, host: string, port: number): unknown {
+  const code = (e as NodeJS.ErrnoException)?.code;
+  const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  if (code === 'EADDRINUSE') return usage(`cannot listen on ${where}: the port is in use (by another cryptopay serve?); pick another with --port, or --port 0 for any free one`);
+  if (code === 'EACCES') return usage(`cannot listen on ${where}: permission denied (ports below 1024 need privileges); pick another with --port`);
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') return usage(`cannot listen on ${where}: --host is not an address of this machine`);
+  return e;
+}
+
+/** A path as a shell reads it back: bare when it holds nothing the shell would act on. */
+function shellQuote(s: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+function noMerchantHint(err: (s: string) => void, ledgerPath: string): void {
+  err('The ledger has no merchant yet, so every signed request is refused. Add one; the server picks it up at once, no restart needed:');
+  err(`  cryptopay merchant add --db ${shellQuote(ledgerPath)} --name "My shop" --generate-wallet`);
+  err('Or, to try it out, start with `cryptopay serve --dev`: on an empty ledger it creates a development merchant and prints how to use it.');
 }

@@ -10,7 +10,17 @@ const text = (field: string, max: number) =>
     .min(1, `${field} is required`)
     .max(max, `${field} must be at most ${max} characters`);
 
-const id64 = (field: string) => text(field, 64);
+/** C0 and C1 control characters and DEL: never part of an id, a user or a nonce (decisions §1). */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+const id64 = (field: string) => text(field, 64).refine((v) => !CONTROL.test(v), `${field} must not contain control characters`);
+
+/**
+ * Decisions §1: 1-64 characters of A-Z a-z 0-9 _ . : - only. The canonical string does not
+ * escape `&` or `=`, so a nonce that could hold them would let a captured body be re-split into
+ * a "new" request under the same signature.
+ */
+export const NONCE_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
 
 const url = (field: string) =>
   text(field, 2048).refine((v) => {
@@ -98,7 +108,8 @@ export const withdrawRejectSchema = z.strictObject({
 /** What every signed request adds (decisions §1). */
 export const authFields = {
   timestamp: millis('timestamp'),
-  nonce: text('nonce', 64),
+  nonce: z.string({ error: (i) => (i.input === undefined ? 'nonce is required' : 'nonce must be a string') })
+    .regex(NONCE_PATTERN, 'nonce must be 1 to 64 characters of A-Z a-z 0-9 _ . : - (no & or =: they would let a signed body be re-split)'),
   sign: text('sign', 128),
 };
 
@@ -121,13 +132,41 @@ export function parseInput<S extends z.ZodType>(schema: S, body: unknown): z.out
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new AppError('invalid', 'the request body must be a JSON object');
   }
+  const fields = fieldNames(schema);
   for (const [k, v] of Object.entries(body)) {
     // The same words the signing refuses them with, so every edge answers alike.
     if (typeof v === 'object' && v !== null) throw new AppError('invalid', `field ${k} must be a string, number or boolean; nested values are not accepted in a signed request`);
+    if (typeof v === 'string') checkText(k, v, fields);
   }
   const result = schema.safeParse(compact(body as Record<string, unknown>));
   if (!result.success) throw new AppError('invalid', describeIssues(result.error));
   return result.data;
+}
+
+/** The fields a request may carry: the schema's own and the signing fields (decisions §1). */
+function fieldNames(schema: z.ZodType): readonly string[] {
+  const shape = (schema as unknown as { shape?: Record<string, unknown> }).shape;
+  return [...new Set([...(shape ? Object.keys(shape) : []), ...Object.keys(authFields), 'sign'])];
+}
+
+/**
+ * Every string of a request: well-formed Unicode (a lone surrogate hashes as U+FFFD but would be
+ * stored as other bytes, so two bodies would share a signature and a ledger value), and no text
+ * that reads as another field of the request (`&nonce=` inside a URL): with it, a captured body
+ * could be cut at other places into a request with the same signature (docs/decisions.md,
+ * "Why a signed body has one reading").
+ */
+/** In a `u` regex a paired surrogate is one code point, so only a lone one is a surrogate here. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+function checkText(field: string, value: string, fields: readonly string[]): void {
+  if (LONE_SURROGATE.test(value)) throw new AppError('invalid', `${field} is not well-formed Unicode (it holds a lone surrogate)`);
+  if (!value.includes('&')) return;
+  for (const other of fields) {
+    if (value.includes(`&${other}=`)) {
+      throw new AppError('invalid', `${field} must not contain "&${other}=": text that reads as another field of the request would let the signed body be re-split`);
+    }
+  }
 }
 
 export function describeIssues(error: z.ZodError): string {

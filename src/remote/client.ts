@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { z } from 'zod';
 import { AppError, kindOfHttpStatus } from '../core/errors.js';
-import { compact } from '../core/schemas.js';
+import { compact, describeIssues } from '../core/schemas.js';
 import type {
   CreateOrderRequest,
   RefundRequest,
@@ -20,6 +20,8 @@ import {
   statusSchema,
   withdrawalSchema,
 } from './responses.js';
+import { credentialsProblem } from './remote-url.js';
+import { printable, printableDeep } from './text.js';
 
 export type Fetch = (url: string, init: RequestInit) => Promise<Response>;
 
@@ -47,6 +49,10 @@ export class RemotePaymentService implements PaymentService {
   constructor(private readonly opts: RemoteOptions) {
     // The service's base URL; `serve` prints it with /api/v1, so that is accepted too.
     this.base = opts.baseUrl.replace(/\/+$/, '').replace(/\/api\/v1$/, '');
+    // The base appears in every message: one holding credentials is refused here too, for any
+    // caller that did not come through checkRemoteUrl (which also applies the http policy).
+    const problem = URL.canParse(this.base) ? credentialsProblem(new URL(this.base)) : null;
+    if (problem) throw new AppError('usage', problem);
     this.fetch = opts.fetch ?? ((url, init) => fetch(url, init));
     this.timeoutMs = opts.timeoutMs ?? 10_000;
     this.now = opts.now ?? Date.now;
@@ -117,7 +123,8 @@ export class RemotePaymentService implements PaymentService {
     let res: Response;
     let text: string;
     try {
-      res = await this.fetch(url, { ...init, signal: AbortSignal.timeout(this.timeoutMs) });
+      // Never followed: fetch would send a 307/308's signed body on to whatever the Location names.
+      res = await this.fetch(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(this.timeoutMs) });
       text = await res.text();
     } catch (e) {
       const name = (e as Error)?.name;
@@ -125,6 +132,9 @@ export class RemotePaymentService implements PaymentService {
         throw new AppError('unavailable', `the remote ${this.base} did not answer within ${this.timeoutMs / 1000} s${signed ? notRetried : ''}`);
       }
       throw new ConnectionFailure(e);
+    }
+    if (res.status >= 300 && res.status < 400) {
+      throw new AppError('unavailable', `the remote ${this.base} answered HTTP ${res.status}, a redirect${redirectTarget(res.headers.get('location'), url)}: redirects are not followed, so nothing was sent there (a signed request would go to another address); if that is the service's address, give it as the remote`);
     }
     let parsed: z.infer<typeof envelopeSchema> | undefined;
     try {
@@ -134,22 +144,37 @@ export class RemotePaymentService implements PaymentService {
       // not JSON: handled below
     }
     if (!parsed) {
-      const type = res.headers.get('content-type') ?? 'no content type';
+      const type = printable(res.headers.get('content-type') ?? 'no content type');
       throw new AppError('unavailable', `the remote ${this.base} did not answer with the cryptopay envelope (HTTP ${res.status}, ${type.split(';')[0]}): is --remote the service's base URL?`);
     }
     if (parsed.code === 0) {
       const retryAfter = Number(res.headers.get('retry-after')) || undefined;
-      throw new AppError(kindOfHttpStatus(res.status), parsed.msg, retryAfter ? { retryAfter } : undefined);
+      throw new AppError(kindOfHttpStatus(res.status), printable(parsed.msg), retryAfter ? { retryAfter } : undefined);
     }
     const data = schema.safeParse(parsed.data);
     if (!data.success) {
-      throw new AppError('unavailable', `the remote ${this.base} answered success with data this client does not understand`);
+      // The issues name fields and rules, never the values: those are what is not trusted.
+      throw new AppError('unavailable', `the remote ${this.base} answered success with data this client does not understand (${printable(describeIssues(data.error))}); nothing of it is printed`);
     }
-    return data.data;
+    return printableDeep(data.data);
   }
 }
 
 const notRetried = '; a signed request is not sent again automatically (its nonce would be refused anyway): check whether it took effect before repeating it';
+
+/**
+ * Where a redirect pointed, as its origin only: the Location is the server's text, and may hold
+ * credentials or anything else; an origin parsed by URL holds neither.
+ */
+function redirectTarget(location: string | null, base: string): string {
+  if (!location) return '';
+  try {
+    const origin = new URL(location, base).origin;
+    return origin === 'null' ? '' : ` to ${origin}`;
+  } catch {
+    return '';
+  }
+}
 
 class ConnectionFailure extends Error {
   constructor(readonly original: unknown) {
@@ -160,6 +185,7 @@ class ConnectionFailure extends Error {
 function toAppError(e: unknown, base: string, signed: boolean): unknown {
   if (!(e instanceof ConnectionFailure)) return e;
   const cause = (e.original as { cause?: { code?: string; message?: string } })?.cause;
-  const reason = cause?.code ?? cause?.message ?? (e.original as Error)?.message ?? 'connection failed';
+  // undici's messages may quote what the server sent.
+  const reason = printable(String(cause?.code ?? cause?.message ?? (e.original as Error)?.message ?? 'connection failed'));
   return new AppError('unavailable', `cannot reach the remote ${base}: ${reason}${signed ? notRetried : ''}`);
 }

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { AppError, usage } from '../core/errors.js';
 import { describeIssues } from '../core/schemas.js';
 import { configDir } from '../paths.js';
+import { credentialsProblem } from './remote-url.js';
 import { assertPrivate } from './secret-file.js';
 
 /**
@@ -11,11 +12,18 @@ import { assertPrivate } from './secret-file.js';
  * merchant secrets, so a copy that others can read is refused rather than used.
  */
 const profileSchema = z.strictObject({
-  remote: z.url({ protocol: /^https?$/, error: 'remote must be an http or https URL' }),
+  remote: z
+    .url({ protocol: /^https?$/, error: 'remote must be an http or https URL' })
+    .superRefine((v, ctx) => {
+      const problem = credentialsProblem(new URL(v));
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }),
   mchId: z.string().min(1).max(64).optional(),
   secret: z.string().min(1).optional(),
   secretFile: z.string().min(1).optional(),
   timeout: z.string().optional(),
+  /** Plain http to a host other than this machine is allowed for this profile. */
+  insecureHttp: z.boolean().optional(),
 });
 const configSchema = z.strictObject({
   active: z.string().nullable().default(null),

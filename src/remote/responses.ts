@@ -1,6 +1,13 @@
+import { base58check, evmAddressOf } from '../chains/encode.js';
+import { isTxHash } from '../chains/tx-hash.js';
 import { z } from 'zod';
 
-/** What a remote answers, checked at the edge like every other input. */
+/**
+ * What a remote answers, checked at the edge like every other input. A remote is not trusted
+ * to be right (issue #10 item 5): every address, hash, amount, id and time in its data must be
+ * well-formed before anything of it is printed, because a user pays to the address this prints.
+ * Free text (oid, uid, remark, msg) is not refused but made printable (see text.ts).
+ */
 export const envelopeSchema = z.object({
   code: z.union([z.literal(0), z.literal(1)]),
   msg: z.string(),
@@ -9,41 +16,82 @@ export const envelopeSchema = z.object({
 });
 
 const chainType = z.enum(['EVM', 'TRON']);
-const addresses = z.object({ EVM: z.string().optional(), TRON: z.string().optional() });
 const orderStatus = z.enum(['PENDING_PAY', 'PAID', 'EXPIRED', 'REFUNDED']);
 
+/** Ids the service makes: a prefix and base64url (decisions.md), never anything to escape. */
+const id = z.string().regex(/^[A-Za-z0-9_-]{1,80}$/, 'not an id of the service');
+/** Canonical and positive (decisions §2): no sign, exponent, leading or trailing zeros. */
+const amount = z
+  .string()
+  .regex(/^(0|[1-9]\d{0,12})(\.\d{0,17}[1-9])?$/, 'not a canonical decimal amount')
+  .refine((s) => /[1-9]/.test(s), 'not a positive amount');
+const millis = z.number().int('not whole milliseconds').min(0, 'not a time');
+const chainId = z.string().regex(/^[1-9]\d{0,19}$/, 'not a chain id');
+const text = z.string().max(4096, 'longer than any field of the service');
+
+/** EIP-55 exactly as the service writes it: the checksum guards against a corrupted digit. */
+export function isChecksummedEvmAddress(s: string): boolean {
+  return /^0x[0-9a-fA-F]{40}$/.test(s) && evmAddressOf(Buffer.from(s.slice(2), 'hex')) === s;
+}
+
+export function isTronAddress(s: string): boolean {
+  if (s.length < 25 || s.length > 40) return false;
+  try {
+    const payload = base58check.decode(s);
+    return payload.length === 21 && payload[0] === 0x41;
+  } catch {
+    return false;
+  }
+}
+
+const evmAddress = z.string().refine(isChecksummedEvmAddress, 'not an EVM address with its EIP-55 checksum');
+const tronAddress = z.string().refine(isTronAddress, 'not a TRON address: base58check with the 0x41 prefix');
+const addressOn = (chain: 'EVM' | 'TRON', s: string) => (chain === 'EVM' ? isChecksummedEvmAddress(s) : isTronAddress(s));
+
+const addresses = z.object({ EVM: evmAddress.optional(), TRON: tronAddress.optional() });
+
 export const orderSchema = z.object({
-  id: z.string(),
-  oid: z.string(),
-  uid: z.string(),
-  amount: z.string(),
+  id,
+  oid: text,
+  uid: text,
+  amount,
   status: orderStatus,
-  expiredAt: z.number(),
+  expiredAt: millis,
   addresses,
   payUrl: z.string().optional(),
 });
 export const addressesSchema = addresses;
 export const statusSchema = orderStatus;
 export const refundResultSchema = z.object({
-  id: z.string(),
-  oid: z.string(),
-  amount: z.string(),
+  id,
+  oid: text,
+  amount,
   status: z.literal('REFUNDED'),
-  remark: z.string(),
-  refundTime: z.number(),
+  remark: text,
+  refundTime: millis,
 });
-export const withdrawalSchema = z.object({
-  id: z.string(),
-  uid: z.string(),
-  amount: z.string(),
-  to: z.string(),
-  chainId: z.string(),
-  chainType,
-  token: z.string(),
-  status: z.enum(['PENDING', 'CONFIRMED', 'REJECTED']),
-  txHash: z.string().nullable(),
-  blockNumber: z.number().nullable(),
-  remark: z.string().nullable(),
-  createdAt: z.number(),
-  updatedAt: z.number(),
-});
+export const withdrawalSchema = z
+  .object({
+    id,
+    uid: text,
+    amount,
+    to: z.string(),
+    chainId,
+    chainType,
+    token: z.string(),
+    status: z.enum(['PENDING', 'CONFIRMED', 'REJECTED']),
+    txHash: z.string().nullable(),
+    blockNumber: z.number().int('not a block number').positive('not a block number').nullable(),
+    remark: text.nullable(),
+    createdAt: millis,
+    updatedAt: millis,
+  })
+  .superRefine((w, ctx) => {
+    // Which address and hash forms are right depends on the chain the record names.
+    const problem = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
+    if (!addressOn(w.chainType, w.to)) problem('to', `not a ${w.chainType} address`);
+    if (!addressOn(w.chainType, w.token)) problem('token', `not a ${w.chainType} token contract address`);
+    if (w.txHash !== null && !isTxHash(w.chainType, w.txHash.replace(w.chainType === 'TRON' ? /^0x/ : /^$/, ''))) {
+      problem('txHash', `not a ${w.chainType} transaction hash`);
+    }
+  });

@@ -1,13 +1,15 @@
 import { usage } from '../core/errors.js';
 import type { Globals, RemoteTarget } from '../context.js';
 import { parseTimeout, readConfig, type Profile } from './profiles.js';
+import { checkRemoteUrl } from './remote-url.js';
 import { readSecretFile } from './secret-file.js';
 
 /**
  * Where a remote operation goes, and as whom: --remote, else CRYPTOPAY_REMOTE, else the
  * profile (--profile, else the active one). An explicit --db means the local ledger.
  * Merchant: --mch-id / CRYPTOPAY_MCH_ID / profile. Secret: --secret-file / CRYPTOPAY_SECRET /
- * profile. Timeout: --timeout / CRYPTOPAY_TIMEOUT / profile / 10 s.
+ * profile. Timeout: --timeout / CRYPTOPAY_TIMEOUT / profile / 10 s. Plain http to another
+ * machine: --insecure-http / CRYPTOPAY_INSECURE_HTTP=1 / a profile saved with it.
  */
 export function resolveRemote(globals: Globals, env: NodeJS.ProcessEnv): RemoteTarget | undefined {
   // An empty variable counts as unset (as CRYPTOPAY_SECRET below), so the profile still applies.
@@ -26,13 +28,8 @@ export function resolveRemote(globals: Globals, env: NodeJS.ProcessEnv): RemoteT
     if (!profile) throw usage(`there is no profile named ${name}: see cryptopay profile list`);
     source = `profile ${name}`;
   }
-  const url = flagOrEnv ?? profile!.remote;
-  try {
-    const u = new URL(url);
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error();
-  } catch {
-    throw usage(`the remote must be an http or https URL, got ${JSON.stringify(url)}`);
-  }
+  const insecureHttp = !!globals.insecureHttp || env.CRYPTOPAY_INSECURE_HTTP === '1' || profile?.insecureHttp === true;
+  const url = checkRemoteUrl(flagOrEnv ?? profile!.remote, { insecureHttp });
   const timeout = globals.timeout ?? env.CRYPTOPAY_TIMEOUT ?? profile?.timeout;
   return {
     url,

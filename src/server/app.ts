@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
 import { AppError, httpStatusOf, invalid, isAppError, notFound } from '../core/errors.js';
@@ -42,6 +43,11 @@ export const TIMESTAMP_WINDOW_MS = 5 * 60_000;
 /** A nonce is kept until its timestamp can no longer pass the window, plus a margin. */
 export const NONCE_KEEP_MS = TIMESTAMP_WINDOW_MS + 60_000;
 const MAX_ID = 64;
+export const BAD_SIGNATURE = 'signature does not match';
+/** Hashed against when the merchant is unknown, so that refusal costs what a bad signature costs. */
+const UNKNOWN_MERCHANT_SECRET = randomBytes(24).toString('base64url');
+/** Every answer: JSON, and never kept by a cache (order status and balances change). */
+const BASE_HEADERS = { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' } as const;
 
 /**
  * One request as the routes see it, whether it came over a socket (Node's IncomingMessage) or in
@@ -127,8 +133,10 @@ export function createApp(deps: AppDeps) {
       if (!parsed.mchId && opts.mchIdRequired) throw invalid('mchId is required');
       const mchId = parsed.mchId ?? backend.resolveMerchantId();
       const auth = backend.merchantAuth(mchId);
-      if (!auth) throw new AppError('unauthorized', `unknown merchant ${mchId}`);
-      if (!verify(body, auth.secret)) throw new AppError('unauthorized', 'signature does not match');
+      // An unknown merchant is refused exactly like a bad signature, after the same hashing, so
+      // merchant ids cannot be probed (decisions §7).
+      const verified = verify(body, auth?.secret ?? UNKNOWN_MERCHANT_SECRET);
+      if (!auth || !verified) throw new AppError('unauthorized', BAD_SIGNATURE);
       req.merchant = mchId;
       const perMinute = opts.rateLimited ? auth.rateLimit : 0;
       if (perMinute > 0) {
@@ -164,31 +172,35 @@ export function createApp(deps: AppDeps) {
   // The payment page and the state it polls (decisions §11), loaded on first use.
   const payRoutes = () => import('./pay-page-route.js').then((m) => m.payPageRoutes(backend, now));
   let pay: ReturnType<typeof payRoutes> | undefined;
-  const payPageRoute = (path: string): { run: Route; param: string } | undefined => {
+  const payPageRoute: Route = async (_req, id) => (await (pay ??= payRoutes())).page(id);
+  const payStateRoute: Route = async (_req, id) => ok(await (await (pay ??= payRoutes())).state(id));
+
+  /** The routes of a path and the id in it; undefined answers 404 Not found. */
+  const routesOf = (path: string): { routes: PathRoutes; param: string } | undefined => {
+    const routes = fixed.get(path);
+    if (routes) return { routes, param: '' };
+    const id = idIn(path, '/api/v1/address/', '');
+    if (id !== undefined) return { routes: { get: addressRoute }, param: id };
+    const orderId = idIn(path, '/api/v1/order/', '/status');
+    if (orderId !== undefined) return { routes: { get: statusRoute }, param: orderId };
     const stateId = idIn(path, '/pay/', '/state');
-    if (stateId !== undefined) return { run: async (_req, id) => ok(await (await (pay ??= payRoutes())).state(id)), param: stateId };
+    if (stateId !== undefined) return { routes: { get: payStateRoute }, param: stateId };
     const pageId = idIn(path, '/pay/', '');
-    if (pageId !== undefined) return { run: async (_req, id) => (await (pay ??= payRoutes())).page(id), param: pageId };
+    if (pageId !== undefined) return { routes: { get: payPageRoute }, param: pageId };
     return undefined;
   };
 
-  /** The route for a method and path; undefined answers 404 Not found. */
+  /** The route for a method and path: a known path with another method says which ones it takes. */
   const route = (method: string, path: string): { run: Route; param: string } | undefined => {
-    const routes = fixed.get(path);
-    if (routes) {
-      if (routes.post) {
-        if (method === 'POST') return { run: routes.post, param: '' };
-        // The same path with another method: say which one it takes.
-        return { run: () => envelope(405, 0, `${method} is not allowed on ${path}; use POST`, null, { Allow: 'POST' }), param: '' };
-      }
-      return routes.get && (method === 'GET' || method === 'HEAD') ? { run: routes.get, param: '' } : undefined;
-    }
-    if (method !== 'GET' && method !== 'HEAD') return undefined;
-    const id = idIn(path, '/api/v1/address/', '');
-    if (id !== undefined) return { run: addressRoute, param: id };
-    const orderId = idIn(path, '/api/v1/order/', '/status');
-    if (orderId !== undefined) return { run: statusRoute, param: orderId };
-    return payPageRoute(path);
+    const found = routesOf(path);
+    if (!found) return undefined;
+    const { routes, param } = found;
+    if (routes.post && method === 'POST') return { run: routes.post, param };
+    if (routes.get && (method === 'GET' || method === 'HEAD')) return { run: routes.get, param };
+    const allow = routes.post ? 'POST' : 'GET, HEAD';
+    const use = routes.post ? 'POST' : 'GET';
+    const shown = path.length > 100 ? `${path.slice(0, 100)}…` : path;
+    return { run: () => envelope(405, 0, `${method.slice(0, 32)} is not allowed on ${shown}; use ${use}`, null, { Allow: allow }), param };
   };
 
   /** Every request, either way it arrives: route, run, refusals as envelopes, one access-log line. */
@@ -231,11 +243,13 @@ export function createApp(deps: AppDeps) {
         method: incoming.method ?? 'GET',
         path: pathOf(q < 0 ? url : url.slice(0, q)),
         header: (name) => incoming.headers[name] as string | undefined,
-        body: (limit) => readIncoming(incoming, limit),
+        body: (limit) => readIncoming(incoming, res, limit),
       };
       handle(req).then(
         (a) => {
-          const headers: Record<string, string | number> = { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(a.body), ...a.headers };
+          // The socket layer (listen.ts) may have answered already: a malformed or too slow body.
+          if (res.headersSent || res.destroyed) return;
+          const headers: Record<string, string | number> = { ...BASE_HEADERS, 'Content-Length': Buffer.byteLength(a.body), ...a.headers };
           res.writeHead(a.status, headers).end(a.body);
         },
         // handle() answers every refusal itself; this is a failure of the log writer or the socket.
@@ -259,7 +273,20 @@ export function createApp(deps: AppDeps) {
         },
       };
       const a = await handle(req);
-      return new Response(request.method === 'HEAD' ? null : a.body, { status: a.status, headers: { 'Content-Type': 'application/json', ...a.headers } });
+      return new Response(request.method === 'HEAD' ? null : a.body, { status: a.status, headers: { ...BASE_HEADERS, ...a.headers } });
+    },
+
+    /**
+     * An error envelope made outside the routes, by the socket layer (a malformed request, a
+     * timeout, a connection over the cap), with every header an answer carries.
+     */
+    refusal(status: number, msg: string, headers: Record<string, string> = {}): Answer & { headers: Record<string, string> } {
+      return { status, body: envelope(status, 0, msg, null).body, headers: { ...BASE_HEADERS, ...headers } };
+    },
+
+    /** The access-log line of an answer the socket layer made (`-` where no request could be read). */
+    logRefusal(status: number, method = '-', path = '-'): void {
+      deps.accessLog?.(`${new Date(now()).toISOString()} ${method} ${path} ${status} 0.0ms -`);
     },
   };
 }
@@ -312,13 +339,18 @@ async function readJsonObject(req: Req): Promise<Record<string, unknown>> {
   return body as Record<string, unknown>;
 }
 
-/** Node's request body, or 'too_large' as soon as it passes `limit` (the rest is left unread). */
-function readIncoming(incoming: IncomingMessage, limit: number): Promise<Buffer | 'too_large'> {
+/**
+ * Node's request body, or 'too_large' as soon as it passes `limit` (the rest is left unread).
+ * Fails when the response closes first: the socket layer answered a body that was malformed or
+ * too slow, and the rest of it will never come.
+ */
+function readIncoming(incoming: IncomingMessage, res: ServerResponse, limit: number): Promise<Buffer | 'too_large'> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     const done = () => {
       incoming.off('data', onData).off('end', onEnd).off('error', onFail).off('close', onClose);
+      res.off('close', onClose);
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
@@ -342,6 +374,7 @@ function readIncoming(incoming: IncomingMessage, limit: number): Promise<Buffer 
       return;
     }
     incoming.on('data', onData).on('end', onEnd).on('error', onFail).on('close', onClose);
+    res.once('close', onClose);
   });
 }
 

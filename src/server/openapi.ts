@@ -19,34 +19,126 @@ const schema = (s: z.ZodType) => {
   return rest;
 };
 
-const envelope = (data: Record<string, unknown>) => ({
+type Json = Record<string, unknown>;
+
+/**
+ * What zod cannot say about a field, because the service checks it past the schema (decisions
+ * §1, §2, §6, §6a): the document states the exact rule so a client or a fuzzer is not told a
+ * value passes that the server refuses.
+ */
+const DIGITS = (field: string, description: string): Json => ({
+  description,
+  anyOf: [
+    { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
+    { type: 'string', pattern: '^\\d{1,16}$' },
+  ],
+  'x-field': field,
+});
+/** Positive, digits with an optional point, at most 6 decimals (USDT), at most 10^12. */
+export const AMOUNT_PATTERN = '^0*(?:[1-9]\\d{0,11}(?:\\.\\d{1,6})?|1000000000000(?:\\.0{1,6})?|0\\.(?=\\d*[1-9])\\d{1,6})$';
+export const EVM_ADDRESS_PATTERN = '^0x[0-9a-fA-F]{40}$';
+export const TRON_ADDRESS_PATTERN = '^T[1-9A-HJ-NP-Za-km-z]{33}$';
+export const TX_HASH_PATTERN = '^(?:0x)?[0-9a-fA-F]{64}$';
+export const NONCE_PATTERN = '^[A-Za-z0-9_.:-]{1,64}$';
+/** Ids and names: 1 to 64 characters, no control characters (decisions §1, §8). */
+const ID_PATTERN = '^[^\\u0000-\\u001F\\u007F]*$';
+const URL_FIELD: Json = { type: 'string', format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^/?#\\s]', minLength: 1, maxLength: 2048, description: 'an http or https URL' };
+const ADDRESS: Json = {
+  description: 'EVM: 0x and 40 hex digits (mixed case must pass EIP-55); TRON: base58check T… address',
+  anyOf: [{ type: 'string', pattern: EVM_ADDRESS_PATTERN }, { type: 'string', pattern: TRON_ADDRESS_PATTERN }],
+};
+const FIELDS: Record<string, Json> = {
+  amount: { type: 'string', pattern: AMOUNT_PATTERN, description: 'positive decimal string, at most 6 decimals, at most 1000000000000' },
+  chainId: {
+    description: 'a known chain, as a number or a string of digits',
+    anyOf: [
+      { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
+      { type: 'string', pattern: '^(?:[1-9][0-9]{0,14}|[1-8][0-9]{15})$' },
+    ],
+  },
+  to: ADDRESS,
+  token: { ...ADDRESS, description: 'a token contract the service knows on that chain' },
+  txHash: { type: 'string', pattern: TX_HASH_PATTERN, description: 'EVM: 0x and 64 hex digits; TRON: 64 hex digits, 0x accepted' },
+  nonce: { type: 'string', pattern: NONCE_PATTERN, description: 'unique per merchant; 1 to 64 of A-Z a-z 0-9 _ . : -' },
+  sign: { type: 'string', pattern: '^[0-9a-fA-F]{64}$', description: 'SHA-256 hex of the canonical string and the secret' },
+  timestamp: DIGITS('timestamp', 'milliseconds since the epoch, within 5 minutes of systemTime'),
+  expiredAt: DIGITS('expiredAt', 'milliseconds since the epoch, in the future, at most 7 days ahead'),
+  blockNumber: {
+    description: 'positive integer, as a number or a string of digits',
+    anyOf: [{ type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER }, { type: 'string', pattern: '^[1-9]\\d{0,15}$' }],
+  },
+  notifyUrl: URL_FIELD,
+  redirectUrl: URL_FIELD,
+  logo: URL_FIELD,
+};
+const ID_FIELDS = new Set(['mchId', 'oid', 'uid', 'id', 'logId']);
+
+/**
+ * The request body of a signed operation: zod's schema with the exact field rules on top. An
+ * optional field also takes "" and null, which the server reads as absent (decisions §1).
+ */
+function requestBody(body: z.ZodObject): Json {
+  const js = schema(body.extend(authFields)) as { properties: Record<string, Json>; required?: string[] };
+  const required = new Set(js.required ?? []);
+  const properties: Record<string, Json> = {};
+  for (const [k, v] of Object.entries(js.properties)) {
+    let p: Json = FIELDS[k] ? { ...FIELDS[k] } : ID_FIELDS.has(k) ? { ...v, pattern: ID_PATTERN } : v;
+    delete p['x-field'];
+    if (!required.has(k)) p = { anyOf: [p, { const: '' }, { type: 'null' }], description: `optional; "" and null mean absent. ${String(p.description ?? '')}`.trim() };
+    properties[k] = p;
+  }
+  return { ...js, properties };
+}
+
+const envelope = (data: Json) => ({
   type: 'object',
   required: ['code', 'msg', 'data', 'systemTime'],
+  additionalProperties: false,
   properties: {
-    code: { type: 'integer', enum: [0, 1], description: '1 success, 0 error' },
-    msg: { type: 'string' },
+    code: { const: 1, description: '1 success' },
+    msg: { const: 'success' },
     data,
     systemTime: { type: 'integer', description: 'server time, milliseconds' },
   },
 });
 
-const errorResponse = (description: string) => ({
+const errorResponse = (description: string, headers?: Json) => ({
   description,
+  ...(headers ? { headers } : {}),
   content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
 });
 
+/** Answers the HTTP layer may give on any operation, before or around the route. */
+const TRANSPORT = {
+  400: errorResponse('malformed HTTP (a bad chunk, a bad Content-Length, no Host in HTTP/1.1) or, on a signed operation, invalid input; msg says which'),
+  405: errorResponse('this path with another method; Allow names the methods it takes', { Allow: { required: true, schema: { type: 'string' } } }),
+  408: errorResponse('the headers took over 10 s or the whole request over 30 s; the connection is closed'),
+  417: errorResponse('an Expect other than 100-continue'),
+  431: errorResponse('the request line and headers are too large'),
+  500: errorResponse('an unexpected failure; the answer never carries details'),
+  503: errorResponse('too many open connections (Retry-After), or a chain the operation must consult cannot be reached; nothing changed', { 'Retry-After': { schema: { type: 'string' } } }),
+};
+
+const CANONICAL_AMOUNT = { type: 'string', pattern: '^(?:0|[1-9]\\d*)(?:\\.\\d*[1-9])?$', description: 'canonical decimal' };
+const ORDER_ID = { type: 'string', pattern: '^ord_[A-Za-z0-9_-]+$' };
 const ADDRESSES = {
   type: 'object',
-  properties: { EVM: { type: 'string', description: 'EIP-55 address' }, TRON: { type: 'string', description: 'base58check T… address' } },
+  additionalProperties: false,
+  properties: {
+    EVM: { type: 'string', pattern: EVM_ADDRESS_PATTERN, description: 'EIP-55 address' },
+    TRON: { type: 'string', pattern: TRON_ADDRESS_PATTERN, description: 'base58check T… address' },
+  },
 };
+// Response objects do not forbid further properties: fields may be added (decisions §11), and
+// clients ignore fields they do not know.
 const ORDER = {
   type: 'object',
   required: ['id', 'oid', 'uid', 'amount', 'status', 'expiredAt', 'addresses'],
   properties: {
-    id: { type: 'string' },
+    id: ORDER_ID,
     oid: { type: 'string' },
     uid: { type: 'string' },
-    amount: { type: 'string', description: 'canonical decimal' },
+    amount: CANONICAL_AMOUNT,
     status: { type: 'string', enum: ['PENDING_PAY', 'PAID', 'EXPIRED', 'REFUNDED'] },
     expiredAt: { type: 'integer' },
     addresses: ADDRESSES,
@@ -63,10 +155,10 @@ const PAY_STATE = {
   required: ['status', 'amount', 'paidAmount', 'dueAmount', 'asset', 'expiredAt'],
   properties: {
     status: { type: 'string', enum: ['PENDING_PAY', 'PAID', 'EXPIRED', 'REFUNDED'] },
-    amount: { type: 'string', description: 'canonical decimal' },
-    paidAmount: { type: 'string', description: 'what has arrived so far' },
-    dueAmount: { type: 'string', description: 'what is still due; "0" once paid' },
-    asset: { type: 'string' },
+    amount: CANONICAL_AMOUNT,
+    paidAmount: { ...CANONICAL_AMOUNT, description: 'what has arrived so far ("0" when nothing has)' },
+    dueAmount: { ...CANONICAL_AMOUNT, description: 'what is still due; "0" once paid' },
+    asset: { type: 'string', description: "the ledger asset the order is priced in, such as USDT" },
     expiredAt: { type: 'integer' },
   },
 };
@@ -74,11 +166,11 @@ const REFUND = {
   type: 'object',
   required: ['id', 'oid', 'amount', 'status', 'remark', 'refundTime'],
   properties: {
-    id: { type: 'string' },
+    id: ORDER_ID,
     oid: { type: 'string' },
-    amount: { type: 'string' },
-    status: { type: 'string', enum: ['REFUNDED'] },
-    remark: { type: 'string' },
+    amount: CANONICAL_AMOUNT,
+    status: { const: 'REFUNDED' },
+    remark: { type: 'string', description: '"" when none was given' },
     refundTime: { type: 'integer' },
   },
 };
@@ -86,34 +178,43 @@ const WITHDRAWAL = {
   type: 'object',
   required: ['id', 'uid', 'amount', 'to', 'chainId', 'chainType', 'token', 'status', 'txHash', 'blockNumber', 'remark', 'createdAt', 'updatedAt'],
   properties: {
-    id: { type: 'string' },
+    id: { type: 'string', pattern: '^wd_[A-Za-z0-9_-]+$' },
     uid: { type: 'string' },
-    amount: { type: 'string' },
-    to: { type: 'string' },
-    chainId: { type: 'string' },
+    amount: CANONICAL_AMOUNT,
+    to: ADDRESS,
+    chainId: { type: 'string', pattern: '^[1-9][0-9]*$', description: 'decimal, as a string' },
     chainType: { type: 'string', enum: ['EVM', 'TRON'] },
-    token: { type: 'string' },
+    token: ADDRESS,
     status: { type: 'string', enum: ['PENDING', 'CONFIRMED', 'REJECTED'] },
-    txHash: { type: ['string', 'null'] },
-    blockNumber: { type: ['integer', 'null'] },
+    txHash: { anyOf: [{ type: 'string', pattern: TX_HASH_PATTERN }, { type: 'null' }] },
+    blockNumber: { anyOf: [{ type: 'integer', minimum: 1 }, { type: 'null' }] },
     remark: { type: ['string', 'null'] },
     createdAt: { type: 'integer' },
     updatedAt: { type: 'integer' },
   },
 };
 
-function signedPost(summary: string, body: z.ZodObject, data: Record<string, unknown>, extra: Record<string, unknown> = {}) {
+const ok = (data: Json) => ({ description: 'success', content: { 'application/json': { schema: envelope(data) } } });
+
+function unsignedGet(summary: string, responses: Json, parameters: Json[] = []) {
+  return { get: { summary, security: [], parameters, responses: { ...TRANSPORT, ...responses } } };
+}
+
+const ID_PARAM = { name: 'id', in: 'path', required: true, schema: { type: 'string', minLength: 1 }, description: 'the order id' };
+
+function signedPost(summary: string, body: z.ZodObject, data: Json, extra: Json = {}, bodyRule: Json = {}) {
   return {
     post: {
       summary,
-      requestBody: { required: true, content: { 'application/json': { schema: schema(body.extend(authFields)) } } },
+      security: [{ merchantSignature: [] }],
+      requestBody: { required: true, content: { 'application/json': { schema: { ...requestBody(body), ...bodyRule } } } },
       responses: {
-        200: { description: 'success', content: { 'application/json': { schema: envelope(data) } } },
-        400: errorResponse('malformed or invalid input; msg says which field'),
-        401: errorResponse('signature, timestamp or nonce refused'),
+        ...TRANSPORT,
+        200: ok(data),
+        401: errorResponse('signature, timestamp or nonce refused; an unknown merchant answers exactly like a bad signature'),
         404: errorResponse('not found (also another merchant’s id)'),
         409: errorResponse('the current state forbids it (not Paid, not pending, duplicate)'),
-        413: errorResponse('body over 64 KiB'),
+        413: errorResponse('body over 64 KiB; the connection is closed'),
         ...extra,
       },
     },
@@ -132,54 +233,62 @@ export function openApiDocument(): Record<string, unknown> {
     servers: [{ url: '/' }],
     paths: {
       '/api/v1/order': signedPost('Create a payment order', createOrderSchema.extend({ mchId: z.string().min(1).max(64) }), CREATED_ORDER, {
-        429: errorResponse('rate limited; see Retry-After'),
+        429: errorResponse('rate limited', { 'Retry-After': { required: true, schema: { type: 'string', pattern: '^[1-9]\\d*$' }, description: 'seconds to wait' } }),
       }),
-      '/api/v1/address/{id}': {
-        get: {
-          summary: "An order's payment addresses",
-          parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
-          responses: { 200: { description: 'success', content: { 'application/json': { schema: envelope(ADDRESSES) } } }, 404: errorResponse('msg "Not found"') },
-        },
-      },
-      '/api/v1/order/{id}/status': {
-        get: {
-          summary: "An order's status",
-          parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
-          responses: {
-            200: { description: 'success', content: { 'application/json': { schema: envelope({ type: 'string', enum: ['PENDING_PAY', 'PAID', 'EXPIRED', 'REFUNDED'] }) } } },
-            404: errorResponse('msg "Order not found"'),
-          },
-        },
-      },
-      '/api/v1/refund': signedPost('Refund a paid order, in full or in part', refundSchema, REFUND),
+      '/api/v1/address/{id}': unsignedGet("An order's payment addresses", { 200: ok(ADDRESSES), 404: errorResponse('msg "Not found"') }, [ID_PARAM]),
+      '/api/v1/order/{id}/status': unsignedGet(
+        "An order's status",
+        { 200: ok({ type: 'string', enum: ['PENDING_PAY', 'PAID', 'EXPIRED', 'REFUNDED'] }), 404: errorResponse('msg "Order not found"') },
+        [ID_PARAM],
+      ),
+      '/api/v1/refund': signedPost('Refund a paid order, in full or in part', refundSchema, REFUND, {}, {
+        // id or oid names the order; "" and null are absent, so one of them must hold text.
+        anyOf: [
+          { required: ['id'], properties: { id: { type: 'string', minLength: 1 } } },
+          { required: ['oid'], properties: { oid: { type: 'string', minLength: 1 } } },
+        ],
+      }),
       '/api/v1/withdraw/apply': signedPost('Apply for a withdrawal (holds the amount)', withdrawApplySchema, WITHDRAWAL),
       '/api/v1/withdraw/confirm': signedPost('Confirm a pending withdrawal with its transaction', withdrawConfirmSchema, WITHDRAWAL),
       '/api/v1/withdraw/reject': signedPost('Reject a pending withdrawal (releases the hold)', withdrawRejectSchema, WITHDRAWAL),
-      '/pay/{id}': {
-        get: {
-          summary: 'The payment page of an order (HTML; no signature: the unguessable id is the capability)',
-          parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
-          responses: {
-            200: { description: 'the page, with a strict Content-Security-Policy', content: { 'text/html': { schema: { type: 'string' } } } },
-            404: { description: 'a plain HTML page: no such order', content: { 'text/html': { schema: { type: 'string' } } } },
-          },
+      '/pay/{id}': unsignedGet(
+        'The payment page of an order (HTML for people; no signature: the unguessable id is the capability)',
+        {
+          200: { description: 'the page, with a strict Content-Security-Policy', content: { 'text/html': { schema: { type: 'string' } } } },
+          404: { description: 'a plain HTML page: no such order', content: { 'text/html': { schema: { type: 'string' } } } },
         },
-      },
-      '/pay/{id}/state': {
-        get: {
-          summary: 'What the payment page polls: status, what arrived, what is still due',
-          parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
-          responses: { 200: { description: 'success', content: { 'application/json': { schema: envelope(PAY_STATE) } } }, 404: errorResponse('msg "Order not found"') },
-        },
-      },
-      '/healthz': { get: { summary: 'Liveness and ledger check', responses: { 200: { description: 'ok' } } } },
+        [ID_PARAM],
+      ),
+      '/pay/{id}/state': unsignedGet(
+        'What the payment page polls: status, what arrived, what is still due',
+        { 200: ok(PAY_STATE), 404: errorResponse('msg "Order not found"') },
+        [ID_PARAM],
+      ),
+      '/api/v1/openapi.json': unsignedGet('This document (plain JSON, not in the envelope)', {
+        200: { description: 'the OpenAPI document', content: { 'application/json': { schema: { type: 'object', required: ['openapi', 'info', 'paths'] } } } },
+      }),
+      '/healthz': unsignedGet('Liveness: the ledger answers a query', {
+        200: ok({ type: 'object', required: ['status'], additionalProperties: false, properties: { status: { const: 'ok' } } }),
+      }),
     },
     components: {
       schemas: {
         ErrorEnvelope: {
           type: 'object',
           required: ['code', 'msg', 'data', 'systemTime'],
-          properties: { code: { const: 0 }, msg: { type: 'string' }, data: { type: 'null' }, systemTime: { type: 'integer' } },
+          additionalProperties: false,
+          properties: { code: { const: 0 }, msg: { type: 'string', minLength: 1 }, data: { type: 'null' }, systemTime: { type: 'integer' } },
+        },
+      },
+      securitySchemes: {
+        // OpenAPI has no scheme for a signature inside the JSON body; this one marks the signed
+        // operations, and its description says how they are signed. No header is read.
+        merchantSignature: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-Cryptopay-Body-Signature',
+          description:
+            'Not a header: every signed request carries mchId, timestamp, nonce and sign in its JSON body. sign is the lowercase hex SHA-256 of every top-level field but sign (null and "" left out) sorted by key, joined as k=v with &, followed by the merchant secret. The server reads no header for it.',
         },
       },
     },

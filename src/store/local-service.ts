@@ -42,6 +42,9 @@ export interface LocalDeps {
 
 const heavy = () => import('./heavy.js');
 
+/** The refusal of a replayed request; a nonce spent by a refusal must not be spent twice. */
+export const NONCE_USED = 'nonce has already been used';
+
 /**
  * The ledger behind the PaymentService seam, plus the administration only a local ledger offers.
  * A thin facade: each behaviour lives in the module of its aggregate (merchants.ts, orders.ts,
@@ -86,7 +89,7 @@ export class LocalPaymentService implements PaymentService {
    * Every change runs in a BEGIN IMMEDIATE transaction (writers queue on the file lock instead of
    * failing), shared through group commit with the other changes of this event-loop turn, each
    * in its own savepoint (src/store/group-commit.ts). The nonce of a signed request is used up
-   * only if the change lands. Settles once the change is durable.
+   * with the change (and by signedOp when the change is refused). Settles once it is durable.
    */
   private async write<T>(fn: (tx: Q) => T): Promise<T> {
     try {
@@ -107,9 +110,32 @@ export class LocalPaymentService implements PaymentService {
     if (!n) return;
     const now = this.deps.now();
     const inserted = statementsOf(this.ledger).insertNonce.run({ merchantId: n.merchantId, nonce: n.value, expiresAt: n.expiresAt });
-    if (inserted.changes === 0) throw new AppError('unauthorized', 'nonce has already been used');
+    if (inserted.changes === 0) throw new AppError('unauthorized', NONCE_USED);
     // Forget nonces whose timestamps can no longer pass the freshness window; a little at a time.
     if (Math.random() < 0.01) tx.delete(nonces).where(lte(nonces.expiresAt, now)).run();
+  }
+
+  /**
+   * A signed operation (decisions §1): its nonce is used up as soon as the signature verified,
+   * whatever the operation answers. On success the nonce went in with the change; on a refusal
+   * (validation, not found, conflict) it is written on its own before the refusal is answered,
+   * so the same body cannot be replayed later when the state has changed (a balance topped up).
+   */
+  private async signedOp<T>(op: () => Promise<T>): Promise<T> {
+    const n = this.deps.caller.nonce;
+    // A replay is answered as one before anything else is checked (the write checks it again).
+    if (n && statementsOf(this.ledger).nonceSeen.get({ merchantId: n.merchantId, nonce: n.value })) throw new AppError('unauthorized', NONCE_USED);
+    try {
+      return await op();
+    } catch (e) {
+      if (this.deps.caller.nonce && e instanceof AppError && e.message !== NONCE_USED && e.kind !== 'unavailable') {
+        await this.write(() => undefined).catch((spent: unknown) => {
+          // Used meanwhile by a concurrent copy of the request: spent all the same.
+          if (!(spent instanceof AppError && spent.message === NONCE_USED)) throw spent;
+        });
+      }
+      throw e;
+    }
   }
 
   // ---------------------------------------------------------------- merchants
@@ -160,7 +186,7 @@ export class LocalPaymentService implements PaymentService {
   // ---------------------------------------------------------------- orders and payments
 
   createOrder(input: CreateOrderRequest): Promise<Order> {
-    return orders.createOrder(this.s, input);
+    return this.signedOp(() => orders.createOrder(this.s, input));
   }
 
   async getAddresses(id: string): Promise<Addresses> {
@@ -191,12 +217,12 @@ export class LocalPaymentService implements PaymentService {
   // ---------------------------------------------------------------- refunds
 
   async refund(input: RefundRequest): Promise<RefundResult> {
-    const r = await refund(this.s, input);
+    const r = await this.refundWithId(input);
     return { id: r.id, oid: r.oid, amount: r.amount, status: r.status, remark: r.remark, refundTime: r.refundTime };
   }
 
   refundWithId(input: RefundRequest): Promise<RefundView> {
-    return refund(this.s, input);
+    return this.signedOp(() => refund(this.s, input));
   }
 
   async listRefunds(filter: { orderId?: string; mchId?: string; limit?: number }): Promise<RefundView[]> {
@@ -206,15 +232,15 @@ export class LocalPaymentService implements PaymentService {
   // ---------------------------------------------------------------- withdrawals
 
   applyWithdrawal(input: WithdrawApplyRequest): Promise<Withdrawal> {
-    return withdrawals.applyWithdrawal(this.s, input);
+    return this.signedOp(() => withdrawals.applyWithdrawal(this.s, input));
   }
 
   confirmWithdrawal(input: WithdrawConfirmRequest): Promise<Withdrawal> {
-    return withdrawals.confirmWithdrawal(this.s, input);
+    return this.signedOp(() => withdrawals.confirmWithdrawal(this.s, input));
   }
 
   rejectWithdrawal(input: WithdrawRejectRequest): Promise<Withdrawal> {
-    return withdrawals.rejectWithdrawal(this.s, input);
+    return this.signedOp(() => withdrawals.rejectWithdrawal(this.s, input));
   }
 
   async getWithdrawal(id: string, mchId?: string): Promise<Withdrawal & { mchId: string }> {

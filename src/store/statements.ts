@@ -13,6 +13,7 @@ function prepareStatements(db: Ledger['db']) {
     status: db.select({ status: orders.status, expiredAt: orders.expiredAt }).from(orders).where(eq(orders.id, p('id'))).prepare(),
     addresses: db.select({ chainType: orderAddresses.chainType, address: orderAddresses.address }).from(orderAddresses).where(eq(orderAddresses.orderId, p('id'))).prepare(),
     insertNonce: db.insert(nonces).values({ merchantId: p('merchantId'), nonce: p('nonce'), expiresAt: p('expiresAt') }).onConflictDoNothing().prepare(),
+    nonceSeen: db.select({ n: nonces.nonce }).from(nonces).where(and(eq(nonces.merchantId, p('merchantId')), eq(nonces.nonce, p('nonce')))).prepare(),
     merchantById: db.select().from(merchants).where(eq(merchants.id, p('id'))).prepare(),
     merchantAuth: db.select({ secret: merchants.secret, rateLimit: merchants.rateLimit }).from(merchants).where(eq(merchants.id, p('id'))).prepare(),
     orderByOid: db.select().from(orders).where(and(eq(orders.merchantId, p('merchantId')), eq(orders.oid, p('oid')))).prepare(),

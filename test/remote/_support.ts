@@ -11,6 +11,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import { BIN, cliEnv, runCli, spawnCli, type CliResult, type Env } from '../helpers/cli.js';
 
@@ -24,8 +25,18 @@ export const CLEAN_ENV: Env = {
   CRYPTOPAY_REMOTE: undefined,
   CRYPTOPAY_TIMEOUT: undefined,
   CRYPTOPAY_DEBUG: undefined,
+  CRYPTOPAY_INSECURE_HTTP: undefined,
   FORCE_COLOR: undefined,
 };
+
+/**
+ * The environment that gives a spawned CLI the test resolver (test/helpers/fake-resolver.mjs):
+ * these names resolve to 127.0.0.1, any other name fails, so no traffic leaves the machine.
+ */
+export function resolving(...hosts: string[]): Env {
+  const resolver = fileURLToPath(new URL('../helpers/fake-resolver.mjs', import.meta.url));
+  return { NODE_OPTIONS: `--import=${resolver}`, CRYPTOPAY_TEST_HOSTS: hosts.join(',') };
+}
 
 export const USDT_ETH = '0xdAC17F958D2ee523a2206206994597C13D831ec7';
 export const USDT_TRON = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';

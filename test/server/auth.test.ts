@@ -56,9 +56,9 @@ describe('signed requests (decisions §1)', () => {
     ['a fractional timestamp', () => s.signed(m, { ...orderFields(), timestamp: T0 + 0.5 }), 400, 'timestamp must be a milliseconds timestamp (digits)'],
     ['no nonce', () => { const b = s.signed(m, orderFields()); delete b.nonce; return signWith(b, m.secret); }, 400, 'nonce is required'],
     ['an empty nonce', () => s.signed(m, { ...orderFields(), nonce: '' }), 400, 'nonce is required'],
-    ['a nonce of 65 characters', () => s.signed(m, { ...orderFields(), nonce: 'n'.repeat(65) }), 400, 'nonce must be at most 64 characters'],
+    ['a nonce of 65 characters', () => s.signed(m, { ...orderFields(), nonce: 'n'.repeat(65) }), 400, 'nonce must be 1 to 64 characters of A-Z a-z 0-9 _ . : - (no & or =: they would let a signed body be re-split)'],
     ['a numeric nonce', () => s.signed(m, { ...orderFields(), nonce: 12345 }), 400, 'nonce must be a string'],
-    ['an unknown mchId', () => s.signed({ mchId: 'M999999', secret: m.secret }, orderFields()), 401, 'unknown merchant M999999'],
+    ['an unknown mchId', () => s.signed({ mchId: 'M999999', secret: m.secret }, orderFields()), 401, 'signature does not match'],
     ['no mchId on create order', () => s.signed(m, orderFields(), { noMchId: true }), 400, 'mchId is required'],
     ['a nested object', () => ({ ...good(), memo: { a: 1 } }), 400, 'field memo must be a string, number or boolean; nested values are not accepted in a signed request'],
     ['an array', () => ({ ...good(), uid: ['u1'] }), 400, 'field uid must be a string, number or boolean; nested values are not accepted in a signed request'],
@@ -186,9 +186,26 @@ describe('signed requests (decisions §1)', () => {
       await refusedAndHarmless({ ...s.signed(m, fields), sign: 'f'.repeat(64) }, 401, 'signature does not match', path);
       await refusedAndHarmless(s.signed(m, fields, { secret: other.secret }), 401, 'signature does not match', path);
       await refusedAndHarmless({ ...s.signed(m, fields), remark: ['x'] }, 400, /nested values are not accepted/, path);
-      await refusedAndHarmless(s.signed({ mchId: 'M1', secret: 'x' }, fields), 401, 'unknown merchant M1', path);
+      await refusedAndHarmless(s.signed({ mchId: 'M1', secret: 'x' }, fields), 401, 'signature does not match', path);
     }
     expect(expectOk(await s.get(`/api/v1/order/${o.id}/status`))).toBe('PAID');
+  });
+
+  it('answers an unknown merchant exactly like a bad signature, so merchant ids cannot be probed (issue #10 item 8)', async () => {
+    const seen = (r: Awaited<ReturnType<typeof s.post>>) => ({
+      status: r.status,
+      headers: [...r.headers].filter(([k]) => k !== 'date' && k !== 'content-length'),
+      body: { ...r.json, systemTime: 0 },
+    });
+    for (const path of ['/api/v1/order', '/api/v1/refund', '/api/v1/withdraw/reject']) {
+      const fields = path === '/api/v1/order' ? orderFields() : path === '/api/v1/refund' ? { id: 'ord_x', amount: '1' } : { id: 'wd_x' };
+      const unknown = seen(await s.post(path, s.signed({ mchId: 'M999999', secret: m.secret }, fields)));
+      const badSign = seen(await s.post(path, { ...s.signed(m, fields), sign: 'f'.repeat(64) }));
+      const wrongSecret = seen(await s.post(path, s.signed(m, fields, { secret: other.secret })));
+      expect(unknown, path).toEqual(badSign);
+      expect(wrongSecret, path).toEqual(badSign);
+      expect(JSON.stringify(unknown)).not.toContain('M999999');
+    }
   });
 
   it('answers another merchant’s order exactly like an order that does not exist', async () => {

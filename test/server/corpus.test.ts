@@ -245,11 +245,12 @@ describe('wrong methods and unknown paths', () => {
     }
   });
 
-  it.each(['POST', 'PUT', 'DELETE', 'PATCH'])('%s on the GET endpoints answers 404', async (method) => {
+  it.each(['POST', 'PUT', 'DELETE', 'PATCH'])('%s on the GET endpoints answers 405 with Allow: GET, HEAD', async (method) => {
     for (const path of [`/api/v1/address/${paidOrderId}`, `/api/v1/order/${paidOrderId}/status`, '/api/v1/openapi.json', '/healthz']) {
       const r = await s.fetch(path, { method, body: '{}', headers: { 'Content-Type': 'application/json' } });
       expectCleanRefusal(r, `${method} ${path}`);
-      expect(r.status).toBe(404);
+      expect(r.status).toBe(405);
+      expect(r.headers.get('allow')).toBe('GET, HEAD');
     }
   });
 

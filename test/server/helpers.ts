@@ -7,11 +7,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
 import { deriveAddress, walletFromMnemonic } from '../../src/chains/derive.js';
 import { createApp } from '../../src/server/app.js';
-import { listen } from '../../src/server/listen.js';
+import { listen, type HttpLimits } from '../../src/server/listen.js';
 import { sign } from '../../src/signing/index.js';
 import { openLedger, type Ledger } from '../../src/store/db.js';
 import { LocalPaymentService } from '../../src/store/local-service.js';
 import { BIN, cliEnv, spawnCli, type CliResult } from '../helpers/cli.js';
+import { checkReply } from './openapi-check.js';
 
 /**
  * Helpers of the HTTP tests: a real ledger file, the real app on a real socket (127.0.0.1, a free
@@ -74,7 +75,7 @@ export const nextOid = () => `oid-${++seq}`;
 let txSeq = 0x5000;
 export const nextTx = () => evmTx(++txSeq);
 
-export async function startServer(): Promise<TestServer> {
+export async function startServer(opts: { limits?: Partial<HttpLimits> } = {}): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'cryptopay-http-'));
   const file = join(dir, 'ledger.db');
   const ledger = openLedger(file);
@@ -84,7 +85,7 @@ export async function startServer(): Promise<TestServer> {
   const accessLog: string[] = [];
   const errorLog: string[] = [];
   const app = createApp({ backend: service, now, accessLog: (l) => accessLog.push(l), errorLog: (l) => errorLog.push(l) });
-  const server = await listen(app, '127.0.0.1', 0);
+  const server = await listen(app, '127.0.0.1', 0, opts.limits);
   expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
 
   const doFetch = (path: string, init?: RequestInit): Promise<Reply> => httpJson(server.url, path, init);
@@ -197,7 +198,9 @@ export function expectOk(r: Reply, systemTime?: number): any {
 /** Everything a refusal must leave alone: rows of every table that a request can touch. */
 export function snapshot(ledger: Ledger): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const t of ['orders', 'order_addresses', 'payments', 'refunds', 'withdrawals', 'transfers', 'accounts', 'audit_log', 'nonces', 'merchants']) {
+  // Not the nonces: a request whose signature verified uses its nonce up whatever the answer
+  // (decisions §1); test/server/spent-nonce.test.ts pins that.
+  for (const t of ['orders', 'order_addresses', 'payments', 'refunds', 'withdrawals', 'transfers', 'accounts', 'audit_log', 'merchants']) {
     out[t] = ledger.sqlite.prepare(`select * from ${t} order by rowid`).all();
   }
   return out;
@@ -217,6 +220,12 @@ export function rawRequest(
       res.on('end', () => {
         const headers = new Headers();
         for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') headers.set(k, v);
+        try {
+          checkReply(opts.method, opts.path, { status: res.statusCode ?? 0, text, headers: headers });
+        } catch (e) {
+          reject(e);
+          return;
+        }
         resolve({ status: res.statusCode ?? 0, headers, text, json: parseJson(text) });
       });
     });
@@ -249,10 +258,10 @@ export function killAll(): void {
   running.clear();
 }
 
-export async function spawnServe(db: string, extraEnv: Record<string, string> = {}, extraArgs: string[] = []): Promise<Spawned> {
+export async function spawnServe(db: string, extraEnv: Record<string, string> = {}, args: string[] = []): Promise<Spawned> {
   const env = cliEnv(extraEnv);
   delete env.CRYPTOPAY_REMOTE;
-  const child = spawn(process.execPath, [BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', db, ...extraArgs], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', db, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
   running.add(child);
   let out = '';
   let err = '';
@@ -324,9 +333,11 @@ function parseJson(text: string): unknown {
   }
 }
 
+/** One request with fetch; the reply is checked against the OpenAPI document before the test sees it. */
 export async function httpJson(url: string, path: string, init?: RequestInit): Promise<Reply> {
   const res = await fetch(url + path, init);
   const text = await res.text();
+  checkReply(init?.method ?? 'GET', path, { status: res.status, text, headers: res.headers });
   return { status: res.status, headers: res.headers, text, json: parseJson(text) };
 }
 
@@ -354,8 +365,14 @@ export async function refusedAndHarmless(
   expect(snapshot(s.ledger)).toEqual(before);
   const nonce = typeof body === 'object' ? body.nonce : undefined;
   if (typeof nonce === 'string' && nonce.length >= 1 && nonce.length <= 64) {
+    // A request whose signature verified has used its nonce up (decisions §1); one refused
+    // before that (malformed, bad signature, stale timestamp) has not. Either way the server
+    // must then answer a new request with that nonce accordingly.
+    const spent = s.ledger.sqlite.prepare('select 1 from nonces where merchant_id = ? and nonce = ?').get(m.mchId, nonce) !== undefined;
     const again: Record<string, unknown> = { mchId: m.mchId, oid: nextOid(), uid: 'nonce-check', amount: '1', timestamp: s.clock.now, nonce };
-    expectOk(await s.post('/api/v1/order', { ...again, sign: sign(again, m.secret) }));
+    const r2 = await s.post('/api/v1/order', { ...again, sign: sign(again, m.secret) });
+    if (spent) expectRefused(r2, 401, 'nonce has already been used');
+    else expectOk(r2);
   }
   return r;
 }

@@ -1,6 +1,7 @@
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sign } from '../../src/signing/index.js';
+import { checkRawRefusal, checkReply } from './openapi-check.js';
 import {
   EVM_TO, SECOND, T0, USDT_ETH, expectOk, expectRefused, nextOid, rawRequest, snapshot, startServer,
   type Merchant, type TestServer,
@@ -223,6 +224,10 @@ describe('HTTP that Node refuses before the app sees it', () => {
 
   const envelopeOf = (raw: string) => {
     const [head, body] = raw.split('\r\n\r\n');
+    const status = Number(head!.split(' ')[1]);
+    // The one success sent raw here is GET /healthz.
+    if (status >= 400) checkRawRefusal({ status, text: body! });
+    else checkReply('GET', '/healthz', { status, text: body! });
     return { statusLine: head!.split('\r\n')[0], contentType: /content-type: ([^\r]+)/i.exec(head!)?.[1], body: JSON.parse(body!) };
   };
 

@@ -2,8 +2,10 @@ import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { sign } from '../../src/signing/index.js';
+import { mnemonicIn } from './first-run.js';
 import { openLedger } from '../../src/store/db.js';
 import { LocalPaymentService } from '../../src/store/local-service.js';
+import { checkReply } from './openapi-check.js';
 import { httpJson, killAll, nextNonce, nextOid, runCli, spawnServe, tempDir, type Merchant, type Spawned } from './helpers.js';
 
 /**
@@ -38,12 +40,14 @@ async function ledgerWithMerchant(db: string): Promise<Merchant> {
   }
 }
 
-describe('first run on an empty ledger', () => {
-  it('prints mchId, secret and a curl line whose body creates an order', async () => {
+describe('serve --dev on an empty ledger', () => {
+  it('prints mchId, secret and a curl line whose body creates an order, and never the wallet words', async () => {
     const db = newDb();
-    const srv = await spawnServe(db);
+    const srv = await spawnServe(db, {}, ['--dev']);
     await srv.waitFor(/Sign your own bodies:\n.*--json\n/);
     const err = srv.stderr();
+    expect(err).toContain('  wallet  a development wallet generated for this ledger; its words are not shown and not kept');
+    expect(mnemonicIn(err + srv.stdout())).toBeUndefined();
     const mchId = /^ {2}mchId {3}(M\d+)$/m.exec(err)?.[1];
     const secret = /^ {2}secret {2}(sk_\S+)$/m.exec(err)?.[1];
     expect(mchId, err).toBeDefined();
@@ -141,6 +145,7 @@ describe('stopping', () => {
     req.end(text.slice(half));
     const r = await reply;
     expect(r.status, r.body).toBe(200);
+    checkReply('POST', '/api/v1/order', { status: r.status, text: r.body });
     expect(JSON.parse(r.body)).toMatchObject({ code: 1, data: { uid: 'slow', amount: '7', status: 'PENDING_PAY' } });
 
     const exit = await srv.exited;

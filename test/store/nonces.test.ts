@@ -35,20 +35,28 @@ describe('nonces of signed requests', () => {
     expect((await service.getOrder(o.id)).refundedAmount).toBe('1');
   });
 
+  // decisions §1: the nonce is used up once the signature verifies, whatever the operation answers;
+  // a client retries a refused request by signing it again with a new nonce.
   it.each([
     ['a bad amount', (s: LocalPaymentService, mchId: string) => s.createOrder({ mchId, oid: 'x', uid: 'u', amount: '1e3' }), 'invalid', 'amount must be a plain decimal'],
     ['an unknown field', (s: LocalPaymentService, mchId: string) => s.createOrder({ mchId, oid: 'x', uid: 'u', amount: '1', notifyURL: 'https://a.example' } as never), 'invalid', 'unknown field: notifyURL'],
     ['a state conflict', (s: LocalPaymentService, mchId: string) => s.refund({ mchId, oid: 'unpaid', amount: '1' }), 'conflict', 'order status is not Paid'],
-    ['insufficient balance', (s: LocalPaymentService, mchId: string) => s.adjustBalance({ mchId, uid: 'u', amount: '-1', reason: 'r' }), 'conflict', 'insufficient balance'],
-  ] as const)('is not used up by an operation refused for %s', async (_, op, kind, msg) => {
+  ] as const)('is used up by a signed operation refused for %s', async (_, op, kind, msg) => {
     const { service, ledger } = h();
     const { mchId } = await addTestMerchant(service);
     await service.createOrder({ mchId, oid: 'unpaid', uid: 'u', amount: '1' });
     const signed = service.as({ actor: `api:${mchId}`, nonce: { merchantId: mchId, value: 'n1', expiresAt } });
     await refused(op(signed, mchId), kind, msg);
+    expect(counts(ledger).nonces).toBe(1);
+    await refused(signed.createOrder({ mchId, oid: 'ok', uid: 'u', amount: '1' }), 'unauthorized', 'nonce has already been used');
+    expect((await service.listOrders({ mchId })).map((o) => o.oid)).toEqual(['unpaid']);
+  });
+
+  it('is not touched by an operator operation (no signature, no nonce)', async () => {
+    const { service, ledger } = h();
+    const { mchId } = await addTestMerchant(service);
+    await refused(service.adjustBalance({ mchId, uid: 'u', amount: '-1', reason: 'r' }), 'conflict', 'insufficient balance');
     expect(counts(ledger).nonces).toBe(0);
-    await signed.createOrder({ mchId, oid: 'ok', uid: 'u', amount: '1' });
-    await refused(signed.createOrder({ mchId, oid: 'ok2', uid: 'u', amount: '1' }), 'unauthorized', 'nonce has already been used');
   });
 
   it('is remembered per merchant', async () => {

@@ -1,6 +1,7 @@
 import type { Context } from '../../context.js';
 import { usage } from '../../core/errors.js';
 import { parseProfile, parseTimeout, readConfig, writeConfig } from '../../remote/profiles.js';
+import { checkRemoteUrl } from '../../remote/remote-url.js';
 import { readSecretFile } from '../../remote/secret-file.js';
 import { need } from '../common.js';
 import { success } from '../output.js';
@@ -13,6 +14,9 @@ import { success } from '../output.js';
 export async function run(ctx: Context, opts: { url?: string; use?: boolean }, name: string): Promise<void> {
   if (!/^[A-Za-z0-9._-]{1,40}$/.test(name)) throw usage('a profile name is 1 to 40 letters, digits, dots, dashes or underscores');
   const remote = await need(ctx, opts.url ?? ctx.globals.remote, 'remote', 'Remote base URL (e.g. https://pay.example.com)');
+  // Only the flag is stored: a CRYPTOPAY_INSECURE_HTTP of this shell must not stick to the profile.
+  const insecureHttp = !!ctx.globals.insecureHttp;
+  checkRemoteUrl(remote, { insecureHttp });
   const mchId = ctx.globals.mchId ?? (await need(ctx, undefined, 'mch-id', 'Merchant id (mchId)'));
   if (ctx.globals.timeout) parseTimeout(ctx.globals.timeout);
   let secret: string | undefined;
@@ -25,7 +29,7 @@ export async function run(ctx: Context, opts: { url?: string; use?: boolean }, n
   } else if (ctx.io.interactive) {
     secret = (await ctx.prompter.secret('Merchant secret (hidden)')) || undefined;
   }
-  const profile = parseProfile({ remote, mchId, secret, secretFile, timeout: ctx.globals.timeout });
+  const profile = parseProfile({ remote, mchId, secret, secretFile, timeout: ctx.globals.timeout, ...(insecureHttp ? { insecureHttp } : {}) });
   const config = readConfig(ctx.env);
   config.profiles[name] = profile;
   if (opts.use) config.active = name;

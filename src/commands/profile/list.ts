@@ -11,7 +11,8 @@ export async function run(ctx: Context): Promise<void> {
     mchId: p.mchId ?? null,
     secret: p.secret ? 'stored' : p.secretFile ? `file ${p.secretFile}` : 'none',
     timeout: p.timeout ?? null,
+    ...(p.insecureHttp ? { insecureHttp: true } : {}),
   }));
   if (ctx.globals.json) return printJson(ctx, rows);
-  await printTable(ctx, ['', 'name', 'remote', 'mchId', 'secret', 'timeout'], rows.map((r) => [r.active ? '*' : '', r.name, r.remote, r.mchId, r.secret, r.timeout]));
+  await printTable(ctx, ['', 'name', 'remote', 'mchId', 'secret', 'timeout'], rows.map((r) => [r.active ? '*' : '', r.name, r.insecureHttp ? `${r.remote} (insecure http allowed)` : r.remote, r.mchId, r.secret, r.timeout]));
 }
