@@ -99,12 +99,18 @@ export const PAGE_SCRIPT = `
     for (var i = 0; i < blocks.length; i++) {
       blocks[i].hidden = blocks[i].getAttribute('data-when').split(' ').indexOf(status) < 0;
     }
-    var partial = !settled() && d.paidAmount !== '0';
+    // The rest is asked for only while the order can be paid; once expired, only what arrived is said.
+    var arrived = d.paidAmount !== '0';
     var p = $('partial');
     if (p) {
-      p.hidden = !partial;
+      p.hidden = !(arrived && status === 'PENDING_PAY');
       $('paid-amount').textContent = d.paidAmount;
       $('due-amount').textContent = d.dueAmount;
+    }
+    var e = $('expired-partial');
+    if (e) {
+      e.hidden = !arrived;
+      $('expired-paid').textContent = d.paidAmount;
     }
     var send = $('send-amount');
     if (send) send.textContent = d.dueAmount;

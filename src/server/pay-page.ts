@@ -89,7 +89,8 @@ export function renderPayPage(p: PayPageModel, now: number): Page {
   const logo = httpUrl(p.logo);
   const back = httpUrl(p.redirectUrl);
   const pending = s.status === 'PENDING_PAY';
-  const partial = s.status !== 'PAID' && s.status !== 'REFUNDED' && s.paidAmount !== '0';
+  // Asking for the rest only while the order can still be paid; once expired the banner there says what arrived.
+  const partial = pending && s.paidAmount !== '0';
   const body = html`<!doctype html>
 <html lang="en">
 <head>
@@ -120,7 +121,7 @@ ${p.memo && html`<dt>Note</dt><dd>${p.memo}</dd>`}
 <div class="banner wait" ${when('PENDING_PAY', s.status)}><p class="title">Waiting for your payment</p><p>This page updates by itself once the payment is confirmed on the network.</p></div>
 <div class="banner warn" id="partial"${partial ? '' : trusted(' hidden')}><p class="title">Partly paid</p><p><span id="paid-amount">${s.paidAmount}</span> ${s.asset} arrived; <strong><span id="due-amount">${s.dueAmount}</span> ${s.asset}</strong> is still due. Send the rest to the same address.</p></div>
 <div class="banner ok" ${when('PAID', s.status)}><p class="title">Payment received</p><p>Thank you. Order ${p.oid} is paid.</p></div>
-<div class="banner bad" ${when('EXPIRED', s.status)}><p class="title">This payment request has expired</p><p>Do not send anything to its addresses any more. If you already paid, your payment is not lost: contact ${p.merchantName} with order number ${p.oid} and the transaction hash of your payment.</p></div>
+<div class="banner bad" ${when('EXPIRED', s.status)}><p class="title">This payment request has expired</p><p id="expired-partial"${s.paidAmount !== '0' ? '' : trusted(' hidden')}><span id="expired-paid">${s.paidAmount}</span> ${s.asset} of the ${s.amount} ${s.asset} arrived before it expired.</p><p>Do not send anything to its addresses any more. If you already paid, your payment is not lost: contact ${p.merchantName} with order number ${p.oid} and the transaction hash of your payment.</p></div>
 <div class="banner ok" ${when('REFUNDED', s.status)}><p class="title">This order was refunded</p><p>Contact ${p.merchantName} about order ${p.oid} if you have questions.</p></div>
 <p class="sr-only" id="said"></p>
 </div>

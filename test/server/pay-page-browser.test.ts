@@ -240,6 +240,28 @@ describe('the payment page in a real browser', () => {
     await w.context.close();
   });
 
+  it('once a partly paid order expires, stops asking for the rest and says what arrived', async () => {
+    const o = await createOrder({ amount: '12.5', expiredAt: Date.now() + 8000 });
+    const w = await watchedContext(browser, { viewport: { width: 360, height: 800 } });
+    const page = await w.page();
+    await page.goto(o.payUrl);
+    await markPaid(o.id, '5');
+    await page.locator('#partial').waitFor({ state: 'visible', timeout: 15_000 });
+
+    await page.getByText('This payment request has expired').waitFor({ timeout: 20_000 });
+    // "Send the rest to the same address" would contradict "do not send anything any more".
+    expect(await shown(page, '#partial')).toBe(false);
+    expect(await shown(page, '#pay')).toBe(false);
+    expect(await page.locator('.status').innerText()).toContain('5 USDT of the 12.5 USDT arrived before it expired');
+    await page.screenshot({ path: join(SHOTS, 'expired-partly-paid-360.png'), fullPage: true });
+
+    // Loaded afresh it says the same.
+    const html = await (await fetch(o.payUrl)).text();
+    expect(html).toMatch(/<div class="banner warn" id="partial" hidden>/);
+    expect(troubles(w)).toEqual([]);
+    await w.context.close();
+  });
+
   it('keeps markup and script injected through the memo, oid, logo and redirect URL inert', async () => {
     const attack = `document.title='pwned'`;
     const memo = `<script>${attack}</script><img src=x onerror="${attack}">`;
