@@ -25,7 +25,7 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   const port = Number(opts.port ?? '8080');
   if (!/^\d{1,5}$/.test(opts.port ?? '8080') || port > 65535) throw usage('--port must be a number from 0 to 65535');
   const limits = serveLimits(opts);
-  const { parsePublicUrl } = await import('../server/pay-url.js');
+  const { defaultPublicUrl, parsePublicUrl } = await import('../server/pay-url.js');
   const givenPublicUrl = opts.publicUrl === undefined ? undefined : parsePublicUrl(opts.publicUrl);
   const service = await ctx.local('serve');
   const err = (s: string) => ctx.io.stderr.write(`${s}\n`);
@@ -60,7 +60,8 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   }
   // Known only now when --port 0 picked a free port; kept in the ledger so a local
   // `order create` prints the same payUrl as this server answers.
-  const publicUrl = givenPublicUrl ?? server.url;
+  const fallback = defaultPublicUrl(server.url);
+  const publicUrl = givenPublicUrl ?? fallback.url;
   app.setPublicUrl(publicUrl);
   const { writeSetting } = await import('../store/settings.js');
   writeSetting(service.ledger, 'public_url', publicUrl, ctx.now());
@@ -71,6 +72,7 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   const empty = !dev && service.countMerchants() === 0;
   err(`cryptopay serving ${server.url}/api/v1 on the ledger ${service.ledger.path}`);
   err(`payment pages at ${publicUrl}/pay/{order id}`);
+  if (!givenPublicUrl && fallback.wildcard) err(`  that is this machine only: give --public-url with the address payers reach this server at`);
   if (dev) dev.announce(server.url);
   else if (empty) noMerchantHint(err, service.ledger.path);
   else err(`sign requests with a merchant's secret: cryptopay sign --fill --mch-id M... key=value ...`);

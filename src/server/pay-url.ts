@@ -24,3 +24,16 @@ export function parsePublicUrl(value: string): string {
 export function payUrlOf(base: string, id: string): string {
   return `${base}/pay/${encodeURIComponent(id)}`;
 }
+
+/**
+ * payUrl's base when `--public-url` is not given: where serve listens. An address that means
+ * "every interface" (0.0.0.0, ::) is no address a browser can open, so it becomes this machine;
+ * `wildcard` says so, for serve to tell the operator that payers elsewhere need `--public-url`.
+ */
+export function defaultPublicUrl(listening: string): { url: string; wildcard: boolean } {
+  const u = new URL(listening);
+  const local = u.hostname === '0.0.0.0' ? '127.0.0.1' : u.hostname === '[::]' ? '[::1]' : undefined;
+  if (!local) return { url: listening, wildcard: false };
+  u.hostname = local;
+  return { url: `${u.origin}${u.pathname}`.replace(/\/+$/, ''), wildcard: true };
+}

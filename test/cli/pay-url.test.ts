@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { defaultPublicUrl } from '../../src/server/pay-url.js';
 import { sign } from '../../src/signing/index.js';
 import { runCli } from '../helpers/cli.js';
 import { readQr } from '../helpers/qr-decode.js';
@@ -79,6 +80,16 @@ describe('serve --public-url', () => {
     const db = newDb();
     const r = await runCli(['--db', db, 'serve', '--port', '0', '--public-url', value]);
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 2, stderr: `error: ${msg}\n` });
+  });
+});
+
+describe('the default base of payUrl', () => {
+  it('is the address serve listens on, or this machine when it listens on every interface (a payer cannot open 0.0.0.0)', () => {
+    expect(defaultPublicUrl('http://127.0.0.1:8080')).toEqual({ url: 'http://127.0.0.1:8080', wildcard: false });
+    expect(defaultPublicUrl('http://[::1]:9000')).toEqual({ url: 'http://[::1]:9000', wildcard: false });
+    expect(defaultPublicUrl('http://192.168.1.20:8080')).toEqual({ url: 'http://192.168.1.20:8080', wildcard: false });
+    expect(defaultPublicUrl('http://0.0.0.0:8080')).toEqual({ url: 'http://127.0.0.1:8080', wildcard: true });
+    expect(defaultPublicUrl('http://[::]:8080')).toEqual({ url: 'http://[::1]:8080', wildcard: true });
   });
 });
 
