@@ -241,7 +241,8 @@ describe('the payment page in a real browser', () => {
   });
 
   it('once a partly paid order expires, stops asking for the rest and says what arrived', async () => {
-    const o = await createOrder({ amount: '12.5', expiredAt: Date.now() + 8000 });
+    // Long enough for two CLI runs on a busy machine before it expires.
+    const o = await createOrder({ amount: '12.5', expiredAt: Date.now() + 12_000 });
     const w = await watchedContext(browser, { viewport: { width: 360, height: 800 } });
     const page = await w.page();
     await page.goto(o.payUrl);
