@@ -39,6 +39,7 @@ export function defineCommands(program: Command, run: Runner): void {
     .option('--notify-url <url>', 'callback for payment results')
     .option('--redirect-url <url>', 'where the payment page sends the user afterwards')
     .option('--logo <url>', 'logo for the payment page')
+    .option('--qr', 'also draw the QR code of each address in the terminal')
     .action(run(() => import('./order/create.js')));
   order.command('status').argument('<id>').description("an order's status").action(run(() => import('./order/status.js')));
   order.command('show').argument('<id>').description('everything about an order').action(run(() => import('./order/show.js')));
@@ -179,6 +180,7 @@ export function defineCommands(program: Command, run: Runner): void {
     .option('--max-connections <n>', 'open connections served at once; more are answered 503 (default 1000)')
     .option('--no-watch', 'do not watch the chains for payments')
     .option('--dev', 'development mode: a local anvil chain with a test USDT to pay on, and a development merchant on an empty ledger')
+    .option('--public-url <url>', 'address payers reach this server at, for payUrl and the payment page (default: the address it listens on)')
     .action(run(() => import('./serve.js')));
 
   const dev = program.command('dev').description('the development sandbox of serve --dev (test money only)');

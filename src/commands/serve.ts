@@ -11,6 +11,7 @@ export interface ServeOptions {
   /** false with --no-watch. */
   watch?: boolean;
   dev?: boolean;
+  publicUrl?: string;
 }
 
 /** The HTTP limits serve runs with: the defaults of listen.ts, with the cap from --max-connections. */
@@ -26,6 +27,8 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   const port = Number(opts.port ?? '8080');
   if (!/^\d{1,5}$/.test(opts.port ?? '8080') || port > 65535) throw usage('--port must be a number from 0 to 65535');
   const limits = serveLimits(opts);
+  const { defaultPublicUrl, parsePublicUrl } = await import('../server/pay-url.js');
+  const givenPublicUrl = opts.publicUrl === undefined ? undefined : parsePublicUrl(opts.publicUrl);
   const service = await ctx.local('serve', { create: true });
   const err = (s: string) => ctx.io.stderr.write(`${s}\n`);
   // A chains config that does not hold stops serve here, before it binds a port or starts a
@@ -47,6 +50,7 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
     now: ctx.now,
     accessLog: (line) => log.push(line),
     errorLog: err,
+    publicUrl: givenPublicUrl,
   });
   // Listened for before the first line is printed: whoever reads that line may stop us at once.
   const stopping = ctx.stopSignal();
@@ -59,6 +63,13 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
     await pool.close();
     throw listenError(e, host, port);
   }
+  // Known only now when --port 0 picked a free port; kept in the ledger so a local
+  // `order create` prints the same payUrl as this server answers.
+  const fallback = defaultPublicUrl(server.url);
+  const publicUrl = givenPublicUrl ?? fallback.url;
+  app.setPublicUrl(publicUrl);
+  const { writeSetting } = await import('../store/settings.js');
+  writeSetting(service.ledger, 'public_url', publicUrl, ctx.now());
   // Only --dev creates anything (decisions §10), and only once the port is ours: a failed start
   // leaves the ledger as it was. A plain serve on an empty ledger says how to add a merchant,
   // and serves it as soon as it exists (merchants are read per request).
@@ -68,6 +79,8 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
     dev = opts.dev ? await startDev(ctx, service, err) : undefined;
     const empty = !dev && service.countMerchants() === 0;
     err(`cryptopay serving ${server.url}/api/v1 on the ledger ${service.ledger.path}`);
+    err(`payment pages at ${publicUrl}/pay/{order id}`);
+    if (!givenPublicUrl && fallback.wildcard) err(`  that is this machine only: give --public-url with the address payers reach this server at`);
     if (dev) dev.announce(server.url);
     else if (empty) noMerchantHint(err, service.ledger.path);
     else err(`sign requests with a merchant's secret: cryptopay sign --fill --mch-id M... key=value ...`);

@@ -17,6 +17,7 @@ export async function printOrder(ctx: Context, o: Order | (OrderDetail & { onCha
     ['EVM address', o.addresses.EVM],
     ['TRON address', o.addresses.TRON],
   ];
+  if (o.payUrl) pairs.push(['pay url', o.payUrl]);
   if (d) {
     pairs.push(
       ['merchant', d.mchId],

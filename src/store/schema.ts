@@ -302,3 +302,10 @@ export const registryTokens = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.chainId, t.addressKey] })],
 );
+
+/** Service-wide settings by key (src/store/settings.ts). */
+export const settings = sqliteTable('settings', {
+  key: text('key').primaryKey(),
+  value: text('value').notNull(),
+  updatedAt: int('updated_at').notNull(),
+});
