@@ -144,9 +144,3 @@ export function judge(e: ExpectedPayout, o: ChainObservation): ChainCheck {
     message: `transaction ${tx} pays ${formatAmount(e.rawAmount, e.tokenDecimals)} ${e.tokenSymbol} to ${e.to} in block ${e.blockNumber}, ${depth}${deep ? '' : ': waiting for the rest'}`,
   };
 }
-
-/** The withdrawal's amount (ledger asset base units) in the token's base units: exact, as apply allows no finer amount. */
-export function tokenUnits(amount: bigint, assetDecimals: number, tokenDecimals: number): bigint {
-  if (tokenDecimals >= assetDecimals) return amount * 10n ** BigInt(tokenDecimals - assetDecimals);
-  return amount / 10n ** BigInt(assetDecimals - tokenDecimals);
-}

@@ -1,5 +1,6 @@
 import { lte } from 'drizzle-orm';
-import type { ChainEntry, Registry, RegistryConfig, TokenEntry } from '../chains/registry.js';
+import type { ChainEntry, ChainInfo, Registry, RegistryConfig, TokenEntry } from '../chains/registry.js';
+import type { RpcClient } from '../chains/watch/rpc.js';
 import { AppError } from '../core/errors.js';
 import type {
   CreateOrderRequest,
@@ -29,8 +30,11 @@ import { nonces } from './schema.js';
 import { statementsOf } from './statements.js';
 import type { StoreCtx } from './store-context.js';
 import * as withdrawals from './withdrawals.js';
+import type { WithdrawalDetail } from './withdrawals.js';
+import type { ChainCheck } from '../chains/withdrawal-check.js';
 
 export { formatDuration, parseDuration } from '../core/duration.js';
+export type { ChainCheck, WithdrawalDetail };
 export type { AuditView, BalanceView, HeldPaymentRef, HeldPaymentView, MarkPaidInput, MerchantView, NewMerchant, RefundView };
 
 export interface LocalDeps {
@@ -41,6 +45,8 @@ export interface LocalDeps {
   registryConfig?: RegistryConfig;
   /** 96+ random bits, URL-safe (decisions §1: ids of the unsigned GETs must be unguessable). */
   randomId?: (prefix: string) => string;
+  /** How a chain's node is read (default: the watcher's JSON-RPC client on the chain's rpcUrl). */
+  rpcFor?: (chain: ChainInfo) => RpcClient;
 }
 
 const heavy = () => import('./heavy.js');
@@ -71,6 +77,7 @@ export class LocalPaymentService implements PaymentService {
       caller: deps.caller,
       now: deps.now,
       registry: () => this.registry(),
+      rpc: (chain) => this.rpc(chain),
       randomId: this.randomId,
       stmts: () => statementsOf(ledger),
       write: (fn) => this.write(fn),
@@ -92,6 +99,12 @@ export class LocalPaymentService implements PaymentService {
     (await heavy()).createRegistry(this.deps.registryConfig, entries);
     await this.write((tx) => saveRegistryEntries(tx, entries, { now: this.deps.now(), actor: this.deps.caller.actor }));
     if (!this.deps.registry) this.registryBuilt = undefined;
+  }
+
+  private async rpc(chain: ChainInfo): Promise<RpcClient> {
+    if (this.deps.rpcFor) return this.deps.rpcFor(chain);
+    const { createRpcClient } = await import('../chains/watch/rpc.js');
+    return createRpcClient({ url: chain.rpcUrl! });
   }
 
   /** The same ledger, acting for another caller (the server: one per verified request). */
@@ -266,11 +279,24 @@ export class LocalPaymentService implements PaymentService {
     return this.signedOp(() => withdrawals.confirmWithdrawal(this.s, input));
   }
 
+  /**
+   * An operator at a local terminal confirming without asking the chain (decisions §6), with the
+   * reason the audit log keeps. Not part of PaymentService: the API can never skip the check.
+   */
+  confirmWithdrawalUnverified(input: WithdrawConfirmRequest, reason: string): Promise<Withdrawal> {
+    return this.signedOp(() => withdrawals.confirmWithdrawal(this.s, input, { unverifiedReason: reason }));
+  }
+
+  /** What the chain says about a withdrawal's transaction (its own, or one about to confirm it); changes nothing. */
+  verifyWithdrawal(id: string, mchId?: string, tx?: { txHash: string; blockNumber: number }): Promise<ChainCheck & { withdrawal: WithdrawalDetail }> {
+    return withdrawals.verifyWithdrawal(this.s, id, mchId, tx);
+  }
+
   rejectWithdrawal(input: WithdrawRejectRequest): Promise<Withdrawal> {
     return this.signedOp(() => withdrawals.rejectWithdrawal(this.s, input));
   }
 
-  async getWithdrawal(id: string, mchId?: string): Promise<Withdrawal & { mchId: string }> {
+  async getWithdrawal(id: string, mchId?: string): Promise<WithdrawalDetail> {
     return withdrawals.getWithdrawal(this.s, id, mchId);
   }
 
