@@ -69,7 +69,7 @@ export async function confirmWithdrawal(s: StoreCtx, input: WithdrawConfirmReque
   const req = h.parseInput(h.withdrawConfirmSchema, input);
   const before = findWithdrawal(s.db, findMerchant(s, s.db, req.mchId).id, req.logId);
   withdrawalAfter(before.status as WithdrawalStatus, 'confirm');
-  const txHash = normalizeTxHash(req.txHash, before.chainType as ChainType, 'txHash');
+  const txHash = payoutHash(req.txHash, before.chainType as ChainType);
   assertCanTake(s.db, before, txHash);
   const registry = await s.registry();
   const chain = registry.chain(before.chainId);
@@ -107,6 +107,12 @@ export async function confirmWithdrawal(s: StoreCtx, input: WithdrawConfirmReque
       confirmations: check?.observed.confirmations,
     });
   });
+}
+
+/** Decisions §6: a TRON hash is 64 hex digits, `0x` accepted and dropped (TRON's own spelling is kept). */
+function payoutHash(value: unknown, chainType: ChainType): string {
+  const v = chainType === 'TRON' && typeof value === 'string' && /^0[xX][0-9a-fA-F]{64}$/.test(value) ? value.slice(2) : value;
+  return normalizeTxHash(v, chainType, 'txHash');
 }
 
 /** A withdrawal waiting for the confirmations of one transaction takes no other. */
@@ -176,7 +182,7 @@ function tokenUnits(amount: bigint, assetDecimals: number, tokenDecimals: number
 /** `withdraw verify` and the confirm preview: the chain's view of a withdrawal's transaction (its own, or the one given). */
 export async function verifyWithdrawal(s: StoreCtx, id: string, mchId?: string, tx?: { txHash: string; blockNumber: number }): Promise<ChainCheck & { withdrawal: WithdrawalDetail }> {
   const w = findWithdrawal(s.db, mchId, id);
-  const txHash = tx ? normalizeTxHash(tx.txHash, w.chainType as ChainType, 'txHash') : w.txHash;
+  const txHash = tx ? payoutHash(tx.txHash, w.chainType as ChainType) : w.txHash;
   const blockNumber = tx ? tx.blockNumber : w.blockNumber;
   if (txHash === null || blockNumber === null) throw conflict(`withdrawal ${w.id} is ${w.status} with no transaction recorded: nothing to verify`);
   return { ...(await checkPayout(s, w, txHash, blockNumber)), withdrawal: withdrawalDetail(w) };
