@@ -2,14 +2,15 @@ import { Command, CommanderError, Option } from 'commander';
 import { AppError, exitCodeOf, isAppError } from './core/errors.js';
 import { createContext, type Context, type ContextDeps, type Globals } from './context.js';
 import { defineCommands } from './commands/define.js';
+import { appVersion, schemaVersion } from './core/version.js';
 
 /** What a command module exports: parse is done; do the work, print, return an exit code. */
 export type CommandRun = (ctx: Context, opts: Record<string, any>, ...args: any[]) => Promise<number | void>;
 
-function buildProgram(deps: ContextDeps, state: { ctx?: Context; code: number }): Command {
+export function buildProgram(deps: ContextDeps, state: { ctx?: Context; code: number }): Command {
   const program = new Command('cryptopay')
     .description('Crypto payment back office: payment orders, refunds and withdrawals on EVM chains and TRON')
-    .version(process.env.npm_package_version ?? '0.1.0', '-V, --version')
+    .version(`cryptopay ${appVersion()} (ledger schema ${schemaVersion()})`, '-V, --version')
     .exitOverride()
     .configureOutput({
       writeOut: (s) => deps.io.stdout.write(s),
@@ -71,6 +72,11 @@ export async function main(argv: string[], deps: ContextDeps): Promise<number> {
       // 'commander.help' with exit code 1 is a group command given without its subcommand: a usage error.
       if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version') return 0;
       return e.exitCode === 0 ? 0 : 2;
+    }
+    // Ctrl-C at a prompt (@inquirer's ExitPromptError): the user stopped before anything changed.
+    if ((e as Error)?.name === 'ExitPromptError') {
+      deps.io.stderr.write(state.ctx?.globals.json ? `${JSON.stringify({ error: { kind: 'cancelled', message: 'cancelled: nothing was changed' } })}\n` : '\ncancelled: nothing was changed\n');
+      return 130;
     }
     const err = isAppError(e) ? e : new AppError('internal', `internal error: ${(e as Error)?.message ?? String(e)}`);
     if (state.ctx?.globals.json) {

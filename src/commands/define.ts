@@ -197,6 +197,15 @@ export function defineCommands(program: Command, run: Runner): void {
     .option('--from <n>', 'funded test account to pay from, 0 to 9', '1')
     .option('--wait [seconds]', 'then wait until the order is PAID (default 60 s)')
     .action(run(() => import('./dev/pay.js')));
+  program
+    .command('version')
+    .description('this build, the ledger schema it writes, and the schema of the ledger in use (read only)')
+    .action(run(() => import('./version.js')));
+  program
+    .command('completion')
+    .argument('<shell>', 'bash, zsh or fish')
+    .description('print shell completion for bash, zsh or fish, e.g. eval "$(cryptopay completion bash)"')
+    .action(run(() => import('./completion.js')));
 
   const profile = program.command('profile').description('remote profiles: where operations go, as which merchant');
   profile
