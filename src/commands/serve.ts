@@ -2,7 +2,7 @@ import type { Context } from '../context.js';
 import { AppError, usage } from '../core/errors.js';
 import { createApp } from '../server/app.js';
 import { DEFAULT_HTTP_LIMITS, listen, type HttpLimits } from '../server/listen.js';
-import { startDev } from './serve-dev.js';
+import { startDev, type DevMode } from './serve-dev.js';
 
 export interface ServeOptions {
   host?: string;
@@ -28,6 +28,9 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   const limits = serveLimits(opts);
   const service = await ctx.local('serve');
   const err = (s: string) => ctx.io.stderr.write(`${s}\n`);
+  // A chains config that does not hold stops serve here, before it binds a port or starts a
+  // chain, rather than after it says it serves.
+  await service.registry();
 
   // Access-log lines are written once per turn of the event loop, not once per request: under
   // load that is one write call for many lines.
@@ -59,15 +62,26 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   // Only --dev creates anything (decisions §10), and only once the port is ours: a failed start
   // leaves the ledger as it was. A plain serve on an empty ledger says how to add a merchant,
   // and serves it as soon as it exists (merchants are read per request).
-  const dev = opts.dev ? await startDev(ctx, service, err) : undefined;
-  const empty = !dev && service.countMerchants() === 0;
-  err(`cryptopay serving ${server.url}/api/v1 on the ledger ${service.ledger.path}`);
-  if (dev) dev.announce(server.url);
-  else if (empty) noMerchantHint(err, service.ledger.path);
-  else err(`sign requests with a merchant's secret: cryptopay sign --fill --mch-id M... key=value ...`);
-  // After --dev, which may have put its chain into the registry. The chain watcher shares the
-  // ledger connection and its group commit; a failing node only backs it off.
-  const watching = opts.watch === false ? undefined : await (await import('../chains/watch/start.js')).startWatching(service, { now: ctx.now, log: err });
+  let dev: DevMode | undefined;
+  let watching: Awaited<ReturnType<typeof import('../chains/watch/start.js').startWatching>>;
+  try {
+    dev = opts.dev ? await startDev(ctx, service, err) : undefined;
+    const empty = !dev && service.countMerchants() === 0;
+    err(`cryptopay serving ${server.url}/api/v1 on the ledger ${service.ledger.path}`);
+    if (dev) dev.announce(server.url);
+    else if (empty) noMerchantHint(err, service.ledger.path);
+    else err(`sign requests with a merchant's secret: cryptopay sign --fill --mch-id M... key=value ...`);
+    // After --dev, which may have put its chain into the registry. The chain watcher shares the
+    // ledger connection and its group commit; a failing node only backs it off.
+    watching = opts.watch === false ? undefined : await (await import('../chains/watch/start.js')).startWatching(service, { now: ctx.now, log: err });
+  } catch (e) {
+    // Whatever started must stop, or the process would go on serving after saying it failed.
+    await server.close();
+    await dev?.close();
+    derive.deriveAheadWith(undefined);
+    await pool.close();
+    throw e;
+  }
 
   const signal = await stopping;
   err(`${signal}: finishing requests in flight, then stopping`);

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { and, asc, desc, eq, gt, inArray, isNull, lte, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, isNull, lte, ne, or, sql } from 'drizzle-orm';
 import type { ChainType } from '../core/types.js';
 import { audit, type Q } from './ledger.js';
 import { chainBlocks, chainCursors, chainPayments, orders } from './schema.js';
@@ -87,7 +87,7 @@ function seenStatements(sqlite: Database.Database) {
   if (!st) {
     st = {
       again: sqlite.prepare(
-        "select 1 from chain_payments where chain_id = ? and tx_hash = ? and status = 'counted' and token = ? and to_address = ? and raw_amount = ? and block_hash <> ?",
+        "select 1 from chain_payments where chain_id = ? and tx_hash = ? and status <> 'seen' and token = ? and to_address = ? and raw_amount = ? and block_hash <> ?",
       ),
       insert: sqlite.prepare(
         "insert into chain_payments (chain_id, tx_hash, log_index, block_number, block_hash, order_id, token, to_address, raw_amount, amount, status, seen_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'seen', ?) on conflict do nothing",
@@ -113,8 +113,8 @@ export interface SeenPayment {
 /**
  * Stores what blocks from..to held and moves the cursor past them, in one transaction. A log
  * already stored (a rescan, another process, a restart) is left as it is. A transfer already
- * counted in a block that a deep reorg replaced, mined again elsewhere, is the same transfer:
- * it is not stored a second time (its log index may differ in the new block).
+ * decided (counted, held, returned, refused) in a block that a deep reorg replaced, mined again
+ * elsewhere, is the same transfer: it is not stored a second time (its log index may differ).
  */
 export function commitRange(
   q: Q,
@@ -166,9 +166,12 @@ export function duePayments(q: Q, chainId: string, maxBlock: number): ChainPayme
     .all();
 }
 
-/** Counted payments above a block, for the reorg walk to check they were not orphaned. */
+/**
+ * Payments past their confirmations (counted, held, returned or refused: decided, never rolled
+ * back) above a block, for the reorg walk to check they were not orphaned.
+ */
 export function countedAbove(q: Q, chainId: string, block: number): ChainPaymentRow[] {
-  return q.select().from(chainPayments).where(and(eq(chainPayments.chainId, chainId), eq(chainPayments.status, 'counted'), gt(chainPayments.blockNumber, block))).all();
+  return q.select().from(chainPayments).where(and(eq(chainPayments.chainId, chainId), ne(chainPayments.status, 'seen'), gt(chainPayments.blockNumber, block))).all();
 }
 
 /** Checks once, at the start of a counting transaction, that this process still holds the chain. */

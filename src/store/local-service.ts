@@ -92,13 +92,16 @@ export class LocalPaymentService implements PaymentService {
 
   /**
    * Puts chains and their tokens into the ledger's own registry layer (`serve --dev` and its
-   * local chain), checked first as the registry will read them; this service's registry is built
-   * again on its next use, so a watcher started afterwards sees them.
+   * local chain), checked first as the registry will read them; this service's registry is then
+   * built again, so a watcher started afterwards sees them.
    */
   async recordRegistryEntries(entries: { chains: ChainEntry[]; tokens: TokenEntry[] }): Promise<void> {
-    (await heavy()).createRegistry(this.deps.registryConfig, entries);
+    const { createRegistry } = await heavy();
+    createRegistry(this.deps.registryConfig, entries);
     await this.write((tx) => saveRegistryEntries(tx, entries, { now: this.deps.now(), actor: this.deps.caller.actor }));
-    if (!this.deps.registry) this.registryBuilt = undefined;
+    // Built again at once: the services made per request (as()) take this one rather than each
+    // building their own.
+    if (!this.deps.registry) this.registryBuilt = createRegistry(this.deps.registryConfig, readLedgerRegistry(this.ledger.db));
   }
 
   private async rpc(chain: ChainInfo): Promise<RpcClient> {

@@ -270,7 +270,7 @@ export const chainBlocks = sqliteTable(
   (t) => [primaryKey({ columns: [t.chainId, t.number] })],
 );
 
-/** Payments seen on chain: `seen` until their confirmations, then `counted` (final). */
+/** Payments seen on chain: `seen` until their confirmations, then decided: `counted` (credited), `held` (past the late window, for an operator, then `counted` or `returned`) or `refused`. */
 export const chainPayments = sqliteTable(
   'chain_payments',
   {

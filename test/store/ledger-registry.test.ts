@@ -66,6 +66,24 @@ describe('the registry layers: built-ins, the config file, the ledger', () => {
 });
 
 describe('registry entries stored in the ledger', () => {
+  it('recorded through the service, are checked first, audited, and seen by its registry at once', async () => {
+    h = openHarness();
+    const { service } = h;
+    expect((await service.registry()).chains().map((c) => c.chainId)).not.toContain('31337');
+    await service.recordRegistryEntries({ chains: [devChainEntry('http://127.0.0.1:8545', 3)], tokens: [devTokenEntry(DEV_TOKEN)] });
+    expect((await service.registry()).chain(31337)).toMatchObject({ rpcUrl: 'http://127.0.0.1:8545', development: true });
+    expect((await service.registry()).token(31337, DEV_TOKEN)).toMatchObject({ symbol: 'USDT' });
+    expect((await service.log({})).map((e) => [e.action, e.actor])).toEqual(
+      expect.arrayContaining([['registry.chain.added', 'tester'], ['registry.tokens.replaced', 'tester']]),
+    );
+    // A second meaning for a built-in chain is refused before anything is stored.
+    await expect(service.recordRegistryEntries({ chains: [{ chainId: 1, development: true }], tokens: [] })).rejects.toMatchObject({
+      kind: 'invalid',
+      message: 'ledger registry chains[0]: chain 1 is built in as EVM Ethereum; only its rpcUrl and confirmations can be overridden',
+    });
+    expect(readLedgerRegistry(h.ledger.db)?.chains?.map((c) => String(c.chainId))).toEqual(['31337']);
+  });
+
   it('are empty on a new ledger and survive reopening the file', async () => {
     h = openHarness();
     expect(readLedgerRegistry(h.ledger.db)).toBeUndefined();

@@ -4,7 +4,6 @@ import { httpJson, killAll, runCli, spawnServe, tempDir } from '../../server/hel
 import { runCli as runCliEnv } from '../../helpers/cli.js';
 import { ledgerWithOrders, pay, startPayChain, until, withService, writeChainsConfig, type PayChain } from './anvil-support.js';
 import { startRpcProxy, type RpcProxy } from './rpc-proxy.js';
-import { payments } from '../../../src/store/schema.js';
 
 /**
  * The watcher end to end: a real anvil, test tokens compiled from contracts/TestUSDT.sol, and
@@ -106,9 +105,7 @@ describe('serve watches the chain', () => {
     expect((await srv.stop()).code).toBe(0);
   });
 
-  // Needs issue #10's transaction keys (migration 0001_hardening on main: payments unique per
-  // (chain, tx key, log index)); until they are merged the ledger keys a payment by its hash alone.
-  it.skipIf(!('logIndex' in payments))('two Transfer logs in one transaction are two payments of one order', async () => {
+  it('two Transfer logs in one transaction are two payments of one order', async () => {
     const db = newDb();
     const chains = await config({ confirmations: 1 });
     const { orders } = await ledgerWithOrders(db, ['10']);

@@ -4,7 +4,6 @@ import { ChainWatcher, credited } from '../../../src/chains/watch/watcher.js';
 import { onChainPayments } from '../../../src/chains/watch/seen.js';
 import { readCursor } from '../../../src/store/chain-state.js';
 import { recordPayment } from '../../../src/store/payments.js';
-import { payments } from '../../../src/store/schema.js';
 import { DAY, MINUTE, T0, addTestMerchant, order, useHarness, type Harness } from '../../helpers/service.js';
 import { SimChain } from './sim-chain.js';
 import { PassThrough } from 'node:stream';
@@ -124,9 +123,7 @@ describe('the chain watcher (simulated node)', () => {
     expect(await service.balance('u2')).toMatchObject({ available: '12.345678' });
   });
 
-  // Needs issue #10's transaction keys (migration 0001_hardening on main: payments unique per
-  // (chain, tx key, log index)); until they are merged the ledger keys a payment by its hash alone.
-  it.skipIf(!('logIndex' in payments))('two payments in one transaction (two Transfer logs) are two payments', async () => {
+  it('two payments in one transaction (two Transfer logs) are two payments', async () => {
     const { service, ledger } = h();
     await addTestMerchant(service);
     const o = await order(service, { uid: 'u', amount: '10' });
@@ -263,6 +260,25 @@ describe('the chain watcher (simulated node)', () => {
     expect(await service.getOrderStatus(held.id)).toBe('EXPIRED');
     expect(await service.balance('held')).toMatchObject({ available: '0' });
     expect((await service.log({ orderId: held.id })).map((e) => e.action)).toContain('order.payment_held');
+  });
+
+  it('a held payment is decided like a counted one: a deep reorg under it is reported and leaves it held, uncredited', async () => {
+    const { service, clock } = h();
+    await addTestMerchant(service);
+    const o = await order(service, { uid: 'u', amount: '5' });
+    clock.now = T0 + 2 * DAY;
+    const sim = new SimChain(4);
+    const { w, lines } = watcherFor(h(), sim);
+    const b = sim.mine([{ token: TOKEN, to: o.addresses.EVM!, value: 5_000_000n }]);
+    sim.mineEmpty(3);
+    await untilCaughtUp(w);
+    expect((await service.heldPayments()).map((p) => [p.orderId, p.amount])).toEqual([[o.id, '5']]);
+    sim.reorg(b, [[], [], [], [], []]);
+    await untilCaughtUp(w);
+    expect(lines.join('\n')).toMatch(/DEEP REORG: 1 counted payment/);
+    expect((await service.log({ orderId: o.id })).map((e) => e.action)).toEqual(expect.arrayContaining(['order.payment_held', 'chain.deep_reorg']));
+    expect(await service.heldPayments()).toHaveLength(1);
+    expect(await service.balance('u')).toMatchObject({ available: '0' });
   });
 
   it('TRON: base58 token and order addresses matched through the node hex form', async () => {
