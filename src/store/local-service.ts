@@ -8,9 +8,10 @@ import type {
   WithdrawApplyRequest,
   WithdrawConfirmRequest,
   WithdrawRejectRequest,
+  WithdrawVerifyRequest,
 } from '../core/schemas.js';
-import type { Caller, PaymentService } from '../core/service.js';
-import type { Addresses, Order, OrderDetail, OrderStatus, RefundResult, Withdrawal, WithdrawalStatus } from '../core/types.js';
+import type { Caller, OperatorExtensions, PaymentService } from '../core/service.js';
+import type { Addresses, Order, OrderDetail, OrderStatus, RefundResult, VerificationReport, Withdrawal, WithdrawalStatus } from '../core/types.js';
 import { readLog, type AuditView } from './audit-log.js';
 import { adjustBalance, balance, type BalanceView } from './balances.js';
 import { checkLedger } from './check.js';
@@ -31,10 +32,9 @@ import { statementsOf } from './statements.js';
 import type { StoreCtx } from './store-context.js';
 import * as withdrawals from './withdrawals.js';
 import type { WithdrawalDetail } from './withdrawals.js';
-import type { ChainCheck } from '../chains/withdrawal-check.js';
 
 export { formatDuration, parseDuration } from '../core/duration.js';
-export type { ChainCheck, WithdrawalDetail };
+export type { WithdrawalDetail };
 export type { AuditView, BalanceView, HeldPaymentRef, HeldPaymentView, MarkPaidInput, MerchantView, NewMerchant, RefundView };
 
 export interface LocalDeps {
@@ -60,7 +60,7 @@ export const NONCE_USED = 'nonce has already been used';
  * payments.ts, refunds.ts, withdrawals.ts, balances.ts, audit-log.ts, check.ts), each taking the
  * StoreCtx this class builds for its caller.
  */
-export class LocalPaymentService implements PaymentService {
+export class LocalPaymentService implements PaymentService, OperatorExtensions {
   private registryBuilt?: Registry;
   private readonly randomId: (prefix: string) => string;
   private readonly s: StoreCtx;
@@ -290,9 +290,16 @@ export class LocalPaymentService implements PaymentService {
     return this.signedOp(() => withdrawals.confirmWithdrawal(this.s, input, { unverifiedReason: reason }));
   }
 
-  /** What the chain says about a withdrawal's transaction (its own, or one about to confirm it); changes nothing. */
-  verifyWithdrawal(id: string, mchId?: string, tx?: { txHash: string; blockNumber: number }): Promise<ChainCheck & { withdrawal: WithdrawalDetail }> {
-    return withdrawals.verifyWithdrawal(this.s, id, mchId, tx);
+  /**
+   * What the chain says about a withdrawal's transaction (its own, or one about to confirm it);
+   * changes nothing but the nonce of a signed request, which is used up like any other's.
+   */
+  verifyWithdrawal(input: WithdrawVerifyRequest): Promise<VerificationReport> {
+    return this.signedOp(async () => {
+      const report = await withdrawals.verifyWithdrawal(this.s, input);
+      if (this.deps.caller.nonce) await this.write(() => undefined);
+      return report;
+    });
   }
 
   rejectWithdrawal(input: WithdrawRejectRequest): Promise<Withdrawal> {

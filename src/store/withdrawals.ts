@@ -4,9 +4,9 @@ import type { ChainCheck, ExpectedPayout } from '../chains/withdrawal-check.js';
 import { AppError, conflict, invalid, notFound } from '../core/errors.js';
 import { formatAmount, parseAmount } from '../core/money.js';
 import { alreadyRecorded, claimTxKey, txKey } from './tx-keys.js';
-import type { WithdrawApplyRequest, WithdrawConfirmRequest, WithdrawRejectRequest } from '../core/schemas.js';
+import type { WithdrawApplyRequest, WithdrawConfirmRequest, WithdrawRejectRequest, WithdrawVerifyRequest } from '../core/schemas.js';
 import { withdrawalAfter } from '../core/state.js';
-import type { ChainType, Withdrawal, WithdrawalStatus } from '../core/types.js';
+import type { ChainType, VerificationReport, Withdrawal, WithdrawalStatus } from '../core/types.js';
 import { accountId, audit, holdTransfer, resolvePending, type Q } from './ledger.js';
 import { findMerchant } from './merchants.js';
 import { normalizeTxHash } from './payments.js';
@@ -179,13 +179,25 @@ function tokenUnits(amount: bigint, assetDecimals: number, tokenDecimals: number
   return amount / 10n ** BigInt(assetDecimals - tokenDecimals);
 }
 
-/** `withdraw verify` and the confirm preview: the chain's view of a withdrawal's transaction (its own, or the one given). */
-export async function verifyWithdrawal(s: StoreCtx, id: string, mchId?: string, tx?: { txHash: string; blockNumber: number }): Promise<ChainCheck & { withdrawal: WithdrawalDetail }> {
-  const w = findWithdrawal(s.db, mchId, id);
-  const txHash = tx ? payoutHash(tx.txHash, w.chainType as ChainType) : w.txHash;
-  const blockNumber = tx ? tx.blockNumber : w.blockNumber;
+/** `withdraw verify`, confirm's question, the verify extension: the chain's view of a withdrawal's transaction (its own, or the one given). */
+export async function verifyWithdrawal(s: StoreCtx, input: WithdrawVerifyRequest): Promise<VerificationReport> {
+  const h = await heavy();
+  const req = h.parseInput(h.withdrawVerifySchema, input);
+  if ((req.txHash === undefined) !== (req.blockNumber === undefined)) throw invalid('txHash and blockNumber go together: both, or neither for the recorded transaction');
+  const w = findWithdrawal(s.db, findMerchant(s, s.db, req.mchId).id, req.id);
+  const txHash = req.txHash !== undefined ? payoutHash(req.txHash, w.chainType as ChainType) : w.txHash;
+  const blockNumber = req.blockNumber ?? w.blockNumber;
   if (txHash === null || blockNumber === null) throw conflict(`withdrawal ${w.id} is ${w.status} with no transaction recorded: nothing to verify`);
-  return { ...(await checkPayout(s, w, txHash, blockNumber)), withdrawal: withdrawalDetail(w) };
+  const c = await checkPayout(s, w, txHash, blockNumber);
+  return {
+    id: w.id, status: w.status as WithdrawalStatus, verification: w.verification as VerificationReport['verification'], txHash, blockNumber,
+    matches: c.verdict.kind === 'match', deep: c.verdict.kind === 'match' && c.verdict.deep, verdict: c.verdict.kind, message: c.message,
+    expected: {
+      token: c.expected.token, tokenSymbol: c.expected.tokenSymbol, amount: formatAmount(c.expected.rawAmount, c.expected.tokenDecimals),
+      rawAmount: c.expected.rawAmount.toString(), to: c.expected.to, blockNumber, confirmations: c.expected.confirmations,
+    },
+    chain: c.observed,
+  };
 }
 
 /** Withdrawals accepted short of their confirmations on a chain, for the watcher's tick. */

@@ -119,6 +119,26 @@ describe('POST /api/v1/withdraw/confirm verifies on chain', () => {
   });
 });
 
+describe('POST /api/v1/withdraw/verify (extension)', () => {
+  it("answers what the chain says next to what the withdrawal expects, changing nothing; 409 with no transaction to check", async () => {
+    const w = await apply('8');
+    const tx = await payout(w.to, 8_000_000n);
+    const r = await post('/api/v1/withdraw/verify', { id: w.id, txHash: tx.hash, blockNumber: tx.block });
+    expect(r.status, JSON.stringify(r.json)).toBe(200);
+    expect(r.json.data).toMatchObject({
+      id: w.id, status: 'PENDING', verification: null, txHash: tx.hash, blockNumber: tx.block, matches: true, deep: false, verdict: 'match',
+      expected: { amount: '8', rawAmount: '8000000', to: w.to, confirmations: CONFIRMATIONS },
+      chain: { known: true, mined: true, succeeded: true, blockNumber: tx.block, confirmations: 1, transfers: [{ to: w.to, rawAmount: '8000000', amount: '8' }] },
+    });
+    const wrongBlock = await post('/api/v1/withdraw/verify', { id: w.id, txHash: tx.hash, blockNumber: tx.block + 5 });
+    expect(wrongBlock.json.data).toMatchObject({ matches: false, verdict: 'mismatch', message: `transaction ${tx.hash} is in block ${tx.block}, not in block ${tx.block + 5}` });
+    const nothing = await post('/api/v1/withdraw/verify', { id: w.id });
+    expect(nothing.status).toBe(409);
+    expect(nothing.json.msg).toBe(`withdrawal ${w.id} is PENDING with no transaction recorded: nothing to verify`);
+    expect(await show(w.id)).toMatchObject({ status: 'PENDING', txHash: null, verification: null });
+  });
+});
+
 describe('the CLI binary', () => {
   it('remote mode: the same refusals and exit codes (1 for a mismatch, 3 for the node down), and a match', async () => {
     const w = await apply('4');
@@ -136,6 +156,9 @@ describe('the CLI binary', () => {
     const ok = await remote(['withdraw', 'confirm', w.id, '--tx-hash', good.hash, '--block-number', String(good.block), '--yes', '--json']);
     expect(ok.code, ok.stderr).toBe(0);
     expect(JSON.parse(ok.stdout)).toMatchObject({ status: 'CONFIRMED', txHash: good.hash });
+    const verified = await remote(['withdraw', 'verify', w.id]);
+    expect(verified.code, verified.stderr).toBe(0);
+    expect(verified.stdout).toMatch(new RegExp(`chain says\\s+succeeded in block ${good.block}, \\d+ confirmation\\(s\\); 4 USDT to ${w.to}`));
     // The API can never skip the chain.
     const skip = await remote(['withdraw', 'confirm', w.id, '--tx-hash', good.hash, '--block-number', '1', '--unverified', '--reason', 'x', '--yes']);
     expect(skip.code).toBe(2);
@@ -199,5 +222,17 @@ describe('the CLI binary', () => {
     expect(t2).toMatch(/verdict\s+DOES NOT MATCH: /);
     expect(t2).not.toMatch(/Go ahead\?/);
     expect(await show(m.id)).toMatchObject({ status: 'PENDING', txHash: null });
+
+    // Remote mode asks the service's chain through the extension endpoint, and says it will wait.
+    const short = await apply('5');
+    const st = await payout(short.to, 5_000_000n);
+    const viaRemote = await runPty(['--remote', srv.url, 'withdraw', 'confirm', short.id, '--tx-hash', st.hash, '--block-number', String(st.block)], {
+      env: { CRYPTOPAY_SECRET: secret, CRYPTOPAY_MCH_ID: mchId }, steps: [{ waitFor: /Go ahead\?/, send: 'y\r' }],
+    });
+    const t3 = stripAnsi(viaRemote.text);
+    expect(viaRemote.code, t3).toBe(0);
+    expect(t3).toMatch(new RegExp(`chain says\\s+succeeded in block ${st.block}, 1 confirmation\\(s\\); 5 USDT to ${short.to}`));
+    expect(t3).toMatch(/status\s+PENDING, with this transaction, until its confirmations; then CONFIRMED by the watcher/);
+    expect(t3).toMatch(/short of its confirmations/);
   });
 });
