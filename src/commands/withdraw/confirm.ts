@@ -77,7 +77,7 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
   const input = { mchId: ctx.globals.mchId, logId, txHash, blockNumber };
   const w = unverified ? await local!.confirmWithdrawalUnverified(input, reason!) : await service.confirmWithdrawal(input);
   await printWithdrawal(ctx, w);
-  if (w.status === 'PENDING') {
+  if (w.status === 'PENDING' && w.txHash !== null) {
     await success(ctx, `accepted: transaction ${w.txHash} matches but is short of its confirmations; the watcher (cryptopay serve or cryptopay watch) confirms the withdrawal when they are reached`);
   }
 }
