@@ -31,6 +31,7 @@ import { nonces } from './schema.js';
 import { statementsOf } from './statements.js';
 import type { StoreCtx } from './store-context.js';
 import * as withdrawals from './withdrawals.js';
+import * as verification from './withdrawal-verification.js';
 import type { WithdrawalDetail } from './withdrawals.js';
 
 export { formatDuration, parseDuration } from '../core/duration.js';
@@ -296,7 +297,7 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
    */
   verifyWithdrawal(input: WithdrawVerifyRequest): Promise<VerificationReport> {
     return this.signedOp(async () => {
-      const report = await withdrawals.verifyWithdrawal(this.s, input);
+      const report = await verification.verifyWithdrawal(this.s, input);
       if (this.deps.caller.nonce) await this.write(() => undefined);
       return report;
     });

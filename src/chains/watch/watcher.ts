@@ -7,7 +7,7 @@ import { groupCommit } from '../../store/group-commit.js';
 import type { Q } from '../../store/ledger.js';
 import * as state from '../../store/chain-state.js';
 import type { PaymentRecord } from '../../store/payments.js';
-import { confirmingWithdrawals, dropConfirmation, expectedPayout, settleConfirming } from '../../store/withdrawals.js';
+import { confirmingWithdrawals, dropConfirmation, expectedPayout, settleConfirming } from '../../store/withdrawal-verification.js';
 import type { ChainInfo, TokenInfo } from '../registry.js';
 import { adapterFor } from './adapter.js';
 import { createRangeScanner, parseHeader, type BlockHeader, type RangeScanner, type TransferLog } from './logs.js';
