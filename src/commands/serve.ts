@@ -26,7 +26,7 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   const port = Number(opts.port ?? '8080');
   if (!/^\d{1,5}$/.test(opts.port ?? '8080') || port > 65535) throw usage('--port must be a number from 0 to 65535');
   const limits = serveLimits(opts);
-  const service = await ctx.local('serve');
+  const service = await ctx.local('serve', { create: true });
   const err = (s: string) => ctx.io.stderr.write(`${s}\n`);
   // A chains config that does not hold stops serve here, before it binds a port or starts a
   // chain, rather than after it says it serves.
