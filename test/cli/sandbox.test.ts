@@ -57,6 +57,14 @@ async function tokenBalance(a: Announced, holder: string): Promise<bigint> {
   }
 }
 
+async function until(probe: () => Promise<boolean>, ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 /** True once nothing listens at rpcUrl any more. */
 async function refuses(rpcUrl: string, withinMs = 10_000): Promise<boolean> {
   const deadline = Date.now() + withinMs;
@@ -238,6 +246,14 @@ describe('the sandbox with its chain watcher', () => {
       ]);
       expect(shown.payments[1]!.txHash).toBe(rest.txHash);
       expect(await s.json(['balance', 'u1'])).toMatchObject({ available: '12.5' });
+
+      // Without --wait, the table shows the status before the transfer and stderr says what comes next.
+      const extra = await s.run(['dev', 'pay', o.id, '--amount', '1']);
+      expect(extra.code, extra.stderr).toBe(0);
+      expect(extra.stdout).toMatch(/^sent +1 USDT \(test token\)$/m);
+      expect(extra.stdout).toMatch(/^status +PAID$/m);
+      expect(extra.stderr).toBe("serve --dev's chain watcher credits it after 1 confirmation; add --wait to wait until the order reads PAID\n");
+      await until(async () => (await s.json<{ available: string }>(['balance', 'u1'])).available === '13.5');
       expect((await srv.stop()).code).toBe(0);
     },
     SLOW,

@@ -1,7 +1,7 @@
 /**
- * A local EVM node (anvil, from the npm package @foundry-rs/anvil) for the development sandbox and
- * the tests. The binary comes from the platform package npm installed beside @foundry-rs/anvil;
- * nothing is ever downloaded. It listens on 127.0.0.1 only.
+ * A local EVM node (anvil, from foundry's npm platform package, @foundry-rs/anvil-linux-amd64 in
+ * package.json) for the development sandbox and the tests. Nothing is ever downloaded. It
+ * listens on 127.0.0.1 only.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -54,8 +54,8 @@ const PLATFORM_ARCH: Record<string, string> = { x64: 'amd64', arm64: 'arm64' };
 
 /**
  * The anvil binary: `explicit`, else $CRYPTOPAY_ANVIL, else the one in the platform package
- * (@foundry-rs/anvil-<os>-<arch>) that npm installed as an optional dependency of
- * @foundry-rs/anvil. Throws 'unavailable' with the reason when there is none.
+ * (@foundry-rs/anvil-<os>-<arch>) that npm installed as an optional dependency (package.json
+ * lists linux-amd64's). Throws 'unavailable' with the reason when there is none.
  */
 export function resolveAnvilBinary(env: NodeJS.ProcessEnv = process.env, explicit?: string): string {
   const chosen = explicit ?? env[ANVIL_ENV];

@@ -79,6 +79,10 @@ export async function run(ctx: Context, opts: PayOptions, id: string): Promise<v
     return;
   }
   await print(ctx, result);
+  // The status above is the one before the transfer: say what happens next, off stdout.
+  if (!ctx.globals.json) {
+    ctx.io.stderr.write(`serve --dev's chain watcher credits it after ${chain.confirmations} confirmation${chain.confirmations === 1 ? '' : 's'}; add --wait to wait until the order reads PAID\n`);
+  }
 }
 
 async function print(ctx: Context, r: Record<string, string | number>): Promise<void> {

@@ -95,6 +95,37 @@ describe('the chain watcher (simulated node)', () => {
     expect(await service.balance('alice')).toMatchObject({ available: '12.5' });
   });
 
+  it('ledger check holds the watcher to the ledger: counted means credited once, anything else means not credited', async () => {
+    const { service, ledger, clock } = h();
+    await addTestMerchant(service);
+    const paid = await order(service, { uid: 'a', amount: '2' });
+    const late = await order(service, { uid: 'b', amount: '3' });
+    const sim = new SimChain(1);
+    const { w } = watcherFor(h(), sim);
+    sim.mine([{ token: TOKEN, to: paid.addresses.EVM!, value: 2_000_000n }]);
+    sim.mineEmpty(3);
+    await untilCaughtUp(w);
+    clock.now = T0 + 2 * DAY;
+    sim.mine([{ token: TOKEN, to: late.addresses.EVM!, value: 3_000_000n }]);
+    sim.mineEmpty(3);
+    await untilCaughtUp(w);
+    expect(await service.heldPayments()).toHaveLength(1);
+    expect(await service.check()).toEqual([]);
+
+    // What a bug would leave: a counted row back to seen, a held row marked counted.
+    const counted = ledger.sqlite.prepare("select tx_hash from chain_payments where order_id = ?").pluck().get(paid.id) as string;
+    const held = ledger.sqlite.prepare("select tx_hash from chain_payments where order_id = ?").pluck().get(late.id) as string;
+    ledger.sqlite.prepare("update chain_payments set status = 'seen' where order_id = ?").run(paid.id);
+    ledger.sqlite.prepare("update chain_payments set status = 'counted' where order_id = ?").run(late.id);
+    expect(await service.check()).toEqual([
+      `the payment in chain 31337 tx ${counted} log 0 is seen on chain but credited to order ${paid.id}`,
+      `the payment in chain 31337 tx ${held} log 0 is counted on chain but not credited to order ${late.id}`,
+    ]);
+    // Put back, for the harness's own check after every test.
+    ledger.sqlite.prepare("update chain_payments set status = 'counted' where order_id = ?").run(paid.id);
+    ledger.sqlite.prepare("update chain_payments set status = 'held' where order_id = ?").run(late.id);
+  });
+
   it('underpay then top-up, overpay, two payments in one block, an unknown token ignored', async () => {
     const { service } = h();
     await addTestMerchant(service);
