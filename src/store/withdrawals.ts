@@ -158,6 +158,10 @@ export async function rejectWithdrawal(s: StoreCtx, input: WithdrawRejectRequest
     const m = findMerchant(s, tx, req.mchId);
     const w = findWithdrawal(tx, m.id, req.id);
     const status = withdrawalAfter(w.status as WithdrawalStatus, 'reject');
+    if (w.verification === 'confirming') {
+      // The payout matched on chain: returning the hold would pay the user twice.
+      throw conflict(`withdrawal ${w.id} waits for the confirmations of transaction ${w.txHash}, which pays it on chain: it cannot be rejected (it returns to plain PENDING if a reorg drops the transaction)`);
+    }
     resolvePending(tx, w.transferId, 'voided', now);
     const row = tx.update(withdrawals).set({ status, remark: req.remark ?? null, updatedAt: now }).where(eq(withdrawals.id, w.id)).returning().get();
     audit(tx, {

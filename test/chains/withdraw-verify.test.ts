@@ -239,6 +239,20 @@ describe('short of the confirmations, the watcher settles it', () => {
     await service.rejectWithdrawal({ mchId, id: other.id });
   });
 
+  it('a withdrawal waiting for its confirmations cannot be rejected; ledger check holds the states together', async () => {
+    const w = await apply('10');
+    const tx = await payout(w.to, 10_000_000n);
+    expect((await service.confirmWithdrawal({ mchId, logId: w.id, txHash: tx.hash, blockNumber: tx.block })).status).toBe('PENDING');
+    const before = state(w.id);
+    await refused(service.rejectWithdrawal({ mchId, id: w.id }), 'conflict', `waits for the confirmations of transaction ${tx.hash}, which pays it on chain: it cannot be rejected`);
+    expect(state(w.id)).toEqual(before);
+    expect(await service.check()).toEqual([]);
+    // A row that lost its verification state is named.
+    ledger.sqlite.prepare('update withdrawals set verification = null where id = ?').run(w.id);
+    expect(await service.check()).toContain(`withdrawal ${w.id} is PENDING with transaction ${tx.hash} and verification none`);
+    ledger.sqlite.prepare("update withdrawals set verification = 'confirming' where id = ?").run(w.id);
+  });
+
   it('confirming again once the depth is reached settles it at once, without the watcher', async () => {
     const w = await apply('10');
     const tx = await payout(w.to, 10_000_000n);
