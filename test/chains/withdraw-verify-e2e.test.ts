@@ -173,6 +173,7 @@ describe('the CLI binary', () => {
     expect(pending.stdout).toMatch(/status\s+PENDING/);
     expect(pending.stderr).toContain('short of its confirmations; the watcher');
     expect((await local(['withdraw', 'show', w.id])).stdout).toMatch(/verification\s+matches on chain; waiting for its confirmations/);
+    expect((await local(['withdraw', 'list'])).stdout).toMatch(new RegExp(`${w.id}\\t.*\\tPENDING \\(confirmations\\)\\t${tx.hash}`));
     await pc.chain.mine(CONFIRMATIONS);
     await until('CONFIRMED', async () => (await show(w.id)).status === 'CONFIRMED', 20_000);
     const shown = await local(['withdraw', 'show', w.id]);
