@@ -32,7 +32,7 @@ describe.concurrent('habits of good CLIs', { timeout: SLOW }, () => {
       return r.stdout.trim().split('\n').filter(Boolean).sort();
     };
     expect(complete('cryptopay', 'or')).toEqual(['order']);
-    expect(complete('cryptopay', 'order', '')).toEqual(expect.arrayContaining(['create', 'status', 'show', 'list', 'mark-paid', '--json']));
+    expect(complete('cryptopay', 'order', '')).toEqual(expect.arrayContaining(['create', 'status', 'show', 'list', 'mark-paid', 'held', 'credit-held', 'return-held', '--json']));
     expect(complete('cryptopay', 'order', 'create', '--o')).toEqual(['--oid', '--operator']);
     expect(complete('cryptopay', '--json', 'withdraw', 'con')).toEqual(['confirm']);
     expect(complete('cryptopay', 'ledger', 'b')).toEqual(['backup']);
