@@ -39,3 +39,54 @@ export function oneOf<T extends string>(value: string | undefined, allowed: read
   if (!allowed.includes(upper)) throw usage(`--${flag} must be one of ${allowed.join(', ')}`);
   return upper;
 }
+
+const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 } as const;
+
+/**
+ * A time bound of a list (`--since`, `--until`): an ISO date or time (UTC unless it says
+ * otherwise, as every time the CLI prints), milliseconds since the epoch, or a duration back from
+ * now (`90s`, `30m`, `2h`, `7d`, `2w`).
+ */
+export function parseTimeBound(value: string | undefined, flag: string, now: number): number | undefined {
+  if (value === undefined) return undefined;
+  const v = value.trim();
+  const d = /^(\d{1,7})(s|m|h|d|w)$/.exec(v);
+  if (d) return now - Number(d[1]) * UNIT_MS[d[2] as keyof typeof UNIT_MS];
+  if (/^\d{10,15}$/.test(v)) return Number(v);
+  const iso = /^\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:\.\d{1,3})?)?(Z|[+-]\d\d:?\d\d)?)?$/i.exec(v);
+  if (iso) {
+    const text = v.length === 10 ? `${v}T00:00:00Z` : iso[1] ? v.replace(' ', 'T') : `${v.replace(' ', 'T')}Z`;
+    const ms = Date.parse(text);
+    if (!Number.isNaN(ms)) return ms;
+  }
+  throw usage(`--${flag} must be a time such as 2024-05-01 or 2024-05-01T14:30Z (UTC unless an offset is given), or a duration back from now such as 30m, 2h, 7d; got "${value}"`);
+}
+
+/** `--since` and `--until` together; the one must come before the other. */
+export function parseTimeRange(opts: { since?: string; until?: string }, now: number): { since?: number; until?: number } {
+  const since = parseTimeBound(opts.since, 'since', now);
+  const until = parseTimeBound(opts.until, 'until', now);
+  if (since !== undefined && until !== undefined && since >= until) throw usage('--since must come before --until');
+  return { since, until };
+}
+
+/**
+ * Where a page of a list lies in the whole (issue #15 item 2), on stderr so that piped rows stay
+ * rows: "showing 50 of 56; next page: --cursor ID". Nothing when the page is the whole list, and
+ * nothing under --json (a script pages with the id of the last item as the cursor).
+ */
+export function pageNote(ctx: Context, page: { items: unknown[]; total: number; before: number; next: string | null }): void {
+  if (ctx.globals.json) return;
+  if (page.before === 0 && page.next === null) return;
+  const shown = page.items.length;
+  const range = page.before === 0 ? `${shown}` : shown === 0 ? 'none' : `${page.before + 1}-${page.before + shown}`;
+  const next = page.next === null ? '' : `; next page: --cursor ${page.next}`;
+  ctx.io.stderr.write(`showing ${range} of ${page.total}${next}\n`);
+}
+
+/** `--cursor`: the id of the last row of the previous page. */
+export function parseCursor(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[A-Za-z0-9_-]{1,80}$/.test(value)) throw usage('--cursor must be the id the previous page named');
+  return value;
+}

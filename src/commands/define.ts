@@ -41,14 +41,24 @@ export function defineCommands(program: Command, run: Runner): void {
     .option('--logo <url>', 'logo for the payment page')
     .option('--qr', 'also draw the QR code of each address in the terminal')
     .action(run(() => import('./order/create.js')));
-  order.command('status').argument('<id>').description("an order's status").action(run(() => import('./order/status.js')));
-  order.command('show').argument('<id>').description('everything about an order').action(run(() => import('./order/show.js')));
+  order.command('status').argument('<id|oid>', 'order id, or the merchant order number').description("an order's status").action(run(() => import('./order/status.js')));
+  order.command('show').argument('<id|oid>', 'order id, or the merchant order number').description('everything about an order').action(run(() => import('./order/show.js')));
+  order
+    .command('find')
+    .argument('<text>', 'an order id, oid, uid, transaction hash (any case, with or without 0x) or deposit address')
+    .description('find orders by oid, uid, transaction hash or deposit address (and the withdrawal a hash pays out)')
+    .option('--limit <n>', 'at most this many orders', '50')
+    .action(run(() => import('./order/find.js')));
   order
     .command('list')
     .description('list orders, newest first')
     .option('--status <status>', 'PENDING_PAY, PAID, EXPIRED or REFUNDED')
     .option('--uid <uid>', 'only this user')
+    .option('--oid <oid>', 'only this merchant order number')
+    .option('--since <time>', 'created at or after: 2024-05-01, 2024-05-01T14:30Z (UTC) or a duration back, e.g. 2h, 7d')
+    .option('--until <time>', 'created before (same forms as --since)')
     .option('--limit <n>', 'at most this many', '50')
+    .option('--cursor <id>', 'the page after this order (the id the previous page named)')
     .action(run(() => import('./order/list.js')));
   order
     .command('mark-paid')
@@ -91,13 +101,15 @@ export function defineCommands(program: Command, run: Runner): void {
     .option('--id <id>', 'order id')
     .option('--oid <oid>', 'merchant order number')
     .option('--amount <amount>', 'amount to refund')
+    .option('--rest', 'refund all that remains (paid less refunded so far)')
     .option('--remark <text>', 'reason')
     .action(run(() => import('./refund/create.js')));
   refund
     .command('list')
     .description('list refunds, newest first')
-    .option('--order <id>', 'only this order')
+    .option('--order <id|oid>', 'only this order')
     .option('--limit <n>', 'at most this many', '50')
+    .option('--cursor <id>', 'the page after this refund (the id the previous page named)')
     .action(run(() => import('./refund/list.js')));
 
   const withdraw = program.command('withdraw').description('withdrawals: apply, then confirm or reject');
@@ -137,7 +149,10 @@ export function defineCommands(program: Command, run: Runner): void {
     .description('list withdrawals, newest first')
     .option('--status <status>', 'PENDING, CONFIRMED or REJECTED')
     .option('--uid <uid>', 'only this user')
+    .option('--since <time>', 'created at or after: 2024-05-01, 2024-05-01T14:30Z (UTC) or a duration back, e.g. 2h, 7d')
+    .option('--until <time>', 'created before (same forms as --since)')
     .option('--limit <n>', 'at most this many', '50')
+    .option('--cursor <id>', 'the page after this withdrawal (the id the previous page named)')
     .action(run(() => import('./withdraw/list.js')));
   withdraw.command('show').argument('<id>').description('one withdrawal').action(run(() => import('./withdraw/show.js')));
 
@@ -158,11 +173,20 @@ export function defineCommands(program: Command, run: Runner): void {
 
   program
     .command('log')
-    .description('the audit log, newest first')
-    .option('--order <id>', 'only this order')
+    .description('the audit log, newest first; --follow prints new entries as they happen')
+    .option('--order <id|oid>', 'only this order')
     .option('--withdrawal <id>', 'only this withdrawal')
-    .option('--limit <n>', 'at most this many', '50')
+    .option('--since <time>', 'at or after: 2024-05-01, 2024-05-01T14:30Z (UTC) or a duration back, e.g. 2h, 7d')
+    .option('--until <time>', 'before (same forms as --since)')
+    .option('--limit <n>', 'at most this many (default 50; with --follow, the last 10 first)')
+    .option('--cursor <n>', 'the page after this entry (the number the previous page named)')
+    .option('-f, --follow', 'then print each new entry as it is written, until Ctrl-C')
     .action(run(() => import('./log.js')));
+
+  program
+    .command('summary')
+    .description('at a glance: pending withdrawals, today and this week, balances, chains, failed callbacks')
+    .action(run(() => import('./summary.js')));
 
   const ledger = program.command('ledger').description('the ledger itself');
   ledger.command('check').description('verify every invariant; exit 1 naming any violation').action(run(() => import('./ledger/check.js')));

@@ -1,7 +1,9 @@
-import { invalid } from '../core/errors.js';
+import { and, eq, sql } from 'drizzle-orm';
+import { invalid, notFound } from '../core/errors.js';
 import { formatAmount, parseSignedAmount } from '../core/money.js';
 import { accountId, audit, balanceOf, postTransfer } from './ledger.js';
 import { findMerchant } from './merchants.js';
+import { accounts, orders } from './schema.js';
 import { decimalsOf, type StoreCtx } from './store-context.js';
 
 export interface BalanceView {
@@ -12,10 +14,19 @@ export interface BalanceView {
   held: string;
 }
 
-export function balance(s: StoreCtx, uid: string, opts: { asset?: string; mchId?: string } = {}): BalanceView {
+/**
+ * A user's balance. With `known`, a uid the merchant never saw (no account, no order) is refused
+ * instead of answered with zeros: `balance` on a mistyped uid must not look like an empty purse
+ * (issue #15 item 2). The refusal names uids that differ only in case, when there are some.
+ */
+export function balance(s: StoreCtx, uid: string, opts: { asset?: string; mchId?: string; known?: boolean } = {}): BalanceView {
   const m = findMerchant(s, s.db, opts.mchId);
   const asset = opts.asset ?? m.asset;
   const d = decimalsOf(asset);
+  if (opts.known && !hasActivity(s, m.id, uid)) {
+    const like = similarUids(s, m.id, uid);
+    throw notFound(`user ${uid} has no activity with merchant ${m.id}: no order, payment, refund, withdrawal or adjustment${like.length ? ` (did you mean ${like.join(', ')}?)` : ''}`);
+  }
   const b = balanceOf(s.db, { merchantId: m.id, asset, kind: 'user', uid });
   return { mchId: m.id, uid, asset, available: formatAmount(b.available, d), held: formatAmount(b.held, d) };
 }
@@ -48,4 +59,18 @@ export async function adjustBalance(
     });
   });
   return { ...balance(s, input.uid, { asset, mchId: m0.id }), change: formatAmount(change, d) };
+}
+
+/** The merchant has an account or an order for this uid. */
+function hasActivity(s: StoreCtx, merchantId: string, uid: string): boolean {
+  const account = s.db.select({ id: accounts.id }).from(accounts).where(and(eq(accounts.merchantId, merchantId), eq(accounts.kind, 'user'), eq(accounts.uid, uid))).limit(1).get();
+  return !!account || !!s.db.select({ id: orders.id }).from(orders).where(and(eq(orders.merchantId, merchantId), eq(orders.uid, uid))).limit(1).get();
+}
+
+/** Up to three uids of the merchant equal to `uid` but for case (a refusal's hint; a scan, so only on the way out). */
+function similarUids(s: StoreCtx, merchantId: string, uid: string): string[] {
+  const lower = uid.toLowerCase();
+  const rows = s.db.all<{ uid: string }>(sql`select uid from accounts where merchant_id = ${merchantId} and kind = 'user' and lower(uid) = ${lower}
+    union select uid from orders where merchant_id = ${merchantId} and lower(uid) = ${lower} limit 3`);
+  return rows.map((r) => r.uid).filter((u) => u !== uid);
 }

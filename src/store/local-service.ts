@@ -12,7 +12,7 @@ import type {
 } from '../core/schemas.js';
 import type { Caller, OperatorExtensions, PaymentService } from '../core/service.js';
 import type { Addresses, Order, OrderDetail, OrderStatus, RefundResult, VerificationReport, Withdrawal, WithdrawalStatus } from '../core/types.js';
-import { readLog, type AuditView } from './audit-log.js';
+import { lastLogId, logAfter, pageLog, readLog, type AuditView, type LogFilter } from './audit-log.js';
 import { adjustBalance, balance, type BalanceView } from './balances.js';
 import { checkLedger } from './check.js';
 import type { Ledger } from './db.js';
@@ -25,10 +25,12 @@ import * as held from './held-payments.js';
 import type { HeldPaymentRef, HeldPaymentView } from './held-payments.js';
 import * as orders from './orders.js';
 import { markPaid, type MarkPaidInput } from './payments.js';
-import { listRefunds, refund, type RefundView } from './refunds.js';
+import { listRefunds, pageRefunds, refund, type RefundDone, type RefundView } from './refunds.js';
+import type { Page } from './paging.js';
 import { readLedgerRegistry, saveRegistryEntries } from './registry-entries.js';
 import { nonces } from './schema.js';
 import { statementsOf } from './statements.js';
+import { summarize, type Summary } from './summary.js';
 import type { StoreCtx } from './store-context.js';
 import * as withdrawals from './withdrawals.js';
 import * as verification from './withdrawal-verification.js';
@@ -36,6 +38,9 @@ import type { WithdrawalDetail } from './withdrawals.js';
 
 export { formatDuration, parseDuration } from '../core/duration.js';
 export type { WithdrawalDetail };
+export type { Page };
+export type { RefundDone };
+export type { LogFilter } from './audit-log.js';
 export type { AuditView, BalanceView, HeldPaymentRef, HeldPaymentView, MarkPaidInput, MerchantView, NewMerchant, RefundView };
 
 export interface LocalDeps {
@@ -241,6 +246,21 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
     return orders.listOrders(this.s, filter);
   }
 
+  /** `order list`: a page, filtered, with the count of all that match. */
+  async pageOrders(filter: orders.OrderFilter & { limit?: number; cursor?: string }): Promise<Page<OrderDetail>> {
+    return orders.pageOrders(this.s, filter);
+  }
+
+  /** The order an operator names by id or oid (`order show|status`, `log --order`). */
+  async orderByRef(ref: string, mchId?: string): Promise<OrderDetail> {
+    return orders.orderDetail(this.s, orders.resolveOrderRef(this.s, ref, mchId));
+  }
+
+  /** `order find`: by id, oid, uid, transaction hash (any spelling) or deposit address. */
+  async findOrders(q: string, opts: { mchId?: string; limit?: number } = {}): Promise<ReturnType<typeof orders.findOrders>> {
+    return orders.findOrders(this.s, q, opts);
+  }
+
   markPaid(input: MarkPaidInput): Promise<OrderDetail> {
     return markPaid(this.s, input);
   }
@@ -265,12 +285,17 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
     return { id: r.id, oid: r.oid, amount: r.amount, status: r.status, remark: r.remark, refundTime: r.refundTime };
   }
 
-  refundWithId(input: RefundRequest): Promise<RefundView> {
+  /** The refund with its own id and its order after it. */
+  refundWithId(input: RefundRequest): Promise<RefundDone> {
     return this.signedOp(() => refund(this.s, input));
   }
 
   async listRefunds(filter: { orderId?: string; mchId?: string; limit?: number }): Promise<RefundView[]> {
     return listRefunds(this.s, filter);
+  }
+
+  async pageRefunds(filter: { orderId?: string; mchId?: string; limit?: number; cursor?: string }): Promise<Page<RefundView>> {
+    return pageRefunds(this.s, filter);
   }
 
   // ---------------------------------------------------------------- withdrawals
@@ -315,9 +340,14 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
     return withdrawals.listWithdrawals(this.s, filter);
   }
 
+  async pageWithdrawals(filter: withdrawals.WithdrawalFilter & { limit?: number; cursor?: string }): Promise<Page<Withdrawal>> {
+    return withdrawals.pageWithdrawals(this.s, filter);
+  }
+
   // ---------------------------------------------------------------- balances, audit, invariants
 
-  async balance(uid: string, opts: { asset?: string; mchId?: string } = {}): Promise<BalanceView> {
+  /** With `known`, a uid without any activity is refused rather than shown as zeros. */
+  async balance(uid: string, opts: { asset?: string; mchId?: string; known?: boolean } = {}): Promise<BalanceView> {
     return balance(this.s, uid, opts);
   }
 
@@ -327,6 +357,25 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
 
   async log(filter: { orderId?: string; withdrawalId?: string; mchId?: string; limit?: number }): Promise<AuditView[]> {
     return readLog(this.s, filter);
+  }
+
+  async pageLog(filter: LogFilter & { limit?: number; cursor?: string }): Promise<Page<AuditView>> {
+    return pageLog(this.s, filter);
+  }
+
+  /** Entries after `afterId`, oldest first (`log --follow`). */
+  async logAfter(filter: LogFilter & { afterId: number; upTo: number }): Promise<AuditView[]> {
+    return logAfter(this.s, filter);
+  }
+
+  lastLogId(): number {
+    return lastLogId(this.s);
+  }
+
+  /** `cryptopay summary`: the ledger at a glance, of one merchant or of all. */
+  async summary(opts: { mchId?: string } = {}): Promise<Summary> {
+    if (opts.mchId) merchants.findMerchant(this.s, this.s.db, opts.mchId);
+    return summarize(this.s, opts);
   }
 
   /** Every invariant of the ledger; an empty list means all hold. */

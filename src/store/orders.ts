@@ -1,13 +1,16 @@
-import { and, asc, desc, eq, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, gte, inArray, lt, sql, type SQL } from 'drizzle-orm';
 import { MAX_ORDER_AHEAD } from '../core/duration.js';
-import { conflict, invalid, notFound } from '../core/errors.js';
+import { AppError, conflict, invalid, notFound } from '../core/errors.js';
 import { formatAmount, parseAmount } from '../core/money.js';
 import type { CreateOrderRequest } from '../core/schemas.js';
 import { readStatus } from '../core/state.js';
-import type { Addresses, ChainType, Order, OrderDetail, OrderStatus, Payment } from '../core/types.js';
+import type { Addresses, ChainType, Order, OrderDetail, OrderStatus, Payment, Withdrawal } from '../core/types.js';
 import type { Q } from './ledger.js';
 import { findMerchant, type MerchantRow } from './merchants.js';
-import { orders, payments } from './schema.js';
+import { keyset, pageOf, unknownCursor, type Page } from './paging.js';
+import { chainCursors, chainPayments, merchants, orderAddresses, orders, payments, withdrawals } from './schema.js';
+import { txKey } from './tx-keys.js';
+import { withdrawalView } from './withdrawals.js';
 import { decimalsOf, type StoreCtx } from './store-context.js';
 
 export type OrderRow = typeof orders.$inferSelect;
@@ -139,14 +142,132 @@ export function orderDetail(s: StoreCtx, o: OrderRow): OrderDetail {
   };
 }
 
-export function listOrders(s: StoreCtx, filter: { mchId?: string; status?: OrderStatus; uid?: string; limit?: number }): OrderDetail[] {
-  const now = s.now();
+/** What `order list` filters on; `since` inclusive and `until` exclusive, on the creation time. */
+export interface OrderFilter {
+  mchId?: string;
+  status?: OrderStatus;
+  uid?: string;
+  oid?: string;
+  since?: number;
+  until?: number;
+}
+
+function orderWhere(filter: OrderFilter, now: number): SQL[] {
   const where: SQL[] = [];
   if (filter.mchId) where.push(eq(orders.merchantId, filter.mchId));
   if (filter.uid) where.push(eq(orders.uid, filter.uid));
+  if (filter.oid) where.push(eq(orders.oid, filter.oid));
+  if (filter.since !== undefined) where.push(gte(orders.createdAt, filter.since));
+  if (filter.until !== undefined) where.push(lt(orders.createdAt, filter.until));
   if (filter.status === 'EXPIRED') where.push(and(eq(orders.status, 'PENDING_PAY'), sql`${orders.expiredAt} < ${now}`)!);
   else if (filter.status === 'PENDING_PAY') where.push(and(eq(orders.status, 'PENDING_PAY'), sql`${orders.expiredAt} >= ${now}`)!);
   else if (filter.status) where.push(eq(orders.status, filter.status));
-  const rows = s.db.select().from(orders).where(and(...where)).orderBy(desc(orders.createdAt), desc(orders.id)).limit(filter.limit ?? 50).all();
+  return where;
+}
+
+export function listOrders(s: StoreCtx, filter: OrderFilter & { limit?: number }): OrderDetail[] {
+  const rows = s.db.select().from(orders).where(and(...orderWhere(filter, s.now()))).orderBy(desc(orders.createdAt), desc(orders.id)).limit(filter.limit ?? 50).all();
   return rows.map((o) => orderDetail(s, o));
+}
+
+/** A page of `order list`, with the count of all that match (src/store/paging.ts). */
+export function pageOrders(s: StoreCtx, filter: OrderFilter & { limit?: number; cursor?: string }): Page<OrderDetail> {
+  const where = orderWhere(filter, s.now());
+  const limit = filter.limit ?? 50;
+  const count = (extra?: SQL) => Number(s.db.select({ n: sql<bigint>`count(*)` }).from(orders).where(and(...where, extra)).get()?.n ?? 0);
+  let after: SQL | undefined;
+  let before = 0;
+  if (filter.cursor) {
+    const at = s.db.select({ time: orders.createdAt, id: orders.id }).from(orders).where(eq(orders.id, filter.cursor)).get();
+    if (!at) throw unknownCursor(filter.cursor, 'an order');
+    const k = keyset(orders.createdAt, orders.id, at);
+    after = k.after;
+    before = count(k.upTo);
+  }
+  const rows = s.db.select().from(orders).where(and(...where, after)).orderBy(desc(orders.createdAt), desc(orders.id)).limit(limit + 1).all();
+  return pageOf(rows, limit, count(), before, (o) => o.id, (o) => orderDetail(s, o));
+}
+
+/**
+ * The order an operator names by its id or by its merchant's oid (`order show|status`, `log
+ * --order`). The id wins; an oid needs its merchant: `mchId`, else the one merchant whose orders
+ * have that oid. Several merchants with that oid is ambiguous: a usage error naming them.
+ */
+export function resolveOrderRef(s: StoreCtx, ref: string, mchId?: string): OrderRow {
+  const byId = s.db.select().from(orders).where(mchId ? and(eq(orders.id, ref), eq(orders.merchantId, mchId)) : eq(orders.id, ref)).get();
+  if (byId) return byId;
+  const found = ordersByOid(s, ref, mchId);
+  if (found.length === 1) return found[0]!;
+  if (found.length === 0) throw notFound('Order not found');
+  throw new AppError(
+    'usage',
+    `oid ${ref} names orders of ${found.length} merchants (${found.map((o) => `${o.merchantId}: ${o.id}`).join(', ')}): pass --mch-id to say which`,
+  );
+}
+
+/** The orders with this oid: of `mchId`, else of every merchant (one index lookup per merchant). */
+function ordersByOid(s: StoreCtx, oid: string, mchId?: string): OrderRow[] {
+  const ids = mchId ? [mchId] : s.db.select({ id: merchants.id }).from(merchants).orderBy(asc(merchants.seq)).all().map((m) => m.id);
+  return ids.flatMap((merchantId) => s.stmts().orderByOid.all({ merchantId, oid }));
+}
+
+/** How `order find` found an order. */
+export type MatchedBy = 'id' | 'oid' | 'uid' | 'txHash' | 'address';
+
+/**
+ * `order find`: every order whose id, oid, uid, payment transaction (recorded, or seen on chain
+ * and not yet counted) or deposit address is `q`, newest first, at most `limit`; and the
+ * withdrawals whose payout transaction it is. A hash is matched by its key (any case, with or
+ * without 0x); an EVM address in any case.
+ */
+export function findOrders(s: StoreCtx, q: string, opts: { mchId?: string; limit?: number }): {
+  orders: (OrderDetail & { matchedBy: MatchedBy[] })[];
+  withdrawals: (Withdrawal & { mchId: string; matchedBy: MatchedBy[] })[];
+  more: boolean;
+} {
+  const limit = opts.limit ?? 50;
+  const hits = new Map<string, Set<MatchedBy>>();
+  const hit = (id: string, by: MatchedBy) => (hits.get(id) ?? hits.set(id, new Set()).get(id)!).add(by);
+  const scope = (c: SQL) => (opts.mchId ? and(c, eq(orders.merchantId, opts.mchId))! : c);
+  const ids = (rows: { id: string }[], by: MatchedBy) => rows.forEach((r) => hit(r.id, by));
+
+  ids(s.db.select({ id: orders.id }).from(orders).where(scope(eq(orders.id, q))).all(), 'id');
+  ids(ordersByOid(s, q, opts.mchId), 'oid');
+  const merchantIds = opts.mchId ? [opts.mchId] : s.db.select({ id: merchants.id }).from(merchants).all().map((m) => m.id);
+  for (const merchantId of merchantIds) {
+    ids(s.db.select({ id: orders.id }).from(orders).where(and(eq(orders.merchantId, merchantId), eq(orders.uid, q))).orderBy(desc(orders.createdAt)).limit(limit + 1).all(), 'uid');
+  }
+  const withdrawalHits: (Withdrawal & { mchId: string; matchedBy: MatchedBy[] })[] = [];
+  if (/^(0x)?[0-9a-f]{64}$/i.test(q)) {
+    const key = txKey(q);
+    const spellings = [key, `0x${key}`];
+    ids(s.db.select({ id: payments.orderId }).from(payments).innerJoin(orders, eq(orders.id, payments.orderId)).where(scope(eq(payments.txKey, key))).all(), 'txHash');
+    // Seen on chain but not counted (waiting for confirmations, held, refused): by chain, so the
+    // lookup uses the primary key's (chain, transaction) prefix.
+    for (const { chainId } of s.db.select({ chainId: chainCursors.chainId }).from(chainCursors).all()) {
+      ids(
+        s.db.select({ id: chainPayments.orderId }).from(chainPayments).innerJoin(orders, eq(orders.id, chainPayments.orderId))
+          .where(scope(and(eq(chainPayments.chainId, chainId), inArray(chainPayments.txHash, spellings))!)).all(),
+        'txHash',
+      );
+    }
+    const ws = s.db.select().from(withdrawals).where(and(inArray(withdrawals.txHash, spellings), opts.mchId ? eq(withdrawals.merchantId, opts.mchId) : undefined)).all();
+    for (const w of ws) withdrawalHits.push({ ...withdrawalView(w), mchId: w.merchantId, matchedBy: ['txHash'] });
+  }
+  if (/^0x[0-9a-f]{40}$/i.test(q)) {
+    ids(
+      s.db.select({ id: orderAddresses.orderId }).from(orderAddresses).innerJoin(orders, eq(orders.id, orderAddresses.orderId))
+        .where(scope(and(eq(orderAddresses.chainType, 'EVM'), sql`lower(${orderAddresses.address}) = ${q.toLowerCase()}`)!)).all(),
+      'address',
+    );
+  } else if (/^T[1-9A-HJ-NP-Za-km-z]{33}$/.test(q)) {
+    ids(s.db.select({ id: orderAddresses.orderId }).from(orderAddresses).innerJoin(orders, eq(orders.id, orderAddresses.orderId)).where(scope(eq(orderAddresses.address, q))).all(), 'address');
+  }
+  const rows = hits.size ? s.db.select().from(orders).where(inArray(orders.id, [...hits.keys()])).orderBy(desc(orders.createdAt), desc(orders.id)).all() : [];
+  const order: MatchedBy[] = ['id', 'oid', 'uid', 'txHash', 'address'];
+  return {
+    orders: rows.slice(0, limit).map((o) => ({ ...orderDetail(s, o), matchedBy: order.filter((b) => hits.get(o.id)!.has(b)) })),
+    withdrawals: withdrawalHits,
+    more: rows.length > limit,
+  };
 }

@@ -1,4 +1,4 @@
-import { and, desc, eq, type SQL } from 'drizzle-orm';
+import { and, desc, eq, sql, type SQL } from 'drizzle-orm';
 import { invalid } from '../core/errors.js';
 import { formatAmount, parseAmount } from '../core/money.js';
 import type { RefundRequest } from '../core/schemas.js';
@@ -7,6 +7,7 @@ import type { RefundResult } from '../core/types.js';
 import { accountId, audit, postTransfer } from './ledger.js';
 import { findMerchant } from './merchants.js';
 import { findOrder } from './orders.js';
+import { keyset, pageOf, unknownCursor, type Page } from './paging.js';
 import { orders, refunds } from './schema.js';
 import { decimalsOf, type StoreCtx } from './store-context.js';
 
@@ -15,9 +16,17 @@ export interface RefundView extends RefundResult {
   mchId: string;
 }
 
+/** A refund just made, with its order as it stands after it (what the CLI prints, issue #15 item 3). */
+export interface RefundDone extends RefundView {
+  asset: string;
+  orderStatus: 'PAID' | 'REFUNDED';
+  paidAmount: string;
+  refundedAmount: string;
+}
+
 const heavy = () => import('./heavy.js');
 
-export async function refund(s: StoreCtx, input: RefundRequest): Promise<RefundView> {
+export async function refund(s: StoreCtx, input: RefundRequest): Promise<RefundDone> {
   const h = await heavy();
   const req = h.parseInput(h.refundSchema, input);
   if (!req.id && !req.oid) throw invalid('id or oid is required');
@@ -41,19 +50,39 @@ export async function refund(s: StoreCtx, input: RefundRequest): Promise<RefundV
       at: now, actor: s.caller.actor, action: 'order.refunded', merchantId: m.id, subjectType: 'order', subjectId: o.id,
       detail: { refundId, amount: formatAmount(amount, d), refundedTotal: formatAmount(next.refunded, d), paid: formatAmount(o.paidAmount, d), statusAfter: next.status, remark },
     });
-    return { refundId, mchId: m.id, id: o.id, oid: o.oid, amount: formatAmount(amount, d), status: 'REFUNDED' as const, remark, refundTime: now };
+    return {
+      refundId, mchId: m.id, id: o.id, oid: o.oid, amount: formatAmount(amount, d), status: 'REFUNDED' as const, remark, refundTime: now,
+      asset: o.asset, orderStatus: next.status as 'PAID' | 'REFUNDED', paidAmount: formatAmount(o.paidAmount, d), refundedAmount: formatAmount(next.refunded, d),
+    };
   });
 }
 
 export function listRefunds(s: StoreCtx, filter: { orderId?: string; mchId?: string; limit?: number }): RefundView[] {
+  return pageRefunds(s, filter, false).items;
+}
+
+/** A page of `refund list`, newest first, with the count of all that match (src/store/paging.ts). */
+export function pageRefunds(s: StoreCtx, filter: { orderId?: string; mchId?: string; limit?: number; cursor?: string }, counted = true): Page<RefundView> {
   const where: SQL[] = [];
   if (filter.orderId) where.push(eq(refunds.orderId, filter.orderId));
   if (filter.mchId) where.push(eq(orders.merchantId, filter.mchId));
+  const limit = filter.limit ?? 50;
+  const count = (extra?: SQL) =>
+    counted ? Number(s.db.select({ n: sql<bigint>`count(*)` }).from(refunds).innerJoin(orders, eq(orders.id, refunds.orderId)).where(and(...where, extra)).get()?.n ?? 0) : 0;
+  let after: SQL | undefined;
+  let before = 0;
+  if (filter.cursor) {
+    const at = s.db.select({ time: refunds.createdAt, id: refunds.id }).from(refunds).where(eq(refunds.id, filter.cursor)).get();
+    if (!at) throw unknownCursor(filter.cursor, 'a refund');
+    const k = keyset(refunds.createdAt, refunds.id, at);
+    after = k.after;
+    before = count(k.upTo);
+  }
   const rows = s.db
     .select({ r: refunds, o: { id: orders.id, oid: orders.oid, asset: orders.asset, merchantId: orders.merchantId } })
     .from(refunds).innerJoin(orders, eq(orders.id, refunds.orderId))
-    .where(and(...where)).orderBy(desc(refunds.createdAt), desc(refunds.id)).limit(filter.limit ?? 50).all();
-  return rows.map(({ r, o }) => ({
+    .where(and(...where, after)).orderBy(desc(refunds.createdAt), desc(refunds.id)).limit(limit + 1).all();
+  return pageOf(rows, limit, count(), before, ({ r }) => r.id, ({ r, o }) => ({
     refundId: r.id, mchId: o.merchantId, id: o.id, oid: o.oid, amount: formatAmount(r.amount, decimalsOf(o.asset)),
     status: 'REFUNDED' as const, remark: r.remark, refundTime: r.createdAt,
   }));

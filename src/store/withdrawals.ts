@@ -1,4 +1,4 @@
-import { and, desc, eq, type SQL } from 'drizzle-orm';
+import { and, desc, eq, gte, lt, sql, type SQL } from 'drizzle-orm';
 import type { ChainCheck } from '../chains/withdrawal-check.js';
 import { conflict, invalid, notFound } from '../core/errors.js';
 import { formatAmount, parseAmount } from '../core/money.js';
@@ -9,6 +9,7 @@ import type { ChainType, Withdrawal, WithdrawalStatus } from '../core/types.js';
 import { accountId, audit, holdTransfer, resolvePending, type Q } from './ledger.js';
 import { findMerchant } from './merchants.js';
 import { normalizeTxHash } from './payments.js';
+import { keyset, pageOf, unknownCursor, type Page } from './paging.js';
 import { txKeys, withdrawals } from './schema.js';
 import { decimalsOf, type StoreCtx } from './store-context.js';
 import { checkPayout } from './withdrawal-verification.js';
@@ -195,15 +196,48 @@ export function getWithdrawal(s: StoreCtx, id: string, mchId?: string): Withdraw
   return withdrawalDetail(findWithdrawal(s.db, mchId, id));
 }
 
-export function listWithdrawals(s: StoreCtx, filter: { mchId?: string; status?: WithdrawalStatus; uid?: string; limit?: number }): Withdrawal[] {
+/** What `withdraw list` filters on; `since` inclusive and `until` exclusive, on the creation time. */
+export interface WithdrawalFilter {
+  mchId?: string;
+  status?: WithdrawalStatus;
+  uid?: string;
+  since?: number;
+  until?: number;
+}
+
+function withdrawalWhere(filter: WithdrawalFilter): SQL[] {
   const where: SQL[] = [];
   if (filter.mchId) where.push(eq(withdrawals.merchantId, filter.mchId));
   if (filter.status) where.push(eq(withdrawals.status, filter.status));
   if (filter.uid) where.push(eq(withdrawals.uid, filter.uid));
-  return s.db.select().from(withdrawals).where(and(...where)).orderBy(desc(withdrawals.createdAt), desc(withdrawals.id)).limit(filter.limit ?? 50).all().map(withdrawalView);
+  if (filter.since !== undefined) where.push(gte(withdrawals.createdAt, filter.since));
+  if (filter.until !== undefined) where.push(lt(withdrawals.createdAt, filter.until));
+  return where;
 }
 
-function withdrawalView(w: WithdrawalRow): Withdrawal {
+export function listWithdrawals(s: StoreCtx, filter: WithdrawalFilter & { limit?: number }): Withdrawal[] {
+  return s.db.select().from(withdrawals).where(and(...withdrawalWhere(filter))).orderBy(desc(withdrawals.createdAt), desc(withdrawals.id)).limit(filter.limit ?? 50).all().map(withdrawalView);
+}
+
+/** A page of `withdraw list`, with the count of all that match (src/store/paging.ts). */
+export function pageWithdrawals(s: StoreCtx, filter: WithdrawalFilter & { limit?: number; cursor?: string }): Page<Withdrawal> {
+  const where = withdrawalWhere(filter);
+  const limit = filter.limit ?? 50;
+  const count = (extra?: SQL) => Number(s.db.select({ n: sql<bigint>`count(*)` }).from(withdrawals).where(and(...where, extra)).get()?.n ?? 0);
+  let after: SQL | undefined;
+  let before = 0;
+  if (filter.cursor) {
+    const at = s.db.select({ time: withdrawals.createdAt, id: withdrawals.id }).from(withdrawals).where(eq(withdrawals.id, filter.cursor)).get();
+    if (!at) throw unknownCursor(filter.cursor, 'a withdrawal');
+    const k = keyset(withdrawals.createdAt, withdrawals.id, at);
+    after = k.after;
+    before = count(k.upTo);
+  }
+  const rows = s.db.select().from(withdrawals).where(and(...where, after)).orderBy(desc(withdrawals.createdAt), desc(withdrawals.id)).limit(limit + 1).all();
+  return pageOf(rows, limit, count(), before, (w) => w.id, withdrawalView);
+}
+
+export function withdrawalView(w: WithdrawalRow): Withdrawal {
   return {
     id: w.id, uid: w.uid, amount: formatAmount(w.amount, decimalsOf(w.asset)), to: w.to, chainId: w.chainId,
     chainType: w.chainType as ChainType, token: w.token, status: w.status as WithdrawalStatus, txHash: w.txHash,

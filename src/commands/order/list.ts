@@ -1,16 +1,19 @@
 import type { Context } from '../../context.js';
 import { ORDER_STATUSES } from '../../core/types.js';
-import { oneOf, parseLimit } from '../common.js';
+import { oneOf, pageNote, parseCursor, parseLimit, parseTimeRange } from '../common.js';
 import { formatTime, printJson, printTable } from '../output.js';
 
 export async function run(ctx: Context, opts: Record<string, string | undefined>): Promise<void> {
   const status = oneOf(opts.status, ORDER_STATUSES, 'status');
   const limit = parseLimit(opts.limit);
-  const list = await (await ctx.local('order list')).listOrders({ mchId: ctx.globals.mchId, status, uid: opts.uid, limit });
-  if (ctx.globals.json) return printJson(ctx, list);
+  const range = parseTimeRange(opts, ctx.now());
+  const cursor = parseCursor(opts.cursor);
+  const page = await (await ctx.local('order list')).pageOrders({ mchId: ctx.globals.mchId, status, uid: opts.uid, oid: opts.oid, ...range, limit, cursor });
+  if (ctx.globals.json) return printJson(ctx, page.items);
   await printTable(
     ctx,
     ['id', 'oid', 'uid', 'amount', 'status', 'paid', 'refunded', 'expires'],
-    list.map((o) => [o.id, o.oid, o.uid, o.amount, o.status, o.paidAmount, o.refundedAmount, formatTime(o.expiredAt)]),
+    page.items.map((o) => [o.id, o.oid, o.uid, o.amount, o.status, o.paidAmount, o.refundedAmount, formatTime(o.expiredAt)]),
   );
+  pageNote(ctx, page);
 }

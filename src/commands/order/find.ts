@@ -1,0 +1,30 @@
+import type { Context } from '../../context.js';
+import { AppError } from '../../core/errors.js';
+import { parseLimit } from '../common.js';
+import { formatTime, printJson, printTable } from '../output.js';
+
+const LABEL = { id: 'id', oid: 'oid', uid: 'uid', txHash: 'tx hash', address: 'address' } as const;
+
+/**
+ * `order find TEXT`: the orders whose id, oid, uid, payment transaction or deposit address is
+ * TEXT, and the withdrawals a transaction hash pays out; exit 1 when nothing matches.
+ */
+export async function run(ctx: Context, opts: Record<string, string | undefined>, text: string): Promise<void> {
+  const q = text.trim();
+  const limit = parseLimit(opts.limit);
+  const found = await (await ctx.local('order find')).findOrders(q, { mchId: ctx.globals.mchId, limit });
+  if (found.orders.length === 0 && found.withdrawals.length === 0) {
+    const scope = ctx.globals.mchId ? ` of merchant ${ctx.globals.mchId}` : '';
+    throw new AppError('not_found', `nothing${scope} matches ${q}: no order has it as id, oid, uid, transaction hash or deposit address, and no withdrawal as transaction hash`);
+  }
+  if (ctx.globals.json) return printJson(ctx, { orders: found.orders, withdrawals: found.withdrawals });
+  await printTable(
+    ctx,
+    ['matched by', 'id', 'oid', 'uid', 'amount', 'status', 'paid', 'refunded', 'created'],
+    [
+      ...found.orders.map((o) => [o.matchedBy.map((b) => LABEL[b]).join(', '), o.id, o.oid, o.uid, `${o.amount} ${o.asset}`, o.status, o.paidAmount, o.refundedAmount, formatTime(o.createdAt)]),
+      ...found.withdrawals.map((w) => ['tx hash (withdrawal)', w.id, null, w.uid, w.amount, w.status, null, null, formatTime(w.createdAt)]),
+    ],
+  );
+  if (found.more) ctx.io.stderr.write(`showing the newest ${found.orders.length} orders that match: narrow it with --mch-id, or see them all with cryptopay order list --uid ${q}\n`);
+}

@@ -1,0 +1,48 @@
+import type { Context } from '../context.js';
+import type { Tally, Totals } from '../store/summary.js';
+import { formatTime, printJson, printRecord, type Cell } from './output.js';
+
+const totals = (t: Totals) => Object.entries(t).map(([asset, v]) => `${v} ${asset}`).join(', ') || '0';
+const tallied = (t: Tally) => (t.count === 0 ? 'none' : `${t.count}, ${totals(t.total)}`);
+
+/**
+ * `cryptopay summary` (issue #15 item 10): what waits for an operator, what moved today and this
+ * week (UTC, weeks from Monday), what users hold, how far behind each chain is read, and the
+ * callbacks that gave up. Of one merchant with --mch-id, else of the whole ledger.
+ */
+export async function run(ctx: Context): Promise<void> {
+  const service = await ctx.local('summary');
+  const s = await service.summary({ mchId: ctx.globals.mchId });
+  if (ctx.globals.json) return printJson(ctx, s);
+  const registry = await service.registry();
+  const chainName = (id: string) => {
+    try {
+      return registry.chain(id).name;
+    } catch {
+      return 'not in the registry';
+    }
+  };
+  const p = s.pendingWithdrawals;
+  const rows: [string, Cell][] = [
+    ['ledger', `${s.mchId ? `merchant ${s.mchId}` : 'every merchant'}, at ${formatTime(s.at)}`],
+    ['pending withdrawals', p.count === 0 ? 'none' : `${p.count}, ${totals(p.total)}${p.confirming ? ` (${p.confirming} waiting for confirmations)` : ''}: cryptopay withdraw list --status PENDING`],
+    ['today', `since ${formatTime(s.today.since)}`],
+    ['  payments', tallied(s.today.payments)],
+    ['  refunds', tallied(s.today.refunds)],
+    ['  withdrawals', tallied(s.today.withdrawals)],
+    ['this week', `since ${formatTime(s.week.since)}`],
+    ['  payments', tallied(s.week.payments)],
+    ['  refunds', tallied(s.week.refunds)],
+    ['  withdrawals', tallied(s.week.withdrawals)],
+    ['users hold', `available ${totals(s.balances.available)}; held for withdrawals ${totals(s.balances.held)}`],
+    ['held payments', s.heldPayments.count === 0 ? 'none' : `${tallied(s.heldPayments)}: cryptopay order held`],
+  ];
+  if (s.chains.length === 0) rows.push(['chains', 'none watched on this ledger']);
+  for (const c of s.chains) {
+    const state = c.lag === null ? 'not scanned yet' : `${c.lag} block${c.lag === 1 ? '' : 's'} behind (block ${c.scannedTo} of ${c.head}, head seen ${formatTime(c.headAt)})`;
+    const trouble = [c.lastError && `last error: ${c.lastError}`, c.deepReorg && `deep reorg: ${c.deepReorg}`].filter(Boolean).join('; ');
+    rows.push([`chain ${c.chainId}`, `${chainName(c.chainId)}: ${state}${trouble ? `; ${trouble}` : ''}`]);
+  }
+  rows.push(['failed callbacks', s.failedCallbacks === null ? 'this ledger keeps no callbacks' : s.failedCallbacks === 0 ? 'none' : `${s.failedCallbacks}: cryptopay callbacks list`]);
+  await printRecord(ctx, rows);
+}

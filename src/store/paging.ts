@@ -1,0 +1,40 @@
+import { and, eq, gt, lt, or, sql, type SQL } from 'drizzle-orm';
+import type { SQLiteColumn } from 'drizzle-orm/sqlite-core';
+import { AppError } from '../core/errors.js';
+
+/**
+ * One page of a list, newest first (issue #15 item 2): the rows, how many match in all, how many
+ * come before this page, and the cursor of the next page (null on the last). A cursor is the id
+ * of the last row shown: the next page starts after it, so rows that arrive meanwhile (at the top)
+ * never shift a page and nothing is shown twice.
+ */
+export interface Page<T> {
+  items: T[];
+  total: number;
+  /** Rows before this page (0 on the first). */
+  before: number;
+  next: string | null;
+}
+
+/**
+ * Keyset paging over `(time desc, id desc)`: `after` is the condition for the rows after the
+ * cursor row, `upTo` for the rows up to and including it (counted as `before`).
+ */
+export function keyset(time: SQLiteColumn, id: SQLiteColumn, at: { time: number; id: string }): { after: SQL; upTo: SQL } {
+  return {
+    after: or(lt(time, at.time), and(eq(time, at.time), lt(id, at.id)))!,
+    upTo: or(gt(time, at.time), and(eq(time, at.time), sql`${id} >= ${at.id}`))!,
+  };
+}
+
+/** A cursor that names no row of the list's kind: the command line was wrong. */
+export function unknownCursor(cursor: string, what: string): AppError {
+  return new AppError('usage', `cursor ${cursor} is not ${what} of this ledger: pass the id the previous page named`);
+}
+
+/** The page's bookkeeping from its rows (one more than the limit was read to tell whether more follow). */
+export function pageOf<R, T>(rows: R[], limit: number, total: number, before: number, idOf: (r: R) => string, view: (r: R) => T): Page<T> {
+  const more = rows.length > limit;
+  const shown = more ? rows.slice(0, limit) : rows;
+  return { items: shown.map(view), total, before, next: more ? idOf(shown[shown.length - 1]!) : null };
+}

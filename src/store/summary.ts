@@ -1,0 +1,108 @@
+import { sql } from 'drizzle-orm';
+import { formatAmount } from '../core/money.js';
+import { allCursors } from './chain-state.js';
+import { decimalsOf, type StoreCtx } from './store-context.js';
+
+/** Amounts by asset, each a canonical decimal string. */
+export type Totals = Record<string, string>;
+
+export interface Tally {
+  count: number;
+  total: Totals;
+}
+
+export interface Period {
+  since: number;
+  payments: Tally;
+  refunds: Tally;
+  /** Withdrawals paid out (confirmed) in the period. */
+  withdrawals: Tally;
+}
+
+/** `cryptopay summary` (issue #15 item 10): the state of the ledger at a glance. */
+export interface Summary {
+  at: number;
+  mchId: string | null;
+  pendingWithdrawals: Tally & { confirming: number };
+  today: Period;
+  week: Period;
+  balances: { available: Totals; held: Totals };
+  heldPayments: Tally;
+  chains: { chainId: string; head: number | null; scannedTo: number | null; lag: number | null; headAt: number | null; lastError: string | null; deepReorg: string | null }[];
+  /** null: this ledger keeps no callbacks outbox. */
+  failedCallbacks: number | null;
+}
+
+const DAY = 86_400_000;
+
+/** Midnight UTC of `now`'s day, and of the Monday of its week (the CLI writes every time in UTC). */
+export function periodStarts(now: number): { today: number; week: number } {
+  const today = now - (now % DAY);
+  const weekday = (new Date(today).getUTCDay() + 6) % 7; // Monday 0
+  return { today, week: today - weekday * DAY };
+}
+
+/**
+ * Sums are added in bigint as rows come (SQL's sum() throws past 64 bits, decisions "The
+ * ledger's bound"); each query reads one small group per asset.
+ */
+function tally(s: StoreCtx, query: ReturnType<typeof sql>): Tally {
+  const rows = s.db.all<{ asset: string; n: bigint; total: bigint }>(query);
+  const total: Totals = {};
+  let count = 0;
+  for (const r of rows) {
+    count += Number(r.n);
+    total[r.asset] = formatAmount(BigInt(r.total), decimalsOf(r.asset));
+  }
+  return { count, total };
+}
+
+export function summarize(s: StoreCtx, opts: { mchId?: string }): Summary {
+  const now = s.now();
+  const m = opts.mchId ?? null;
+  const byMerchant = (col: string) => (m === null ? sql`1` : sql`${sql.raw(col)} = ${m}`);
+  const period = (since: number): Period => ({
+    since,
+    payments: tally(s, sql`select o.asset as asset, count(*) as n, coalesce(sum(p.amount), 0) as total from payments p join orders o on o.id = p.order_id
+      where p.created_at >= ${since} and ${byMerchant('o.merchant_id')} group by o.asset`),
+    refunds: tally(s, sql`select o.asset as asset, count(*) as n, coalesce(sum(r.amount), 0) as total from refunds r join orders o on o.id = r.order_id
+      where r.created_at >= ${since} and ${byMerchant('o.merchant_id')} group by o.asset`),
+    withdrawals: tally(s, sql`select asset, count(*) as n, coalesce(sum(amount), 0) as total from withdrawals
+      where status = 'CONFIRMED' and updated_at >= ${since} and ${byMerchant('merchant_id')} group by asset`),
+  });
+  const starts = periodStarts(now);
+  const pending = tally(s, sql`select asset, count(*) as n, coalesce(sum(amount), 0) as total from withdrawals where status = 'PENDING' and ${byMerchant('merchant_id')} group by asset`);
+  const confirming = Number(s.db.get<{ n: bigint }>(sql`select count(*) as n from withdrawals where status = 'PENDING' and verification = 'confirming' and ${byMerchant('merchant_id')}`)?.n ?? 0);
+
+  const available: Record<string, bigint> = {};
+  const held: Record<string, bigint> = {};
+  for (const a of s.db.all<{ asset: string; posted: bigint; pending: bigint }>(sql`select asset, posted, pending_debits as pending from accounts where kind = 'user' and ${byMerchant('merchant_id')}`)) {
+    available[a.asset] = (available[a.asset] ?? 0n) + BigInt(a.posted) - BigInt(a.pending);
+    held[a.asset] = (held[a.asset] ?? 0n) + BigInt(a.pending);
+  }
+  const fmt = (t: Record<string, bigint>): Totals => Object.fromEntries(Object.entries(t).map(([asset, v]) => [asset, formatAmount(v, decimalsOf(asset))]));
+
+  const heldPayments = tally(s, sql`select o.asset as asset, count(*) as n, coalesce(sum(c.amount), 0) as total from chain_payments c join orders o on o.id = c.order_id
+    where c.status = 'held' and ${byMerchant('o.merchant_id')} group by o.asset`);
+
+  const chains = allCursors(s.db).map((c) => {
+    const scannedTo = c.nextBlock >= 0 ? c.nextBlock - 1 : null;
+    return {
+      chainId: c.chainId, head: c.head ?? null, scannedTo, lag: c.head != null && scannedTo !== null ? Math.max(0, c.head - scannedTo) : null,
+      headAt: c.headAt ?? null, lastError: c.lastError ?? null, deepReorg: c.deepReorg ?? null,
+    };
+  });
+
+  // The callbacks outbox (migration 0005) may not be in this ledger yet.
+  const outbox = s.db.get<{ n: bigint }>(sql`select count(*) as n from sqlite_master where type = 'table' and name = 'callbacks'`);
+  const failedCallbacks = Number(outbox?.n ?? 0) === 0 ? null
+    : Number(s.db.get<{ n: bigint }>(sql`select count(*) as n from callbacks where status = 'failed' and ${byMerchant('merchant_id')}`)?.n ?? 0);
+
+  return {
+    at: now, mchId: m,
+    pendingWithdrawals: { ...pending, confirming },
+    today: period(starts.today), week: period(starts.week),
+    balances: { available: fmt(available), held: fmt(held) },
+    heldPayments, chains, failedCallbacks,
+  };
+}
