@@ -1,4 +1,6 @@
+import { ASSETS } from '../core/assets.js';
 import { AppError, usage } from '../core/errors.js';
+import { formatAmount, parseLedgerAmount } from '../core/money.js';
 import type { Context } from '../context.js';
 import { printRecord, type Cell } from './output.js';
 
@@ -89,4 +91,23 @@ export function parseCursor(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
   if (!/^[A-Za-z0-9_-]{1,80}$/.test(value)) throw usage('--cursor must be the id the previous page named');
   return value;
+}
+
+/**
+ * A balance before and after a change, for the question before it (issue #15 item 3):
+ * `12.5 -> 10 USDT`. `delta` is added (negative takes away); amounts are canonical decimals.
+ */
+export function beforeAfter(before: string, delta: string, sign: 1 | -1, asset: string): string {
+  const d = ASSETS[asset]?.decimals ?? 6;
+  const b = parseLedgerAmount(before, d);
+  return `${before} -> ${formatAmount(b + BigInt(sign) * parseLedgerAmount(delta, d), d)} ${asset}`;
+}
+
+/** `beforeAfter` for a credit whose amount may still be malformed (the operation refuses it with its own message). */
+export function credited(before: string, amount: string, asset: string): string {
+  try {
+    return beforeAfter(before, amount, 1, asset);
+  } catch {
+    return `${before} ${asset}, credited ${amount}`;
+  }
 }

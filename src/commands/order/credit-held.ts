@@ -1,5 +1,5 @@
 import type { Context } from '../../context.js';
-import { confirmChange } from '../common.js';
+import { beforeAfter, confirmChange } from '../common.js';
 import { formatTime } from '../output.js';
 import { printOrder } from '../views.js';
 import { findHeld, heldReference, type HeldOptions } from './held-ref.js';
@@ -14,7 +14,7 @@ export async function run(ctx: Context, opts: HeldOptions, id: string): Promise<
     await confirmChange(ctx, 'Credit a held payment', [
       ['order', `${p.orderId} (oid ${p.oid}), expired ${formatTime(p.expiredAt)}`],
       ['payment', `${p.amount} ${p.asset} in tx ${p.txHash} log ${p.logIndex} on chain ${p.chainId}`],
-      ['user', `${p.uid}: available ${before.available} -> credited ${p.amount}`],
+      ['user', `${p.uid}: available ${beforeAfter(before.available, p.amount, 1, p.asset)}`],
       ['reason', ref.reason],
     ]);
   }

@@ -1,5 +1,5 @@
 import type { Context } from '../../context.js';
-import { confirmChange, need } from '../common.js';
+import { confirmChange, credited, need } from '../common.js';
 import { printOrder } from '../views.js';
 
 export async function run(ctx: Context, opts: Record<string, string | undefined>, id: string): Promise<void> {
@@ -10,9 +10,9 @@ export async function run(ctx: Context, opts: Record<string, string | undefined>
   const before = await service.balance(order.uid, { mchId: order.mchId, asset: order.asset });
   await confirmChange(ctx, 'Record a payment', [
     ['order', `${order.id} (oid ${order.oid}, ${order.status})`],
-    ['order amount', `${order.amount} ${order.asset}, paid so far ${order.paidAmount}`],
+    ['order amount', `${order.amount} ${order.asset}, paid so far ${order.paidAmount} ${order.asset}`],
     ['payment', `${amount} ${order.asset} in tx ${txHash}`],
-    ['user', `${order.uid}: available ${before.available} -> credited ${amount}`],
+    ['user', `${order.uid}: available ${credited(before.available, amount, order.asset)}`],
   ]);
   const updated = await service.markPaid({
     id,

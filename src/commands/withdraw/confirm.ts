@@ -2,7 +2,7 @@ import type { Context } from '../../context.js';
 import { AppError, usage } from '../../core/errors.js';
 import type { OperatorExtensions } from '../../core/service.js';
 import type { VerificationReport } from '../../core/types.js';
-import { confirmChange, need } from '../common.js';
+import { beforeAfter, confirmChange, need } from '../common.js';
 import { printRecord, success } from '../output.js';
 import { chainRows } from './chain-rows.js';
 import { printWithdrawal } from '../views.js';
@@ -55,8 +55,9 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
       from = w.status;
       const b = await local.balance(w.uid, { mchId: w.mchId });
       summary.push(
-        ['pays out', `${w.amount} to ${w.to} (${w.chainType} ${w.chainId}, token ${w.token})`],
-        ['user', `${w.uid}: ${w.amount} of the ${b.held} held is paid out; available stays ${b.available}`],
+        ['pays out', `${w.amount} ${b.asset} to ${w.to} (${w.chainType} ${w.chainId}, token ${w.token})`],
+        ['user', `${w.uid}: the hold of ${w.amount} ${b.asset} is paid out; available stays ${b.available} ${b.asset}`],
+        ['held', beforeAfter(b.held, w.amount, -1, b.asset)],
       );
       const chain = (await local.registry()).chain(w.chainId);
       if (unverified) summary.push(['chain', `NOT verified on chain: ${reason}`]);

@@ -1,5 +1,5 @@
 import type { Context } from '../../context.js';
-import { confirmChange } from '../common.js';
+import { beforeAfter, confirmChange } from '../common.js';
 import { printWithdrawal } from '../views.js';
 
 export async function run(ctx: Context, opts: Record<string, string | undefined>, id: string): Promise<void> {
@@ -11,9 +11,11 @@ export async function run(ctx: Context, opts: Record<string, string | undefined>
     if (w) {
       const b = await local.balance(w.uid, { mchId: w.mchId });
       summary.push(
-        ['amount', `${w.amount} to ${w.to}`],
+        ['amount', `${w.amount} ${b.asset} to ${w.to}`],
         ['status', `${w.status} -> REJECTED`],
-        ['user', `${w.uid}: ${w.amount} returns from held (${b.held}) to available (${b.available})`],
+        ['user', `${w.uid}: the hold of ${w.amount} ${b.asset} returns`],
+        ['available', beforeAfter(b.available, w.amount, 1, b.asset)],
+        ['held', beforeAfter(b.held, w.amount, -1, b.asset)],
       );
     }
   }

@@ -1,0 +1,120 @@
+/**
+ * Issue #15 item 10, "At a glance": `cryptopay summary` and `cryptopay log --follow`.
+ */
+import Database from 'better-sqlite3';
+import { spawn } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { BIN, cliEnv } from '../helpers/cli.js';
+import { CLEAN_ENV, EVM_TO, evmTx, paidOrder, SLOW, USDT_ETH, withMerchant } from './_support.js';
+
+const apply = (uid: string, amount: string) => ['withdraw', 'apply', '--uid', uid, '--amount', amount, '--to', EVM_TO, '--chain-id', '1', '--chain-type', 'EVM', '--token', USDT_ETH];
+
+describe.concurrent('at a glance (#15 item 10)', { timeout: SLOW }, () => {
+  it('summary: pending withdrawals and their total, today and this week, what users hold, held payments, chains behind, callbacks', async () => {
+    const s = await withMerchant();
+    const a = await paidOrder(s, 'S-1', 'u1', '100');
+    await paidOrder(s, 'S-2', 'u2', '20.5');
+    await s.json(['refund', '--id', a, '--amount', '10', '--yes']);
+    const w1 = await s.json<{ id: string }>(apply('u1', '30'));
+    await s.json(apply('u1', '5'));
+    await s.json(apply('u2', '0.5'));
+    await s.json(['withdraw', 'confirm', w1.id, '--tx-hash', evmTx(), '--block-number', '5', '--yes']);
+    // The watcher's state as it keeps it in the ledger: chain 1 read to block 100, head 110.
+    const db = new Database(s.db);
+    try {
+      db.prepare('insert into chain_cursors (chain_id, next_block, head, head_at, updated_at) values (?, ?, ?, ?, ?)').run('1', 101, 110, Date.now(), Date.now());
+    } finally {
+      db.close();
+    }
+
+    const [plain, json] = await Promise.all([s.run(['summary']), s.json(['summary'])]);
+    expect(plain.code).toBe(0);
+    expect(plain.stderr).toBe('');
+    const row = (label: string) => new RegExp(`^${label}\\s+(.*)$`, 'm').exec(plain.stdout)?.[1];
+    expect(row('pending withdrawals')).toBe('2, 5.5 USDT: cryptopay withdraw list --status PENDING');
+    expect(plain.stdout).toMatch(/^today\s+since \d{4}-\d\d-\d\dT00:00:00Z\n {2}payments\s+2, 120\.5 USDT\n {2}refunds\s+1, 10 USDT\n {2}withdrawals\s+1, 30 USDT\n/m);
+    expect(plain.stdout).toMatch(/^this week\s+since \d{4}-\d\d-\d\dT00:00:00Z\n {2}payments\s+2, 120\.5 USDT\n/m);
+    // 120.5 paid, 10 refunded, 30 paid out, 5.5 held for the two pending withdrawals.
+    expect(row('users hold')).toBe('available 75 USDT; held for withdrawals 5.5 USDT');
+    expect(row('held payments')).toBe('none');
+    expect(row('chain 1')).toMatch(/^Ethereum: 10 blocks behind \(block 100 of 110, head seen \d{4}-/);
+    expect(row('failed callbacks')).toBeDefined();
+
+    expect(json).toMatchObject({
+      mchId: null,
+      pendingWithdrawals: { count: 2, total: { USDT: '5.5' }, confirming: 0 },
+      today: { payments: { count: 2, total: { USDT: '120.5' } }, refunds: { count: 1, total: { USDT: '10' } }, withdrawals: { count: 1, total: { USDT: '30' } } },
+      balances: { available: { USDT: '75' }, held: { USDT: '5.5' } },
+      heldPayments: { count: 0, total: {} },
+      chains: [{ chainId: '1', head: 110, scannedTo: 100, lag: 10 }],
+    });
+    // The week starts on a Monday, at or before today.
+    const monday = new Date(json.week.since);
+    expect(monday.getUTCDay()).toBe(1);
+    expect(json.week.since).toBeLessThanOrEqual(json.today.since);
+
+    // One merchant's view: another merchant's money is not in it.
+    const two = await s.json<{ mchId: string }>(['merchant', 'add', '--name', 'Two', '--generate-wallet']);
+    const [mine, theirs, unknown] = await Promise.all([
+      s.json(['--mch-id', s.mchId, 'summary']),
+      s.json(['--mch-id', two.mchId, 'summary']),
+      s.run(['--mch-id', 'M999999', 'summary']),
+    ]);
+    expect(mine).toMatchObject({ mchId: s.mchId, balances: { available: { USDT: '75' } } });
+    expect(theirs).toMatchObject({ mchId: two.mchId, pendingWithdrawals: { count: 0 }, balances: { available: {} }, today: { payments: { count: 0 } } });
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/merchant M999999 not found/);
+  });
+
+  it('log --follow prints the last entries, then each new one as it is written, and ends quietly on SIGTERM', async () => {
+    const s = await withMerchant();
+    await paidOrder(s, 'F-1', 'u1', '10');
+    const child = spawn(process.execPath, [BIN, '--db', s.db, 'log', '--follow'], { env: cliEnv(CLEAN_ENV as Record<string, string>), stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    const closed = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    const until = async (re: RegExp) => {
+      for (let i = 0; i < 400 && !re.test(out); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(out).toMatch(re);
+    };
+    try {
+      // The last entries first, oldest first.
+      await until(/order\.payment_recorded/);
+      expect(out.split('\n').filter(Boolean).map((l) => l.split('\t')[2])).toEqual(['merchant.created', 'order.payment_recorded']);
+      await s.json(['balance', 'adjust', 'u1', '--amount', '+2', '--reason', 'goodwill', '--yes']);
+      await until(/balance\.adjusted/);
+      await s.json(['refund', '--oid', 'F-1', '--amount', '1', '--yes']);
+      await until(/order\.refunded/);
+      expect(out.split('\n').filter(Boolean).map((l) => l.split('\t')[2])).toEqual(['merchant.created', 'order.payment_recorded', 'balance.adjusted', 'order.refunded']);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await closed).toBe(0);
+    expect(err).toBe('');
+  });
+
+  it('log --follow --json writes one entry per line, filtered by an oid; --follow with --cursor is a usage error', async () => {
+    const s = await withMerchant();
+    const id = await paidOrder(s, 'J-1', 'u1', '10');
+    await paidOrder(s, 'J-2', 'u1', '10');
+    const bad = await s.run(['log', '--follow', '--cursor', '3']);
+    expect(bad.code).toBe(2);
+    const child = spawn(process.execPath, [BIN, '--db', s.db, '--json', 'log', '--follow', '--order', 'J-1'], { env: cliEnv(CLEAN_ENV as Record<string, string>), stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    const closed = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    const entries = () => out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { action: string; subject: string });
+    try {
+      for (let i = 0; i < 400 && entries().length < 1; i++) await new Promise((r) => setTimeout(r, 50));
+      await s.json(['refund', '--oid', 'J-2', '--amount', '1', '--yes']);
+      await s.json(['refund', '--oid', 'J-1', '--amount', '2', '--yes']);
+      for (let i = 0; i < 400 && entries().length < 2; i++) await new Promise((r) => setTimeout(r, 50));
+    } finally {
+      child.kill('SIGINT');
+    }
+    expect(await closed).toBe(0);
+    expect(entries().map((e) => [e.action, e.subject])).toEqual([['order.payment_recorded', `order:${id}`], ['order.refunded', `order:${id}`]]);
+  });
+});

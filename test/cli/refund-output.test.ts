@@ -1,0 +1,99 @@
+/**
+ * Issue #15 item 3, "Refunds that read right": a refund names its own id and the order as it
+ * stands after it (never "status REFUNDED" under the order id while the order is PAID); --rest
+ * refunds what remains; the questions before a change show each balance before -> after, every
+ * amount with its asset.
+ */
+import { describe, expect, it } from 'vitest';
+import { balanceOf, EVM_TO, HAS_SCRIPT, paidOrder, runPty, SLOW, USDT_ETH, withMerchant } from './_support.js';
+
+describe.concurrent('refunds that read right (#15 item 3)', { timeout: SLOW }, () => {
+  it('a partial refund prints its own id, the order still PAID, paid and refunded so far; --json carries them too', async () => {
+    const s = await withMerchant();
+    const id = await paidOrder(s, 'R-1', 'u1', '12.5');
+    const part = await s.run(['refund', '--oid', 'R-1', '--amount', '2.5', '--remark', 'damaged', '--yes']);
+    expect(part.code).toBe(0);
+    const refundId = /^refund\s+(rf_\S+)$/m.exec(part.stdout)?.[1];
+    expect(refundId).toBeDefined();
+    expect(part.stdout.replace(refundId!, '<rf>').replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/, '<time>')).toBe(
+      [
+        'refund        <rf>',
+        `order         ${id} (oid R-1)`,
+        'amount        2.5 USDT',
+        'order status  PAID',
+        'paid          12.5 USDT',
+        'refunded      2.5 USDT (10 USDT left to refund)',
+        'remark        damaged',
+        'time          <time>',
+        '',
+      ].join('\n'),
+    );
+    expect(part.stdout).not.toMatch(/REFUNDED/);
+
+    const second = await s.json(['refund', '--id', id, '--amount', '4', '--yes']);
+    expect(second).toEqual({
+      refundId: expect.stringMatching(/^rf_/), mchId: s.mchId, id, oid: 'R-1', amount: '4', asset: 'USDT', status: 'REFUNDED', remark: '',
+      refundTime: expect.any(Number), orderStatus: 'PAID', paidAmount: '12.5', refundedAmount: '6.5',
+    });
+    // The ids printed are the ones the ledger keeps.
+    const listed = (await s.json<{ refundId: string }[]>(['refund', 'list', '--order', id])).map((r) => r.refundId);
+    expect(listed).toEqual([second.refundId, refundId]);
+  });
+
+  it('--rest refunds what remains and the order turns REFUNDED; with --amount, on an unpaid or a refunded order it is refused and nothing changes', async () => {
+    const s = await withMerchant();
+    const id = await paidOrder(s, 'R-2', 'u1', '10');
+    const unpaid = await s.json<{ id: string }>(['order', 'create', '--oid', 'R-3', '--uid', 'u1', '--amount', '3']);
+    await s.json(['refund', '--id', id, '--amount', '3.25', '--yes']);
+    const [both, notPaid, noYes] = await Promise.all([
+      s.run(['refund', '--id', id, '--rest', '--amount', '1', '--yes']),
+      s.run(['refund', '--id', unpaid.id, '--rest', '--yes']),
+      s.run(['refund', '--id', id, '--rest']),
+    ]);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/give either --amount or --rest/);
+    expect(notPaid.code).toBe(1);
+    expect(notPaid.stderr).toBe('error: order status is not Paid (it is PENDING_PAY)\n');
+    expect(noYes.code).toBe(2);
+    expect(await balanceOf(s, 'u1')).toEqual({ available: '6.75', held: '0' });
+
+    const rest = await s.run(['refund', '--oid', 'R-2', '--rest', '--yes']);
+    expect(rest.code).toBe(0);
+    expect(rest.stdout).toMatch(/^amount\s+6\.75 USDT$/m);
+    expect(rest.stdout).toMatch(/^order status\s+REFUNDED$/m);
+    expect(rest.stdout).toMatch(/^refunded\s+10 USDT$/m);
+    expect(await balanceOf(s, 'u1')).toEqual({ available: '0', held: '0' });
+    const again = await s.run(['refund', '--oid', 'R-2', '--rest', '--yes']);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toBe('error: order status is not Paid (it is REFUNDED)\n');
+  });
+
+  it.skipIf(!HAS_SCRIPT)('on a terminal the questions show each balance before -> after with its asset (refund, withdraw reject and confirm, balance adjust)', async () => {
+    const s = await withMerchant();
+    const id = await paidOrder(s, 'T-1', 'u1', '12.5');
+    const refund = await runPty(['--db', s.db, 'refund', '--id', id, '--amount', '2.5', '--remark', 'dented'], { steps: [{ waitFor: /Go ahead\?/, send: 'n\r' }] });
+    expect(refund.code).toBe(1);
+    expect(refund.text).toMatch(new RegExp(`order\\s+${id} \\(oid T-1\\), PAID`));
+    expect(refund.text).toMatch(/refund\s+2\.5 USDT/);
+    expect(refund.text).toMatch(/refunded\s+0 -> 2\.5 USDT of 12\.5 USDT paid/);
+    expect(refund.text).toMatch(/status\s+PAID -> PAID/);
+    expect(refund.text).toMatch(/user\s+u1: available 12\.5 -> 10 USDT/);
+    expect(await balanceOf(s, 'u1')).toEqual({ available: '12.5', held: '0' });
+
+    const w = await s.json<{ id: string }>(['withdraw', 'apply', '--uid', 'u1', '--amount', '2', '--to', EVM_TO, '--chain-id', '1', '--chain-type', 'EVM', '--token', USDT_ETH]);
+    const [reject, confirm, adjust] = await Promise.all([
+      runPty(['--db', s.db, 'withdraw', 'reject', w.id], { steps: [{ waitFor: /Go ahead\?/, send: 'n\r' }] }),
+      runPty(['--db', s.db, 'withdraw', 'confirm', w.id, '--tx-hash', `0x${'ab'.repeat(32)}`, '--block-number', '9'], { steps: [{ waitFor: /Go ahead\?/, send: 'n\r' }] }),
+      runPty(['--db', s.db, 'balance', 'adjust', 'u1', '--amount', '-0.5', '--reason', 'fee'], { steps: [{ waitFor: /Go ahead\?/, send: 'n\r' }] }),
+    ]);
+    expect(reject.text).toMatch(/amount\s+2 USDT to 0x/);
+    expect(reject.text).toMatch(/available\s+10\.5 -> 12\.5 USDT/);
+    expect(reject.text).toMatch(/held\s+2 -> 0 USDT/);
+    expect(confirm.text).toMatch(/pays out\s+2 USDT to 0x/);
+    expect(confirm.text).toMatch(/held\s+2 -> 0 USDT/);
+    expect(confirm.text).toMatch(/available stays 10\.5 USDT/);
+    expect(adjust.text).toMatch(/available\s+10\.5 -> 10 USDT/);
+    for (const r of [reject, confirm, adjust]) expect(r.code).toBe(1);
+    expect(await balanceOf(s, 'u1')).toEqual({ available: '10.5', held: '2' });
+  });
+});
