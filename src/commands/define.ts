@@ -41,8 +41,8 @@ export function defineCommands(program: Command, run: Runner): void {
     .option('--logo <url>', 'logo for the payment page')
     .option('--qr', 'also draw the QR code of each address in the terminal')
     .action(run(() => import('./order/create.js')));
-  order.command('status').argument('<id|oid>', 'order id, or the merchant order number').description("an order's status").action(run(() => import('./order/status.js')));
-  order.command('show').argument('<id|oid>', 'order id, or the merchant order number').description('everything about an order').action(run(() => import('./order/show.js')));
+  order.command('status').argument('<id>', 'an order id (ord_…), or the merchant order number (oid)').description("an order's status").action(run(() => import('./order/status.js')));
+  order.command('show').argument('<id>', 'an order id (ord_…), or the merchant order number (oid)').description('everything about an order').action(run(() => import('./order/show.js')));
   order
     .command('find')
     .argument('<text>', 'an order id, oid, uid, transaction hash (any case, with or without 0x) or deposit address')
