@@ -1,7 +1,9 @@
-import type { Context } from '../context.js';
+import { DEFAULT_SCHEDULE, parseSchedule } from '../callbacks/schedule.js';
+import { allowPrivateCallbacks, type Context } from '../context.js';
 import { usage } from '../core/errors.js';
 import { createApp } from '../server/app.js';
 import { DEFAULT_HTTP_LIMITS, listen, type HttpLimits } from '../server/listen.js';
+import { startCallbacks } from './callbacks/start.js';
 import { startDev } from './serve-dev.js';
 
 export interface ServeOptions {
@@ -9,6 +11,8 @@ export interface ServeOptions {
   port?: string;
   maxConnections?: string;
   dev?: boolean;
+  callbackSchedule?: string;
+  allowPrivateCallbacks?: boolean;
 }
 
 /** The HTTP limits serve runs with: the defaults of listen.ts, with the cap from --max-connections. */
@@ -24,7 +28,10 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   const port = Number(opts.port ?? '8080');
   if (!/^\d{1,5}$/.test(opts.port ?? '8080') || port > 65535) throw usage('--port must be a number from 0 to 65535');
   const limits = serveLimits(opts);
-  const service = await ctx.local('serve');
+  const schedule = parseSchedule(opts.callbackSchedule ?? DEFAULT_SCHEDULE);
+  // --dev sends callbacks to the developer's own machine, where its receiver runs.
+  const allowPrivate = !!opts.allowPrivateCallbacks || !!opts.dev || allowPrivateCallbacks(ctx.env);
+  const service = (await ctx.local('serve')).withPrivateCallbacks(allowPrivate);
   const err = (s: string) => ctx.io.stderr.write(`${s}\n`);
 
   // Access-log lines are written once per turn of the event loop, not once per request: under
@@ -64,9 +71,14 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   else if (empty) noMerchantHint(err, service.ledger.path);
   else err(`sign requests with a merchant's secret: cryptopay sign --fill --mch-id M... key=value ...`);
 
+  // The outbox's sender: every committed event reaches its notifyUrl (decisions §9).
+  const callbacks = startCallbacks(ctx, service, { schedule, allowPrivate, line: (l) => log.push(l), err });
+  if (allowPrivate) err('callbacks to loopback and private addresses are allowed (development only)');
+
   const signal = await stopping;
   err(`${signal}: finishing requests in flight, then stopping`);
   await server.close();
+  await callbacks.stop();
   await dev?.close();
   derive.deriveAheadWith(undefined);
   await pool.close();

@@ -20,6 +20,8 @@ import type { Q } from './ledger.js';
 import * as merchants from './merchants.js';
 import type { MerchantView, NewMerchant } from './merchants.js';
 import * as orders from './orders.js';
+import * as outbox from './outbox.js';
+import type { CallbackStatus, CallbackView } from './outbox.js';
 import { markPaid, type MarkPaidInput } from './payments.js';
 import { listRefunds, refund, type RefundView } from './refunds.js';
 import { nonces } from './schema.js';
@@ -28,7 +30,7 @@ import type { StoreCtx } from './store-context.js';
 import * as withdrawals from './withdrawals.js';
 
 export { formatDuration, parseDuration } from '../core/duration.js';
-export type { AuditView, BalanceView, MarkPaidInput, MerchantView, NewMerchant, RefundView };
+export type { AuditView, BalanceView, CallbackStatus, CallbackView, MarkPaidInput, MerchantView, NewMerchant, RefundView };
 
 export interface LocalDeps {
   now: () => number;
@@ -38,6 +40,8 @@ export interface LocalDeps {
   registryConfig?: RegistryConfig;
   /** 96+ random bits, URL-safe (decisions §1: ids of the unsigned GETs must be unguessable). */
   randomId?: (prefix: string) => string;
+  /** A notifyUrl may name a loopback or private address (development: serve --allow-private-callbacks). */
+  allowPrivateCallbacks?: boolean;
 }
 
 const heavy = () => import('./heavy.js');
@@ -71,7 +75,13 @@ export class LocalPaymentService implements PaymentService {
       randomId: this.randomId,
       stmts: () => statementsOf(ledger),
       write: (fn) => this.write(fn),
+      allowPrivateCallbacks: deps.allowPrivateCallbacks ?? false,
     };
+  }
+
+  /** The same ledger, with notifyUrls to loopback and private addresses allowed or not (serve --allow-private-callbacks). */
+  withPrivateCallbacks(allow: boolean): LocalPaymentService {
+    return new LocalPaymentService(this.ledger, { ...this.deps, registry: this.registryBuilt, randomId: this.randomId, allowPrivateCallbacks: allow });
   }
 
   /** The chains and tokens, built (and the config checked) on first use. */
@@ -249,6 +259,16 @@ export class LocalPaymentService implements PaymentService {
 
   async listWithdrawals(filter: { mchId?: string; status?: WithdrawalStatus; uid?: string; limit?: number }): Promise<Withdrawal[]> {
     return withdrawals.listWithdrawals(this.s, filter);
+  }
+
+  // ---------------------------------------------------------------- callbacks (the outbox)
+
+  async listCallbacks(filter: { status?: CallbackStatus; orderId?: string; withdrawalId?: string; mchId?: string; limit?: number }): Promise<CallbackView[]> {
+    return outbox.listCallbacks(this.s.db, filter);
+  }
+
+  async showCallback(id: string, mchId?: string): Promise<ReturnType<typeof outbox.showCallback>> {
+    return outbox.showCallback(this.s.db, id, mchId);
   }
 
   // ---------------------------------------------------------------- balances, audit, invariants

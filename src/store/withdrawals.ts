@@ -1,4 +1,5 @@
 import { and, desc, eq, type SQL } from 'drizzle-orm';
+import { checkNotifyUrl } from '../callbacks/guard.js';
 import { conflict, invalid, notFound } from '../core/errors.js';
 import { formatAmount, parseAmount } from '../core/money.js';
 import type { WithdrawApplyRequest, WithdrawConfirmRequest, WithdrawRejectRequest } from '../core/schemas.js';
@@ -6,6 +7,7 @@ import { withdrawalAfter } from '../core/state.js';
 import type { ChainType, Withdrawal, WithdrawalStatus } from '../core/types.js';
 import { accountId, audit, holdTransfer, resolvePending, type Q } from './ledger.js';
 import { findMerchant } from './merchants.js';
+import { withdrawalEvent } from './outbox.js';
 import { normalizeTxHash } from './payments.js';
 import { withdrawals } from './schema.js';
 import { decimalsOf, type StoreCtx } from './store-context.js';
@@ -17,6 +19,7 @@ const heavy = () => import('./heavy.js');
 export async function applyWithdrawal(s: StoreCtx, input: WithdrawApplyRequest): Promise<Withdrawal> {
   const h = await heavy();
   const req = h.parseInput(h.withdrawApplySchema, input);
+  if (req.notifyUrl && !s.allowPrivateCallbacks) checkNotifyUrl(req.notifyUrl);
   const registry = await s.registry();
   const chain = registry.chain(req.chainId);
   if (chain.chainType !== req.chainType) {
@@ -64,6 +67,7 @@ export async function confirmWithdrawal(s: StoreCtx, input: WithdrawConfirmReque
     }
     resolvePending(tx, w.transferId, 'posted', now);
     const row = tx.update(withdrawals).set({ status, txHash, blockNumber: req.blockNumber, updatedAt: now }).where(eq(withdrawals.id, w.id)).returning().get();
+    withdrawalEvent(tx, 'withdraw.confirmed', row, { ...withdrawalView(row) }, now);
     audit(tx, {
       at: now, actor: s.caller.actor, action: 'withdrawal.confirmed', merchantId: m.id, subjectType: 'withdrawal', subjectId: w.id,
       detail: { txHash, blockNumber: req.blockNumber, amount: formatAmount(w.amount, decimalsOf(w.asset)) },
@@ -82,6 +86,7 @@ export async function rejectWithdrawal(s: StoreCtx, input: WithdrawRejectRequest
     const status = withdrawalAfter(w.status as WithdrawalStatus, 'reject');
     resolvePending(tx, w.transferId, 'voided', now);
     const row = tx.update(withdrawals).set({ status, remark: req.remark ?? null, updatedAt: now }).where(eq(withdrawals.id, w.id)).returning().get();
+    withdrawalEvent(tx, 'withdraw.rejected', row, { ...withdrawalView(row) }, now);
     audit(tx, {
       at: now, actor: s.caller.actor, action: 'withdrawal.rejected', merchantId: m.id, subjectType: 'withdrawal', subjectId: w.id,
       detail: { remark: req.remark ?? null, amount: formatAmount(w.amount, decimalsOf(w.asset)) },

@@ -1,0 +1,197 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Ledger } from '../store/db.js';
+import { groupCommit } from '../store/group-commit.js';
+import {
+  claimDue,
+  leaseForResend,
+  onOutboxWrite,
+  recordAttempt,
+  releaseLeases,
+  sweepExpired,
+  type CallbackRow,
+  type CallbackStatus,
+  type EventFields,
+} from '../store/outbox.js';
+import { statementsOf } from '../store/statements.js';
+import { deliver, DELIVERY_TIMEOUT_MS, type Connector, type DeliveryResult, type Resolver } from './deliver.js';
+import { signedEventBody } from './event.js';
+import { parseSchedule, retryDelay, DEFAULT_SCHEDULE } from './schedule.js';
+
+export interface WorkerOptions {
+  ledger: Ledger;
+  now: () => number;
+  /** Delays after each failed attempt, ms (default decisions §9's 15s ... 24h). */
+  schedule?: readonly number[];
+  allowPrivate?: boolean;
+  timeoutMs?: number;
+  resolver?: Resolver;
+  connector?: Connector;
+  /** How often the ledger is looked at for rows other processes wrote and retries come due. */
+  pollMs?: number;
+  /** How often unpaid orders past their expiry are looked for (order.expired within 5 s). */
+  sweepMs?: number;
+  /** Attempts in flight at once, in all. */
+  maxInFlight?: number;
+  /** Attempts in flight at once to one host:port: a slow or dead receiver holds only these. */
+  perHost?: number;
+  /** How long a leased row is this sender's; past it another sender may take it over. */
+  leaseMs?: number;
+  random?: () => number;
+  owner?: string;
+  /** Failures of the worker itself (the ledger busy); never a secret. */
+  log?: (line: string) => void;
+  /** Each attempt as it is recorded (for serve's log line, tests and the bench). */
+  onAttempt?: (row: CallbackRow, result: DeliveryResult, status: CallbackStatus) => void;
+}
+
+export interface AttemptReport extends DeliveryResult {
+  id: string;
+  status: CallbackStatus;
+}
+
+/**
+ * The sender of the outbox (decisions §9, issue #13): runs in `serve` and in `cryptopay
+ * callbacks run`. It leases due rows (one process per attempt), sends each outside any
+ * transaction, and records the attempt. Bounded in flight in all and per host, so a receiver
+ * that hangs holds only its own slots, each for at most the timeout.
+ */
+export class CallbackWorker {
+  private readonly o: Required<Omit<WorkerOptions, 'resolver' | 'connector' | 'log' | 'onAttempt'>> & Pick<WorkerOptions, 'resolver' | 'connector' | 'log' | 'onAttempt'>;
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private readonly perHostNow = new Map<string, number>();
+  private timer: NodeJS.Timeout | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private running = false;
+  private ticking = false;
+  private again = false;
+  private lastSweep = -Infinity;
+
+  constructor(opts: WorkerOptions) {
+    this.o = {
+      schedule: parseSchedule(DEFAULT_SCHEDULE),
+      allowPrivate: false,
+      timeoutMs: DELIVERY_TIMEOUT_MS,
+      pollMs: 500,
+      sweepMs: 1000,
+      maxInFlight: 128,
+      perHost: 16,
+      leaseMs: 60_000,
+      random: Math.random,
+      owner: `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
+      ...opts,
+    };
+    // A lease must outlive the attempt, or a second sender could take a row still being sent.
+    if (this.o.leaseMs <= this.o.timeoutMs) this.o.leaseMs = this.o.timeoutMs * 2;
+  }
+
+  get owner(): string {
+    return this.o.owner;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.unsubscribe = onOutboxWrite(() => this.wake());
+    this.timer = setInterval(() => this.wake(), this.o.pollMs);
+    this.wake();
+  }
+
+  /** Stops leasing; resolves when the attempts in flight are recorded (each ends within the timeout). */
+  async stop(): Promise<void> {
+    this.running = false;
+    clearInterval(this.timer);
+    this.unsubscribe?.();
+    while (this.inFlight.size) await Promise.allSettled([...this.inFlight.values()]);
+  }
+
+  /** Looks for work now (a row was written in this process, or a slot came free). */
+  wake(): void {
+    if (!this.running) return;
+    if (this.ticking) {
+      this.again = true;
+      return;
+    }
+    this.ticking = true;
+    this.tick().finally(() => {
+      this.ticking = false;
+      if (this.again) {
+        this.again = false;
+        setImmediate(() => this.wake());
+      }
+    });
+  }
+
+  private write<T>(fn: () => T): Promise<T> {
+    return groupCommit(this.o.ledger.sqlite).submit(fn);
+  }
+
+  private async tick(): Promise<void> {
+    try {
+      const now = this.o.now();
+      if (now - this.lastSweep >= this.o.sweepMs) {
+        this.lastSweep = now;
+        await this.write(() => sweepExpired(this.o.ledger.db, now));
+      }
+      const room = this.o.maxInFlight - this.inFlight.size;
+      if (room <= 0 || !this.running) return;
+      const rows = await this.write(() =>
+        claimDue(this.o.ledger.db, { now: this.o.now(), owner: this.o.owner, leaseMs: this.o.leaseMs, limit: room, perHost: this.o.perHost, inFlight: this.perHostNow }),
+      );
+      if (!this.running) {
+        await this.write(() => releaseLeases(this.o.ledger.db, this.o.owner, rows.map((r) => r.id)));
+        return;
+      }
+      for (const row of rows) this.track(row);
+    } catch (e) {
+      this.o.log?.(`callbacks: ${(e as Error).message}; trying again`);
+    }
+  }
+
+  private track(row: CallbackRow): Promise<AttemptReport> {
+    this.perHostNow.set(row.host, (this.perHostNow.get(row.host) ?? 0) + 1);
+    const attempt = this.attempt(row);
+    const done = attempt.then(
+      () => undefined,
+      (e: unknown) => this.o.log?.(`callbacks: ${row.id}: ${(e as Error).message}`),
+    ).finally(() => {
+      this.inFlight.delete(row.id);
+      const n = (this.perHostNow.get(row.host) ?? 1) - 1;
+      if (n > 0) this.perHostNow.set(row.host, n);
+      else this.perHostNow.delete(row.host);
+      this.wake();
+    });
+    this.inFlight.set(row.id, done);
+    return attempt;
+  }
+
+  /** One attempt of a leased row, recorded. */
+  private async attempt(row: CallbackRow): Promise<AttemptReport> {
+    const at = this.o.now();
+    const secret = statementsOf(this.o.ledger).merchantAuth.get({ id: row.merchantId })?.secret;
+    let result: DeliveryResult;
+    if (!secret) {
+      result = { statusCode: null, latencyMs: 0, error: `merchant ${row.merchantId} no longer exists` };
+    } else {
+      // Signed now, with the merchant's current secret: a rotated secret applies to retries too.
+      const body = JSON.stringify(signedEventBody(JSON.parse(row.payload) as EventFields, row.merchantId, secret, at));
+      result = await deliver(row.url, body, {
+        allowPrivate: this.o.allowPrivate, timeoutMs: this.o.timeoutMs, resolver: this.o.resolver, connector: this.o.connector,
+      });
+    }
+    const status = await this.write(() =>
+      recordAttempt(this.o.ledger.db, { id: row.id, owner: this.o.owner, at, ...result }, (step) => retryDelay(this.o.schedule, step, this.o.random)),
+    );
+    this.o.onAttempt?.(row, result, status);
+    return { id: row.id, status, ...result };
+  }
+
+  /**
+   * An operator's resend (`callbacks resend`): a new attempt now, same eventId, with the whole
+   * schedule ahead of it should it fail. Works whether or not the worker runs.
+   */
+  async resend(id: string, mchId?: string): Promise<AttemptReport> {
+    const row = await this.write(() => leaseForResend(this.o.ledger.db, id, { now: this.o.now(), owner: this.o.owner, leaseMs: this.o.leaseMs, mchId }));
+    return this.track(row);
+  }
+}

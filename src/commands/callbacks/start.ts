@@ -1,0 +1,24 @@
+import { CallbackWorker } from '../../callbacks/worker.js';
+import type { Context } from '../../context.js';
+import type { LocalPaymentService } from '../../store/local-service.js';
+
+/**
+ * Starts the outbox's sender on the service's ledger (serve and `callbacks run`), logging one
+ * line per attempt: the event, its id, the host and the answer, never the URL's path or query
+ * (a merchant may keep a token there) nor the body.
+ */
+export function startCallbacks(ctx: Context, service: LocalPaymentService, o: { schedule: number[]; allowPrivate: boolean; line: (s: string) => void; err: (s: string) => void }): CallbackWorker {
+  const worker = new CallbackWorker({
+    ledger: service.ledger,
+    now: ctx.now,
+    schedule: o.schedule,
+    allowPrivate: o.allowPrivate,
+    log: o.err,
+    onAttempt: (row, r, status) => {
+      const answer = r.statusCode !== null ? String(r.statusCode) : `error (${r.error})`;
+      o.line(`${new Date(ctx.now()).toISOString()} callback ${row.event} ${row.id} ${row.host} ${answer} ${r.latencyMs}ms ${status}`);
+    },
+  });
+  worker.start();
+  return worker;
+}
