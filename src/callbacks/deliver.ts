@@ -121,8 +121,10 @@ export async function deliver(url: string, body: string, opts: DeliveryOptions):
         'Content-Length': bytes.length,
         'User-Agent': 'cryptopay-callbacks/1',
       },
+      // With no agent, Node opens the connection with createConnection and nothing else
+      // (`agent: false` would make a fresh agent that dials `host` itself).
       ...(connector
-        ? { agent: false, createConnection: () => connector({ address, port, tls, servername }) }
+        ? { createConnection: () => connector({ address, port, tls, servername }) }
         : { agent: tls ? httpsAgent : httpAgent }),
     } as RequestOptions);
     const timer = setTimeout(() => {
