@@ -172,7 +172,7 @@ describe('delivery and retries', () => {
     expect([...senders].every((o) => o === a.owner || o === b.owner)).toBe(true);
   });
 
-  it('a receiver that hangs is cut at 10 s and does not hold up another host's delivery', { timeout: 30_000 }, async () => {
+  it('a receiver that hangs is cut at 10 s and does not hold up the delivery to another host', { timeout: 30_000 }, async () => {
     const s = await setup();
     const hanging = await receiver(() => 'hang');
     const fine = await receiver();
