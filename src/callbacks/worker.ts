@@ -3,7 +3,10 @@ import { hostname } from 'node:os';
 import type { Ledger } from '../store/db.js';
 import { groupCommit } from '../store/group-commit.js';
 import {
+  busyHosts,
   claimDue,
+  deliveryDue,
+  expiryDue,
   leaseForResend,
   onOutboxWrite,
   recordAttempt,
@@ -17,6 +20,9 @@ import { statementsOf } from '../store/statements.js';
 import { deliver, DELIVERY_TIMEOUT_MS, type Connector, type DeliveryResult, type Resolver } from './deliver.js';
 import { signedEventBody } from './event.js';
 import { parseSchedule, retryDelay, DEFAULT_SCHEDULE } from './schedule.js';
+
+/** How often the expiry sweep's cursor is written when no order expired meanwhile. */
+const CURSOR_EVERY_MS = 5 * 60_000;
 
 export interface WorkerOptions {
   ledger: Ledger;
@@ -66,6 +72,7 @@ export class CallbackWorker {
   private ticking = false;
   private again = false;
   private lastSweep = -Infinity;
+  private cursorWritten = -Infinity;
 
   constructor(opts: WorkerOptions) {
     this.o = {
@@ -129,12 +136,18 @@ export class CallbackWorker {
   private async tick(): Promise<void> {
     try {
       const now = this.o.now();
+      const db = this.o.ledger.db;
       if (now - this.lastSweep >= this.o.sweepMs) {
         this.lastSweep = now;
-        await this.write(() => sweepExpired(this.o.ledger.db, now));
+        // The cursor is written at least every few minutes, so a restart looks back no further.
+        if (expiryDue(db, now) || now - this.cursorWritten >= CURSOR_EVERY_MS) {
+          this.cursorWritten = now;
+          await this.write(() => sweepExpired(db, now));
+        }
       }
       const room = this.o.maxInFlight - this.inFlight.size;
       if (room <= 0 || !this.running) return;
+      if (!deliveryDue(db, this.o.now(), busyHosts(this.perHostNow, this.o.perHost))) return;
       const rows = await this.write(() =>
         claimDue(this.o.ledger.db, { now: this.o.now(), owner: this.o.owner, leaseMs: this.o.leaseMs, limit: room, perHost: this.o.perHost, inFlight: this.perHostNow }),
       );

@@ -118,11 +118,8 @@ const SWEEP_OVERLAP_MS = 10_000;
  * the caller's transaction, so an order paid meanwhile is seen as paid.
  */
 export function sweepExpired(tx: Q, now: number, limit = 500): number {
-  const cursor = tx.select({ value: callbackCursors.value }).from(callbackCursors).where(eq(callbackCursors.name, 'expiry')).get();
-  const from = cursor ? cursor.value - SWEEP_OVERLAP_MS : now - FIRST_SWEEP_LOOKBACK_MS;
-  const due = tx.select().from(orders)
-    .where(and(eq(orders.status, 'PENDING_PAY'), gt(orders.expiredAt, from), lt(orders.expiredAt, now), isNotNull(orders.notifyUrl)))
-    .orderBy(asc(orders.expiredAt)).limit(limit).all();
+  const cursor = readCursor(tx);
+  const due = tx.select().from(orders).where(expiredWithoutEvent(sweepFrom(cursor, now), now)).orderBy(asc(orders.expiredAt)).limit(limit).all();
   let written = 0;
   for (const o of due) {
     const id = enqueueEvent(tx, {
@@ -138,6 +135,35 @@ export function sweepExpired(tx: Q, now: number, limit = 500): number {
   return written;
 }
 
+function readCursor(q: Q): { value: number } | undefined {
+  return q.select({ value: callbackCursors.value }).from(callbackCursors).where(eq(callbackCursors.name, 'expiry')).get();
+}
+
+const sweepFrom = (cursor: { value: number } | undefined, now: number) => (cursor ? cursor.value - SWEEP_OVERLAP_MS : now - FIRST_SWEEP_LOOKBACK_MS);
+
+/** Unpaid orders with a notifyUrl that expired in (from, now) and have no order.expired yet. */
+function expiredWithoutEvent(from: number, now: number): SQL {
+  return and(
+    eq(orders.status, 'PENDING_PAY'), gt(orders.expiredAt, from), lt(orders.expiredAt, now), isNotNull(orders.notifyUrl),
+    sql`not exists (select 1 from ${callbacks} where ${callbacks.subjectId} = ${orders.id} and ${callbacks.event} = 'order.expired')`,
+  )!;
+}
+
+/**
+ * Whether a sweep would write anything: a read, outside any transaction, so a sender that polls
+ * every second takes the ledger's write lock only when there is something to write.
+ */
+export function expiryDue(q: Q, now: number): boolean {
+  return !!q.select({ id: orders.id }).from(orders).where(expiredWithoutEvent(sweepFrom(readCursor(q), now), now)).limit(1).get();
+}
+
+/** Whether any delivery is due (a read: the sender leases, in a write, only when one is). */
+export function deliveryDue(q: Q, now: number, busyHosts: string[]): boolean {
+  const where: SQL[] = [eq(callbacks.status, 'pending'), lte(callbacks.nextAttemptAt, now), or(isNull(callbacks.leaseUntil), lte(callbacks.leaseUntil, now))!];
+  if (busyHosts.length) where.push(notInArray(callbacks.host, busyHosts));
+  return !!q.select({ id: callbacks.id }).from(callbacks).where(and(...where)).limit(1).get();
+}
+
 /**
  * Leases up to `limit` due deliveries for `owner` until now + leaseMs, skipping hosts that are
  * already at their limit in this process. Inside one BEGIN IMMEDIATE transaction, so two
@@ -145,7 +171,7 @@ export function sweepExpired(tx: Q, now: number, limit = 500): number {
  */
 export function claimDue(tx: Q, c: { now: number; owner: string; leaseMs: number; limit: number; perHost: number; inFlight: ReadonlyMap<string, number> }): CallbackRow[] {
   if (c.limit <= 0) return [];
-  const busy = [...c.inFlight].filter(([, n]) => n >= c.perHost).map(([h]) => h);
+  const busy = busyHosts(c.inFlight, c.perHost);
   const where: SQL[] = [eq(callbacks.status, 'pending'), lte(callbacks.nextAttemptAt, c.now), or(isNull(callbacks.leaseUntil), lte(callbacks.leaseUntil, c.now))!];
   if (busy.length) where.push(notInArray(callbacks.host, busy));
   const candidates = tx.select().from(callbacks).where(and(...where)).orderBy(asc(callbacks.nextAttemptAt)).limit(c.limit * 4).all();
@@ -163,6 +189,10 @@ export function claimDue(tx: Q, c: { now: number; owner: string; leaseMs: number
     claimed.push(leased);
   }
   return claimed;
+}
+
+export function busyHosts(inFlight: ReadonlyMap<string, number>, perHost: number): string[] {
+  return [...inFlight].filter(([, n]) => n >= perHost).map(([h]) => h);
 }
 
 export interface AttemptOutcome {
