@@ -1,17 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Ledger } from '../store/db.js';
+import { openLedger, type Ledger } from '../store/db.js';
 import { groupCommit } from '../store/group-commit.js';
 import {
   busyHosts,
   claimDue,
   deliveryDue,
   expiryDue,
+  handedRows,
   leaseForResend,
   onOutboxWrite,
   recordAttempt,
   releaseLeases,
   sweepExpired,
+  takeNewRows,
   type CallbackRow,
   type CallbackStatus,
   type EventFields,
@@ -20,6 +22,19 @@ import { statementsOf } from '../store/statements.js';
 import { deliver, DELIVERY_TIMEOUT_MS, type Connector, type DeliveryResult, type Resolver } from './deliver.js';
 import { signedEventBody } from './event.js';
 import { parseSchedule, retryDelay, DEFAULT_SCHEDULE } from './schedule.js';
+
+/**
+ * The sender's own connection to the ledger, committing without waiting for fsync
+ * (synchronous = NORMAL, still WAL): what it writes is leases and attempts, and a power cut that
+ * forgets one only means an event is sent again, which at-least-once delivery allows. The events
+ * themselves were made durable by the transaction of the change they report. With the ledger's
+ * FULL, two fsyncs per delivery held the sender to a fifth of a bare loop of POSTs (bench/RESULTS.md).
+ */
+export function openSenderLedger(path: string): Ledger {
+  const ledger = openLedger(path);
+  ledger.sqlite.pragma('synchronous = NORMAL');
+  return ledger;
+}
 
 /** How often the expiry sweep's cursor is written when no order expired meanwhile. */
 const CURSOR_EVERY_MS = 5 * 60_000;
@@ -47,6 +62,11 @@ export interface WorkerOptions {
   owner?: string;
   /** Failures of the worker itself (the ledger busy); never a secret. */
   log?: (line: string) => void;
+  /**
+   * Take the rows that this process writes to this ledger file straight from their transaction,
+   * leased to this sender (default true): the first attempt then follows the commit at once.
+   */
+  handoff?: boolean;
   /** Each attempt as it is recorded (for serve's log line, tests and the bench). */
   onAttempt?: (row: CallbackRow, result: DeliveryResult, status: CallbackStatus) => void;
 }
@@ -64,8 +84,11 @@ export interface AttemptReport extends DeliveryResult {
  */
 export class CallbackWorker {
   private readonly o: Required<Omit<WorkerOptions, 'resolver' | 'connector' | 'log' | 'onAttempt'>> & Pick<WorkerOptions, 'resolver' | 'connector' | 'log' | 'onAttempt'>;
+  private stopHandoff: (() => void) | undefined;
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly perHostNow = new Map<string, number>();
+  /** Attempts waiting for their receiver (inFlight also holds those being recorded). */
+  private sending = 0;
   private timer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
   private running = false;
@@ -85,6 +108,7 @@ export class CallbackWorker {
       perHost: 16,
       leaseMs: 60_000,
       random: Math.random,
+      handoff: true,
       owner: `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`,
       ...opts,
     };
@@ -100,6 +124,9 @@ export class CallbackWorker {
     if (this.running) return;
     this.running = true;
     this.unsubscribe = onOutboxWrite(() => this.wake());
+    if (this.o.handoff && this.o.ledger.path !== ':memory:') {
+      this.stopHandoff = takeNewRows(this.o.ledger.path, { owner: this.o.owner, leaseMs: this.o.leaseMs, take: (ids) => this.take(ids) });
+    }
     this.timer = setInterval(() => this.wake(), this.o.pollMs);
     this.wake();
   }
@@ -109,6 +136,7 @@ export class CallbackWorker {
     this.running = false;
     clearInterval(this.timer);
     this.unsubscribe?.();
+    this.stopHandoff?.();
     while (this.inFlight.size) await Promise.allSettled([...this.inFlight.values()]);
   }
 
@@ -129,6 +157,28 @@ export class CallbackWorker {
     });
   }
 
+  /**
+   * Rows a transaction of this process wrote leased to us, now committed: sent at once, as
+   * capacity allows; the rest are given back to the poll (their lease cleared).
+   */
+  private take(ids: string[]): void {
+    let rows: CallbackRow[];
+    try {
+      rows = handedRows(this.o.ledger.db, ids, this.o.owner);
+    } catch (e) {
+      this.o.log?.(`callbacks: ${(e as Error).message}; the poll will find them`);
+      return;
+    }
+    const back: string[] = [];
+    for (const row of rows) {
+      if (this.running && this.sending < this.o.maxInFlight && (this.perHostNow.get(row.host) ?? 0) < this.o.perHost) this.track(row);
+      else back.push(row.id);
+    }
+    if (back.length) {
+      this.write(() => releaseLeases(this.o.ledger.db, this.o.owner, back)).then(() => this.wake(), (e: unknown) => this.o.log?.(`callbacks: ${(e as Error).message}`));
+    }
+  }
+
   private write<T>(fn: () => T): Promise<T> {
     return groupCommit(this.o.ledger.sqlite).submit(fn);
   }
@@ -145,7 +195,7 @@ export class CallbackWorker {
           await this.write(() => sweepExpired(db, now));
         }
       }
-      const room = this.o.maxInFlight - this.inFlight.size;
+      const room = this.o.maxInFlight - this.sending;
       if (room <= 0 || !this.running) return;
       if (!deliveryDue(db, this.o.now(), busyHosts(this.perHostNow, this.o.perHost))) return;
       const rows = await this.write(() =>
@@ -162,24 +212,34 @@ export class CallbackWorker {
   }
 
   private track(row: CallbackRow): Promise<AttemptReport> {
+    this.sending++;
     this.perHostNow.set(row.host, (this.perHostNow.get(row.host) ?? 0) + 1);
-    const attempt = this.attempt(row);
-    const done = attempt.then(
-      () => undefined,
-      (e: unknown) => this.o.log?.(`callbacks: ${row.id}: ${(e as Error).message}`),
-    ).finally(() => {
-      this.inFlight.delete(row.id);
+    let freed = false;
+    // The slot is the receiver's: it is free as soon as the answer is in, and the next due row
+    // is leased in the same turn as this attempt is recorded, so both share one commit.
+    const free = () => {
+      if (freed) return;
+      freed = true;
+      this.sending--;
       const n = (this.perHostNow.get(row.host) ?? 1) - 1;
       if (n > 0) this.perHostNow.set(row.host, n);
       else this.perHostNow.delete(row.host);
       this.wake();
+    };
+    const attempt = this.attempt(row, free);
+    const done = attempt.then(
+      () => undefined,
+      (e: unknown) => this.o.log?.(`callbacks: ${row.id}: ${(e as Error).message}`),
+    ).finally(() => {
+      free();
+      this.inFlight.delete(row.id);
     });
     this.inFlight.set(row.id, done);
     return attempt;
   }
 
-  /** One attempt of a leased row, recorded. */
-  private async attempt(row: CallbackRow): Promise<AttemptReport> {
+  /** One attempt of a leased row, recorded. `answered` is called once the receiver has answered (or not). */
+  private async attempt(row: CallbackRow, answered: () => void = () => {}): Promise<AttemptReport> {
     const at = this.o.now();
     const secret = statementsOf(this.o.ledger).merchantAuth.get({ id: row.merchantId })?.secret;
     let result: DeliveryResult;
@@ -192,9 +252,11 @@ export class CallbackWorker {
         allowPrivate: this.o.allowPrivate, timeoutMs: this.o.timeoutMs, resolver: this.o.resolver, connector: this.o.connector,
       });
     }
-    const status = await this.write(() =>
+    const recorded = this.write(() =>
       recordAttempt(this.o.ledger.db, { id: row.id, owner: this.o.owner, at, ...result }, (step) => retryDelay(this.o.schedule, step, this.o.random)),
     );
+    answered();
+    const status = await recorded;
     this.o.onAttempt?.(row, result, status);
     return { id: row.id, status, ...result };
   }

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gt, isNotNull, lt, lte, notInArray, or, isNull, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, isNotNull, isNull, lt, lte, notInArray, or, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import { conflict, notFound } from '../core/errors.js';
 import { formatAmount } from '../core/money.js';
 import { defaultRandomId } from './ids.js';
@@ -23,23 +23,51 @@ export type EventFields = Record<string, string | number | boolean | null>;
 
 export type CallbackRow = typeof callbacks.$inferSelect;
 
-/** Senders in this process hear of a new row at once; other processes find it when they poll. */
+/**
+ * Senders in this process hear of a new row at once; other processes find it when they poll.
+ * A sender may also take new rows of its ledger file straight from the transaction that writes
+ * them (a handoff): the row is written already leased to it, and handed over once that
+ * transaction has committed, so the first attempt needs no poll and no transaction of its own.
+ */
+export interface LocalSender {
+  owner: string;
+  leaseMs: number;
+  take(ids: string[]): void;
+}
 const listeners = new Set<() => void>();
+const handoffs = new Map<string, LocalSender>();
 let wakeScheduled = false;
+const handed = new Map<LocalSender, string[]>();
+
 export function onOutboxWrite(fn: () => void): () => void {
   listeners.add(fn);
   return () => listeners.delete(fn);
 }
+
+/** Takes the new rows of the ledger file `path` written in this process (the first sender registered wins). */
+export function takeNewRows(path: string, sender: LocalSender): () => void {
+  if (!handoffs.has(path)) handoffs.set(path, sender);
+  return () => {
+    if (handoffs.get(path) === sender) handoffs.delete(path);
+  };
+}
+
 function wakeSenders(): void {
-  if (wakeScheduled || listeners.size === 0) return;
+  if (wakeScheduled || (listeners.size === 0 && handed.size === 0)) return;
   wakeScheduled = true;
   // After the transaction that wrote the row: group commit commits within this turn, so the
-  // next turn finds the row (or, if it was rolled back, nothing).
+  // next turn finds the row (or, if it was rolled back, nothing: a sender reads it back first).
   setImmediate(() => {
     wakeScheduled = false;
+    const batches = [...handed];
+    handed.clear();
+    for (const [sender, ids] of batches) sender.take(ids);
     for (const fn of listeners) fn();
   });
 }
+
+/** The file of the connection a transaction runs on (better-sqlite3 calls it `name`). */
+const fileOf = (tx: Q) => (tx as unknown as { $client?: { name?: string } }).$client?.name;
 
 /** host:port of a callback URL, the unit its deliveries are bounded by. */
 export function hostOf(url: string): string {
@@ -61,11 +89,19 @@ export interface NewEvent {
 export function enqueueEvent(tx: Q, e: NewEvent): string | undefined {
   const id = defaultRandomId('evt');
   const payload: EventFields = { event: e.event, eventId: id, ...e.fields };
+  const file = handoffs.size ? fileOf(tx) : undefined;
+  const sender = file === undefined ? undefined : handoffs.get(file);
   const inserted = tx.insert(callbacks).values({
     id, merchantId: e.merchantId, event: e.event, subjectType: e.subjectType, subjectId: e.subjectId, url: e.url, host: hostOf(e.url),
     payload: JSON.stringify(payload), status: 'pending', nextAttemptAt: e.now, createdAt: e.now, updatedAt: e.now,
+    ...(sender ? { leaseOwner: sender.owner, leaseUntil: e.now + sender.leaseMs } : {}),
   }).onConflictDoNothing().run();
   if (inserted.changes === 0) return undefined;
+  if (sender) {
+    const ids = handed.get(sender);
+    if (ids) ids.push(id);
+    else handed.set(sender, [id]);
+  }
   wakeSenders();
   return id;
 }
@@ -157,11 +193,56 @@ export function expiryDue(q: Q, now: number): boolean {
   return !!q.select({ id: orders.id }).from(orders).where(expiredWithoutEvent(sweepFrom(readCursor(q), now), now)).limit(1).get();
 }
 
+const dueWhere = (now: Placeholder | number) =>
+  and(eq(callbacks.status, 'pending'), lte(callbacks.nextAttemptAt, now), or(isNull(callbacks.leaseUntil), lte(callbacks.leaseUntil, now)))!;
+
+/**
+ * The sender's statements, prepared once per connection: building and preparing drizzle SQL for
+ * every attempt was most of the sender's own CPU time.
+ */
+function prepareSender(q: Q) {
+  const p = sql.placeholder;
+  return {
+    due: q.select({ id: callbacks.id }).from(callbacks).where(dueWhere(p('now'))).limit(1).prepare(),
+    candidates: q.select().from(callbacks).where(dueWhere(p('now'))).orderBy(asc(callbacks.nextAttemptAt)).limit(p('limit')).prepare(),
+    lease: q.update(callbacks).set({ leaseOwner: sql`${p('owner')}`, leaseUntil: sql`${p('until')}` })
+      .where(and(eq(callbacks.id, p('id')), dueWhere(p('now')))).returning().prepare(),
+    insertAttempt: q.insert(callbackAttempts).values({
+      callbackId: p('id'), at: p('at'), statusCode: p('statusCode'), latencyMs: p('latencyMs'), error: p('error'), owner: p('owner'),
+    }).prepare(),
+    byId: q.select().from(callbacks).where(eq(callbacks.id, p('id'))).prepare(),
+    after: q.update(callbacks).set({
+      attempts: sql`${p('attempts')}`, lastStatus: sql`${p('lastStatus')}`, lastError: sql`${p('lastError')}`, updatedAt: sql`${p('updatedAt')}`,
+      leaseOwner: sql`${p('leaseOwner')}`, leaseUntil: sql`${p('leaseUntil')}`, status: sql`${p('status')}`, step: sql`${p('step')}`,
+      nextAttemptAt: sql`${p('nextAttemptAt')}`, deliveredAt: sql`${p('deliveredAt')}`,
+    }).where(eq(callbacks.id, p('id'))).prepare(),
+  };
+}
+const prepared = new WeakMap<Q, ReturnType<typeof prepareSender>>();
+function senderStatements(q: Q): ReturnType<typeof prepareSender> {
+  let st = prepared.get(q);
+  if (!st) prepared.set(q, (st = prepareSender(q)));
+  return st;
+}
+
+/**
+ * Rows handed over by their transaction, read back on the sender's connection: only a committed
+ * row is found, and only one still leased to this sender and pending is sent.
+ */
+export function handedRows(q: Q, ids: string[], owner: string): CallbackRow[] {
+  const st = senderStatements(q);
+  const out: CallbackRow[] = [];
+  for (const id of ids) {
+    const row = st.byId.get({ id });
+    if (row && row.status === 'pending' && row.leaseOwner === owner) out.push(row);
+  }
+  return out;
+}
+
 /** Whether any delivery is due (a read: the sender leases, in a write, only when one is). */
 export function deliveryDue(q: Q, now: number, busyHosts: string[]): boolean {
-  const where: SQL[] = [eq(callbacks.status, 'pending'), lte(callbacks.nextAttemptAt, now), or(isNull(callbacks.leaseUntil), lte(callbacks.leaseUntil, now))!];
-  if (busyHosts.length) where.push(notInArray(callbacks.host, busyHosts));
-  return !!q.select({ id: callbacks.id }).from(callbacks).where(and(...where)).limit(1).get();
+  if (busyHosts.length === 0) return !!senderStatements(q).due.get({ now });
+  return !!q.select({ id: callbacks.id }).from(callbacks).where(and(dueWhere(now), notInArray(callbacks.host, busyHosts))).limit(1).get();
 }
 
 /**
@@ -172,18 +253,17 @@ export function deliveryDue(q: Q, now: number, busyHosts: string[]): boolean {
 export function claimDue(tx: Q, c: { now: number; owner: string; leaseMs: number; limit: number; perHost: number; inFlight: ReadonlyMap<string, number> }): CallbackRow[] {
   if (c.limit <= 0) return [];
   const busy = busyHosts(c.inFlight, c.perHost);
-  const where: SQL[] = [eq(callbacks.status, 'pending'), lte(callbacks.nextAttemptAt, c.now), or(isNull(callbacks.leaseUntil), lte(callbacks.leaseUntil, c.now))!];
-  if (busy.length) where.push(notInArray(callbacks.host, busy));
-  const candidates = tx.select().from(callbacks).where(and(...where)).orderBy(asc(callbacks.nextAttemptAt)).limit(c.limit * 4).all();
+  const st = senderStatements(tx);
+  const candidates = busy.length === 0
+    ? st.candidates.all({ now: c.now, limit: c.limit * 4 })
+    : tx.select().from(callbacks).where(and(dueWhere(c.now), notInArray(callbacks.host, busy))).orderBy(asc(callbacks.nextAttemptAt)).limit(c.limit * 4).all();
   const counts = new Map(c.inFlight);
   const claimed: CallbackRow[] = [];
   for (const row of candidates) {
     if (claimed.length >= c.limit) break;
     const n = counts.get(row.host) ?? 0;
     if (n >= c.perHost) continue;
-    const leased = tx.update(callbacks).set({ leaseOwner: c.owner, leaseUntil: c.now + c.leaseMs })
-      .where(and(eq(callbacks.id, row.id), eq(callbacks.status, 'pending'), or(isNull(callbacks.leaseUntil), lte(callbacks.leaseUntil, c.now))))
-      .returning().get();
+    const leased = st.lease.get({ owner: c.owner, until: c.now + c.leaseMs, id: row.id, now: c.now });
     if (!leased) continue;
     counts.set(row.host, n + 1);
     claimed.push(leased);
@@ -213,29 +293,29 @@ export const acknowledged = (statusCode: number | null) => statusCode !== null &
  * is used up.
  */
 export function recordAttempt(tx: Q, a: AttemptOutcome, delayAfter: (step: number) => number | undefined): CallbackStatus {
-  tx.insert(callbackAttempts).values({ callbackId: a.id, at: a.at, statusCode: a.statusCode, latencyMs: a.latencyMs, error: a.error, owner: a.owner }).run();
-  const row = tx.select().from(callbacks).where(eq(callbacks.id, a.id)).get();
+  const st = senderStatements(tx);
+  st.insertAttempt.run({ id: a.id, at: a.at, statusCode: a.statusCode, latencyMs: a.latencyMs, error: a.error, owner: a.owner });
+  const row = st.byId.get({ id: a.id });
   if (!row) throw notFound(`callback ${a.id} not found`);
   const done = a.at + a.latencyMs;
-  const base = { attempts: row.attempts + 1, lastStatus: a.statusCode, lastError: a.error, updatedAt: done };
   // A lease that ran out and was taken by another sender is that sender's to move on.
   const ours = row.leaseOwner === a.owner;
-  const release = ours ? { leaseOwner: null, leaseUntil: null } : {};
-  let status: CallbackStatus;
+  const next = {
+    id: a.id, attempts: row.attempts + 1, lastStatus: a.statusCode, lastError: a.error, updatedAt: done,
+    leaseOwner: ours ? null : row.leaseOwner, leaseUntil: ours ? null : row.leaseUntil,
+    status: row.status, step: row.step, nextAttemptAt: row.nextAttemptAt, deliveredAt: row.deliveredAt,
+  };
   if (acknowledged(a.statusCode)) {
-    status = 'delivered';
-    tx.update(callbacks).set({ ...base, ...release, status, deliveredAt: row.deliveredAt ?? done }).where(eq(callbacks.id, a.id)).run();
-  } else if (!ours || row.status !== 'pending') {
-    status = row.status as CallbackStatus;
-    tx.update(callbacks).set(base).where(eq(callbacks.id, a.id)).run();
-  } else {
+    next.status = 'delivered';
+    next.deliveredAt ??= done;
+  } else if (ours && row.status === 'pending') {
     const delay = delayAfter(row.step);
-    status = delay === undefined ? 'failed' : 'pending';
-    tx.update(callbacks).set({
-      ...base, ...release, status, step: row.step + 1, nextAttemptAt: delay === undefined ? row.nextAttemptAt : done + delay,
-    }).where(eq(callbacks.id, a.id)).run();
+    next.status = delay === undefined ? 'failed' : 'pending';
+    next.step = row.step + 1;
+    if (delay !== undefined) next.nextAttemptAt = done + delay;
   }
-  return status;
+  st.after.run(next);
+  return next.status as CallbackStatus;
 }
 
 /** Gives leases back unattempted (a sender stopping before it sent them). */

@@ -5,6 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CallbackWorker, type WorkerOptions } from '../../src/callbacks/worker.js';
 import { verify } from '../../src/signing/index.js';
 import { openLedger, type Ledger } from '../../src/store/db.js';
+import { groupCommit } from '../../src/store/group-commit.js';
+import { recordPayment } from '../../src/store/payments.js';
 import { LocalPaymentService } from '../../src/store/local-service.js';
 import { addTestMerchant, evmTx } from '../helpers/service.js';
 import { merchantVerifies, startReceiver, type Receiver } from './receiver.js';
@@ -149,13 +151,34 @@ describe('delivery and retries', () => {
     expect(shown.history.map((h) => [h.statusCode, h.by])).toEqual([[500, first.owner], [200, second.owner]]);
   });
 
+  it('a row this process writes is handed to its sender: sent once committed, never when rolled back', async () => {
+    const s = await setup();
+    const rec = await receiver();
+    worker(s.ledger, { pollMs: 60_000 }); // no poll in this test: only the handoff can send
+    await new Promise((r) => setTimeout(r, 100));
+    const o = await s.service.createOrder({ oid: 'rolled-back', uid: 'u1', amount: '10', notifyUrl: rec.url });
+    await expect(groupCommit(s.ledger.sqlite).submit(() => {
+      recordPayment(s.ledger.db, { orderId: o.id, txHash: evmTx(++tx), logIndex: 0, amount: 10_000_000n, rawAmount: null, chainType: 'EVM', chainId: '1', token: null, blockNumber: 1, blockHash: null, source: 'chain' }, { now: Date.now(), actor: 'watcher' });
+      throw new Error('refused after the event was written');
+    })).rejects.toThrow('refused after');
+    const before = Date.now();
+    const committed = await paidOrderWithHook(s, rec.url);
+    const [got] = await rec.waitFor(1, 2000);
+    expect(got!.body.id).toBe(committed);
+    expect(got!.at - before).toBeLessThan(1000);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(rec.received.map((r) => r.body.id)).toEqual([committed]);
+    expect((await s.service.listCallbacks({})).map((c) => c.subject)).toEqual([`order:${committed}`]);
+  });
+
   it('two senders on one ledger: every event is sent once and acknowledged once', async () => {
     const s = await setup();
     const rec = await receiver();
     const other = openLedger(s.file);
     cleanups.push(() => other.close());
-    const a = worker(s.ledger, { pollMs: 10 });
-    const b = worker(other, { pollMs: 10 });
+    // As two processes: neither takes rows from this process's transactions, both poll.
+    const a = worker(s.ledger, { pollMs: 10, handoff: false });
+    const b = worker(other, { pollMs: 10, handoff: false });
     for (let i = 0; i < 30; i++) await paidOrderWithHook(s, rec.url, `two-${i}`);
     await rec.waitFor(30);
     await until(async () => (await s.service.listCallbacks({ status: 'delivered', limit: 100 })).length === 30);

@@ -1,4 +1,4 @@
-import { CallbackWorker } from '../../callbacks/worker.js';
+import { CallbackWorker, openSenderLedger } from '../../callbacks/worker.js';
 import type { Context } from '../../context.js';
 import type { LocalPaymentService } from '../../store/local-service.js';
 
@@ -6,10 +6,12 @@ import type { LocalPaymentService } from '../../store/local-service.js';
  * Starts the outbox's sender on the service's ledger (serve and `callbacks run`), logging one
  * line per attempt: the event, its id, the host and the answer, never the URL's path or query
  * (a merchant may keep a token there) nor the body.
+ * The sender writes through a connection of its own (openSenderLedger says why).
  */
-export function startCallbacks(ctx: Context, service: LocalPaymentService, o: { schedule: number[]; allowPrivate: boolean; line: (s: string) => void; err: (s: string) => void }): CallbackWorker {
+export function startCallbacks(ctx: Context, service: LocalPaymentService, o: { schedule: number[]; allowPrivate: boolean; line: (s: string) => void; err: (s: string) => void }): { stop(): Promise<void> } {
+  const own = openSenderLedger(service.ledger.path);
   const worker = new CallbackWorker({
-    ledger: service.ledger,
+    ledger: own,
     now: ctx.now,
     schedule: o.schedule,
     allowPrivate: o.allowPrivate,
@@ -20,5 +22,10 @@ export function startCallbacks(ctx: Context, service: LocalPaymentService, o: { 
     },
   });
   worker.start();
-  return worker;
+  return {
+    async stop() {
+      await worker.stop();
+      own.close();
+    },
+  };
 }
