@@ -151,10 +151,10 @@ describe('delivery and retries', () => {
     expect(shown.history.map((h) => [h.statusCode, h.by])).toEqual([[500, first.owner], [200, second.owner]]);
   });
 
-  it('a row this process writes is handed to its sender: sent once committed, never when rolled back', async () => {
+  it('a row this process writes reaches its sender at once (handed over or woken): sent once committed, never when rolled back', async () => {
     const s = await setup();
     const rec = await receiver();
-    worker(s.ledger, { pollMs: 60_000 }); // no poll in this test: only the handoff can send
+    worker(s.ledger, { pollMs: 60_000 }); // no timed poll: only this process's own news can send
     await new Promise((r) => setTimeout(r, 100));
     const o = await s.service.createOrder({ oid: 'rolled-back', uid: 'u1', amount: '10', notifyUrl: rec.url });
     await expect(groupCommit(s.ledger.sqlite).submit(() => {
