@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { signedEventBody } from '../../src/callbacks/event.js';
+import { sampleEvent } from '../../src/callbacks/sample.js';
 import { openLedger } from '../../src/store/db.js';
 import { groupCommit } from '../../src/store/group-commit.js';
 import { LocalPaymentService } from '../../src/store/local-service.js';
 import { recordPayment } from '../../src/store/payments.js';
 import { sweepExpired } from '../../src/store/outbox.js';
+import { checkCallback } from '../server/openapi-check.js';
 import { MINUTE, T0, USDT, addTestMerchant, evmTx, order, paidOrder, refused, useHarness } from '../helpers/service.js';
 
 /**
@@ -171,5 +174,29 @@ describe('a notifyUrl that names an inward address', () => {
     // Allowed for development (serve --allow-private-callbacks).
     const dev = service.withPrivateCallbacks(true);
     expect((await order(dev, { notifyUrl: url })).status).toBe('PENDING_PAY');
+  });
+});
+
+describe('the OpenAPI document describes every event', () => {
+  const h = useHarness();
+
+  it('each event as signed for an attempt matches its webhook in the document; a body without its eventId does not', async () => {
+    const { service, clock } = h();
+    const m = await addTestMerchant(service);
+    await service.adjustBalance({ uid: 'alice', amount: '10', reason: 'funds' });
+    const o = await paidOrder(service, { amount: '10', notifyUrl: HOOK });
+    await service.refundWithId({ id: o.id, amount: '10' });
+    await order(service, { notifyUrl: HOOK, expiredAt: T0 + MINUTE });
+    const apply = { uid: 'alice', amount: '3', to: TO, chainId: 1, chainType: 'EVM' as const, token: USDT.ETH, notifyUrl: HOOK };
+    await service.confirmWithdrawal({ logId: (await service.applyWithdrawal(apply)).id, txHash: evmTx(60), blockNumber: 9 });
+    await service.rejectWithdrawal({ id: (await service.applyWithdrawal(apply)).id });
+    clock.now = T0 + 2 * MINUTE;
+    await groupCommit(h().ledger.sqlite).submit(() => sweepExpired(h().ledger.db, clock.now));
+    const bodies = (await payloads(service)).map((p) => signedEventBody(p, m.mchId, m.secret, clock.now));
+    expect(bodies.map((b) => b.event).sort()).toEqual(['order.expired', 'order.paid', 'order.refunded', 'withdraw.confirmed', 'withdraw.rejected']);
+    for (const b of bodies) checkCallback(b);
+    for (const event of ['order.paid', 'order.expired', 'order.refunded', 'withdraw.confirmed', 'withdraw.rejected']) checkCallback(signedEventBody(sampleEvent(event, T0), m.mchId, m.secret, T0));
+    const { eventId: _e, ...withoutId } = bodies[0]!;
+    expect(() => checkCallback(withoutId)).toThrow(/must have required property 'eventId'/);
   });
 });

@@ -1,10 +1,13 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { checkCallback } from '../server/openapi-check.js';
 
 /**
  * A merchant's endpoint: a real node:http server on 127.0.0.1 that records every callback and
- * answers as the test says (a status, a redirect, or nothing at all).
+ * answers as the test says (a status, a redirect, or nothing at all). Every callback (a body
+ * with an `event`) is checked against the webhooks of the OpenAPI document; close() fails the
+ * test if one did not match.
  */
 export interface Received {
   at: number;
@@ -28,6 +31,7 @@ export async function startReceiver(reply: (n: number, body: Record<string, any>
   const received: Received[] = [];
   const waiters: (() => void)[] = [];
   const hung: ServerResponse[] = [];
+  const mismatches: string[] = [];
   const server = createServer((req, res) => {
     let raw = '';
     req.setEncoding('utf8').on('data', (d: string) => (raw += d)).on('end', () => {
@@ -38,6 +42,13 @@ export async function startReceiver(reply: (n: number, body: Record<string, any>
         // recorded as it came
       }
       received.push({ at: Date.now(), raw, body, headers: req.headers });
+      if (typeof body.event === 'string') {
+        try {
+          checkCallback(body);
+        } catch (e) {
+          mismatches.push((e as Error).message);
+        }
+      }
       for (const w of waiters.splice(0)) w();
       const r = reply(received.length, body);
       if (r === 'hang') return void hung.push(res);
@@ -67,6 +78,7 @@ export async function startReceiver(reply: (n: number, body: Record<string, any>
       for (const r of hung) r.destroy();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      if (mismatches.length) throw new Error(mismatches.join('\n'));
     },
   };
 }
