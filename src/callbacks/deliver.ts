@@ -100,6 +100,10 @@ export async function deliver(url: string, body: string, opts: DeliveryOptions):
   const bare = u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname;
   const servername = tls && !isIP(bare) ? bare : undefined;
   const bytes = Buffer.from(body, 'utf8');
+  // Credentials in a notifyUrl are the merchant's way to authenticate us: sent as Basic auth.
+  const auth = u.username || u.password
+    ? { Authorization: `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}` }
+    : {};
   return new Promise<DeliveryResult>((resolve) => {
     let settled = false;
     const finish = (r: Omit<DeliveryResult, 'latencyMs'>) => {
@@ -120,6 +124,7 @@ export async function deliver(url: string, body: string, opts: DeliveryOptions):
         'Content-Type': 'application/json',
         'Content-Length': bytes.length,
         'User-Agent': 'cryptopay-callbacks/1',
+        ...auth,
       },
       // With no agent, Node opens the connection with createConnection and nothing else
       // (`agent: false` would make a fresh agent that dials `host` itself).

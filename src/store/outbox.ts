@@ -348,9 +348,21 @@ export interface AttemptView {
   by: string;
 }
 
+/** A URL as it may be shown: a password in it (the merchant's, for Basic auth) is never printed. */
+export function shownUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (!u.password) return url;
+    u.password = '***';
+    return u.href;
+  } catch {
+    return url;
+  }
+}
+
 export function callbackView(r: CallbackRow): CallbackView {
   return {
-    id: r.id, eventId: r.id, mchId: r.merchantId, event: r.event, subject: `${r.subjectType}:${r.subjectId}`, url: r.url,
+    id: r.id, eventId: r.id, mchId: r.merchantId, event: r.event, subject: `${r.subjectType}:${r.subjectId}`, url: shownUrl(r.url),
     status: r.status as CallbackStatus, attempts: r.attempts, nextAttemptAt: r.status === 'pending' ? r.nextAttemptAt : null,
     lastStatus: r.lastStatus, lastError: r.lastError, createdAt: r.createdAt, deliveredAt: r.deliveredAt,
   };

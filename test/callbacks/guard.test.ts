@@ -171,3 +171,14 @@ describe('delivery checks the address it connects to', () => {
     expect(rec.received.map((x) => x.raw)).toEqual(['{"b":2}']);
   });
 });
+
+describe('credentials in a notifyUrl', () => {
+  it('are sent as Basic auth, not in the request line', async () => {
+    const rec = await startReceiver();
+    receivers.push(rec);
+    const url = rec.url.replace('http://', 'http://shop%40one:p%3Ass@');
+    const r = await deliver(url, '{}', { allowPrivate: true });
+    expect(r.statusCode).toBe(200);
+    expect(rec.received[0]!.headers.authorization).toBe(`Basic ${Buffer.from('shop@one:p:ss').toString('base64')}`);
+  });
+});

@@ -200,3 +200,16 @@ describe('the OpenAPI document describes every event', () => {
     expect(() => checkCallback(withoutId)).toThrow(/must have required property 'eventId'/);
   });
 });
+
+describe('a notifyUrl with a password', () => {
+  const h = useHarness();
+
+  it('is listed and shown with the password masked', async () => {
+    const { service } = h();
+    await addTestMerchant(service);
+    await paidOrder(service, { notifyUrl: 'https://shop:hunter2@shop.example/cb' });
+    const [c] = await rows(service);
+    expect(c!.url).toBe('https://shop:***@shop.example/cb');
+    expect(JSON.stringify(await service.showCallback(c!.id))).not.toContain('hunter2');
+  });
+});
