@@ -87,15 +87,20 @@ export async function deliver(url: string, body: string, opts: DeliveryOptions):
   const tls = u.protocol === 'https:';
   if (!tls && u.protocol !== 'http:') return { statusCode: null, latencyMs: 0, error: `${u.protocol} is not http or https` };
   const port = Number(u.port || (tls ? 443 : 80));
-  const deadline = AbortSignal.timeout(timeoutMs);
   let address: string;
+  let resolving: NodeJS.Timeout | undefined;
   try {
+    // Resolving the name counts against the same 10 s as the rest of the attempt.
     address = await Promise.race([
       allowedAddress(u.hostname, opts),
-      new Promise<never>((_, reject) => deadline.addEventListener('abort', () => reject(new Error(`no answer within ${timeoutMs / 1000} s`)), { once: true })),
+      new Promise<never>((_, reject) => {
+        resolving = setTimeout(() => reject(new Error(`no answer within ${timeoutMs / 1000} s`)), timeoutMs);
+      }),
     ]);
   } catch (e) {
     return { statusCode: null, latencyMs: took(), error: (e as Error).message };
+  } finally {
+    clearTimeout(resolving);
   }
   const bare = u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname;
   const servername = tls && !isIP(bare) ? bare : undefined;

@@ -163,6 +163,13 @@ describe('delivery checks the address it connects to', () => {
     expect(r).toMatchObject({ statusCode: null, error: 'no socket in this test' });
   });
 
+  it('a name that never resolves is cut at the timeout, and nothing is connected', async () => {
+    const started = Date.now();
+    const r = await deliver('https://slow-dns.shop.example/cb', '{}', { allowPrivate: false, timeoutMs: 300, connector: forbidden, resolver: () => new Promise(() => {}) });
+    expect(r).toMatchObject({ statusCode: null, error: 'no answer within 0.3 s' });
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
   it('with private callbacks allowed (development) loopback receives', async () => {
     const rec = await startReceiver();
     receivers.push(rec);
