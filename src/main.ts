@@ -72,6 +72,11 @@ export async function main(argv: string[], deps: ContextDeps): Promise<number> {
       if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version') return 0;
       return e.exitCode === 0 ? 0 : 2;
     }
+    // Ctrl-C at a prompt (@inquirer's ExitPromptError): the user stopped before anything changed.
+    if ((e as Error)?.name === 'ExitPromptError') {
+      deps.io.stderr.write(state.ctx?.globals.json ? `${JSON.stringify({ error: { kind: 'cancelled', message: 'cancelled: nothing was changed' } })}\n` : '\ncancelled: nothing was changed\n');
+      return 130;
+    }
     const err = isAppError(e) ? e : new AppError('internal', `internal error: ${(e as Error)?.message ?? String(e)}`);
     if (state.ctx?.globals.json) {
       deps.io.stderr.write(`${JSON.stringify({ error: { kind: err.kind, message: err.message } })}\n`);

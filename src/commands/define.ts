@@ -136,6 +136,11 @@ export function defineCommands(program: Command, run: Runner): void {
 
   const ledger = program.command('ledger').description('the ledger itself');
   ledger.command('check').description('verify every invariant; exit 1 naming any violation').action(run(() => import('./ledger/check.js')));
+  ledger
+    .command('backup')
+    .description('an online, consistent copy of the ledger, written 0600 and checked; never overwrites')
+    .argument('<path>', 'a new file for the copy')
+    .action(run(() => import('./ledger/backup.js')));
 
   program.command('chains').description('chains and tokens this service knows').action(run(() => import('./chains.js')));
 

@@ -1,6 +1,6 @@
 import { DEFAULT_SCHEDULE, parseSchedule } from '../callbacks/schedule.js';
 import { allowPrivateCallbacks, type Context } from '../context.js';
-import { usage } from '../core/errors.js';
+import { AppError, usage } from '../core/errors.js';
 import { createApp } from '../server/app.js';
 import { DEFAULT_HTTP_LIMITS, listen, type HttpLimits } from '../server/listen.js';
 import { startCallbacks } from './callbacks/start.js';
@@ -106,8 +106,10 @@ function lineBuffer(write: (text: string) => void) {
 function listenError(e: unknown, host: string, port: number): unknown {
   const code = (e as NodeJS.ErrnoException)?.code;
   const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
-  if (code === 'EADDRINUSE') return usage(`cannot listen on ${where}: the port is in use (by another cryptopay serve?); pick another with --port, or --port 0 for any free one`);
-  if (code === 'EACCES') return usage(`cannot listen on ${where}: permission denied (ports below 1024 need privileges); pick another with --port`);
+  // The port is the machine's state, not a mistake of the command line: exit 3, like a ledger or
+  // a remote that cannot be reached (issue #15 item 5). A --host that is no address here is usage.
+  if (code === 'EADDRINUSE') return new AppError('unavailable', `cannot listen on ${where}: the port is in use (by another cryptopay serve?); pick another with --port, or --port 0 for any free one`);
+  if (code === 'EACCES') return new AppError('unavailable', `cannot listen on ${where}: permission denied (ports below 1024 need privileges); pick another with --port`);
   if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') return usage(`cannot listen on ${where}: --host is not an address of this machine`);
   return e;
 }

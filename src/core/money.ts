@@ -8,6 +8,18 @@ const AMOUNT = /^(\d+)(?:\.(\d+))?$/;
 /** The largest amount one operation may carry, in whole units of the asset. */
 export const MAX_WHOLE_UNITS = 1_000_000_000_000n;
 
+/**
+ * The largest amount the ledger can hold anywhere, in base units: SQLite integers are signed 64-bit
+ * and a sum past them silently becomes a float. Every balance, total and amount stays within
+ * ±MAX_LEDGER_AMOUNT (issue #10 item 10).
+ */
+export const MAX_LEDGER_AMOUNT = 2n ** 63n - 1n;
+
+/** The refusal for a change that would take `what` past the ledger's range. */
+export function tooLarge(what: string, value: bigint, decimals: number): string {
+  return `${what} would be ${formatAmount(value, decimals)}, outside what the ledger can hold (±${formatAmount(MAX_LEDGER_AMOUNT, decimals)}): refused, nothing was changed`;
+}
+
 export function parseAmount(value: unknown, decimals: number, field = 'amount'): bigint {
   if (typeof value !== 'string') {
     throw new AppError('invalid', `${field} must be a decimal string such as "10.5"`);
@@ -30,8 +42,8 @@ export function parseAmount(value: unknown, decimals: number, field = 'amount'):
   }
   const units = BigInt(whole) * 10n ** BigInt(decimals) + BigInt(frac.padEnd(decimals, '0') || '0');
   if (units === 0n) throw new AppError('invalid', `${field} must be positive`);
-  if (units > MAX_WHOLE_UNITS * 10n ** BigInt(decimals)) {
-    throw new AppError('invalid', `${field} must not exceed ${MAX_WHOLE_UNITS}`);
+  if (units > MAX_WHOLE_UNITS * 10n ** BigInt(decimals) || units > MAX_LEDGER_AMOUNT) {
+    throw new AppError('invalid', `${field} must not exceed ${units > MAX_LEDGER_AMOUNT ? formatAmount(MAX_LEDGER_AMOUNT, decimals) : MAX_WHOLE_UNITS}`);
   }
   return units;
 }
@@ -52,4 +64,17 @@ export function parseSignedAmount(value: string, decimals: number, field = 'amou
   const body = negative || value.startsWith('+') ? value.slice(1) : value;
   const units = parseAmount(body, decimals, field);
   return negative ? -units : units;
+}
+
+/**
+ * A balance or total as the ledger printed it ("-12.5", "9223372036854.775807"): signed and bounded
+ * only by the ledger's range, not by the 10^12 cap on one operation's amount. For reading back
+ * what the service answered, never for input.
+ */
+export function parseLedgerAmount(value: string, decimals: number): bigint {
+  const m = /^(-?)(\d+)(?:\.(\d+))?$/.exec(value);
+  if (!m || (m[3] ?? '').length > decimals) throw new AppError('internal', `not a ledger amount: ${JSON.stringify(value.slice(0, 40))}`);
+  const units = BigInt(m[2]!) * 10n ** BigInt(decimals) + BigInt((m[3] ?? '').padEnd(decimals, '0') || '0');
+  if (units > MAX_LEDGER_AMOUNT) throw new AppError('internal', `not a ledger amount: ${value} is out of range`);
+  return m[1] ? -units : units;
 }

@@ -1,56 +1,114 @@
-import { eq, sql } from 'drizzle-orm';
 import { statusFor } from '../core/state.js';
-import { accounts, orders, transfers, withdrawals } from './schema.js';
 import type { StoreCtx } from './store-context.js';
+import { txKey } from './tx-keys.js';
 
-/** Every invariant of the ledger (`cryptopay ledger check`); an empty list means all hold. */
+type Row = Record<string, unknown>;
+
+/**
+ * Every invariant of the ledger (`cryptopay ledger check`); an empty list means all hold.
+ *
+ * Sums are taken here in bigint, never by SQL's sum(): a ledger that went wrong may hold totals
+ * past 64 bits, and SQLite's sum() throws on those (the check must report, not crash). Each table
+ * is read once, as a stream, so the check's memory is the per-account and per-order totals.
+ */
 export function checkLedger(s: StoreCtx): string[] {
   const v: string[] = [];
-  const q = s.db;
-  for (const r of q.select({ asset: accounts.asset, merchantId: accounts.merchantId, total: sql<bigint>`sum(${accounts.posted})` }).from(accounts).groupBy(accounts.merchantId, accounts.asset).all()) {
-    if (BigInt(r.total) !== 0n) v.push(`asset ${r.asset} of merchant ${r.merchantId} sums to ${r.total}, not 0`);
+  const db = s.ledger.sqlite;
+  const rows = (query: string) => db.prepare(query).iterate() as IterableIterator<Row>;
+  const big = (x: unknown) => (typeof x === 'bigint' ? x : BigInt(x as number));
+  const add = (m: Map<string, bigint>, k: string, n: bigint) => m.set(k, (m.get(k) ?? 0n) + n);
+
+  const credits = new Map<string, bigint>();
+  const debits = new Map<string, bigint>();
+  const held = new Map<string, bigint>();
+  for (const t of rows('select debit_account_id as d, credit_account_id as c, amount, state from transfers')) {
+    const amount = big(t.amount);
+    if (t.state === 'posted') {
+      add(credits, String(t.c), amount);
+      add(debits, String(t.d), amount);
+    } else if (t.state === 'pending') {
+      add(held, String(t.d), amount);
+    }
   }
-  // Each check is one statement over its table, with the sums it compares against computed
-  // alongside by correlated subqueries: no query per row. The outer row's columns are named
-  // with their table on purpose: drizzle leaves the table off in a one-table select, and
-  // inside the subquery a bare "id" or "uid" would mean the subquery's own column.
-  const outer = (table: string, column: string) => sql.raw(`"${table}"."${column}"`);
-  const sumTransfers = (side: 'credit_account_id' | 'debit_account_id', state: string) =>
-    sql<bigint>`(select coalesce(sum(t.amount), 0) from transfers t where t.${sql.raw(side)} = ${outer('accounts', 'id')} and t.state = ${state})`;
-  const accountRows = q.select({
-    a: accounts,
-    credits: sumTransfers('credit_account_id', 'posted'),
-    debits: sumTransfers('debit_account_id', 'posted'),
-    held: sumTransfers('debit_account_id', 'pending'),
-    pendingWithdrawals: sql<bigint>`(select coalesce(sum(w.amount), 0) from withdrawals w where w.merchant_id = ${outer('accounts', 'merchant_id')} and w.uid = ${outer('accounts', 'uid')} and w.asset = ${outer('accounts', 'asset')} and w.status = 'PENDING')`,
-  }).from(accounts).all();
-  for (const { a, pendingWithdrawals } of accountRows) {
-    if (a.kind !== 'user') continue;
-    if (a.posted - a.pendingDebits < 0n) v.push(`user ${a.uid} (${a.merchantId}) has a negative available balance: ${a.posted - a.pendingDebits}`);
-    if (a.pendingDebits < 0n) v.push(`user ${a.uid} (${a.merchantId}) holds a negative amount: ${a.pendingDebits}`);
-    if (BigInt(pendingWithdrawals) !== a.pendingDebits) v.push(`user ${a.uid} (${a.merchantId}) holds ${a.pendingDebits} but pending withdrawals total ${pendingWithdrawals}`);
+  const pendingWithdrawals = new Map<string, bigint>();
+  for (const w of rows(`select merchant_id as m, uid, asset, amount from withdrawals where status = 'PENDING'`)) {
+    add(pendingWithdrawals, `${w.m}\u0000${w.uid}\u0000${w.asset}`, big(w.amount));
   }
-  for (const { a, credits, debits, held } of accountRows) {
-    const posted = BigInt(credits) - BigInt(debits);
-    if (posted !== a.posted) v.push(`account ${a.id} (${a.kind} ${a.uid}) records ${a.posted} but its transfers give ${posted}`);
-    if (BigInt(held) !== a.pendingDebits) v.push(`account ${a.id} (${a.kind} ${a.uid}) holds ${a.pendingDebits} but its pending transfers give ${held}`);
+
+  const assetTotals = new Map<string, bigint>();
+  for (const a of rows('select id, merchant_id as m, asset, kind, uid, posted, pending_debits as pending from accounts order by id')) {
+    const posted = big(a.posted);
+    const pending = big(a.pending);
+    add(assetTotals, `${a.m}\u0000${a.asset}`, posted);
+    if (a.kind === 'user') {
+      if (posted - pending < 0n) v.push(`user ${a.uid} (${a.m}) has a negative available balance: ${posted - pending}`);
+      if (pending < 0n) v.push(`user ${a.uid} (${a.m}) holds a negative amount: ${pending}`);
+      const inFlight = pendingWithdrawals.get(`${a.m}\u0000${a.uid}\u0000${a.asset}`) ?? 0n;
+      if (inFlight !== pending) v.push(`user ${a.uid} (${a.m}) holds ${pending} but pending withdrawals total ${inFlight}`);
+    }
+    const id = String(a.id);
+    const fromTransfers = (credits.get(id) ?? 0n) - (debits.get(id) ?? 0n);
+    if (fromTransfers !== posted) v.push(`account ${id} (${a.kind} ${a.uid}) records ${posted} but its transfers give ${fromTransfers}`);
+    const heldByTransfers = held.get(id) ?? 0n;
+    if (heldByTransfers !== pending) v.push(`account ${id} (${a.kind} ${a.uid}) holds ${pending} but its pending transfers give ${heldByTransfers}`);
   }
-  const orderRows = q.select({
-    o: orders,
-    paid: sql<bigint>`(select coalesce(sum(p.amount), 0) from payments p where p.order_id = ${outer('orders', 'id')})`,
-    refunded: sql<bigint>`(select coalesce(sum(r.amount), 0) from refunds r where r.order_id = ${outer('orders', 'id')})`,
-  }).from(orders).all();
-  for (const { o, paid: paidSum, refunded: refundedSum } of orderRows) {
-    const paid = BigInt(paidSum);
-    const refunded = BigInt(refundedSum);
-    if (paid !== o.paidAmount) v.push(`order ${o.id} records paid ${o.paidAmount} but its payments total ${paid}`);
-    if (refunded !== o.refundedAmount) v.push(`order ${o.id} records refunded ${o.refundedAmount} but its refunds total ${refunded}`);
-    if (refunded > paid) v.push(`order ${o.id} refunded ${refunded}, more than the ${paid} it was paid`);
-    if (statusFor(o.amount, o.paidAmount, o.refundedAmount) !== o.status) v.push(`order ${o.id} is ${o.status} but its amounts say ${statusFor(o.amount, o.paidAmount, o.refundedAmount)}`);
+  for (const [k, total] of assetTotals) {
+    const [merchantId, asset] = k.split('\u0000');
+    if (total !== 0n) v.push(`asset ${asset} of merchant ${merchantId} sums to ${total}, not 0`);
   }
+
+  const paid = new Map<string, bigint>();
+  const refunded = new Map<string, bigint>();
+  for (const p of rows('select order_id as o, amount from payments')) add(paid, String(p.o), big(p.amount));
+  for (const r of rows('select order_id as o, amount from refunds')) add(refunded, String(r.o), big(r.amount));
+  for (const o of rows('select id, amount, paid_amount as paid, refunded_amount as refunded, status from orders order by id')) {
+    const id = String(o.id);
+    const [recordedPaid, recordedRefunded] = [big(o.paid), big(o.refunded)];
+    const [p, r] = [paid.get(id) ?? 0n, refunded.get(id) ?? 0n];
+    if (p !== recordedPaid) v.push(`order ${id} records paid ${recordedPaid} but its payments total ${p}`);
+    if (r !== recordedRefunded) v.push(`order ${id} records refunded ${recordedRefunded} but its refunds total ${r}`);
+    if (r > p) v.push(`order ${id} refunded ${r}, more than the ${p} it was paid`);
+    const expected = statusFor(big(o.amount), recordedPaid, recordedRefunded);
+    if (expected !== o.status) v.push(`order ${id} is ${String(o.status)} but its amounts say ${expected}`);
+  }
+
   const stateOf: Record<string, string> = { PENDING: 'pending', CONFIRMED: 'posted', REJECTED: 'voided' };
-  for (const w of q.select({ id: withdrawals.id, status: withdrawals.status, state: transfers.state }).from(withdrawals).innerJoin(transfers, eq(transfers.id, withdrawals.transferId)).all()) {
-    if (stateOf[w.status] !== w.state) v.push(`withdrawal ${w.id} is ${w.status} but its transfer is ${w.state}`);
+  for (const w of rows('select w.id, w.status, t.state from withdrawals w join transfers t on t.id = w.transfer_id')) {
+    if (stateOf[String(w.status)] !== w.state) v.push(`withdrawal ${w.id} is ${w.status} but its transfer is ${w.state}`);
   }
+
+  v.push(...duplicateTransactions(rows));
   return v;
+}
+
+/**
+ * One transaction, one key (issue #10 item 4): a key used twice is reported, unless every use is
+ * a different Transfer log of one transaction found on chain (one transaction may pay two orders).
+ * A ledger written before keys existed may hold such duplicates; they are reported, not removed.
+ */
+function duplicateTransactions(rows: (query: string) => IterableIterator<Row>): string[] {
+  interface Use { what: string; log: string | null }
+  const uses = new Map<string, Use[]>();
+  const note = (key: string, use: Use) => {
+    const list = uses.get(key);
+    if (list) list.push(use);
+    else uses.set(key, [use]);
+  };
+  for (const p of rows('select tx_key, order_id, chain_id, log_index, source from payments order by id')) {
+    note(String(p.tx_key), { what: `payment to order ${p.order_id}`, log: p.source === 'chain' && p.log_index !== null ? `${p.chain_id}:${p.log_index}` : null });
+  }
+  for (const w of rows('select tx_hash, id from withdrawals where tx_hash is not null order by updated_at')) {
+    note(txKey(String(w.tx_hash)), { what: `withdrawal ${w.id}`, log: null });
+  }
+  const registered = new Set<string>();
+  for (const k of rows('select key from tx_keys')) registered.add(String(k.key));
+  const out: string[] = [];
+  for (const [key, list] of uses) {
+    if (!registered.has(key)) out.push(`transaction ${key} is recorded but its key is missing from tx_keys`);
+    if (list.length < 2) continue;
+    const logs = list.map((u) => u.log);
+    const distinctChainLogs = logs.every((l) => l !== null) && new Set(logs).size === logs.length;
+    if (!distinctChainLogs) out.push(`transaction ${key} is recorded ${list.length} times: ${list.map((u) => u.what).join(', ')}`);
+  }
+  return out;
 }

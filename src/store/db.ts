@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
-import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AppError } from '../core/errors.js';
@@ -27,6 +27,23 @@ export function resolveLedgerPath(flag: string | undefined, env: NodeJS.ProcessE
   return join(dataDir(env), 'ledger.db');
 }
 
+/**
+ * An existing ledger that group or others may read is refused, as the remote secret file is: it
+ * holds every merchant's secret. The -wal file holds recent pages of it, so it is checked too.
+ * Nothing is changed for the user: they decide whether to chmod or to find out who read it.
+ */
+function refuseReadableByOthers(path: string): void {
+  for (const file of [path, `${path}-wal`]) {
+    if (!existsSync(file)) continue;
+    const st = statSync(file);
+    if (!st.isFile()) continue; // not a ledger at all: SQLite says so, naming the path
+    const mode = st.mode & 0o777;
+    if (mode & 0o077) {
+      throw new AppError('unavailable', `the ledger ${file} can be read by others (mode ${mode.toString(8)}); it holds merchant secrets, so it is not opened: run chmod 600 ${file}`);
+    }
+  }
+}
+
 /** How long a writer waits for another process's transaction before giving up. */
 const BUSY_TIMEOUT_MS = 15_000;
 
@@ -41,6 +58,7 @@ export function openLedger(path: string): Ledger {
         closeSync(openSync(path, 'wx', 0o600));
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+        refuseReadableByOthers(path);
       }
     }
     sqlite = new Database(path, { timeout: BUSY_TIMEOUT_MS });
@@ -59,6 +77,7 @@ export function openLedger(path: string): Ledger {
     sqlite.pragma('cache_size = -4000');
     sqlite.defaultSafeIntegers(true);
   } catch (e) {
+    if (e instanceof AppError) throw e;
     throw new AppError('unavailable', `cannot open the ledger at ${path}: ${(e as Error).message}`, { cause: e });
   }
   const db = drizzle(sqlite, { schema }) as Db;
@@ -93,7 +112,17 @@ function applyMigrations(sqlite: Database.Database, db: Db): void {
   }
   for (let attempt = 0; ; attempt++) {
     try {
-      migrate(db, { migrationsFolder: MIGRATIONS });
+      // A migration that rebuilds a table (SQLite's procedure: create, copy, drop, rename) runs
+      // with foreign keys off, which only works outside a transaction; the references are then
+      // checked as a whole before the ledger is used.
+      sqlite.pragma('foreign_keys = OFF');
+      try {
+        migrate(db, { migrationsFolder: MIGRATIONS });
+      } finally {
+        sqlite.pragma('foreign_keys = ON');
+      }
+      const broken = sqlite.pragma('foreign_key_check') as unknown[];
+      if (broken.length > 0) throw new AppError('unavailable', `the ledger's references are broken after its migration (${broken.length} rows): restore a backup`);
       sqlite.pragma(`user_version = ${want}`);
       return;
     } catch (e) {

@@ -2,7 +2,8 @@ import type Database from 'better-sqlite3';
 import { and, eq, sql } from 'drizzle-orm';
 import type { BaseSQLiteDatabase } from 'drizzle-orm/sqlite-core';
 import { AppError } from '../core/errors.js';
-import { formatAmount } from '../core/money.js';
+import { ASSETS } from '../core/assets.js';
+import { MAX_LEDGER_AMOUNT, formatAmount, tooLarge } from '../core/money.js';
 import { accounts, auditLog, transfers } from './schema.js';
 import type * as schema from './schema.js';
 
@@ -68,12 +69,22 @@ function debitAvailable(q: Q, id: number, amount: bigint, column: 'posted' | 'pe
     column === 'posted'
       ? { posted: sql`${accounts.posted} - ${amount}` }
       : { pendingDebits: sql`${accounts.pendingDebits} + ${amount}` };
+  // A user's available balance must cover the amount, which also keeps it in range. A system
+  // account may go below zero, but not past -MAX_LEDGER_AMOUNT: the bound is compared before the
+  // update, written so that the comparison itself cannot overflow.
+  const inRange = column === 'posted'
+    ? sql`${accounts.posted} >= ${amount - MAX_LEDGER_AMOUNT}`
+    : sql`${accounts.pendingDebits} <= ${MAX_LEDGER_AMOUNT - amount}`;
   const where = isUser
     ? and(eq(accounts.id, id), sql`${accounts.posted} - ${accounts.pendingDebits} >= ${amount}`)
-    : eq(accounts.id, id);
+    : and(eq(accounts.id, id), inRange);
   const result = q.update(accounts).set(change).where(where).run();
   if (result.changes === 0) {
     const row = q.select().from(accounts).where(eq(accounts.id, id)).get();
+    if (!isUser && row) {
+      const after = column === 'posted' ? row.posted - amount : row.pendingDebits + amount;
+      throw new AppError('conflict', tooLarge(`the ${row.kind} account of ${row.asset}`, after, decimals));
+    }
     const available = row ? row.posted - row.pendingDebits : 0n;
     throw new AppError(
       'conflict',
@@ -82,15 +93,24 @@ function debitAvailable(q: Q, id: number, amount: bigint, column: 'posted' | 'pe
   }
 }
 
-function credit(q: Q, id: number, amount: bigint): void {
-  q.update(accounts).set({ posted: sql`${accounts.posted} + ${amount}` }).where(eq(accounts.id, id)).run();
+/** Credits an account, refused (not wrapped to a float) when it would pass the ledger's range. */
+function credit(q: Q, id: number, amount: bigint, decimals: number): void {
+  const result = q.update(accounts)
+    .set({ posted: sql`${accounts.posted} + ${amount}` })
+    .where(and(eq(accounts.id, id), sql`${accounts.posted} <= ${MAX_LEDGER_AMOUNT - amount}`))
+    .run();
+  if (result.changes === 0) {
+    const row = q.select().from(accounts).where(eq(accounts.id, id)).get();
+    const who = row?.kind === 'user' ? `user ${row.uid}'s balance` : `the ${row?.kind ?? '?'} account`;
+    throw new AppError('conflict', tooLarge(`${who} of ${row?.asset ?? '?'}`, (row?.posted ?? 0n) + amount, decimals));
+  }
 }
 
 /** A transfer that happens at once. */
 export function postTransfer(q: Q, t: TransferSpec): number {
   if (t.amount <= 0n) throw new Error('transfer amount must be positive');
   debitAvailable(q, t.debit, t.amount, 'posted', t.decimals);
-  credit(q, t.credit, t.amount);
+  credit(q, t.credit, t.amount, t.decimals);
   return insertTransfer(q, t, 'posted');
 }
 
@@ -138,7 +158,7 @@ export function resolvePending(q: Q, transferId: number, outcome: 'posted' | 'vo
     )
     .where(eq(accounts.id, moved.debitAccountId))
     .run();
-  if (outcome === 'posted') credit(q, moved.creditAccountId, moved.amount);
+  if (outcome === 'posted') credit(q, moved.creditAccountId, moved.amount, ASSETS[moved.asset]?.decimals ?? 0);
 }
 
 export interface AuditEntry {

@@ -1,13 +1,14 @@
-import { eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import { isTxHash } from '../chains/tx-hash.js';
 import { conflict, invalid, notFound } from '../core/errors.js';
-import { formatAmount, parseAmount } from '../core/money.js';
+import { MAX_LEDGER_AMOUNT, formatAmount, parseAmount, tooLarge } from '../core/money.js';
 import { readStatus, statusFor } from '../core/state.js';
 import type { ChainType, OrderDetail } from '../core/types.js';
 import { accountId, audit, postTransfer, type Q } from './ledger.js';
 import { getOrder } from './orders.js';
 import { orderPaidEvent } from './outbox.js';
 import { orders, payments } from './schema.js';
+import { alreadyRecorded, claimTxKey } from './tx-keys.js';
 import { decimalsOf, type StoreCtx } from './store-context.js';
 
 export interface MarkPaidInput {
@@ -53,8 +54,16 @@ export function recordPayment(tx: Q, p: PaymentRecord, ctx: { now: number; actor
   const o = tx.select().from(orders).where(eq(orders.id, p.orderId)).get();
   if (!o) throw notFound('Order not found');
   const d = decimalsOf(o.asset);
-  const used = tx.select({ orderId: payments.orderId }).from(payments).where(eq(payments.txHash, p.txHash)).get();
-  if (used) throw conflict(`transaction ${p.txHash} already paid order ${used.orderId}`);
+  const txKey = claimTxKey(tx, p.txHash, 'payment', { shared: p.source === 'chain' && p.logIndex !== null, now });
+  if (p.logIndex !== null) {
+    const seen = tx.select({ id: payments.id }).from(payments)
+      .where(and(eq(payments.chainId, p.chainId ?? ''), eq(payments.txKey, txKey), eq(payments.logIndex, p.logIndex))).get();
+    if (seen) throw alreadyRecorded(p.txHash);
+  }
+  if (p.amount <= 0n) throw invalid('a payment must be positive');
+  if (p.amount > MAX_LEDGER_AMOUNT) throw conflict(tooLarge('the payment', p.amount, d));
+  const paid = o.paidAmount + p.amount;
+  if (paid > MAX_LEDGER_AMOUNT) throw conflict(tooLarge(`order ${o.id}'s paid total`, paid, d));
   const late = now > o.expiredAt;
   const transferId = postTransfer(tx, {
     merchantId: o.merchantId, asset: o.asset, amount: p.amount, kind: 'payment', ref: o.id, now, decimals: d,
@@ -62,9 +71,9 @@ export function recordPayment(tx: Q, p: PaymentRecord, ctx: { now: number; actor
     credit: accountId(tx, { merchantId: o.merchantId, asset: o.asset, kind: 'user', uid: o.uid }),
   });
   tx.insert(payments).values({
-    orderId: o.id, txHash: p.txHash, amount: p.amount, chainType: p.chainType, chainId: p.chainId, token: p.token, late, source: p.source, transferId, createdAt: now,
+    orderId: o.id, txHash: p.txHash, txKey, logIndex: p.logIndex, amount: p.amount, rawAmount: p.rawAmount, chainType: p.chainType, chainId: p.chainId,
+    token: p.token, blockNumber: p.blockNumber, blockHash: p.blockHash, late, source: p.source, transferId, createdAt: now,
   }).run();
-  const paid = o.paidAmount + p.amount;
   const status = statusFor(o.amount, paid, o.refundedAmount);
   const becamePaid = status === 'PAID' && o.status === 'PENDING_PAY';
   const paidAt = becamePaid ? now : o.paidAt;

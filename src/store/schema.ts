@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { customType, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { check, customType, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
 /**
  * The connection reads every integer as a bigint (safeIntegers), so amounts of any size stay
@@ -84,18 +84,41 @@ export const payments = sqliteTable(
   {
     id: integer('id').primaryKey({ autoIncrement: true }),
     orderId: text('order_id').notNull().references(() => orders.id),
-    txHash: text('tx_hash').notNull().unique(),
+    /** As recorded (lower-case; with 0x on EVM). */
+    txHash: text('tx_hash').notNull(),
+    /** The canonical key of the hash (src/store/tx-keys.ts): one transaction, one key. */
+    txKey: text('tx_key').notNull(),
+    /** The Transfer log's index in its transaction; null for a payment recorded by hand. */
+    logIndex: int('log_index'),
     amount: money('amount').notNull(),
+    /** The on-chain amount in the token's base units; null when recorded by hand. */
+    rawAmount: text('raw_amount'),
     chainType: text('chain_type'),
     chainId: text('chain_id'),
     token: text('token'),
+    blockNumber: int('block_number'),
+    blockHash: text('block_hash'),
     late: flag('late').notNull().default(false),
     source: text('source').notNull(),
     transferId: int('transfer_id').notNull(),
     createdAt: int('created_at').notNull(),
   },
-  (t) => [index('payments_order').on(t.orderId)],
+  (t) => [
+    index('payments_order').on(t.orderId),
+    index('payments_tx_key').on(t.txKey),
+    uniqueIndex('payments_chain_log').on(t.chainId, t.txKey, t.logIndex).where(sql`${t.logIndex} IS NOT NULL`),
+    check('payments_amount', sql`typeof(${t.amount}) = 'integer' AND ${t.amount} > 0`),
+  ],
 );
+
+/** Every transaction hash the ledger recorded, by canonical key: a payment's or a withdrawal's. */
+export const txKeys = sqliteTable('tx_keys', {
+  key: text('key').primaryKey(),
+  use: text('use').notNull(),
+  /** 1 for a key first recorded by the chain watcher: other logs of that transaction may pay too. */
+  shared: flag('shared').notNull().default(false),
+  createdAt: int('created_at').notNull(),
+});
 
 export const refunds = sqliteTable(
   'refunds',
@@ -151,7 +174,10 @@ export const accounts = sqliteTable(
     posted: money('posted').notNull().default(sql`0`),
     pendingDebits: money('pending_debits').notNull().default(sql`0`),
   },
-  (t) => [uniqueIndex('accounts_key').on(t.merchantId, t.asset, t.kind, t.uid)],
+  (t) => [
+    uniqueIndex('accounts_key').on(t.merchantId, t.asset, t.kind, t.uid),
+    check('accounts_integers', sql`typeof(${t.posted}) = 'integer' AND typeof(${t.pendingDebits}) = 'integer' AND ${t.pendingDebits} >= 0`),
+  ],
 );
 
 export const transfers = sqliteTable(

@@ -2,6 +2,7 @@ import { and, desc, eq, type SQL } from 'drizzle-orm';
 import { checkNotifyUrl } from '../callbacks/guard.js';
 import { conflict, invalid, notFound } from '../core/errors.js';
 import { formatAmount, parseAmount } from '../core/money.js';
+import { claimTxKey } from './tx-keys.js';
 import type { WithdrawApplyRequest, WithdrawConfirmRequest, WithdrawRejectRequest } from '../core/schemas.js';
 import { withdrawalAfter } from '../core/state.js';
 import type { ChainType, Withdrawal, WithdrawalStatus } from '../core/types.js';
@@ -60,11 +61,7 @@ export async function confirmWithdrawal(s: StoreCtx, input: WithdrawConfirmReque
     const w = findWithdrawal(tx, m.id, req.logId);
     const status = withdrawalAfter(w.status as WithdrawalStatus, 'confirm');
     const txHash = normalizeTxHash(req.txHash, w.chainType as ChainType, 'txHash');
-    const used = tx.select({ id: withdrawals.id, merchantId: withdrawals.merchantId }).from(withdrawals).where(eq(withdrawals.txHash, txHash)).get();
-    if (used) {
-      // Another merchant's withdrawal is not this merchant's business: do not name it.
-      throw conflict(`transaction ${txHash} already confirms ${used.merchantId === m.id ? `withdrawal ${used.id}` : 'another withdrawal'}`);
-    }
+    claimTxKey(tx, txHash, 'withdrawal', { shared: false, now });
     resolvePending(tx, w.transferId, 'posted', now);
     const row = tx.update(withdrawals).set({ status, txHash, blockNumber: req.blockNumber, updatedAt: now }).where(eq(withdrawals.id, w.id)).returning().get();
     withdrawalEvent(tx, 'withdraw.confirmed', row, { ...withdrawalView(row) }, now);

@@ -60,7 +60,7 @@ describe('events written with the change', () => {
     const b = await order(service, { notifyUrl: HOOK });
     await service.markPaid({ id: a.id, txHash: evmTx(20) });
     // The same transaction again: refused, so no event for b.
-    await refused(service.markPaid({ id: b.id, txHash: evmTx(20) }), 'conflict', 'already paid order');
+    await refused(service.markPaid({ id: b.id, txHash: evmTx(20) }), 'conflict', 'is already recorded in this ledger');
     // The payment is recorded, then its transaction fails before commit (a crash, a later refusal):
     // the event goes with it.
     await expect(groupCommit(ledger.sqlite).submit(() => {

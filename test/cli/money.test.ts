@@ -42,7 +42,7 @@ describe.concurrent('money commands', { timeout: SLOW }, () => {
         balanceOf(s, 'u1'),
       ]);
       expect(reused.code).toBe(1);
-      expect(reused.stderr).toContain(`transaction ${tx} already paid order ${a.id}`);
+      expect(reused.stderr).toContain(`transaction ${tx} is already recorded in this ledger`);
       expect(malformed.code).toBe(1);
       expect(malformed.stderr).toMatch(/tx-hash must be a transaction hash/);
       expect(missing.code).toBe(2);
@@ -201,6 +201,15 @@ describe.concurrent('money commands', { timeout: SLOW }, () => {
         ['70', 'goodwill'],
       ]);
     });
+
+    it('adjust works for a user holding more than 10^12 (the one-operation cap is not a balance cap)', async () => {
+      const s = await withMerchant();
+      for (let i = 0; i < 3; i++) await s.json(['balance', 'adjust', 'rich', '--amount', '+1000000000000', '--reason', 'fill', '--yes']);
+      const more = await s.run(['balance', 'adjust', 'rich', '--amount', '+0.5', '--reason', 'one more', '--yes']);
+      expect(more.code, more.stderr).toBe(0);
+      expect(more.stdout).toMatch(/^available\s+3000000000000\.5 USDT$/m);
+      expect(await balanceOf(s, 'rich')).toEqual({ available: '3000000000000.5', held: '0' });
+    });
   });
 
   describe('withdraw', () => {
@@ -279,7 +288,7 @@ describe.concurrent('money commands', { timeout: SLOW }, () => {
       const w3 = await s.json(apply(s, 'u1', '5'));
       const reused = await s.run(['withdraw', 'confirm', w3.id, '--tx-hash', tx, '--block-number', '101', '--yes']);
       expect(reused.code).toBe(1);
-      expect(reused.stderr).toContain(`transaction ${tx} already confirms withdrawal ${w1.id}`);
+      expect(reused.stderr).toContain(`transaction ${tx} is already recorded in this ledger`);
 
       const rejected = await s.run(['withdraw', 'reject', w2id, '--remark', 'suspicious', '--yes']);
       expect(rejected.code).toBe(0);

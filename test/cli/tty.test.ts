@@ -65,3 +65,23 @@ describe.skipIf(!HAS_SCRIPT).concurrent('on a terminal (script -qec)', { timeout
     expect(table.out).toMatch(/│ id\s+│ oid\s+│ uid/);
   });
 });
+
+describe.skipIf(!HAS_SCRIPT).concurrent('Ctrl-C at a prompt (issue #15 item 5)', { timeout: SLOW }, () => {
+  it('says "cancelled: nothing was changed" and exits 130, with no internal error', async () => {
+    const s = await withMerchant();
+    const id = await paidOrder(s, 'C-1', 'u1', '10');
+    const asked = await runPty(['--db', s.db, 'order', 'create', '--uid', 'u1', '--amount', '5'], {
+      steps: [{ waitFor: /Merchant order number \(oid\)/, send: '\x03' }],
+    });
+    expect(asked.code, asked.text).toBe(130);
+    expect(asked.text).toMatch(/cancelled: nothing was changed/);
+    expect(asked.text).not.toMatch(/internal error|force closed/);
+    const confirming = await runPty(['--db', s.db, 'refund', '--id', id, '--amount', '2', '--remark', 'x'], {
+      steps: [{ waitFor: /Go ahead\?/, send: '\x03' }],
+    });
+    expect(confirming.code, confirming.text).toBe(130);
+    expect(confirming.text).toMatch(/cancelled: nothing was changed/);
+    expect(await balanceOf(s, 'u1')).toEqual({ available: '10', held: '0' });
+    expect(await s.json(['order', 'list'])).toHaveLength(1);
+  });
+});

@@ -101,7 +101,7 @@ const EXPECTED: Record<string, { code: number; out?: RegExp; err?: RegExp }> = {
   'withdraw confirm': { code: 0, out: /^id {7}<W2>\n[\s\S]*status {3}CONFIRMED\ntx hash {2}0x0{63}2\nblock {4}123\n/ },
   'withdraw confirm, again': { code: 1, err: /^error: withdrawal is CONFIRMED, not PENDING: only a pending withdrawal can be confirmed\n$/ },
   'withdraw confirm, again --json': { code: 1, err: /^\{"error":\{"kind":"conflict","message":"withdrawal is CONFIRMED, not PENDING/ },
-  'withdraw confirm, hash already used': { code: 1, err: /^error: transaction 0x0{63}2 already confirms withdrawal <W2>\n$/ },
+  'withdraw confirm, hash already used': { code: 1, err: /^error: transaction 0x0{63}2 is already recorded in this ledger\n$/ },
   'withdraw confirm, bad hash': { code: 1, err: /^error: txHash must be a transaction hash: 0x and 64 hex digits\n$/ },
   'withdraw reject, confirmed one': { code: 1, err: /^error: withdrawal is CONFIRMED, not PENDING: only a pending withdrawal can be rejected\n$/ },
   'withdraw reject --json': { code: 0, out: /"id": "<W3>"[\s\S]*"status": "REJECTED"[\s\S]*"remark": null/ },

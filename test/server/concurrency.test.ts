@@ -55,7 +55,7 @@ describe('concurrent requests to one server', () => {
       )),
     );
     expect(moves.filter((r) => r.status === 200).length).toBe(7);
-    for (const r of moves.filter((x) => x.status !== 200)) expectRefused(r, 409, /not PENDING|already confirms/);
+    for (const r of moves.filter((x) => x.status !== 200)) expectRefused(r, 409, /not PENDING|is already recorded in this ledger/);
     expect(await s.service.balance('saver', { mchId: m.mchId })).toMatchObject({ available: '30', held: '0' });
   });
 

@@ -84,7 +84,7 @@ describe('serve --dev on a ledger that has a merchant', () => {
 });
 
 describe('a port that is taken', () => {
-  it('serve exits at once with a clear message (exit 2); with --dev it creates no merchant', async () => {
+  it('serve exits at once with a clear message and the --port 0 hint (exit 3); with --dev it creates no merchant', async () => {
     const { createServer } = await import('node:net');
     const busy = createServer();
     await new Promise<void>((r) => busy.listen(0, '127.0.0.1', () => r()));
@@ -95,7 +95,7 @@ describe('a port that is taken', () => {
         const t0 = Date.now();
         const r = await runCli(['serve', '--host', '127.0.0.1', '--port', String(port), '--db', db, ...extra]);
         expect(r).toEqual({
-          code: 2,
+          code: 3,
           stdout: '',
           stderr: `error: cannot listen on 127.0.0.1:${port}: the port is in use (by another cryptopay serve?); pick another with --port, or --port 0 for any free one\n`,
         });

@@ -54,7 +54,7 @@ describe('audit log', () => {
     const before = await service.log({ limit: 1000 });
     await refused(service.refund({ id: unpaid.id, amount: '1' }), 'conflict', 'order status is not Paid');
     await refused(service.refund({ id: paid.id, amount: '11' }), 'invalid', 'above the original payment');
-    await refused(service.markPaid({ id: unpaid.id, txHash: evmTx(1) }), 'conflict', 'already paid order');
+    await refused(service.markPaid({ id: unpaid.id, txHash: evmTx(1) }), 'conflict', 'is already recorded in this ledger');
     await refused(service.applyWithdrawal({ uid: 'u1', amount: '100', to: TO, chainId: 1, chainType: 'EVM', token: USDT.ETH }), 'conflict', 'insufficient balance');
     await refused(service.rejectWithdrawal({ id: w.id }), 'conflict', 'not PENDING');
     await refused(service.adjustBalance({ uid: 'u1', amount: '-100', reason: 'r' }), 'conflict', 'insufficient balance');

@@ -72,8 +72,8 @@ describe('recording a payment by hand', () => {
     const b = await order(service);
     await service.markPaid({ id: a.id, txHash: evmTx(7) });
     const before = { counts: counts(ledger), accounts: accountRows(ledger) };
-    await refused(service.markPaid({ id: b.id, txHash: again }), 'conflict', `transaction ${evmTx(7)} already paid order ${a.id}`);
-    await refused(service.markPaid({ id: a.id, txHash: again }), 'conflict', 'already paid order');
+    await refused(service.markPaid({ id: b.id, txHash: again }), 'conflict', `transaction ${evmTx(7)} is already recorded in this ledger`);
+    await refused(service.markPaid({ id: a.id, txHash: again }), 'conflict', 'is already recorded in this ledger');
     expect({ counts: counts(ledger), accounts: accountRows(ledger) }).toEqual(before);
     expect(await service.getOrderStatus(b.id)).toBe('PENDING_PAY');
   });

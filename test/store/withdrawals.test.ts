@@ -159,7 +159,7 @@ describe('withdrawal confirm and reject', () => {
     const b = await service.applyWithdrawal(evmApply());
     await service.confirmWithdrawal({ logId: a.id, txHash: evmTx(1), blockNumber: 5 });
     const before = state(service);
-    await refused(service.confirmWithdrawal({ logId: b.id, txHash: again, blockNumber: 5 }), 'conflict', `transaction ${evmTx(1)} already confirms withdrawal ${a.id}`);
+    await refused(service.confirmWithdrawal({ logId: b.id, txHash: again, blockNumber: 5 }), 'conflict', `transaction ${evmTx(1)} is already recorded in this ledger`);
     expect(state(service)).toEqual(before);
     expect((await service.getWithdrawal(b.id)).status).toBe('PENDING');
   });

@@ -1,5 +1,5 @@
 import type { Context } from '../../context.js';
-import { formatAmount, parseSignedAmount } from '../../core/money.js';
+import { formatAmount, parseLedgerAmount, parseSignedAmount } from '../../core/money.js';
 import { ASSETS } from '../../core/assets.js';
 import { confirmChange, need } from '../common.js';
 import { printJson, printRecord } from '../output.js';
@@ -11,7 +11,8 @@ export async function run(ctx: Context, opts: Record<string, string | undefined>
   const before = await service.balance(uid, { asset: opts.asset?.toUpperCase(), mchId: ctx.globals.mchId });
   const d = ASSETS[before.asset]?.decimals ?? 6;
   const change = parseSignedAmount(amount, d);
-  const after = (before.available === '0' ? 0n : parseSignedAmount(before.available, d)) + change;
+  // The balance is read back without the one-operation cap: a user may hold more than 10^12.
+  const after = parseLedgerAmount(before.available, d) + change;
   await confirmChange(ctx, change < 0n ? 'Debit a user' : 'Credit a user', [
     ['user', `${uid} (merchant ${before.mchId})`],
     ['available', `${before.available} -> ${formatAmount(after, d)} ${before.asset}`],

@@ -1,0 +1,54 @@
+import { closeSync, existsSync, openSync, rmSync, statSync } from 'node:fs';
+import { AppError } from '../core/errors.js';
+import { openLedger, type Ledger } from './db.js';
+import { LocalPaymentService } from './local-service.js';
+
+export interface BackupReport {
+  path: string;
+  bytes: number;
+  pages: number;
+  integrity: 'ok';
+  violations: string[];
+}
+
+/**
+ * An online, consistent copy of the ledger (issue #10 item 9) through SQLite's backup API: other
+ * processes keep writing while it runs, and the copy is one moment of the ledger. The copy holds
+ * every merchant's secret, so it is born 0600 and never overwrites a file; then it is opened as a
+ * ledger and checked (integrity_check, then every invariant of `ledger check`). A copy SQLite finds
+ * corrupt is removed and the backup refused. A copy whose invariants fail is kept (it is a faithful
+ * copy of a ledger that already fails them: evidence worth keeping) and the violations returned.
+ */
+export async function backupLedger(ledger: Ledger, target: string): Promise<BackupReport> {
+  if (target === ledger.path) throw new AppError('invalid', 'the backup must go to another file than the ledger itself');
+  try {
+    // 'wx': refuses an existing path (no overwrite, no following a planted symlink) and creates
+    // the file 0600 before SQLite writes a byte into it.
+    closeSync(openSync(target, 'wx', 0o600));
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') throw new AppError('invalid', `${target} already exists: a backup never overwrites a file; choose a new path`);
+    throw new AppError('unavailable', `cannot create ${target}: ${(e as Error).message}`);
+  }
+  let copy: Ledger | undefined;
+  try {
+    const progress = await ledger.sqlite.backup(target);
+    copy = openLedger(target);
+    // The backup API copies the pages; the copy is a plain database file (journal mode of the
+    // source is kept in its header, WAL here). Checked through the same code that serves.
+    const integrity = copy.sqlite.pragma('integrity_check', { simple: true });
+    if (integrity !== 'ok') throw new AppError('internal', `the copy failed SQLite's integrity check: ${String(integrity)}`);
+    const service = new LocalPaymentService(copy, { now: () => Date.now(), caller: { actor: 'backup' } });
+    const violations = await service.check();
+    copy.sqlite.pragma('wal_checkpoint(TRUNCATE)');
+    copy.close();
+    copy = undefined;
+    for (const side of [`${target}-wal`, `${target}-shm`]) if (existsSync(side)) rmSync(side);
+    const { size } = statSync(target);
+    return { path: target, bytes: size, pages: progress.totalPages, integrity: 'ok', violations };
+  } catch (e) {
+    copy?.close();
+    for (const f of [target, `${target}-wal`, `${target}-shm`]) rmSync(f, { force: true });
+    throw e;
+  }
+}

@@ -1,0 +1,74 @@
+import Database from 'better-sqlite3';
+import { chmodSync, existsSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { SLOW, paidOrder, withMerchant } from './_support.js';
+
+/** Issue #10 item 9: the ledger file holds every merchant's secret. */
+describe.concurrent('the ledger file: who may read it, and its backups', { timeout: SLOW }, () => {
+  it('an existing ledger that group or others can read is refused with the chmod to run; nothing is changed', async () => {
+    const s = await withMerchant();
+    chmodSync(s.db, 0o644);
+    const before = statSync(s.db).mtimeMs;
+    const r = await s.run(['order', 'list']);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toBe(`error: the ledger ${s.db} can be read by others (mode 644); it holds merchant secrets, so it is not opened: run chmod 600 ${s.db}\n`);
+    expect(statSync(s.db).mode & 0o777).toBe(0o644);
+    expect(statSync(s.db).mtimeMs).toBe(before);
+    chmodSync(s.db, 0o640);
+    expect((await s.run(['ledger', 'check'])).stderr).toMatch(/mode 640.*chmod 600/);
+    chmodSync(s.db, 0o600);
+    expect(await s.run(['ledger', 'check'])).toMatchObject({ code: 0, stdout: 'ledger ok: every invariant holds\n' });
+  });
+
+  it('ledger backup: an online copy written 0600, checked, and a ledger the CLI can use', async () => {
+    const s = await withMerchant();
+    const id = await paidOrder(s, 'B-1', 'u1', '10');
+    const target = join(s.dir, 'copy.db');
+    const r = await s.run(['ledger', 'backup', target]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`^backup\\s+${target}$`, 'm'));
+    expect(r.stdout).toMatch(/^integrity\s+ok$/m);
+    expect(r.stdout).toMatch(/^invariants\s+every invariant holds$/m);
+    expect(statSync(target).mode & 0o777).toBe(0o600);
+    expect(existsSync(`${target}-wal`)).toBe(false);
+    // The copy is a ledger: the same order, the same balance, its own check passes.
+    const fromCopy = await s.bare(['--db', target, '--json', 'order', 'show', id]);
+    expect(JSON.parse(fromCopy.stdout)).toMatchObject({ id, status: 'PAID', paidAmount: '10' });
+    expect((await s.bare(['--db', target, 'ledger', 'check'])).code).toBe(0);
+
+    const json = await s.run(['--json', 'ledger', 'backup', join(s.dir, 'copy2.db')]);
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: true, integrity: 'ok', violations: [] });
+  });
+
+  it('ledger backup never overwrites: an existing file or a symlink is refused and left as it was', async () => {
+    const s = await withMerchant();
+    const existing = join(s.dir, 'precious.txt');
+    writeFileSync(existing, 'keep me');
+    const r = await s.run(['ledger', 'backup', existing]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(`error: ${existing} already exists: a backup never overwrites a file; choose a new path\n`);
+    const link = join(s.dir, 'link.db');
+    symlinkSync(join(s.dir, 'elsewhere.db'), link);
+    expect((await s.run(['ledger', 'backup', link])).stderr).toMatch(/already exists/);
+    expect(existsSync(join(s.dir, 'elsewhere.db'))).toBe(false);
+    expect((await s.run(['ledger', 'backup', s.db])).stderr).toMatch(/another file than the ledger itself/);
+    expect((await s.run(['ledger', 'check'])).code).toBe(0);
+  });
+
+  it('ledger backup of a ledger that fails its invariants keeps the copy and exits 1 naming them', async () => {
+    const s = await withMerchant();
+    await paidOrder(s, 'B-2', 'u1', '10');
+    const db = new Database(s.db);
+    try {
+      db.prepare("update orders set status = 'REFUNDED'").run();
+    } finally {
+      db.close();
+    }
+    const target = join(s.dir, 'evidence.db');
+    const r = await s.run(['ledger', 'backup', target]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^violation: order ord_[\w-]+ is REFUNDED but its amounts say PAID$/m);
+    expect(statSync(target).mode & 0o777).toBe(0o600);
+  });
+});
