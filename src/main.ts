@@ -2,14 +2,15 @@ import { Command, CommanderError, Option } from 'commander';
 import { AppError, exitCodeOf, isAppError } from './core/errors.js';
 import { createContext, type Context, type ContextDeps, type Globals } from './context.js';
 import { defineCommands } from './commands/define.js';
+import { appVersion, schemaVersion } from './core/version.js';
 
 /** What a command module exports: parse is done; do the work, print, return an exit code. */
 export type CommandRun = (ctx: Context, opts: Record<string, any>, ...args: any[]) => Promise<number | void>;
 
-function buildProgram(deps: ContextDeps, state: { ctx?: Context; code: number }): Command {
+export function buildProgram(deps: ContextDeps, state: { ctx?: Context; code: number }): Command {
   const program = new Command('cryptopay')
     .description('Crypto payment back office: payment orders, refunds and withdrawals on EVM chains and TRON')
-    .version(process.env.npm_package_version ?? '0.1.0', '-V, --version')
+    .version(`cryptopay ${appVersion()} (ledger schema ${schemaVersion()})`, '-V, --version')
     .exitOverride()
     .configureOutput({
       writeOut: (s) => deps.io.stdout.write(s),

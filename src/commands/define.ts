@@ -192,6 +192,16 @@ export function defineCommands(program: Command, run: Runner): void {
     .option('--forward-to <url>', 'also pass each verified callback on to this URL (your app), answering with its status')
     .action(run(() => import('./listen.js')));
 
+  program
+    .command('version')
+    .description('this build, the ledger schema it writes, and the schema of the ledger in use (read only)')
+    .action(run(() => import('./version.js')));
+  program
+    .command('completion')
+    .argument('<shell>', 'bash, zsh or fish')
+    .description('print shell completion for bash, zsh or fish, e.g. eval "$(cryptopay completion bash)"')
+    .action(run(() => import('./completion.js')));
+
   const profile = program.command('profile').description('remote profiles: where operations go, as which merchant');
   profile
     .command('add')

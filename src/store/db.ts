@@ -1,10 +1,11 @@
 import Database from 'better-sqlite3';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AppError } from '../core/errors.js';
+import { schemaVersion } from '../core/version.js';
 import { dataDir } from '../paths.js';
 import * as schema from './schema.js';
 
@@ -91,12 +92,6 @@ export function openLedger(path: string): Ledger {
   return { path, db, sqlite, close: () => sqlite.close() };
 }
 
-let journalSize: number | undefined;
-function migrationCount(): number {
-  journalSize ??= (JSON.parse(readFileSync(join(MIGRATIONS, 'meta', '_journal.json'), 'utf8')) as { entries: unknown[] }).entries.length;
-  return journalSize;
-}
-
 /**
  * user_version records how many migrations the file has, so an up-to-date ledger opens without
  * reading the migration files. Two processes may migrate a new file at once: drizzle's migrator
@@ -104,7 +99,7 @@ function migrationCount(): number {
  * the work done.
  */
 function applyMigrations(sqlite: Database.Database, db: Db): void {
-  const want = migrationCount();
+  const want = schemaVersion();
   const have = Number(sqlite.pragma('user_version', { simple: true }));
   if (have === want) return;
   if (have > want) {

@@ -141,6 +141,15 @@ describe.concurrent('sign', { timeout: SLOW }, () => {
     expect(Object.keys(JSON.parse(noMch.stdout)).sort()).toEqual(['nonce', 'oid', 'sign', 'timestamp']);
   });
 
+  it('--fill without --json prints the filled body it signed: the signature alone would be useless (issue #15 item 9)', async () => {
+    const r = await cli(['sign', '--fill', '--mch-id', 'M100001', 'oid=A-1', 'uid=u1', 'amount=10']);
+    expect(r.code).toBe(0);
+    const body = JSON.parse(r.stdout);
+    expect(Object.keys(body).sort()).toEqual(['amount', 'mchId', 'nonce', 'oid', 'sign', 'timestamp', 'uid']);
+    expect(r.stdout.trim().split('\n')).toHaveLength(1);
+    expect(await cli(['sign', 'verify'], { input: r.stdout })).toEqual({ code: 0, stdout: 'signature valid\n', stderr: '' });
+  });
+
   it('--secret-file: mode 0600 is used; a file others can read is refused with exit 2', async () => {
     const f600 = join(s.dir, 'secret-600');
     const f644 = join(s.dir, 'secret-644');

@@ -21,6 +21,12 @@ export async function run(ctx: Context, opts: { body?: string; fill?: boolean; e
   }
   const signature = sign(body, secret);
   if (ctx.globals.json) return printJson(ctx, { ...body, sign: signature });
+  // With --fill the timestamp and nonce were made here: the signature alone would be useless, so
+  // the body it signed is printed, one line, ready for `curl -d`.
+  if (opts.fill && !opts.explain) {
+    ctx.io.stdout.write(`${JSON.stringify({ ...body, sign: signature })}\n`);
+    return;
+  }
   if (opts.explain) {
     await printRecord(ctx, [
       ['canonical', `${canonical}<secret>`],
