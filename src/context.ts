@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { usage } from './core/errors.js';
+import { AppError, usage } from './core/errors.js';
 import { configDir } from './paths.js';
 import type { PaymentService } from './core/service.js';
 import type { LocalPaymentService } from './store/local-service.js';
@@ -62,7 +62,7 @@ export interface Context {
   /** A remote is configured: operations are forwarded, signed. */
   isRemote(): boolean;
   /** The local ledger with its administration; refuses when a remote is configured. */
-  local(what: string): Promise<LocalPaymentService>;
+  local(what: string, opts?: { create?: boolean }): Promise<LocalPaymentService>;
   close(): void;
 }
 
@@ -148,14 +148,21 @@ export function createContext(deps: ContextDeps, globals: Globals): Context {
   // The remote's details (profile file, secret, zod) are read only when a remote is in play.
   const resolveRemote = () =>
     (target ??= remoteUrl() ? import('./remote/target.js').then((m) => m.resolveRemote(globals, deps.env)) : Promise.resolve(undefined));
-  const openLocal = async (): Promise<LocalPaymentService> => {
+  const openLocal = async (create = false): Promise<LocalPaymentService> => {
     if (local) return local;
     const [{ openLedger, resolveLedgerPath }, { LocalPaymentService }] = await Promise.all([
       import('./store/db.js'),
       import('./store/local-service.js'),
     ]);
+    const path = resolveLedgerPath(globals.db, deps.env);
+    // Only the commands that start a ledger (merchant add, serve) may create one (spec decisions
+    // §10): any other command on a mistyped --db would otherwise make an empty ledger, print
+    // nothing and exit 0, and `ledger check` would call it sound.
+    if (!create && path !== ':memory:' && !existsSync(path)) {
+      throw new AppError('unavailable', `no ledger at ${path} (nothing was created): check --db or CRYPTOPAY_DB, or start a ledger with cryptopay merchant add`);
+    }
     const registryConfig = readChainsConfig(deps.env);
-    const ledger = openLedger(resolveLedgerPath(globals.db, deps.env));
+    const ledger = openLedger(path);
     local = new LocalPaymentService(ledger, {
       now, caller: { actor: operatorName(globals, deps.env) }, registryConfig, allowPrivateCallbacks: allowPrivateCallbacks(deps.env),
     });
@@ -178,12 +185,12 @@ export function createContext(deps: ContextDeps, globals: Globals): Context {
       }
       return openLocal();
     },
-    async local(what) {
+    async local(what, opts) {
       const remote = await resolveRemote();
       if (remote) {
         throw usage(`${what} needs a local ledger: it is not part of the REST interface, so it cannot run against the remote ${remote.url} (from ${remote.source}); pass --db PATH to use a local ledger`);
       }
-      return openLocal();
+      return openLocal(opts?.create ?? false);
     },
     close() {
       local?.ledger.close();

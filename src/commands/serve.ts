@@ -31,7 +31,7 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   const schedule = parseSchedule(opts.callbackSchedule ?? DEFAULT_SCHEDULE);
   // --dev sends callbacks to the developer's own machine, where its receiver runs.
   const allowPrivate = !!opts.allowPrivateCallbacks || !!opts.dev || allowPrivateCallbacks(ctx.env);
-  const service = (await ctx.local('serve')).withPrivateCallbacks(allowPrivate);
+  const service = (await ctx.local('serve', { create: true })).withPrivateCallbacks(allowPrivate);
   const err = (s: string) => ctx.io.stderr.write(`${s}\n`);
 
   // Access-log lines are written once per turn of the event loop, not once per request: under

@@ -9,8 +9,8 @@ describe.concurrent('the ledger file', { timeout: SLOW }, () => {
   it('is created with mode 0600, its missing directories created, by --db', async () => {
     const s = sandbox();
     const db = join(s.dir, 'deep', 'er', 'ledger.db');
-    const r = await s.bare(['--db', db, 'merchant', 'list']);
-    expect(r).toMatchObject({ code: 0, stderr: '' });
+    const r = await s.bare(['--db', db, 'merchant', 'add', '--name', 'S', '--generate-wallet']);
+    expect(r).toMatchObject({ code: 0 });
     expect(mode(db)).toBe(0o600);
     // Nobody else may even list the folder that holds merchant secrets.
     expect(mode(join(s.dir, 'deep', 'er')) & 0o077).toBe(0);
@@ -29,8 +29,10 @@ describe.concurrent('the ledger file', { timeout: SLOW }, () => {
       s.bare(['--db', fromFlag, 'merchant', 'list', '--json'], { env: { CRYPTOPAY_DB: fromEnv } }),
     ]);
     expect(JSON.parse(listEnv.stdout).map((m: { name: string }) => m.name)).toEqual(['EnvShop']);
-    expect(JSON.parse(listFlag.stdout)).toEqual([]);
-    expect(mode(fromFlag)).toBe(0o600);
+    // --db wins: it names a ledger that does not exist, which a listing never creates.
+    expect(listFlag.code).toBe(3);
+    expect(listFlag.stderr).toContain(`no ledger at ${fromFlag}`);
+    expect(existsSync(fromFlag)).toBe(false);
   });
 
   it('defaults to $XDG_DATA_HOME/cryptopay/ledger.db when neither --db nor CRYPTOPAY_DB is given', async () => {
@@ -76,7 +78,7 @@ describe.concurrent('the ledger file', { timeout: SLOW }, () => {
     const s = sandbox();
     const blocker = join(s.dir, 'blocker');
     writeFileSync(blocker, 'a file where a folder should be');
-    const r = await s.bare(['--db', join(blocker, 'ledger.db'), 'merchant', 'list']);
+    const r = await s.bare(['--db', join(blocker, 'ledger.db'), 'merchant', 'add', '--name', 'S', '--generate-wallet']);
     expect(r.code).toBe(3);
     expect(r.stderr).toContain('cannot open the ledger');
   });

@@ -84,7 +84,9 @@ describe('local-only commands in remote mode', () => {
     expect(existsSync(h.defaultLedger)).toBe(false);
 
     // --db overrides the profile: the same command runs on the local ledger.
-    const local = await h.cli(['--db', `${h.dir}/ledger.db`, '--json', 'merchant', 'list']);
-    expect(local).toEqual({ code: 0, stdout: '[]\n', stderr: '' });
+    const local = await h.cli(['--db', `${h.dir}/ledger.db`, '--json', 'merchant', 'add', '--name', 'Local', '--generate-wallet']);
+    expect(local.code, local.stderr).toBe(0);
+    expect(JSON.parse(local.stdout)).toMatchObject({ mchId: expect.stringMatching(/^M\d+$/) });
+    expect(remote.hits).toEqual([]);
   });
 });

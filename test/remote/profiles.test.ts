@@ -112,17 +112,18 @@ describe('a session with profiles', () => {
     expect(none).toEqual({ code: 0, stdout: '', stderr: 'no active profile: operations run on the local ledger\n' });
     expect(mode(h.configFile)).toBe(0o600);
     const before = server.stdout();
-    // The default local ledger: empty, so the remote order is unknown there.
+    // The default local ledger, which does not exist: reading never creates it (decisions §10).
     const [status, merchants, list] = await Promise.all([
       h.cli(['order', 'status', remoteOrder]),
       h.cli(['--json', 'merchant', 'list']),
       h.cli(['profile', 'list']),
     ]);
-    expect(status).toEqual({ code: 1, stdout: '', stderr: 'error: Order not found\n' });
-    expect(merchants).toEqual({ code: 0, stdout: '[]\n', stderr: '' });
+    expect(status).toEqual({ code: 3, stdout: '', stderr: `error: no ledger at ${h.defaultLedger} (nothing was created): check --db or CRYPTOPAY_DB, or start a ledger with cryptopay merchant add\n` });
+    expect(merchants.code).toBe(3);
+    expect(JSON.parse(merchants.stderr)).toEqual({ error: { kind: 'unavailable', message: expect.stringContaining(`no ledger at ${h.defaultLedger}`) } });
     // No row is marked active (plain output writes an empty cell as -).
     expect(list.stdout).toBe(`-\tprod\t${server.url}\t${m.mchId}\tstored\t-\n-\tdown\t${downUrl}\t${m.mchId}\tstored\t-\n`);
-    expect(existsSync(h.defaultLedger)).toBe(true);
+    expect(existsSync(h.defaultLedger)).toBe(false);
     expect(server.stdout()).toBe(before);
 
     const use = await h.cli(['profile', 'use', 'prod']);
@@ -164,7 +165,7 @@ describe('a session with profiles', () => {
       h.cli(['profile', 'remove', 'prod']),
     ]);
     expect(list).toEqual({ code: 0, stdout: '[]\n', stderr: '' });
-    expect(status).toEqual({ code: 1, stdout: '', stderr: 'error: Order not found\n' });
+    expect(status).toEqual({ code: 3, stdout: '', stderr: `error: no ledger at ${h.defaultLedger} (nothing was created): check --db or CRYPTOPAY_DB, or start a ledger with cryptopay merchant add\n` });
     expect(again).toEqual({ code: 2, stdout: '', stderr: 'error: there is no profile named prod: see cryptopay profile list\n' });
     expect(JSON.parse(readFileSync(h.configFile, 'utf8'))).toEqual({ active: null, profiles: {} });
     expect(mode(h.configFile)).toBe(0o600);

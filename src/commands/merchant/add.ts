@@ -7,7 +7,7 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
   const name = await need(ctx, opts.name as string | undefined, 'name', 'Merchant name');
   const rate = String(opts.rateLimit ?? '60');
   if (!/^\d{1,7}$/.test(rate)) throw usage('--rate-limit must be a whole number of requests per minute (0 means no limit)');
-  const service = await ctx.local('merchant add');
+  const service = await ctx.local('merchant add', { create: true });
   const created = await service.addMerchant({
     name,
     evmXpub: opts.evmXpub as string | undefined,
