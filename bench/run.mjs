@@ -198,6 +198,10 @@ async function main() {
   for (const s of [serve, insertBase, fixedBase]) await stop(s.child);
   const check = spawnSync(NODE, [BIN, 'ledger', 'check'], { env, encoding: 'utf8' });
   const derive = derivation();
+  // The chain watcher's figures (bench/watch.mjs): its own anvil, ledger and serve.
+  const watchRun = spawnSync(NODE, [join(HERE, 'watch.mjs')], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 });
+  if (watchRun.status !== 0) throw new Error('bench/watch.mjs failed');
+  const watch = JSON.parse(watchRun.stdout);
   // Callbacks (bench/callbacks.mjs): its own ledgers, receivers and serve.
   const callbacksRun = spawnSync(NODE, [join(HERE, 'callbacks.mjs')], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 });
   if (callbacksRun.status !== 0) throw new Error('bench/callbacks.mjs failed');
@@ -211,6 +215,7 @@ async function main() {
     ['`serve`: `GET /order/{id}/status`', `${round(get.product.rps, 0)} rps vs ${round(get.baseline.rps, 0)} rps`, `${round((100 * get.product.rps) / get.baseline.rps, 0)}%`, 'at least 60%', get.product.rps >= 0.6 * get.baseline.rps],
     ['address derivation, EVM + TRON, one core', `${round(derive.rate, 0)} addresses/s`, '-', 'at least 5,000/s', derive.rate >= 5000],
     ['`serve` peak memory under the create-order load', `${round(servePeakRss / 1e6, 1)} MB RSS`, '-', 'at most 150 MB', servePeakRss <= 150e6],
+    ...watch.rows,
     ...callbacks.rows,
   ];
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
@@ -233,6 +238,7 @@ async function main() {
     `- Derivation: ${derive.n} EVM and ${derive.n} TRON addresses from a fresh wallet's account xpubs, indices in order, in this process (one core) after \`warmUpDerivation()\` as \`serve\` does.`,
     `- Peak memory: VmHWM of the \`serve\` process after all POST runs.`,
     `- Ledger check after the load: ${check.status === 0 ? 'ok' : `FAILED: ${check.stderr.trim()}`}.`,
+    ...watch.notes,
     ...callbacks.notes,
     '',
     readFileSync(join(HERE, 'CHANGES.md'), 'utf8').trim(),

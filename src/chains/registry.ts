@@ -11,6 +11,12 @@ export interface ChainInfo {
   name: string;
   rpcUrl?: string;
   confirmations: number;
+  /** How often the watcher asks the node for new blocks (default 2 s). */
+  pollIntervalMs?: number;
+  /** The first block the watcher scans (default: the head when first watched). */
+  startBlock?: number;
+  /** A local chain whose tokens are worthless (the sandbox of `serve --dev`). */
+  development?: boolean;
 }
 
 export interface TokenInfo {
@@ -50,6 +56,10 @@ const chainEntry = z.strictObject({
   name: z.string().trim().min(1).max(64).optional(),
   rpcUrl: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
   confirmations: z.int().min(1).max(100_000).optional(),
+  // Milliseconds, or a duration such as "500ms", "2s", "1m".
+  pollInterval: z.union([z.int().min(50).max(3_600_000), z.string().regex(/^\d{1,7}(ms|s|m)$/, 'must be milliseconds or a duration such as 500ms, 2s, 1m')]).optional(),
+  startBlock: z.int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+  development: z.boolean().optional(),
 });
 const tokenEntry = z.strictObject({
   chainId: chainIdSchema,
@@ -64,6 +74,8 @@ const configSchema = z.strictObject({
 });
 
 export type RegistryConfig = z.input<typeof configSchema>;
+export type ChainEntry = z.input<typeof chainEntry>;
+export type TokenEntry = z.input<typeof tokenEntry>;
 
 export interface Registry {
   chain(chainId: unknown): ChainInfo;
@@ -92,12 +104,18 @@ export function parseChainId(v: unknown): string {
 const tokenKey = (chain: ChainInfo, address: string) =>
   `${chain.chainId}:${chain.chainType === 'EVM' ? address.toLowerCase() : address}`;
 
-export function createRegistry(config?: RegistryConfig): Registry {
+/**
+ * Built-in chains and tokens, then the chains config file (`config`), then the entries stored in
+ * the ledger itself (`ledgerEntries`, written by `serve --dev`): each layer may add chains and
+ * tokens and may tune the chains of the layers before it.
+ */
+export function createRegistry(config?: RegistryConfig, ledgerEntries?: RegistryConfig): Registry {
   const chainMap = new Map(BUILTIN_CHAINS.map((c) => [c.chainId, { ...c }]));
   const tokenMap = new Map<string, TokenInfo>();
   for (const t of BUILTIN_TOKENS) tokenMap.set(tokenKey(chainMap.get(t.chainId)!, t.address), { ...t });
 
-  if (config !== undefined) applyConfig(config, chainMap, tokenMap);
+  if (config !== undefined) applyConfig(config, chainMap, tokenMap, 'registry config');
+  if (ledgerEntries !== undefined) applyConfig(ledgerEntries, chainMap, tokenMap, 'ledger registry');
 
   const knownChains = [...chainMap.keys()].sort((a, b) => Number(a) - Number(b));
   const chainList = knownChains.map((id) => Object.freeze(chainMap.get(id)!));
@@ -129,41 +147,53 @@ export function createRegistry(config?: RegistryConfig): Registry {
   };
 }
 
-function applyConfig(config: RegistryConfig, chainMap: Map<string, ChainInfo>, tokenMap: Map<string, TokenInfo>): void {
+function applyConfig(config: RegistryConfig, chainMap: Map<string, ChainInfo>, tokenMap: Map<string, TokenInfo>, source: string): void {
   const parsed = configSchema.safeParse(config);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const where = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '');
-    throw new AppError('invalid', `registry config ${where || '(root)'}: ${issue.message}`);
+    throw new AppError('invalid', `${source} ${where || '(root)'}: ${issue.message}`);
   }
   const builtin = new Set(BUILTIN_CHAINS.map((c) => c.chainId));
   const seen = new Set<string>();
+  const seenTokens = new Set<string>();
+  const builtinTokenKeys = new Set(BUILTIN_TOKENS.map((t) => tokenKey(chainMap.get(t.chainId)!, t.address)));
 
   (parsed.data.chains ?? []).forEach((e, i) => {
-    const at = `registry config chains[${i}]`;
+    const at = `${source} chains[${i}]`;
     const chainId = entryChainId(e.chainId, at);
     if (seen.has(chainId)) throw new AppError('invalid', `${at}: chain ${chainId} is listed twice`);
     seen.add(chainId);
     const existing = chainMap.get(chainId);
     if (existing && builtin.has(chainId)) {
-      if ((e.chainType && e.chainType !== existing.chainType) || (e.name && e.name !== existing.name)) {
+      if ((e.chainType && e.chainType !== existing.chainType) || (e.name && e.name !== existing.name) || e.development) {
         throw new AppError(
           'invalid',
           `${at}: chain ${chainId} is built in as ${existing.chainType} ${existing.name}; only its rpcUrl and confirmations can be overridden`,
         );
       }
-      if (e.rpcUrl !== undefined) existing.rpcUrl = e.rpcUrl;
-      if (e.confirmations !== undefined) existing.confirmations = e.confirmations;
+      tune(existing, e, at);
+      return;
+    }
+    if (existing) {
+      // Defined by an earlier layer (the file, for a ledger entry): the same chain, tuned.
+      if (e.chainType && e.chainType !== existing.chainType) {
+        throw new AppError('invalid', `${at}: chain ${chainId} is already known as ${existing.chainType} ${existing.name}, not ${e.chainType}`);
+      }
+      if (e.name) existing.name = e.name;
+      if (e.development !== undefined) existing.development = e.development;
+      tune(existing, e, at);
       return;
     }
     if (!e.chainType || !e.name) throw new AppError('invalid', `${at}: a new chain needs chainType ("EVM" or "TRON") and name`);
     const info: ChainInfo = { chainId, chainType: e.chainType, name: e.name, confirmations: e.confirmations ?? DEFAULT_CONFIRMATIONS[e.chainType] };
-    if (e.rpcUrl !== undefined) info.rpcUrl = e.rpcUrl;
+    tune(info, e, at);
+    if (e.development) info.development = true;
     chainMap.set(chainId, info);
   });
 
   (parsed.data.tokens ?? []).forEach((e, i) => {
-    const at = `registry config tokens[${i}]`;
+    const at = `${source} tokens[${i}]`;
     const chainId = entryChainId(e.chainId, at);
     const chain = chainMap.get(chainId);
     if (!chain) throw new AppError('invalid', `${at}: chain ${chainId} is neither built in nor listed under chains`);
@@ -172,9 +202,36 @@ function applyConfig(config: RegistryConfig, chainMap: Map<string, ChainInfo>, t
     }
     const address = validateAddress(chain.chainType, e.address, `${at}.address`);
     const key = tokenKey(chain, address);
-    if (tokenMap.has(key)) throw new AppError('invalid', `${at}: token ${address} on chain ${chainId} is already known`);
+    const known = tokenMap.get(key);
+    if (known) {
+      // The same token listed by the file and by the ledger is one token; a second meaning of it,
+      // a built-in listed again or a token listed twice in one layer is refused.
+      const repeatsEarlierLayer =
+        !builtinTokenKeys.has(key) && !seenTokens.has(key) && known.symbol === e.symbol && known.asset === e.asset && known.decimals === e.decimals;
+      if (!repeatsEarlierLayer) throw new AppError('invalid', `${at}: token ${address} on chain ${chainId} is already known`);
+      seenTokens.add(key);
+      return;
+    }
+    seenTokens.add(key);
     tokenMap.set(key, { chainId, address, symbol: e.symbol, asset: e.asset, decimals: e.decimals });
   });
+}
+
+/** What a later layer may change of a chain the built-ins or an earlier layer defined. */
+function tune(chain: ChainInfo, e: z.output<typeof chainEntry>, at: string): void {
+  if (e.rpcUrl !== undefined) chain.rpcUrl = e.rpcUrl;
+  if (e.confirmations !== undefined) chain.confirmations = e.confirmations;
+  if (e.pollInterval !== undefined) {
+    const ms = typeof e.pollInterval === 'number' ? e.pollInterval : durationMs(e.pollInterval);
+    if (ms < 50 || ms > 3_600_000) throw new AppError('invalid', `${at}.pollInterval: must be between 50ms and 1h`);
+    chain.pollIntervalMs = ms;
+  }
+  if (e.startBlock !== undefined) chain.startBlock = e.startBlock;
+}
+
+function durationMs(s: string): number {
+  const m = /^(\d+)(ms|s|m)$/.exec(s)!;
+  return Number(m[1]) * { ms: 1, s: 1000, m: 60_000 }[m[2] as 'ms' | 's' | 'm'];
 }
 
 function entryChainId(v: unknown, at: string): string {

@@ -1,13 +1,41 @@
 import type { Context } from '../context.js';
-import { printJson, printTable } from './output.js';
+import { printJson, printTable, warn } from './output.js';
 
 export async function run(ctx: Context): Promise<void> {
-  const registry = await (await ctx.local('chains')).registry();
-  const data = registry.chains().map((c) => ({ ...c, tokens: registry.tokens().filter((t) => t.chainId === c.chainId) }));
+  const service = await ctx.local('chains');
+  const registry = await service.registry();
+  const [{ allCursors }, { redactUrl }] = await Promise.all([import('../store/chain-state.js'), import('../chains/watch/rpc.js')]);
+  const cursors = new Map(allCursors(service.ledger.db).map((c) => [c.chainId, c]));
+  const now = ctx.now();
+  const data = registry.chains().map((c) => {
+    const cur = cursors.get(c.chainId);
+    const scannedTo = cur && cur.nextBlock >= 0 ? cur.nextBlock - 1 : null;
+    const leased = cur?.leaseHolder && (cur.leaseExpiresAt ?? 0) > now ? cur.leaseHolder : null;
+    return {
+      ...c,
+      tokens: registry.tokens().filter((t) => t.chainId === c.chainId),
+      watch: {
+        rpc: c.rpcUrl ? redactUrl(c.rpcUrl) : null,
+        head: cur?.head ?? null,
+        scannedTo,
+        lag: cur?.head != null && scannedTo !== null ? Math.max(0, cur.head - scannedTo) : null,
+        leaseHolder: leased,
+        leaseExpiresAt: leased ? cur!.leaseExpiresAt : null,
+        lastError: cur?.lastError ?? null,
+        lastErrorAt: cur?.lastErrorAt ?? null,
+        deepReorg: cur?.deepReorg ?? null,
+      },
+    };
+  });
+  // A deep reorg is never silent: every look at the chains repeats it until it is dealt with.
+  for (const c of data) if (c.watch.deepReorg) await warn(ctx, `chain ${c.chainId}: ${c.watch.deepReorg}`);
   if (ctx.globals.json) return printJson(ctx, data);
   await printTable(
     ctx,
-    ['chainId', 'type', 'name', 'confirmations', 'rpc', 'tokens'],
-    data.map((c) => [c.chainId, c.chainType, c.name, c.confirmations, c.rpcUrl ? 'yes' : 'no', c.tokens.map((t) => `${t.symbol} ${t.address}`).join(', ')]),
+    ['chainId', 'type', 'name', 'confirmations', 'rpc', 'head', 'scanned', 'lag', 'lease', 'last error', 'tokens'],
+    data.map((c) => [
+      c.chainId, c.chainType, c.development ? `${c.name} [development: test money only]` : c.name, c.confirmations, c.watch.rpc ?? 'no', c.watch.head, c.watch.scannedTo, c.watch.lag, c.watch.leaseHolder,
+      c.watch.lastError, c.tokens.map((t) => `${t.symbol} ${t.address}`).join(', '),
+    ]),
   );
 }

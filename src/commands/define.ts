@@ -39,6 +39,7 @@ export function defineCommands(program: Command, run: Runner): void {
     .option('--notify-url <url>', 'callback for payment results')
     .option('--redirect-url <url>', 'where the payment page sends the user afterwards')
     .option('--logo <url>', 'logo for the payment page')
+    .option('--qr', 'also draw the QR code of each address in the terminal')
     .action(run(() => import('./order/create.js')));
   order.command('status').argument('<id>').description("an order's status").action(run(() => import('./order/status.js')));
   order.command('show').argument('<id>').description('everything about an order').action(run(() => import('./order/show.js')));
@@ -59,6 +60,28 @@ export function defineCommands(program: Command, run: Runner): void {
     .option('--chain-id <id>', 'chain of the payment')
     .option('--token <address>', 'token contract of the payment')
     .action(run(() => import('./order/mark-paid.js')));
+  order
+    .command('held')
+    .description('payments seen on chain more than 24 h after their order expired: held, not credited, until an operator decides')
+    .option('--order <id>', 'only this order')
+    .action(run(() => import('./order/held.js')));
+  order
+    .command('credit-held')
+    .argument('<id>', 'order id')
+    .description("credit a held payment to the order's user (as a late payment)")
+    .option('--tx-hash <hash>', 'the held payment\'s transaction')
+    .option('--log-index <n>', 'its log index, when the transaction paid the order more than once')
+    .option('--reason <text>', 'why (kept in the audit log)')
+    .action(run(() => import('./order/credit-held.js')));
+  order
+    .command('return-held')
+    .argument('<id>', 'order id')
+    .description('record that a held payment was sent back to its payer (nothing was credited, so no balance moves)')
+    .option('--tx-hash <hash>', 'the held payment\'s transaction')
+    .option('--log-index <n>', 'its log index, when the transaction paid the order more than once')
+    .option('--return-tx <hash>', 'the transaction that sent it back')
+    .option('--reason <text>', 'why (kept in the audit log)')
+    .action(run(() => import('./order/return-held.js')));
 
   program.command('address').argument('<id>').description("an order's payment addresses").action(run(() => import('./address.js')));
 
@@ -142,7 +165,12 @@ export function defineCommands(program: Command, run: Runner): void {
     .argument('<path>', 'a new file for the copy')
     .action(run(() => import('./ledger/backup.js')));
 
-  program.command('chains').description('chains and tokens this service knows').action(run(() => import('./chains.js')));
+  program.command('chains').description('chains and tokens this service knows, and how far each is watched').action(run(() => import('./chains.js')));
+  program
+    .command('watch')
+    .description('watch the chains for payments in the foreground (serve does this too, unless --no-watch)')
+    .option('--chain <id>', 'only this chain (repeatable; default every chain with an rpcUrl)', (v: string, prev: string[] = []) => [...prev, v])
+    .action(run(() => import('./watch.js')));
 
   program
     .command('serve')
@@ -150,10 +178,22 @@ export function defineCommands(program: Command, run: Runner): void {
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port, 0 for any free one', '8080')
     .option('--max-connections <n>', 'open connections served at once; more are answered 503 (default 1000)')
-    .option('--dev', 'development mode: on an empty ledger, create a development merchant and print how to use it')
+    .option('--no-watch', 'do not watch the chains for payments')
+    .option('--dev', 'development mode: a local anvil chain with a test USDT to pay on, and a development merchant on an empty ledger')
+    .option('--public-url <url>', 'address payers reach this server at, for payUrl and the payment page (default: the address it listens on)')
     .option('--callback-schedule <delays>', 'retry delays of callbacks after each failed attempt (default 15s,1m,5m,15m,1h,3h,6h,12h,24h)')
     .option('--allow-private-callbacks', 'send callbacks to loopback and private addresses too (development; --dev sets it)')
     .action(run(() => import('./serve.js')));
+
+  const dev = program.command('dev').description('the development sandbox of serve --dev (test money only)');
+  dev
+    .command('pay')
+    .argument('<id>', 'order id')
+    .description("send test USDT to an order's address on the development chain, from a funded test account")
+    .option('--amount <amount>', 'amount to send (default: what the order still lacks)')
+    .option('--from <n>', 'funded test account to pay from, 0 to 9', '1')
+    .option('--wait [seconds]', 'then wait until the order is PAID (default 60 s)')
+    .action(run(() => import('./dev/pay.js')));
 
   const callbacks = program.command('callbacks').description("callbacks to merchants' notifyUrl: list, show, resend, test, run (local ledger)");
   callbacks

@@ -1,8 +1,13 @@
 import { randomBytes } from 'node:crypto';
+import { basename, dirname, join } from 'node:path';
+import type { ChainEntry, RegistryConfig, TokenEntry } from '../chains/registry.js';
+import { ANVIL_ENV, DEV_CHAIN_ID } from '../chains/sandbox/anvil.js';
+import type { DevChain } from '../chains/sandbox/dev-chain.js';
 import type { Context } from '../context.js';
+import { AppError } from '../core/errors.js';
 import { sign } from '../signing/index.js';
 import type { LocalPaymentService } from '../store/local-service.js';
-import { warn } from './output.js';
+import { readLedgerRegistry } from '../store/registry-entries.js';
 
 /** What `serve --dev` set up: told to the developer once the server listens, undone when it stops. */
 export interface DevMode {
@@ -10,32 +15,124 @@ export interface DevMode {
   close(): Promise<void>;
 }
 
+export const DEV_MERCHANT_NAME = 'Development merchant (public anvil test wallet)';
+
+/** anvil's state file beside the ledger: ledger.db -> ledger.db.anvil-state.json. */
+export function anvilStatePath(ledgerPath: string): string | undefined {
+  if (ledgerPath === ':memory:') return undefined;
+  return join(dirname(ledgerPath), `${basename(ledgerPath)}.anvil-state.json`);
+}
+
+interface DevChainState {
+  rpcUrl: string;
+  token: string;
+  statePath?: string;
+}
+
 /**
- * `serve --dev`: everything a developer needs to try the service on this machine, and the one
- * place to extend it (a local chain to pay on belongs here too). On an empty ledger it creates
- * a development merchant with a generated wallet. The wallet's words are dropped unseen: no
- * server command prints a mnemonic (decisions §10), so its addresses are for trying the flow,
- * never for real funds.
+ * `serve --dev`: everything a developer needs to try the service on this machine, in one place.
+ * On an empty ledger it creates the development merchant on the public anvil test mnemonic (so
+ * anyone can tell it is a public test wallet; the words are never printed, decisions §10). It
+ * starts a local anvil with a test USDT and records both in the ledger's own registry, so the
+ * watcher serve starts next pays orders from it and every command on this ledger (dev pay,
+ * chains, withdraw apply) knows it. Where anvil cannot run it says so and serves without a chain.
+ * serve calls this once its port is bound, so a failed start creates nothing.
  */
 export async function startDev(ctx: Context, service: LocalPaymentService, err: (s: string) => void): Promise<DevMode> {
   let merchant: { mchId: string; secret: string } | undefined;
   if (service.countMerchants() === 0) {
-    const created = await service.addMerchant({ name: 'Development merchant', generateWallet: true });
-    merchant = { mchId: created.merchant.mchId, secret: created.secret };
+    const { walletFromMnemonic } = await import('../chains/derive.js');
+    const { ANVIL_TEST_MNEMONIC } = await import('../chains/sandbox/dev-chain.js');
+    const { evmXpub, tronXpub } = walletFromMnemonic(ANVIL_TEST_MNEMONIC);
+    const r = await service.addMerchant({ name: DEV_MERCHANT_NAME, evmXpub, tronXpub });
+    merchant = { mchId: r.merchant.mchId, secret: r.secret };
   }
+
+  const previous = previousDevChain(readLedgerRegistry(service.ledger.db));
+  const statePath = anvilStatePath(service.ledger.path);
+  let chain: DevChain | undefined;
+  let chainState: DevChainState | undefined;
+  let unavailable: string | undefined;
+  try {
+    const { startDevChain } = await import('../chains/sandbox/dev-chain.js');
+    chain = await startDevChain({
+      statePath,
+      preferredPort: previous?.chain.rpcUrl ? Number(new URL(previous.chain.rpcUrl).port) || undefined : undefined,
+      known: previous?.token ? { token: previous.token.address, startBlock: previous.chain.startBlock ?? 0 } : undefined,
+    });
+    await service.recordRegistryEntries(chain.entries);
+    chainState = { rpcUrl: chain.rpcUrl, token: chain.token, statePath };
+  } catch (e) {
+    if (chain) await chain.stop();
+    chain = undefined;
+    unavailable = e instanceof AppError ? e.message : `anvil failed: ${(e as Error).message}`;
+    // A chain recorded by an earlier run is no longer served: keep it (its orders and payments
+    // refer to it) but without an RPC address, so nothing polls a node that is not there.
+    if (previous?.chain.rpcUrl) {
+      const { rpcUrl: _gone, ...rest } = previous.chain;
+      await service.recordRegistryEntries({ chains: [rest], tokens: previous.token ? [previous.token] : [] });
+    }
+  }
+
+  // Loaded now: announce writes its lines at once, and a warning printed later would land out of order.
+  const yellow = ctx.color ? (await import('chalk')).default.yellow : (s: string) => s;
   return {
     announce(url) {
-      if (merchant) printDevMerchant(ctx, err, url, merchant);
-      else {
+      const db = shellQuote(service.ledger.path);
+      err('');
+      err('Development sandbox: test money only, never real funds.');
+      if (merchant) {
+        err('The ledger was empty, so a development merchant was created:');
+        err(`  mchId   ${merchant.mchId}`);
+        err(`  secret  ${merchant.secret}`);
+        err('  wallet  the public anvil test mnemonic: PUBLIC AND UNSAFE, anyone can take what its addresses receive');
+        err(yellow('          Never send real funds to its addresses.'));
+      } else {
         err('development mode: the ledger already has a merchant, so none was created');
+      }
+      if (chainState) {
+        err(`  chain   ${DEV_CHAIN_ID} (development, anvil) at ${chainState.rpcUrl}`);
+        err(`  token   test USDT ${chainState.token} (6 decimals; anyone can mint it)`);
+        if (chainState.statePath) err(`  state   ${chainState.statePath} (the chain survives restarts)`);
+      } else {
+        err(yellow(`  chain   none: ${unavailable}`));
+        err(`          serving without a development chain (${ANVIL_ENV} names another anvil binary); orders can still be paid by hand with order mark-paid`);
+      }
+      err('');
+      if (merchant) {
+        err('Create an order (signed now, valid for 5 minutes):');
+        err(`  curl -s -X POST ${url}/api/v1/order -H 'Content-Type: application/json' -d '${signedOrderBody(ctx, merchant)}'`);
+      } else {
+        err('Create an order:');
+        err(`  cryptopay --db ${db} order create --oid A-1 --uid user-1 --amount 12.5`);
+      }
+      if (chainState) {
+        err('Then pay it with test USDT from a funded account; the order turns PAID on its own:');
+        err(`  cryptopay --db ${db} dev pay <order id> [--amount A]`);
+      }
+      err('');
+      if (merchant) {
+        err('Sign your own bodies:');
+        err(`  CRYPTOPAY_SECRET=<secret> cryptopay sign --fill --mch-id ${merchant.mchId} oid=A-1 uid=u1 amount=10 --json`);
+        err('');
+      } else {
         err(`sign requests with a merchant's secret: cryptopay sign --fill --mch-id M... key=value ...`);
       }
     },
-    async close() {},
+    async close() {
+      await chain?.stop();
+    },
   };
 }
 
-function printDevMerchant(ctx: Context, err: (s: string) => void, url: string, m: { mchId: string; secret: string }): void {
+function previousDevChain(layer: RegistryConfig | undefined): { chain: ChainEntry; token?: TokenEntry } | undefined {
+  const chain = layer?.chains?.find((c) => String(c.chainId) === String(DEV_CHAIN_ID));
+  if (!chain) return undefined;
+  const token = layer?.tokens?.find((t) => String(t.chainId) === String(DEV_CHAIN_ID));
+  return token ? { chain, token } : { chain };
+}
+
+function signedOrderBody(ctx: Context, m: { mchId: string; secret: string }): string {
   const body = {
     mchId: m.mchId,
     oid: `demo-${ctx.now()}`,
@@ -44,18 +141,10 @@ function printDevMerchant(ctx: Context, err: (s: string) => void, url: string, m
     timestamp: ctx.now(),
     nonce: randomBytes(12).toString('hex'),
   };
-  const signed = JSON.stringify({ ...body, sign: sign(body, m.secret) });
-  err('');
-  err('The ledger was empty, so a development merchant was created:');
-  err(`  mchId   ${m.mchId}`);
-  err(`  secret  ${m.secret}`);
-  err('  wallet  a development wallet generated for this ledger; its words are not shown and not kept');
-  void warn(ctx, '  Nobody can spend what is sent to its addresses: never send real funds to them.');
-  err('');
-  err('Create an order (signed now, valid for 5 minutes):');
-  err(`  curl -s -X POST ${url}/api/v1/order -H 'Content-Type: application/json' -d '${signed}'`);
-  err('');
-  err('Sign your own bodies:');
-  err(`  CRYPTOPAY_SECRET=<secret> cryptopay sign --fill --mch-id ${m.mchId} oid=A-1 uid=u1 amount=10 --json`);
-  err('');
+  return JSON.stringify({ ...body, sign: sign(body, m.secret) });
+}
+
+/** A path as one shell word. */
+function shellQuote(s: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }

@@ -4,15 +4,18 @@ import { AppError, usage } from '../core/errors.js';
 import { createApp } from '../server/app.js';
 import { DEFAULT_HTTP_LIMITS, listen, type HttpLimits } from '../server/listen.js';
 import { startCallbacks } from './callbacks/start.js';
-import { startDev } from './serve-dev.js';
+import { startDev, type DevMode } from './serve-dev.js';
 
 export interface ServeOptions {
   host?: string;
   port?: string;
   maxConnections?: string;
+  /** false with --no-watch. */
+  watch?: boolean;
   dev?: boolean;
   callbackSchedule?: string;
   allowPrivateCallbacks?: boolean;
+  publicUrl?: string;
 }
 
 /** The HTTP limits serve runs with: the defaults of listen.ts, with the cap from --max-connections. */
@@ -28,11 +31,16 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   const port = Number(opts.port ?? '8080');
   if (!/^\d{1,5}$/.test(opts.port ?? '8080') || port > 65535) throw usage('--port must be a number from 0 to 65535');
   const limits = serveLimits(opts);
+  const { defaultPublicUrl, parsePublicUrl } = await import('../server/pay-url.js');
+  const givenPublicUrl = opts.publicUrl === undefined ? undefined : parsePublicUrl(opts.publicUrl);
   const schedule = parseSchedule(opts.callbackSchedule ?? DEFAULT_SCHEDULE);
   // --dev sends callbacks to the developer's own machine, where its receiver runs.
   const allowPrivate = !!opts.allowPrivateCallbacks || !!opts.dev || allowPrivateCallbacks(ctx.env);
   const service = (await ctx.local('serve', { create: true })).withPrivateCallbacks(allowPrivate);
   const err = (s: string) => ctx.io.stderr.write(`${s}\n`);
+  // A chains config that does not hold stops serve here, before it binds a port or starts a
+  // chain, rather than after it says it serves.
+  await service.registry();
 
   // Access-log lines are written once per turn of the event loop, not once per request: under
   // load that is one write call for many lines.
@@ -49,6 +57,7 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
     now: ctx.now,
     accessLog: (line) => log.push(line),
     errorLog: err,
+    publicUrl: givenPublicUrl,
   });
   // Listened for before the first line is printed: whoever reads that line may stop us at once.
   const stopping = ctx.stopSignal();
@@ -61,15 +70,38 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
     await pool.close();
     throw listenError(e, host, port);
   }
+  // Known only now when --port 0 picked a free port; kept in the ledger so a local
+  // `order create` prints the same payUrl as this server answers.
+  const fallback = defaultPublicUrl(server.url);
+  const publicUrl = givenPublicUrl ?? fallback.url;
+  app.setPublicUrl(publicUrl);
+  const { writeSetting } = await import('../store/settings.js');
+  writeSetting(service.ledger, 'public_url', publicUrl, ctx.now());
   // Only --dev creates anything (decisions §10), and only once the port is ours: a failed start
   // leaves the ledger as it was. A plain serve on an empty ledger says how to add a merchant,
   // and serves it as soon as it exists (merchants are read per request).
-  const dev = opts.dev ? await startDev(ctx, service, err) : undefined;
-  const empty = !dev && service.countMerchants() === 0;
-  err(`cryptopay serving ${server.url}/api/v1 on the ledger ${service.ledger.path}`);
-  if (dev) dev.announce(server.url);
-  else if (empty) noMerchantHint(err, service.ledger.path);
-  else err(`sign requests with a merchant's secret: cryptopay sign --fill --mch-id M... key=value ...`);
+  let dev: DevMode | undefined;
+  let watching: Awaited<ReturnType<typeof import('../chains/watch/start.js').startWatching>>;
+  try {
+    dev = opts.dev ? await startDev(ctx, service, err) : undefined;
+    const empty = !dev && service.countMerchants() === 0;
+    err(`cryptopay serving ${server.url}/api/v1 on the ledger ${service.ledger.path}`);
+    err(`payment pages at ${publicUrl}/pay/{order id}`);
+    if (!givenPublicUrl && fallback.wildcard) err(`  that is this machine only: give --public-url with the address payers reach this server at`);
+    if (dev) dev.announce(server.url);
+    else if (empty) noMerchantHint(err, service.ledger.path);
+    else err(`sign requests with a merchant's secret: cryptopay sign --fill --mch-id M... key=value ...`);
+    // After --dev, which may have put its chain into the registry. The chain watcher shares the
+    // ledger connection and its group commit; a failing node only backs it off.
+    watching = opts.watch === false ? undefined : await (await import('../chains/watch/start.js')).startWatching(service, { now: ctx.now, log: err });
+  } catch (e) {
+    // Whatever started must stop, or the process would go on serving after saying it failed.
+    await server.close();
+    await dev?.close();
+    derive.deriveAheadWith(undefined);
+    await pool.close();
+    throw e;
+  }
 
   // The outbox's sender: every committed event reaches its notifyUrl (decisions §9).
   const callbacks = startCallbacks(ctx, service, { schedule, allowPrivate, line: (l) => log.push(l), err });
@@ -78,6 +110,8 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   const signal = await stopping;
   err(`${signal}: finishing requests in flight, then stopping`);
   await server.close();
+  // The watcher first: a payment it records on the way out still reaches the sender.
+  await watching?.stop();
   await callbacks.stop();
   await dev?.close();
   derive.deriveAheadWith(undefined);

@@ -1,9 +1,10 @@
 import type { Context } from '../context.js';
 import type { Order, OrderDetail, Withdrawal } from '../core/types.js';
 import type { MerchantView } from '../store/local-service.js';
+import type { OnChainPayment } from '../chains/watch/seen.js';
 import { formatTime, printJson, printRecord, type Cell } from './output.js';
 
-export async function printOrder(ctx: Context, o: Order | OrderDetail): Promise<void> {
+export async function printOrder(ctx: Context, o: Order | (OrderDetail & { onChain?: OnChainPayment[] })): Promise<void> {
   if (ctx.globals.json) return printJson(ctx, o);
   const d = 'mchId' in o ? o : undefined;
   const pairs: [string, Cell][] = [
@@ -16,6 +17,7 @@ export async function printOrder(ctx: Context, o: Order | OrderDetail): Promise<
     ['EVM address', o.addresses.EVM],
     ['TRON address', o.addresses.TRON],
   ];
+  if (o.payUrl) pairs.push(['pay url', o.payUrl]);
   if (d) {
     pairs.push(
       ['merchant', d.mchId],
@@ -30,6 +32,14 @@ export async function printOrder(ctx: Context, o: Order | OrderDetail): Promise<
       ['created', formatTime(d.createdAt)],
     );
     for (const p of d.payments) pairs.push(['payment', `${p.amount} tx ${p.txHash}${p.late ? ' (late)' : ''}`]);
+    // Counted ones are listed above as payments; these wait for their confirmations, or for an
+    // operator (held), or were refused or sent back.
+    for (const p of d.onChain ?? []) {
+      if (p.status === 'seen') pairs.push(['seen', `${p.amount} tx ${p.txHash} log ${p.logIndex} block ${p.blockNumber}: ${p.confirmations} of ${p.required || '?'} confirmations`]);
+      else if (p.status === 'held') pairs.push(['held', `${p.amount} tx ${p.txHash} log ${p.logIndex}: more than 24 h after the order expired, not credited (cryptopay order credit-held or return-held)`]);
+      else if (p.status === 'returned') pairs.push(['returned', `${p.amount} tx ${p.txHash} log ${p.logIndex}: held, then sent back (see cryptopay log --order ${o.id})`]);
+      else if (p.status === 'refused') pairs.push(['refused', `${p.amount} tx ${p.txHash} log ${p.logIndex}: refused by the ledger (see cryptopay log --order ${o.id})`]);
+    }
   }
   await printRecord(ctx, pairs);
 }

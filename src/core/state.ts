@@ -14,6 +14,17 @@ export function readStatus(stored: string, expiredAt: number, now: number): Orde
   return stored as OrderStatus;
 }
 
+/**
+ * How long after an order expired a payment found on chain is still credited (as late,
+ * decisions §6b). Past it, the payment is held for an operator instead: the user may have moved
+ * on, and only a person can tell whether to credit it or send it back.
+ */
+export const LATE_WINDOW_MS = 24 * 60 * 60 * 1000;
+
+export function pastLateWindow(expiredAt: number, now: number): boolean {
+  return now > expiredAt + LATE_WINDOW_MS;
+}
+
 /** Paid in full (or over) is PAID; fully refunded is REFUNDED; anything less stays unpaid. */
 export function statusFor(amount: bigint, paid: bigint, refunded: bigint): StoredOrderStatus {
   if (paid < amount) return 'PENDING_PAY';

@@ -18,6 +18,8 @@ export interface Order {
   status: OrderStatus;
   expiredAt: number;
   addresses: Addresses;
+  /** The payment page (decisions §11), on create order's answer only. */
+  payUrl?: string;
 }
 
 /** Everything the ledger knows of an order (decisions §3: "order fields beyond ..."). */

@@ -50,15 +50,33 @@ const addressOn = (chain: 'EVM' | 'TRON', s: string) => (chain === 'EVM' ? isChe
 
 const addresses = z.object({ EVM: evmAddress.optional(), TRON: tronAddress.optional() });
 
-export const orderSchema = z.object({
-  id,
-  oid: text,
-  uid: text,
-  amount,
-  status: orderStatus,
-  expiredAt: millis,
-  addresses,
-});
+/** The payment page of this very order: the CLI prints it for a payer to open. */
+function isPayUrlOf(url: string, orderId: string): boolean {
+  if (url.length > 4096 || /[\u0000-\u0020\u007f-\u009f]/.test(url)) return false;
+  try {
+    const u = new URL(url);
+    return (u.protocol === 'https:' || u.protocol === 'http:') && !u.username && !u.password && !u.search && !u.hash && u.pathname.endsWith(`/pay/${orderId}`);
+  } catch {
+    return false;
+  }
+}
+
+export const orderSchema = z
+  .object({
+    id,
+    oid: text,
+    uid: text,
+    amount,
+    status: orderStatus,
+    expiredAt: millis,
+    addresses,
+    payUrl: z.string().optional(),
+  })
+  .superRefine((o, ctx) => {
+    if (o.payUrl !== undefined && !isPayUrlOf(o.payUrl, o.id)) {
+      ctx.addIssue({ code: 'custom', path: ['payUrl'], message: "not an http or https address of this order's payment page" });
+    }
+  });
 export const addressesSchema = addresses;
 export const statusSchema = orderStatus;
 export const refundResultSchema = z.object({

@@ -14,10 +14,12 @@ import {
 import type { Caller, PaymentService } from '../core/service.js';
 import { verify } from '../signing/index.js';
 import { openApiDocument } from './openapi.js';
+import type { PayPageSource } from './pay-page-data.js';
+import { payUrlOf } from './pay-url.js';
 import { RateLimiter } from './rate-limit.js';
 
 /** What the server needs of the ledger beyond the PaymentService itself. */
-export interface ServerBackend extends PaymentService {
+export interface ServerBackend extends PaymentService, PayPageSource {
   as(caller: Caller): PaymentService;
   /** The merchant's secret and create-order limit per minute (0 = none); undefined when unknown. */
   merchantAuth(mchId: string): { secret: string; rateLimit: number } | undefined;
@@ -32,6 +34,8 @@ export interface AppDeps {
   accessLog?: (line: string) => void;
   /** Unexpected failures, for the operator; the client sees only "internal error". */
   errorLog?: (line: string) => void;
+  /** The base of create order's `payUrl` (`serve --public-url`, else the address serve listens on). */
+  publicUrl?: string;
 }
 
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -155,11 +159,21 @@ export function createApp(deps: AppDeps) {
     fixed.set(path, { post });
   };
 
-  signed('/api/v1/order', createOrderSchema, (s, i) => s.createOrder(i as never), { mchIdRequired: true, rateLimited: true });
+  let publicUrl = deps.publicUrl ?? 'http://localhost';
+  signed('/api/v1/order', createOrderSchema, async (s, i) => {
+    const order = await s.createOrder(i as never);
+    return { ...order, payUrl: payUrlOf(publicUrl, order.id) };
+  }, { mchIdRequired: true, rateLimited: true });
   signed('/api/v1/refund', refundSchema, (s, i) => s.refund(i as never));
   signed('/api/v1/withdraw/apply', withdrawApplySchema, (s, i) => s.applyWithdrawal(i as never));
   signed('/api/v1/withdraw/confirm', withdrawConfirmSchema, (s, i) => s.confirmWithdrawal(i as never));
   signed('/api/v1/withdraw/reject', withdrawRejectSchema, (s, i) => s.rejectWithdrawal(i as never));
+
+  // The payment page and the state it polls (decisions §11), loaded on first use.
+  const payRoutes = () => import('./pay-page-route.js').then((m) => m.payPageRoutes(backend, now));
+  let pay: ReturnType<typeof payRoutes> | undefined;
+  const payPageRoute: Route = async (_req, id) => (await (pay ??= payRoutes())).page(id);
+  const payStateRoute: Route = async (_req, id) => ok(await (await (pay ??= payRoutes())).state(id));
 
   /** The routes of a path and the id in it; undefined answers 404 Not found. */
   const routesOf = (path: string): { routes: PathRoutes; param: string } | undefined => {
@@ -169,6 +183,10 @@ export function createApp(deps: AppDeps) {
     if (id !== undefined) return { routes: { get: addressRoute }, param: id };
     const orderId = idIn(path, '/api/v1/order/', '/status');
     if (orderId !== undefined) return { routes: { get: statusRoute }, param: orderId };
+    const stateId = idIn(path, '/pay/', '/state');
+    if (stateId !== undefined) return { routes: { get: payStateRoute }, param: stateId };
+    const pageId = idIn(path, '/pay/', '');
+    if (pageId !== undefined) return { routes: { get: payPageRoute }, param: pageId };
     return undefined;
   };
 
@@ -212,6 +230,11 @@ export function createApp(deps: AppDeps) {
   };
 
   return {
+    /** Where payment pages are reached from outside, once the listening address is known. */
+    setPublicUrl(url: string): void {
+      publicUrl = url;
+    },
+
     /** Node's request listener: the server of `cryptopay serve` (src/server/listen.ts). */
     listener(incoming: IncomingMessage, res: ServerResponse): void {
       const url = incoming.url ?? '/';

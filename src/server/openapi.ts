@@ -145,6 +145,24 @@ const ORDER = {
     addresses: ADDRESSES,
   },
 };
+/** Create order's answer: the order and its payment page (decisions §11). */
+const CREATED_ORDER = {
+  ...ORDER,
+  required: [...ORDER.required, 'payUrl'],
+  properties: { ...ORDER.properties, payUrl: { type: 'string', format: 'uri', description: 'absolute address of the payment page GET /pay/{id}' } },
+};
+const PAY_STATE = {
+  type: 'object',
+  required: ['status', 'amount', 'paidAmount', 'dueAmount', 'asset', 'expiredAt'],
+  properties: {
+    status: { type: 'string', enum: ['PENDING_PAY', 'PAID', 'EXPIRED', 'REFUNDED'] },
+    amount: CANONICAL_AMOUNT,
+    paidAmount: { ...CANONICAL_AMOUNT, description: 'what has arrived so far ("0" when nothing has)' },
+    dueAmount: { ...CANONICAL_AMOUNT, description: 'what is still due; "0" once paid' },
+    asset: { type: 'string', description: "the ledger asset the order is priced in, such as USDT" },
+    expiredAt: { type: 'integer' },
+  },
+};
 const REFUND = {
   type: 'object',
   required: ['id', 'oid', 'amount', 'status', 'remark', 'refundTime'],
@@ -215,7 +233,7 @@ export function openApiDocument(): Record<string, unknown> {
     },
     servers: [{ url: '/' }],
     paths: {
-      '/api/v1/order': signedPost('Create a payment order', createOrderSchema.extend({ mchId: z.string().min(1).max(64) }), ORDER, {
+      '/api/v1/order': signedPost('Create a payment order', createOrderSchema.extend({ mchId: z.string().min(1).max(64) }), CREATED_ORDER, {
         429: errorResponse('rate limited', { 'Retry-After': { required: true, schema: { type: 'string', pattern: '^[1-9]\\d*$' }, description: 'seconds to wait' } }),
       }),
       '/api/v1/address/{id}': unsignedGet("An order's payment addresses", { 200: ok(ADDRESSES), 404: errorResponse('msg "Not found"') }, [ID_PARAM]),
@@ -234,6 +252,19 @@ export function openApiDocument(): Record<string, unknown> {
       '/api/v1/withdraw/apply': signedPost('Apply for a withdrawal (holds the amount)', withdrawApplySchema, WITHDRAWAL),
       '/api/v1/withdraw/confirm': signedPost('Confirm a pending withdrawal with its transaction', withdrawConfirmSchema, WITHDRAWAL),
       '/api/v1/withdraw/reject': signedPost('Reject a pending withdrawal (releases the hold)', withdrawRejectSchema, WITHDRAWAL),
+      '/pay/{id}': unsignedGet(
+        'The payment page of an order (HTML for people; no signature: the unguessable id is the capability)',
+        {
+          200: { description: 'the page, with a strict Content-Security-Policy', content: { 'text/html': { schema: { type: 'string' } } } },
+          404: { description: 'a plain HTML page: no such order', content: { 'text/html': { schema: { type: 'string' } } } },
+        },
+        [ID_PARAM],
+      ),
+      '/pay/{id}/state': unsignedGet(
+        'What the payment page polls: status, what arrived, what is still due',
+        { 200: ok(PAY_STATE), 404: errorResponse('msg "Order not found"') },
+        [ID_PARAM],
+      ),
       '/api/v1/openapi.json': unsignedGet('This document (plain JSON, not in the envelope)', {
         200: { description: 'the OpenAPI document', content: { 'application/json': { schema: { type: 'object', required: ['openapi', 'info', 'paths'] } } } },
       }),

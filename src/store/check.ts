@@ -1,4 +1,5 @@
 import { statusFor } from '../core/state.js';
+import { chainPaymentMismatches } from './check-chain.js';
 import type { StoreCtx } from './store-context.js';
 import { txKey } from './tx-keys.js';
 
@@ -78,6 +79,7 @@ export function checkLedger(s: StoreCtx): string[] {
   }
 
   v.push(...duplicateTransactions(rows));
+  v.push(...chainPaymentMismatches(rows));
   return v;
 }
 

@@ -165,7 +165,7 @@ export interface AuditEntry {
   actor: string;
   action: string;
   merchantId: string | null;
-  subjectType: 'merchant' | 'order' | 'withdrawal' | 'balance';
+  subjectType: 'merchant' | 'order' | 'withdrawal' | 'balance' | 'chain';
   subjectId: string;
   detail: Record<string, unknown>;
   at: number;

@@ -1,5 +1,5 @@
 import { lte } from 'drizzle-orm';
-import type { Registry, RegistryConfig } from '../chains/registry.js';
+import type { ChainEntry, Registry, RegistryConfig, TokenEntry } from '../chains/registry.js';
 import { AppError } from '../core/errors.js';
 import type {
   CreateOrderRequest,
@@ -19,18 +19,21 @@ import { defaultRandomId } from './ids.js';
 import type { Q } from './ledger.js';
 import * as merchants from './merchants.js';
 import type { MerchantView, NewMerchant } from './merchants.js';
+import * as held from './held-payments.js';
+import type { HeldPaymentRef, HeldPaymentView } from './held-payments.js';
 import * as orders from './orders.js';
 import * as outbox from './outbox.js';
 import type { CallbackStatus, CallbackView } from './outbox.js';
 import { markPaid, type MarkPaidInput } from './payments.js';
 import { listRefunds, refund, type RefundView } from './refunds.js';
+import { readLedgerRegistry, saveRegistryEntries } from './registry-entries.js';
 import { nonces } from './schema.js';
 import { statementsOf } from './statements.js';
 import type { StoreCtx } from './store-context.js';
 import * as withdrawals from './withdrawals.js';
 
 export { formatDuration, parseDuration } from '../core/duration.js';
-export type { AuditView, BalanceView, CallbackStatus, CallbackView, MarkPaidInput, MerchantView, NewMerchant, RefundView };
+export type { AuditView, BalanceView, CallbackStatus, CallbackView, HeldPaymentRef, HeldPaymentView, MarkPaidInput, MerchantView, NewMerchant, RefundView };
 
 export interface LocalDeps {
   now: () => number;
@@ -84,10 +87,24 @@ export class LocalPaymentService implements PaymentService {
     return new LocalPaymentService(this.ledger, { ...this.deps, registry: this.registryBuilt, randomId: this.randomId, allowPrivateCallbacks: allow });
   }
 
-  /** The chains and tokens, built (and the config checked) on first use. */
+  /** The chains and tokens (built-in, the config file, the ledger's own), built and checked on first use. */
   async registry(): Promise<Registry> {
-    this.registryBuilt ??= (await heavy()).createRegistry(this.deps.registryConfig);
+    this.registryBuilt ??= (await heavy()).createRegistry(this.deps.registryConfig, readLedgerRegistry(this.ledger.db));
     return this.registryBuilt;
+  }
+
+  /**
+   * Puts chains and their tokens into the ledger's own registry layer (`serve --dev` and its
+   * local chain), checked first as the registry will read them; this service's registry is then
+   * built again, so a watcher started afterwards sees them.
+   */
+  async recordRegistryEntries(entries: { chains: ChainEntry[]; tokens: TokenEntry[] }): Promise<void> {
+    const { createRegistry } = await heavy();
+    createRegistry(this.deps.registryConfig, entries);
+    await this.write((tx) => saveRegistryEntries(tx, entries, { now: this.deps.now(), actor: this.deps.caller.actor }));
+    // Built again at once: the services made per request (as()) take this one rather than each
+    // building their own.
+    if (!this.deps.registry) this.registryBuilt = createRegistry(this.deps.registryConfig, readLedgerRegistry(this.ledger.db));
   }
 
   /** The same ledger, acting for another caller (the server: one per verified request). */
@@ -222,6 +239,19 @@ export class LocalPaymentService implements PaymentService {
 
   markPaid(input: MarkPaidInput): Promise<OrderDetail> {
     return markPaid(this.s, input);
+  }
+
+  /** Payments found on chain more than 24 h after their order expired, waiting for an operator. */
+  async heldPayments(filter: { mchId?: string; orderId?: string } = {}): Promise<HeldPaymentView[]> {
+    return held.listHeld(this.s, filter);
+  }
+
+  creditHeldPayment(ref: HeldPaymentRef): Promise<OrderDetail> {
+    return held.creditHeld(this.s, ref);
+  }
+
+  returnHeldPayment(ref: HeldPaymentRef & { returnTx?: string }): Promise<HeldPaymentView & { returnTx: string | null }> {
+    return held.returnHeld(this.s, ref);
   }
 
   // ---------------------------------------------------------------- refunds

@@ -41,4 +41,21 @@ describe('the chain registry from a config file', () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('is not valid JSON');
   });
+
+  it('serve with a chains config that does not hold stops at once, naming the file, and serves nothing', async () => {
+    t = tempLedger();
+    const chains = join(t.dir, 'chains.json');
+    for (const [text, code, message] of [
+      ['{ not json', 2, `error: the chains config ${chains} is not valid JSON`],
+      [JSON.stringify({ chains: [{ chainId: 'x' }] }), 1, 'error: registry config chains[0]: chainId must be a positive decimal integer such as 56, got "x"'],
+    ] as const) {
+      writeFileSync(chains, text);
+      for (const extra of [[], ['--dev']]) {
+        const t0 = Date.now();
+        const r = await runCli(['serve', '--port', '0', ...extra], { env: { CRYPTOPAY_DB: t.db, CRYPTOPAY_CHAINS: chains, XDG_CONFIG_HOME: t.dir } });
+        expect({ code: r.code, stderr: r.stderr, stdout: r.stdout }).toEqual({ code, stderr: `${message}\n`, stdout: '' });
+        expect(Date.now() - t0).toBeLessThan(10_000);
+      }
+    }
+  });
 });

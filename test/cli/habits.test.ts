@@ -32,7 +32,7 @@ describe.concurrent('habits of good CLIs', { timeout: SLOW }, () => {
       return r.stdout.trim().split('\n').filter(Boolean).sort();
     };
     expect(complete('cryptopay', 'or')).toEqual(['order']);
-    expect(complete('cryptopay', 'order', '')).toEqual(expect.arrayContaining(['create', 'status', 'show', 'list', 'mark-paid', '--json']));
+    expect(complete('cryptopay', 'order', '')).toEqual(expect.arrayContaining(['create', 'status', 'show', 'list', 'mark-paid', 'held', 'credit-held', 'return-held', '--json']));
     expect(complete('cryptopay', 'order', 'create', '--o')).toEqual(['--oid', '--operator']);
     expect(complete('cryptopay', '--json', 'withdraw', 'con')).toEqual(['confirm']);
     expect(complete('cryptopay', 'ledger', 'b')).toEqual(['backup']);
@@ -45,7 +45,7 @@ describe.concurrent('habits of good CLIs', { timeout: SLOW }, () => {
     expect(zsh.stdout.split('\n')[0]).toBe('#compdef cryptopay');
     expect(zsh.stdout).toContain('complete -o default -F _cryptopay cryptopay');
     const fish = await s.bare(['completion', 'fish']);
-    expect(fish.stdout).toContain(`complete -c cryptopay -n 'test "(__cryptopay_path)" = "order"' -a 'create status show list mark-paid'`);
+    expect(fish.stdout).toContain(`complete -c cryptopay -n 'test "(__cryptopay_path)" = "order"' -a 'create status show list mark-paid held credit-held return-held'`);
     expect(fish.stdout).toContain(`complete -c cryptopay -n 'test "(__cryptopay_path)" = "order:create"' -l oid`);
     const bad = await s.bare(['completion', 'tcsh']);
     expect(bad).toEqual({ code: 2, stdout: '', stderr: 'error: completion is for bash, zsh or fish, not "tcsh": cryptopay completion bash\n' });

@@ -25,7 +25,9 @@ describe.concurrent('orders', { timeout: SLOW }, () => {
       const s = await withMerchant();
       const before = Date.now();
       const o = await s.json(['order', 'create', '--oid', 'A-2', '--uid', 'user-1', '--amount', '010.50']);
-      expect(Object.keys(o).sort()).toEqual(['addresses', 'amount', 'expiredAt', 'id', 'oid', 'status', 'uid']);
+      expect(Object.keys(o).sort()).toEqual(['addresses', 'amount', 'expiredAt', 'id', 'oid', 'payUrl', 'status', 'uid']);
+      // No serve has announced its address on this ledger: serve's default.
+      expect(o.payUrl).toBe(`http://127.0.0.1:8080/pay/${o.id}`);
       expect(o).toMatchObject({ oid: 'A-2', uid: 'user-1', amount: '10.5', status: 'PENDING_PAY' });
       expect(o.id).toMatch(ORDER_ID);
       expect(o.expiredAt).toBeGreaterThanOrEqual(before + 30 * 60_000);
@@ -46,7 +48,8 @@ describe.concurrent('orders', { timeout: SLOW }, () => {
       expect(show.stdout).toMatch(new RegExp(`^merchant\\s+${s.mchId}$`, 'm'));
       expect(show.stdout).toMatch(/^paid\s+0$/m);
       expect(show.stdout).toMatch(/^refunded\s+0$/m);
-      expect(JSON.parse(showJson.stdout)).toMatchObject({ ...o, mchId: s.mchId, asset: 'USDT', paidAmount: '0', refundedAmount: '0', payments: [] });
+      const { payUrl: _page, ...created } = o;
+      expect(JSON.parse(showJson.stdout)).toMatchObject({ ...created, mchId: s.mchId, asset: 'USDT', paidAmount: '0', refundedAmount: '0', payments: [] });
       expect(lines(addr.stdout)).toEqual([`EVM   ${o.addresses.EVM}`, `TRON  ${o.addresses.TRON}`]);
       expect(JSON.parse(addrJson.stdout)).toEqual(o.addresses);
     });

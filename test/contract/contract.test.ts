@@ -93,6 +93,13 @@ function normalize(value: unknown, ids: Map<string, string>): unknown {
       else if (k === 'id' && typeof v === 'string' && !ids.has(v)) out[k] = /^(ord|wd)_[0-9a-v]{9}[A-Za-z0-9_-]{22}$/.test(v) ? `<new ${v.split('_')[0]}>` : v;
       else if (k === 'EVM') out[k] = typeof v === 'string' && /^0x[0-9a-fA-F]{40}$/.test(v) ? '<evm>' : v;
       else if (k === 'TRON') out[k] = typeof v === 'string' && /^T[1-9A-HJ-NP-Za-km-z]{33}$/.test(v) ? '<tron>' : v;
+      // The payment page's address is added by the HTTP layer (decisions §11), not by the ledger:
+      // it must name this order's page, and is then left out of the comparison.
+      else if (k === 'payUrl') {
+        if (v !== `http://localhost/pay/${(value as { id?: string }).id}` && !(typeof v === 'string' && /^http:\/\/127\.0\.0\.1:\d+\/pay\//.test(v) && v.endsWith(`/pay/${(value as { id?: string }).id}`))) {
+          out[k] = v;
+        }
+      }
       else out[k] = normalize(v, ids);
     }
     return out;

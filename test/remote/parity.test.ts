@@ -51,7 +51,7 @@ const tronApply = (uid: string, amount: string) => ['withdraw', 'apply', '--uid'
  */
 const EXPECTED: Record<string, { code: number; out?: RegExp; err?: RegExp }> = {
   // phase 1: nothing paid yet
-  'order create': { code: 0, out: /^id {12}<O1>\noid {11}O1\nuid {11}u1\namount {8}10\.5\nstatus {8}PENDING_PAY\nexpires {7}<time>\nEVM address {3}<O1\.EVM>\nTRON address {2}<O1\.TRON>\n$/ },
+  'order create': { code: 0, out: /^id {12}<O1>\noid {11}O1\nuid {11}u1\namount {8}10\.5\nstatus {8}PENDING_PAY\nexpires {7}<time>\nEVM address {3}<O1\.EVM>\nTRON address {2}<O1\.TRON>\npay url {7}<pages>\/pay\/<O1>\n$/ },
   'order create --json': { code: 0, out: /"id": "<O2>"[\s\S]*"amount": "20"[\s\S]*"status": "PENDING_PAY"[\s\S]*"expiredAt": <ms>/ },
   'order create, negative amount': { code: 1, err: /^error: amount must be a plain decimal .*got "-1"\n$/ },
   'order create, negative amount --json': { code: 1, err: /^\{"error":\{"kind":"invalid","message":"amount must be a plain decimal/ },
@@ -115,7 +115,9 @@ function mask(text: string, names: Map<string, string>): string {
   for (const [actual, name] of [...names].sort((a, b) => b[0].length - a[0].length)) text = text.split(actual).join(`<${name}>`);
   return text
     .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z/g, '<time>')
-    .replace(/"(expiredAt|createdAt|updatedAt|refundTime)": \d+/g, '"$1": <ms>');
+    .replace(/"(expiredAt|createdAt|updatedAt|refundTime)": \d+/g, '"$1": <ms>')
+    // Where payment pages are: serve's address on the remote side, serve's default on the local one.
+    .replace(/http:\/\/127\.0\.0\.1:\d+\/pay\//g, '<pages>/pay/');
 }
 
 async function scenario(s: Side): Promise<void> {

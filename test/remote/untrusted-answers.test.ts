@@ -55,6 +55,7 @@ describe('a well-formed answer is printed as before (so the refusals below are a
   it.each([
     ['order create', order(), createOrder],
     ['order create, TRON only', order({ addresses: { TRON: TRON_TO } }), createOrder],
+    ['order create with its payment page', order({ payUrl: `https://pay.example.com/shop/pay/${ORDER}` }), createOrder],
     ['address', { EVM: EVM_TO, TRON: TRON_TO }, ['address', ORDER]],
     ['withdraw confirm', withdrawal(), confirm],
     ['withdraw confirm, TRON', withdrawal({ to: TRON_TO, chainType: 'TRON', chainId: TRON_CHAIN, token: USDT_TRON, txHash: 'ab'.repeat(32) }), confirm],
@@ -83,6 +84,9 @@ describe('an answer with a malformed address, hash, amount, id or time is refuse
     ['order: amount with an escape', order({ amount: '10.5\u001b[8m' }), createOrder, 'amount', '\u001b'],
     ['order: an id with an escape', order({ id: `${ORDER}\u001b[2J` }), createOrder, 'id', '\u001b'],
     ['order: expiredAt not a whole number', order({ expiredAt: 1.5 }), createOrder, 'expiredAt', '1.5'],
+    ['order: payUrl a script, not a page', order({ payUrl: `javascript:alert(1)//pay/${ORDER}` }), createOrder, 'payUrl', 'javascript:'],
+    ['order: payUrl of another order', order({ payUrl: 'https://pay.example.com/pay/ord_BBBBBBBBBBBBBBBBBBBBBB' }), createOrder, 'payUrl', 'ord_BBBB'],
+    ['order: payUrl with an escape', order({ payUrl: `https://pay.example.com/\u001b[2J/pay/${ORDER}` }), createOrder, 'payUrl', '\u001b'],
     ['address: TRON address with a wrong checksum', { TRON: BAD_TRON }, ['address', ORDER], 'TRON', BAD_TRON],
     ['withdrawal: tx hash too short', withdrawal({ txHash: '0xabc' }), confirm, 'txHash', '0xabc'],
     ['withdrawal: EVM tx hash without 0x', withdrawal({ txHash: 'ab'.repeat(32) }), confirm, 'txHash', 'ab'.repeat(32)],

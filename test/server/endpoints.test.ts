@@ -29,8 +29,10 @@ describe('every endpoint over HTTP', () => {
       status: 'PENDING_PAY',
       expiredAt: T0 + 30 * MINUTE,
       addresses: { EVM: expect.any(String), TRON: expect.any(String) },
+      // Decisions §11; this in-memory app was given no public address.
+      payUrl: `http://localhost/pay/${data.id}`,
     });
-    expect(Object.keys(data).sort()).toEqual(['addresses', 'amount', 'expiredAt', 'id', 'oid', 'status', 'uid']);
+    expect(Object.keys(data).sort()).toEqual(['addresses', 'amount', 'expiredAt', 'id', 'oid', 'payUrl', 'status', 'uid']);
     // Unguessable ids (decisions §1): at least 96 random bits, URL-safe.
     expect(data.id.replace(/^[a-z]+_/, '').length * 6).toBeGreaterThanOrEqual(96);
     expect(getAddress(data.addresses.EVM)).toBe(data.addresses.EVM);

@@ -35,7 +35,7 @@ describe('plain serve on an empty ledger', () => {
     const db = newDb();
     const srv = await spawnServe(db);
     await srv.waitFor(/--dev`: .*\n/);
-    expect(srv.stderr()).toBe(`cryptopay serving ${srv.url}/api/v1 on the ledger ${db}\n${HINT(db)}\n`);
+    expect(srv.stderr()).toBe(`cryptopay serving ${srv.url}/api/v1 on the ledger ${db}\npayment pages at ${srv.url}/pay/{order id}\n${HINT(db)}\n`);
     expect((await httpJson(srv.url, '/healthz')).status).toBe(200);
     expect(await merchants(db)).toEqual([]);
 

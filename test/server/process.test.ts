@@ -46,7 +46,7 @@ describe('serve --dev on an empty ledger', () => {
     const srv = await spawnServe(db, {}, ['--dev']);
     await srv.waitFor(/Sign your own bodies:\n.*--json\n/);
     const err = srv.stderr();
-    expect(err).toContain('  wallet  a development wallet generated for this ledger; its words are not shown and not kept');
+    expect(err).toContain('  wallet  the public anvil test mnemonic: PUBLIC AND UNSAFE, anyone can take what its addresses receive');
     expect(mnemonicIn(err + srv.stdout())).toBeUndefined();
     const mchId = /^ {2}mchId {3}(M\d+)$/m.exec(err)?.[1];
     const secret = /^ {2}secret {2}(sk_\S+)$/m.exec(err)?.[1];

@@ -1,22 +1,38 @@
 import type { Context } from '../../context.js';
+import type { Order } from '../../core/types.js';
 import { need } from '../common.js';
 import { printOrder } from '../views.js';
 
-export async function run(ctx: Context, opts: Record<string, string | undefined>): Promise<void> {
-  const oid = await need(ctx, opts.oid, 'oid', 'Merchant order number (oid)');
-  const uid = await need(ctx, opts.uid, 'uid', 'User id (uid)');
-  const amount = await need(ctx, opts.amount, 'amount', 'Amount');
+export async function run(ctx: Context, opts: Record<string, string | boolean | undefined>): Promise<void> {
+  const text = (v: string | boolean | undefined) => (typeof v === 'string' ? v : undefined);
+  const oid = await need(ctx, text(opts.oid), 'oid', 'Merchant order number (oid)');
+  const uid = await need(ctx, text(opts.uid), 'uid', 'User id (uid)');
+  const amount = await need(ctx, text(opts.amount), 'amount', 'Amount');
   const service = await ctx.service();
   const order = await service.createOrder({
     mchId: ctx.globals.mchId,
     oid,
     uid,
     amount,
-    memo: opts.memo,
-    expiredAt: opts.expiredAt,
-    notifyUrl: opts.notifyUrl,
-    redirectUrl: opts.redirectUrl,
-    logo: opts.logo,
+    memo: text(opts.memo),
+    expiredAt: text(opts.expiredAt),
+    notifyUrl: text(opts.notifyUrl),
+    redirectUrl: text(opts.redirectUrl),
+    logo: text(opts.logo),
   });
-  await printOrder(ctx, order);
+  // A remote answers with its payUrl; on the local ledger it is where `serve` said it is.
+  const shown: Order = order.payUrl || ctx.isRemote() ? order : { ...order, payUrl: await localPayUrl(ctx, order.id) };
+  await printOrder(ctx, shown);
+  if (opts.qr && !ctx.globals.json) {
+    const { qrText } = await import('../../qr/text.js');
+    for (const [chain, address] of Object.entries(shown.addresses)) {
+      if (address) ctx.io.stdout.write(`\n${chain} ${address}\n${qrText(address, ctx.color)}`);
+    }
+  }
+}
+
+async function localPayUrl(ctx: Context, id: string): Promise<string> {
+  const [{ readSetting }, { DEFAULT_PUBLIC_URL, payUrlOf }] = await Promise.all([import('../../store/settings.js'), import('../../server/pay-url.js')]);
+  const service = await ctx.local('order create');
+  return payUrlOf(readSetting(service.ledger, 'public_url') ?? DEFAULT_PUBLIC_URL, id);
 }

@@ -1,0 +1,134 @@
+import { RpcError, RpcTransportError, hexQuantity, quantity, type RpcClient } from './rpc.js';
+
+/** keccak256("Transfer(address,address,uint256)"), the topic of every ERC-20 and TRC-20 transfer. */
+export const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
+
+/** A Transfer log as the node spells it, checked: token as 0x + 40 lower-case hex, from and to as 40 hex digits without 0x. */
+export interface TransferLog {
+  token: string;
+  from: string;
+  to: string;
+  value: bigint;
+  blockNumber: number;
+  blockHash: string;
+  txHash: string;
+  logIndex: number;
+}
+
+const HEX32 = /^0x[0-9a-fA-F]{64}$/;
+const HEX20 = /^0x[0-9a-fA-F]{40}$/;
+
+/**
+ * A log that is not a well-formed Transfer (another event with the same topic count, an
+ * ERC-721 transfer whose id sits in a topic) yields undefined: it is not a token payment.
+ */
+export function decodeTransfer(raw: unknown): TransferLog | undefined {
+  if (typeof raw !== 'object' || raw === null) throw new RpcTransportError('the node answered eth_getLogs with a log that is not an object');
+  const l = raw as Record<string, unknown>;
+  const topics = l.topics;
+  if (!Array.isArray(topics) || topics[0]?.toString().toLowerCase() !== TRANSFER_TOPIC) return undefined;
+  if (l.removed === true) return undefined;
+  if (topics.length !== 3 || typeof l.data !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(l.data)) return undefined;
+  const [, fromT, toT] = topics as string[];
+  if (!HEX32.test(fromT!) || !HEX32.test(toT!)) return undefined;
+  // An address topic is the 20 bytes left-padded with zeros; other bits set means not an address.
+  if (!/^0x0{24}/.test(fromT!) || !/^0x0{24}/.test(toT!)) return undefined;
+  if (typeof l.address !== 'string' || !HEX20.test(l.address)) throw new RpcTransportError('the node answered eth_getLogs with a log without a valid address');
+  if (typeof l.blockHash !== 'string' || !HEX32.test(l.blockHash)) throw new RpcTransportError('the node answered eth_getLogs with a log without a block hash');
+  if (typeof l.transactionHash !== 'string' || !HEX32.test(l.transactionHash)) throw new RpcTransportError('the node answered eth_getLogs with a log without a transaction hash');
+  return {
+    token: l.address.toLowerCase(),
+    from: fromT!.slice(26).toLowerCase(),
+    to: toT!.slice(26).toLowerCase(),
+    value: BigInt(l.data),
+    blockNumber: quantity(l.blockNumber, 'a log block number'),
+    blockHash: l.blockHash.toLowerCase(),
+    txHash: l.transactionHash.toLowerCase(),
+    logIndex: quantity(l.logIndex, 'a log index'),
+  };
+}
+
+/**
+ * The answers nodes give when a range holds too many blocks or logs: geth's "query returned
+ * more than 10000 results", Infura's -32005, Alchemy's "block range", BSC's "exceed maximum
+ * block range", TRON's "exceed max block range". Anything else is a real failure.
+ */
+export function isRangeTooLarge(e: unknown): boolean {
+  if (!(e instanceof RpcError)) return false;
+  if (e.code === -32005) return true;
+  return /range|too (many|large|big)|more than \d+|limit exceeded|exceed|response size|timeout/i.test(e.rpcMessage);
+}
+
+export interface RangeScanner {
+  /** How many blocks the next request asks for. */
+  readonly span: number;
+  /**
+   * The Transfer logs of `tokens` (0x-hex) in blocks from..to (inclusive), fetched together with
+   * the header of block `to`; the span shrinks while the node calls the range too large, and
+   * the blocks actually covered are returned.
+   */
+  fetch(from: number, to: number, tokens: string[]): Promise<{ to: number; logs: TransferLog[]; tip: BlockHeader | null }>;
+}
+
+export interface BlockHeader {
+  number: number;
+  hash: string;
+  parentHash: string;
+}
+
+export function parseHeader(raw: unknown, what: string): BlockHeader | null {
+  if (raw === null) return null;
+  const b = raw as { number?: unknown; hash?: unknown; parentHash?: unknown } | undefined;
+  if (typeof b !== 'object' || typeof b.hash !== 'string' || !HEX32.test(b.hash) || typeof b.parentHash !== 'string' || !HEX32.test(b.parentHash)) {
+    throw new RpcTransportError(`the node answered ${what} with something that is not a block`);
+  }
+  return { number: quantity(b.number, `${what} number`), hash: b.hash.toLowerCase(), parentHash: b.parentHash.toLowerCase() };
+}
+
+export function createRangeScanner(rpc: RpcClient, opts: { initialSpan?: number; maxSpan?: number; targetLogs?: number } = {}): RangeScanner {
+  const maxSpan = opts.maxSpan ?? 2000;
+  // A range's logs arrive as one JSON text: a busy token's 2,000 blocks can be 100 MB. The span
+  // is sized so that one answer holds about this many logs, which bounds serve's memory.
+  const targetLogs = opts.targetLogs ?? 5000;
+  // Small at first: the first answer of a busy chain must not be the biggest.
+  let span = Math.min(opts.initialSpan ?? 50, maxSpan);
+  let good = 0;
+  return {
+    get span() {
+      return span;
+    },
+    async fetch(from, to, tokens) {
+      for (;;) {
+        const end = Math.min(to, from + span - 1);
+        const [logsOut, tipOut] = await rpc.batch([
+          { method: 'eth_getLogs', params: [{ fromBlock: hexQuantity(from), toBlock: hexQuantity(end), address: tokens, topics: [TRANSFER_TOPIC] }] },
+          { method: 'eth_getBlockByNumber', params: [hexQuantity(end), false] },
+        ]);
+        if (!logsOut!.ok) {
+          if (isRangeTooLarge(logsOut!.error) && span > 1) {
+            span = Math.max(1, Math.floor(span / 2));
+            good = 0;
+            continue;
+          }
+          throw logsOut!.error;
+        }
+        if (!tipOut!.ok) throw tipOut!.error;
+        if (!Array.isArray(logsOut!.result)) throw new RpcTransportError('the node answered eth_getLogs with something that is not a list');
+        const logs: TransferLog[] = [];
+        for (const raw of logsOut!.result) {
+          const t = decodeTransfer(raw);
+          if (t && t.blockNumber >= from && t.blockNumber <= end) logs.push(t);
+        }
+        if (logs.length > targetLogs) {
+          span = Math.max(1, Math.floor(((end - from + 1) * targetLogs) / logs.length));
+          good = 0;
+        } else if (end - from + 1 === span && ++good >= 4 && span < maxSpan && logs.length * 2 <= targetLogs) {
+          // Grow back slowly after the node accepted a few ranges of this size.
+          span = Math.min(maxSpan, span * 2);
+          good = 0;
+        }
+        return { to: end, logs, tip: parseHeader(tipOut!.result, `block ${end}`) };
+      }
+    },
+  };
+}

@@ -1,0 +1,277 @@
+import { ASSETS } from '../../core/assets.js';
+import { isAppError } from '../../core/errors.js';
+import { formatAmount } from '../../core/money.js';
+import { pastLateWindow } from '../../core/state.js';
+import type { Ledger } from '../../store/db.js';
+import { groupCommit } from '../../store/group-commit.js';
+import type { Q } from '../../store/ledger.js';
+import * as state from '../../store/chain-state.js';
+import type { PaymentRecord } from '../../store/payments.js';
+import type { ChainInfo, TokenInfo } from '../registry.js';
+import { adapterFor } from './adapter.js';
+import { createRangeScanner, parseHeader, type BlockHeader, type RangeScanner, type TransferLog } from './logs.js';
+import { hexQuantity, quantity, RpcTransportError, type RpcClient } from './rpc.js';
+
+/** Records one payment in the ledger, inside the caller's transaction (the ledger's recordPayment). */
+export type PaymentSink = (tx: Q, p: PaymentRecord, ctx: { now: number; actor: string }) => unknown;
+
+export interface WatcherDeps {
+  chain: ChainInfo;
+  /** The registry's tokens on this chain. */
+  tokens: TokenInfo[];
+  rpc: RpcClient;
+  ledger: Ledger;
+  record: PaymentSink;
+  /** Who this process is, in the lease row: host, pid and a random tag. */
+  holder: string;
+  now: () => number;
+  /** A line for the operator (stderr of serve or watch). */
+  log: (line: string) => void;
+  leaseMs?: number;
+  /** How long one tick scans before it counts and renews its lease. */
+  tickBudgetMs?: number;
+  initialSpan?: number;
+  maxSpan?: number;
+  targetLogs?: number;
+  /** After every range stored: the next block to scan and the head (the progress bar of watch). */
+  onProgress?: (nextBlock: number, head: number) => void;
+}
+
+export interface TickResult {
+  /** Another process holds the chain. */
+  leasedBy?: string;
+  head?: number;
+  nextBlock?: number;
+  caughtUp: boolean;
+  counted: number;
+}
+
+/** Block hashes kept below the confirmation depth, so a reorg a little deeper is still walked back. */
+const KEEP_EXTRA = 64;
+
+/**
+ * One chain's watcher (style.md "The watcher"): a tick takes the lease, checks that the block it
+ * scanned last is still on the chain (else walks back to the fork and rolls back what is not
+ * counted), scans new blocks for Transfer logs to addresses the ledger handed out, and counts
+ * the payments whose confirmations are reached. Everything it knows lives in the ledger, so a
+ * restart, even kill -9 between two steps, resumes where the last commit left off.
+ */
+export class ChainWatcher {
+  private readonly scanner: RangeScanner;
+  private readonly tokenByNode = new Map<string, TokenInfo>();
+  private readonly nodeTokens: string[];
+  private readonly adapter;
+  private readonly actor: string;
+  readonly leaseMs: number;
+
+  constructor(private readonly d: WatcherDeps) {
+    this.adapter = adapterFor(d.chain.chainType);
+    for (const t of d.tokens) this.tokenByNode.set(this.adapter.toNodeAddress(t.address), t);
+    this.nodeTokens = [...this.tokenByNode.keys()];
+    if (this.nodeTokens.length === 0) throw new Error(`chain ${d.chain.chainId} has no token to watch`);
+    this.scanner = createRangeScanner(d.rpc, { initialSpan: d.initialSpan, maxSpan: d.maxSpan, targetLogs: d.targetLogs });
+    this.actor = `chain:${d.chain.chainId}`;
+    this.leaseMs = d.leaseMs ?? Math.max(5_000, 5 * (d.chain.pollIntervalMs ?? 2_000));
+  }
+
+  get chainId(): string {
+    return this.d.chain.chainId;
+  }
+
+  private write<T>(fn: (q: Q) => T): Promise<T> {
+    return groupCommit(this.d.ledger.sqlite).submit(() => fn(this.d.ledger.db));
+  }
+
+  async tick(): Promise<TickResult> {
+    const { chain } = this.d;
+    const head = quantity(await this.d.rpc.call('eth_blockNumber', []), 'eth_blockNumber');
+    const cursor = await this.write((q) =>
+      state.takeLease(q, { chainId: chain.chainId, holder: this.d.holder, now: this.d.now(), ttlMs: this.leaseMs, startBlock: chain.startBlock ?? head }),
+    );
+    if (!cursor) {
+      const c = state.readCursor(this.d.ledger.db, chain.chainId);
+      return { leasedBy: c?.leaseHolder ?? undefined, caughtUp: true, counted: 0 };
+    }
+    await this.checkTip();
+    let next = state.readCursor(this.d.ledger.db, chain.chainId)!.nextBlock;
+    const deadline = this.d.now() + (this.d.tickBudgetMs ?? 2_000);
+    if (next > head) await this.write((q) => state.noteHead(q, chain.chainId, this.d.holder, head, this.d.now()));
+    while (next <= head && this.d.now() < deadline) {
+      const r = await this.scanner.fetch(next, head, this.nodeTokens);
+      // The node no longer has the block it just called its head: a reorg shortened the chain.
+      if (!r.tip) break;
+      await this.commit(next, r.to, head, r.logs, r.tip);
+      next = r.to + 1;
+      this.d.onProgress?.(next, head);
+    }
+    const counted = await this.countDue(head);
+    if (next > head) {
+      await this.write((q) => state.pruneBlocks(q, chain.chainId, head - chain.confirmations - KEEP_EXTRA));
+    }
+    return { head, nextBlock: next, caughtUp: next > head, counted };
+  }
+
+  private async commit(from: number, to: number, head: number, logs: TransferLog[], tip: BlockHeader): Promise<void> {
+    const { chain } = this.d;
+    const payments: state.SeenPayment[] = [];
+    const blocks = new Map<number, string>([[tip.number, tip.hash]]);
+    for (const log of logs) {
+      const token = this.tokenByNode.get(log.token);
+      if (!token) continue;
+      const order = state.orderForAddress(this.d.ledger.sqlite, chain.chainType, this.adapter.lookupKey(log.to));
+      if (!order) continue;
+      const to = order.address;
+      const amount = credited(log.value, token.decimals, ASSETS[order.asset]?.decimals ?? token.decimals);
+      // Rounded down to nothing (dust of an 18-decimal token), or beyond what a ledger amount can hold.
+      if (amount <= 0n || amount > MAX_CREDIT) {
+        if (amount > MAX_CREDIT) this.d.log(`chain ${chain.chainId}: transfer ${log.txHash} log ${log.logIndex} of ${log.value} is too large to credit; ignored`);
+        continue;
+      }
+      payments.push({
+        txHash: this.adapter.txHash(log.txHash), logIndex: log.logIndex, blockNumber: log.blockNumber, blockHash: log.blockHash,
+        orderId: order.orderId, token: token.address, toAddress: to, rawAmount: log.value.toString(), amount,
+      });
+      blocks.set(log.blockNumber, log.blockHash);
+    }
+    await this.write((q) =>
+      state.commitRange(q, this.d.ledger.sqlite, {
+        chainId: chain.chainId, holder: this.d.holder, from, to, head, now: this.d.now(),
+        blocks: [...blocks].map(([number, hash]) => ({ number, hash })), payments,
+      }),
+    );
+  }
+
+  private async headers(numbers: number[]): Promise<(BlockHeader | null)[]> {
+    if (numbers.length === 0) return [];
+    const out = await this.d.rpc.batch(numbers.map((n) => ({ method: 'eth_getBlockByNumber', params: [hexQuantity(n), false] })));
+    return out.map((o, i) => {
+      if (!o.ok) throw o.error;
+      return parseHeader(o.result, `block ${numbers[i]}`);
+    });
+  }
+
+  /** The newest block we scanned must still be on the chain; else walk back to the fork. */
+  private async checkTip(): Promise<void> {
+    const [tip] = state.recentBlocks(this.d.ledger.db, this.d.chain.chainId, 1);
+    if (!tip) return;
+    const [now] = await this.headers([tip.number]);
+    if (now && now.hash === tip.hash) return;
+    await this.walkBack(tip.number + 1);
+  }
+
+  /**
+   * Compares stored hashes below `below`, newest first, with the chain's, a page at a time: the
+   * newest that still matches is the fork. Everything after it is rolled back and rescanned.
+   */
+  private async walkBack(below: number): Promise<void> {
+    const { chain } = this.d;
+    let fork: number | undefined;
+    let lowest = below;
+    for (let page = below; fork === undefined; ) {
+      const stored = state.recentBlocks(this.d.ledger.db, chain.chainId, 32, page);
+      if (stored.length === 0) break;
+      const current = await this.headers(stored.map((b) => b.number));
+      for (let i = 0; i < stored.length; i++) {
+        if (current[i]?.hash === stored[i]!.hash) {
+          fork = stored[i]!.number;
+          break;
+        }
+        lowest = stored[i]!.number;
+      }
+      page = stored[stored.length - 1]!.number;
+    }
+    // No stored block matches: the reorg is deeper than the hashes kept; rescan all they covered.
+    fork ??= lowest - 1;
+    await this.rollBack(fork);
+  }
+
+  private async rollBack(fork: number): Promise<void> {
+    const { chain } = this.d;
+    const counted = state.countedAbove(this.d.ledger.db, chain.chainId, fork);
+    // A counted payment is final: it is never taken back. If its block is gone, say so loudly.
+    const heads = await this.headers([...new Set(counted.map((p) => p.blockNumber))]);
+    const byNumber = new Map(heads.filter((h): h is BlockHeader => !!h).map((h) => [h.number, h.hash]));
+    const orphaned = counted.filter((p) => byNumber.get(p.blockNumber) !== p.blockHash);
+    const dropped = await this.write((q) => {
+      const n = state.rollBack(q, { chainId: chain.chainId, holder: this.d.holder, fork, now: this.d.now() });
+      if (orphaned.length) {
+        const message = `reorg deeper than ${chain.confirmations} confirmations: ${orphaned.length} counted payment(s) in replaced blocks (first: tx ${orphaned[0]!.txHash} in block ${orphaned[0]!.blockNumber}); they stay credited, check them by hand`;
+        state.reportDeepReorg(q, { chainId: chain.chainId, actor: this.actor, now: this.d.now(), message, payments: orphaned });
+      }
+      return n;
+    });
+    this.d.log(`chain ${chain.chainId}: reorg, rescanning from block ${fork + 1}${dropped ? `; ${dropped} unconfirmed payment(s) dropped until seen again` : ''}`);
+    if (orphaned.length) {
+      this.d.log(`chain ${chain.chainId}: DEEP REORG: ${orphaned.length} counted payment(s) were in blocks the chain replaced; they stay credited (see cryptopay chains and the audit log)`);
+    }
+  }
+
+  /** Counts the payments whose block is confirmations - 1 blocks under the head, if their block is still the chain's. */
+  private async countDue(head: number): Promise<number> {
+    const { chain } = this.d;
+    const due = state.duePayments(this.d.ledger.db, chain.chainId, head - chain.confirmations + 1);
+    if (due.length === 0) return 0;
+    const numbers = [...new Set(due.map((p) => p.blockNumber))];
+    const current = await this.headers(numbers);
+    const hashOf = new Map(numbers.map((n, i) => [n, current[i]?.hash]));
+    const gone = due.filter((p) => hashOf.get(p.blockNumber) !== p.blockHash);
+    if (gone.length) {
+      await this.walkBack(Math.min(...gone.map((p) => p.blockNumber)));
+      return 0;
+    }
+    const sqlite = this.d.ledger.sqlite;
+    return this.write((q) => {
+      let n = 0;
+      const now = this.d.now();
+      state.holdsLease(q, chain.chainId, this.d.holder, now);
+      for (const p of due) {
+        const o = state.orderTerms(sqlite, p.orderId);
+        if (o && pastLateWindow(o.expiredAt, now)) {
+          const amount = formatAmount(p.amount, ASSETS[o.asset]?.decimals ?? 6);
+          if (state.holdPayment(sqlite, q, { row: p, actor: this.actor, now, expiredAt: o.expiredAt, merchantId: o.merchantId, amount })) {
+            this.d.log(`chain ${chain.chainId}: payment tx ${p.txHash} log ${p.logIndex} of ${amount} to order ${p.orderId} came more than 24 h after it expired: held for an operator (cryptopay order held)`);
+          }
+          continue;
+        }
+        if (!state.markCounted(sqlite, { chainId: chain.chainId, txHash: p.txHash, logIndex: p.logIndex, now })) continue;
+        // One payment the ledger refuses (its transaction already confirms a withdrawal) must
+        // not hold up the others: it is set aside with the reason, for an operator.
+        sqlite.exec('SAVEPOINT chain_payment');
+        try {
+          this.d.record(q, {
+            orderId: p.orderId, txHash: p.txHash, logIndex: p.logIndex, amount: p.amount, rawAmount: p.rawAmount,
+            chainType: chain.chainType, chainId: chain.chainId, token: p.token, blockNumber: p.blockNumber, blockHash: p.blockHash, source: 'chain',
+          }, { now, actor: this.actor });
+          sqlite.exec('RELEASE chain_payment');
+          n++;
+        } catch (e) {
+          if (!isAppError(e) || !sqlite.inTransaction) throw e;
+          sqlite.exec('ROLLBACK TO chain_payment');
+          sqlite.exec('RELEASE chain_payment');
+          state.refusePayment(q, { row: p, actor: this.actor, now, reason: e.message });
+          this.d.log(`chain ${chain.chainId}: payment tx ${p.txHash} log ${p.logIndex} to order ${p.orderId} refused by the ledger: ${e.message}`);
+        }
+      }
+      return n;
+    });
+  }
+
+  async recordError(message: string): Promise<void> {
+    await this.write((q) => state.recordError(q, this.d.chain.chainId, message, this.d.now()));
+  }
+
+  async release(): Promise<void> {
+    await this.write((q) => state.releaseLease(q, this.d.chain.chainId, this.d.holder));
+  }
+}
+
+/** Below 2^62, so the ledger's sums stay inside SQLite's 64-bit integers. */
+const MAX_CREDIT = 1n << 62n;
+
+/** Decisions §6b: a token with more decimals than the asset is credited rounded down. */
+export function credited(raw: bigint, tokenDecimals: number, assetDecimals: number): bigint {
+  if (tokenDecimals >= assetDecimals) return raw / 10n ** BigInt(tokenDecimals - assetDecimals);
+  return raw * 10n ** BigInt(assetDecimals - tokenDecimals);
+}
+
+export { RpcTransportError };

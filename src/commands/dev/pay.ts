@@ -1,0 +1,101 @@
+import type { Context } from '../../context.js';
+import { ASSETS } from '../../core/assets.js';
+import { AppError, usage } from '../../core/errors.js';
+import { formatAmount, parseAmount } from '../../core/money.js';
+import type { OrderStatus } from '../../core/types.js';
+import { printJson, printRecord } from '../output.js';
+
+interface PayOptions {
+  amount?: string;
+  from?: string;
+  wait?: string | boolean;
+}
+
+/** `cryptopay dev pay <id>`: pays an order on the development chain of `serve --dev`. */
+export async function run(ctx: Context, opts: PayOptions, id: string): Promise<void> {
+  const from = Number(opts.from ?? '1');
+  if (!/^\d$/.test(opts.from ?? '1')) throw usage('--from must be a funded test account from 0 to 9');
+  const waitSeconds = opts.wait === undefined || opts.wait === false ? undefined : opts.wait === true ? 60 : Number(opts.wait);
+  if (waitSeconds !== undefined && (!/^\d{1,4}$/.test(String(opts.wait === true ? 60 : opts.wait)) || waitSeconds < 1)) {
+    throw usage('--wait takes a number of seconds from 1 to 9999');
+  }
+
+  const service = await ctx.local('dev pay');
+  const order = await service.getOrder(id, ctx.globals.mchId);
+  const registry = await service.registry();
+  const chain = registry.chains().find((c) => c.development && c.chainType === 'EVM');
+  if (!chain) throw new AppError('conflict', 'this ledger has no development chain: start cryptopay serve --dev on it first (dev pay never sends on a real chain)');
+  if (!chain.rpcUrl) throw new AppError('unavailable', `the development chain ${chain.chainId} is not running: start cryptopay serve --dev on this ledger`);
+  const token = registry.tokens().find((t) => t.chainId === chain.chainId && t.asset === order.asset);
+  if (!token) throw new AppError('conflict', `the development chain has no ${order.asset} token: restart cryptopay serve --dev to deploy it`);
+  const to = order.addresses.EVM;
+  if (!to) throw new AppError('conflict', `order ${order.id} has no EVM address (its merchant has no EVM wallet)`);
+
+  const assetDecimals = ASSETS[order.asset]!.decimals;
+  let units: bigint;
+  if (opts.amount !== undefined) {
+    units = parseAmount(opts.amount, Math.min(assetDecimals, token.decimals));
+  } else {
+    const left = parseAmount(order.amount, assetDecimals) - (order.paidAmount === '0' ? 0n : parseAmount(order.paidAmount, assetDecimals));
+    if ((order.status !== 'PENDING_PAY' && order.status !== 'EXPIRED') || left <= 0n) {
+      throw new AppError('conflict', `order ${order.id} is ${order.status}: nothing left to pay (give --amount to send more anyway)`);
+    }
+    units = left;
+  }
+  // Ledger units to the token's: USDT on an 18-decimal token has 12 more places.
+  const onChain = token.decimals >= assetDecimals ? units * 10n ** BigInt(token.decimals - assetDecimals) : units / 10n ** BigInt(assetDecimals - token.decimals);
+
+  const { sendTestTokens } = await import('../../chains/sandbox/dev-pay.js');
+  const sent = await sendTestTokens({ rpcUrl: chain.rpcUrl, chainId: Number(chain.chainId), token: token.address, to, units: onChain, from });
+  const result = {
+    order: order.id,
+    chainId: chain.chainId,
+    token: token.address,
+    from: sent.from,
+    to,
+    amount: formatAmount(units, assetDecimals),
+    asset: order.asset,
+    txHash: sent.txHash,
+    blockNumber: sent.blockNumber,
+    minted: formatAmount(sent.minted, token.decimals),
+    status: order.status as OrderStatus,
+  };
+
+  if (waitSeconds !== undefined) {
+    const deadline = Date.now() + waitSeconds * 1000;
+    let status = await service.getOrderStatus(order.id);
+    while (status !== 'PAID' && status !== 'REFUNDED' && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 250));
+      status = await service.getOrderStatus(order.id);
+    }
+    result.status = status;
+    await print(ctx, result);
+    if (status !== 'PAID' && status !== 'REFUNDED') {
+      throw new AppError(
+        'conflict',
+        `sent in ${sent.txHash}, but order ${order.id} is still ${status} after ${waitSeconds} s: the chain watcher of serve --dev credits payments (is it running, and is the amount enough?)`,
+      );
+    }
+    return;
+  }
+  await print(ctx, result);
+  // The status above is the one before the transfer: say what happens next, off stdout.
+  if (!ctx.globals.json) {
+    ctx.io.stderr.write(`serve --dev's chain watcher credits it after ${chain.confirmations} confirmation${chain.confirmations === 1 ? '' : 's'}; add --wait to wait until the order reads PAID\n`);
+  }
+}
+
+async function print(ctx: Context, r: Record<string, string | number>): Promise<void> {
+  if (ctx.globals.json) return printJson(ctx, r);
+  await printRecord(ctx, [
+    ['order', r.order],
+    ['sent', `${r.amount} ${r.asset} (test token)`],
+    ['chain', `${r.chainId} (development)`],
+    ['token', r.token],
+    ['from', r.from],
+    ['to', r.to],
+    ['tx hash', r.txHash],
+    ['block', r.blockNumber],
+    ['status', r.status],
+  ]);
+}

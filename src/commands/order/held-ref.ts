@@ -1,0 +1,31 @@
+import type { Context } from '../../context.js';
+import { usage } from '../../core/errors.js';
+import type { HeldPaymentRef, HeldPaymentView, LocalPaymentService } from '../../store/local-service.js';
+import { need } from '../common.js';
+
+export interface HeldOptions {
+  txHash?: string;
+  logIndex?: string;
+  reason?: string;
+  returnTx?: string;
+}
+
+/** The held payment an operator names (`order credit-held`, `order return-held`), asking on a terminal for what is missing. */
+export async function heldReference(ctx: Context, opts: HeldOptions, id: string): Promise<HeldPaymentRef> {
+  const txHash = await need(ctx, opts.txHash, 'tx-hash', 'Transaction hash of the held payment');
+  if (opts.logIndex !== undefined && !/^\d{1,9}$/.test(opts.logIndex)) throw usage('--log-index must be a whole number');
+  const reason = await need(ctx, opts.reason, 'reason', 'Reason (kept in the audit log)');
+  return { orderId: id, txHash, logIndex: opts.logIndex === undefined ? undefined : Number(opts.logIndex), mchId: ctx.globals.mchId, reason };
+}
+
+/**
+ * The held payment the reference names, for the confirmation to show. Undefined when it names
+ * none or several: the service then refuses with the reason and what to do, changing nothing.
+ */
+export async function findHeld(service: LocalPaymentService, ref: HeldPaymentRef): Promise<HeldPaymentView | undefined> {
+  const key = ref.txHash.toLowerCase().replace(/^0x/, '');
+  const found = (await service.heldPayments({ mchId: ref.mchId, orderId: ref.orderId })).filter(
+    (p) => p.txHash.replace(/^0x/, '') === key && (ref.logIndex === undefined || p.logIndex === ref.logIndex),
+  );
+  return found.length === 1 ? found[0] : undefined;
+}

@@ -1,0 +1,13 @@
+import type { Context } from '../../context.js';
+import { formatTime, printJson, printTable } from '../output.js';
+
+/** `order held`: payments found on chain more than 24 h after their order expired, waiting for an operator. */
+export async function run(ctx: Context, opts: { order?: string }): Promise<void> {
+  const list = await (await ctx.local('order held')).heldPayments({ mchId: ctx.globals.mchId, orderId: opts.order });
+  if (ctx.globals.json) return printJson(ctx, list);
+  await printTable(
+    ctx,
+    ['order', 'oid', 'uid', 'amount', 'chain', 'tx hash', 'log', 'order expired', 'held since'],
+    list.map((p) => [p.orderId, p.oid, p.uid, `${p.amount} ${p.asset}`, p.chainId, p.txHash, p.logIndex, formatTime(p.expiredAt), formatTime(p.heldAt)]),
+  );
+}

@@ -1,0 +1,206 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * The payment page's only style sheet and script, inline so that the page is one request, and
+ * allowed by their hashes in the Content-Security-Policy: no other script or style can run,
+ * whatever a merchant value smuggles into the page. Both are constants: nothing is ever
+ * interpolated into them (the script reads its data from attributes and the DOM).
+ */
+export const PAGE_CSS = `
+:root{color-scheme:light;--ink:#14171f;--muted:#535b6b;--line:#dfe3ea;--bg:#f3f5f8;--card:#fff;--accent:#1f4fd1;--ok:#0d6b3a;--okbg:#e6f4ec;--warn:#8a4b00;--warnbg:#fdf2e1;--bad:#a1232b;--badbg:#fbe9ea}
+*{box-sizing:border-box}
+html{-webkit-text-size-adjust:100%}
+body{margin:0;background:var(--bg);color:var(--ink);font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
+main{max-width:960px;margin:0 auto;padding:16px 12px 32px}
+@media (min-width:720px){main{padding:40px 24px 48px}}
+.card{background:var(--card);border:1px solid var(--line);border-radius:14px;padding:20px;box-shadow:0 1px 2px rgba(20,23,31,.05)}
+@media (min-width:720px){.card{padding:28px 32px}}
+.merchant{display:flex;align-items:center;gap:14px;margin-bottom:16px}
+.logo{width:56px;height:56px;object-fit:contain;border-radius:10px;background:#fff;border:1px solid var(--line);flex:none}
+.merchant-name{font-size:1.125rem;font-weight:600;margin:0;overflow-wrap:anywhere}
+.eyebrow{margin:0;color:var(--muted);font-size:.875rem}
+.summary{display:grid;gap:16px}
+@media (min-width:720px){.summary{grid-template-columns:1fr auto;align-items:end}}
+h1{margin:0;font-size:1rem;font-weight:500;color:var(--muted)}
+.amount{display:block;color:var(--ink);font-size:2.25rem;font-weight:700;letter-spacing:-.01em;line-height:1.15;overflow-wrap:anywhere}
+.amount .asset{font-size:1.25rem;font-weight:600;color:var(--muted);margin-left:.25em}
+.facts{margin:12px 0 0;display:grid;gap:4px 16px;grid-template-columns:auto 1fr;font-size:.9375rem}
+.facts dt{color:var(--muted)}
+.facts dd{margin:0;overflow-wrap:anywhere}
+.timer{margin:0;font-size:.9375rem;color:var(--muted)}
+.timer time{font-variant-numeric:tabular-nums;font-weight:700;color:var(--ink);font-size:1.25rem}
+.status{margin:20px 0 0}
+.status:empty{display:none}
+.banner{border-radius:10px;padding:14px 16px;margin:0 0 12px;border:1px solid transparent}
+.banner p{margin:0}
+.banner p+p{margin-top:6px}
+.banner .title{font-weight:700;font-size:1.0625rem}
+.banner.wait{background:#eef2fb;border-color:#d4ddf5}
+.banner.ok{background:var(--okbg);border-color:#b9dfc8;color:var(--ok)}
+.banner.ok p:not(.title){color:var(--ink)}
+.banner.warn{background:var(--warnbg);border-color:#f1d4a6}
+.banner.warn .title{color:var(--warn)}
+.banner.bad{background:var(--badbg);border-color:#f0c4c7}
+.banner.bad .title{color:var(--bad)}
+.redirect{margin:0 0 12px}
+a{color:var(--accent);text-underline-offset:2px}
+a:focus-visible,button:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
+h2{font-size:1.125rem;margin:28px 0 4px}
+.hint{margin:0 0 16px;color:var(--muted);font-size:.9375rem}
+.methods{display:grid;gap:16px}
+@media (min-width:720px){.methods{grid-template-columns:repeat(auto-fit,minmax(380px,1fr))}}
+.method{border:1px solid var(--line);border-radius:12px;padding:18px;display:grid;gap:12px;align-content:start}
+.method h3{margin:0;font-size:1rem}
+.qr{width:216px;max-width:100%;aspect-ratio:1;margin:0 auto;padding:8px;background:#fff;border:1px solid var(--line);border-radius:8px}
+.qr svg{display:block;width:100%;height:100%}
+.addr{display:grid;gap:8px}
+.addr code{display:block;font:600 .9375rem/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,"Liberation Mono",monospace;background:var(--bg);border:1px solid var(--line);border-radius:8px;padding:10px 12px;word-break:break-all;user-select:all}
+.copy{justify-self:start;font:inherit;font-weight:600;color:#fff;background:var(--accent);border:0;border-radius:8px;padding:9px 16px;min-height:44px;cursor:pointer}
+.copy:hover{background:#173ea6}
+.nets{margin:0;padding:0;list-style:none;display:grid;gap:8px;font-size:.875rem}
+.nets li{border-top:1px solid var(--line);padding-top:8px}
+.nets .net{font-weight:600}
+.nets code{font:.8125rem/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;word-break:break-all;color:var(--muted)}
+.muted{color:var(--muted)}
+.foot{margin:20px 0 0;font-size:.8125rem;color:var(--muted);text-align:center;overflow-wrap:anywhere}
+.sr-only{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+[hidden]{display:none!important}
+`.trim();
+
+export const PAGE_SCRIPT = `
+(function () {
+  'use strict';
+  var body = document.body;
+  var stateUrl = body.getAttribute('data-state');
+  var expires = Number(body.getAttribute('data-expires'));
+  // Server time minus this device's time: the countdown follows the server, not a wrong clock.
+  var skew = Number(body.getAttribute('data-now')) - Date.now();
+  var status = body.getAttribute('data-status');
+  var polling = false, timer = 0, delay = 3000, redirecting = false;
+  function $(id) { return document.getElementById(id); }
+  function pad(n) { return (n < 10 ? '0' : '') + n; }
+  function settled() { return status === 'PAID' || status === 'REFUNDED'; }
+
+  function tick() {
+    var left = $('left');
+    var ms = expires - (Date.now() + skew);
+    if (left) {
+      var s = Math.max(0, Math.ceil(ms / 1000));
+      var h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60);
+      left.textContent = (h ? h + ':' + pad(m) : String(m)) + ':' + pad(s % 60);
+    }
+    if (ms <= 0 && status === 'PENDING_PAY') poll();
+  }
+
+  function apply(d) {
+    status = d.status;
+    body.setAttribute('data-status', status);
+    var blocks = document.querySelectorAll('[data-when]');
+    for (var i = 0; i < blocks.length; i++) {
+      blocks[i].hidden = blocks[i].getAttribute('data-when').split(' ').indexOf(status) < 0;
+    }
+    // The rest is asked for only while the order can be paid; once expired, only what arrived is said.
+    var arrived = d.paidAmount !== '0';
+    var p = $('partial');
+    if (p) {
+      p.hidden = !(arrived && status === 'PENDING_PAY');
+      $('paid-amount').textContent = d.paidAmount;
+      $('due-amount').textContent = d.dueAmount;
+    }
+    var e = $('expired-partial');
+    if (e) {
+      e.hidden = !arrived;
+      $('expired-paid').textContent = d.paidAmount;
+    }
+    var send = $('send-amount');
+    if (send) send.textContent = d.dueAmount;
+    if (status === 'PAID') goBack();
+  }
+
+  function next() {
+    clearTimeout(timer);
+    if (!settled()) timer = setTimeout(poll, status === 'EXPIRED' ? 15000 : delay);
+  }
+
+  function poll() {
+    if (polling) return;
+    polling = true;
+    fetch(stateUrl, { headers: { Accept: 'application/json' }, cache: 'no-store', credentials: 'omit' })
+      .then(function (r) { return r.json(); })
+      .then(function (env) {
+        polling = false;
+        if (env && env.code === 1 && env.data) {
+          if (typeof env.systemTime === 'number') skew = env.systemTime - Date.now();
+          delay = 3000;
+          apply(env.data);
+        }
+        next();
+      }, function () {
+        polling = false;
+        delay = Math.min(delay * 2, 30000);
+        next();
+      });
+  }
+
+  // Only ever to the order's own redirect URL, which the server put in this link, and only http(s).
+  function goBack() {
+    var a = $('return');
+    if (!a || redirecting) return;
+    var url;
+    try { url = new URL(a.href); } catch (e) { return; }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return;
+    redirecting = true;
+    var secs = $('secs'), left = Number(secs ? secs.textContent : 5) || 5;
+    var t = setInterval(function () {
+      left -= 1;
+      if (secs) secs.textContent = String(Math.max(left, 0));
+      if (left <= 0) { clearInterval(t); location.assign(url.href); }
+    }, 1000);
+  }
+
+  var buttons = document.querySelectorAll('button[data-copy]');
+  for (var i = 0; i < buttons.length; i++) {
+    (function (button) {
+      var target = $(button.getAttribute('data-copy'));
+      var label = button.textContent;
+      button.hidden = false;
+      button.addEventListener('click', function () {
+        var text = target.textContent;
+        var done = function () {
+          button.textContent = 'Copied';
+          var said = $('said');
+          if (said) said.textContent = 'Address copied';
+          setTimeout(function () { button.textContent = label; }, 2000);
+        };
+        var select = function () {
+          var range = document.createRange();
+          range.selectNodeContents(target);
+          var sel = getSelection();
+          sel.removeAllRanges();
+          sel.addRange(range);
+        };
+        if (navigator.clipboard && navigator.clipboard.writeText) navigator.clipboard.writeText(text).then(done, select);
+        else select();
+      });
+    })(buttons[i]);
+  }
+
+  var until = $('until');
+  if (until) {
+    try {
+      var far = expires - (Date.now() + skew) > 20 * 3600 * 1000;
+      until.textContent = new Date(expires).toLocaleString(undefined, far ? { dateStyle: 'medium', timeStyle: 'short' } : { timeStyle: 'short' });
+    } catch (e) { /* keep the server's UTC text */ }
+  }
+  document.addEventListener('visibilitychange', function () { if (!document.hidden && !settled()) poll(); });
+  tick();
+  setInterval(tick, 1000);
+  if (status === 'PAID') goBack();
+  next();
+})();
+`.trim();
+
+const hashOf = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
+
+export const CSS_HASH = hashOf(PAGE_CSS);
+export const SCRIPT_HASH = hashOf(PAGE_SCRIPT);

@@ -1,0 +1,104 @@
+import type { Registry } from '../chains/registry.js';
+import { ASSETS } from '../core/assets.js';
+import { isAppError, notFound } from '../core/errors.js';
+import { formatAmount } from '../core/money.js';
+import type { ChainType, OrderDetail, OrderStatus } from '../core/types.js';
+
+/** What the payment page reads of the ledger: public reads of LocalPaymentService. */
+export interface PayPageSource {
+  getOrder(id: string): Promise<OrderDetail>;
+  registry(): Promise<Registry>;
+  showMerchant(mchId: string): Promise<{ name: string }>;
+}
+
+/** What the page polls: the order's status and how much of it has arrived. */
+export interface PayState {
+  status: OrderStatus;
+  amount: string;
+  paidAmount: string;
+  dueAmount: string;
+  asset: string;
+  expiredAt: number;
+}
+
+export interface PayNetwork {
+  chainId: string;
+  name: string;
+  tokens: { symbol: string; address: string }[];
+}
+
+export interface PayMethod {
+  chainType: ChainType;
+  address: string;
+  networks: PayNetwork[];
+}
+
+export interface PayPageModel {
+  id: string;
+  oid: string;
+  memo: string | null;
+  merchantName: string;
+  logo: string | null;
+  redirectUrl: string | null;
+  state: PayState;
+  methods: PayMethod[];
+}
+
+/** Ids are at most 64 characters (decisions §8): a longer one cannot name an order. */
+const MAX_ID = 64;
+
+/** Base units of an amount the ledger wrote itself (canonical, possibly "0"). */
+function unitsOf(amount: string, decimals: number): bigint {
+  const [whole, frac = ''] = amount.split('.');
+  return BigInt(whole!) * 10n ** BigInt(decimals) + BigInt(frac.padEnd(decimals, '0') || '0');
+}
+
+async function order(source: PayPageSource, id: string): Promise<OrderDetail> {
+  if (id.length > MAX_ID) throw notFound('Order not found');
+  return source.getOrder(id);
+}
+
+export function stateOf(o: OrderDetail): PayState {
+  const decimals = ASSETS[o.asset]?.decimals ?? 0;
+  const due = unitsOf(o.amount, decimals) - unitsOf(o.paidAmount, decimals);
+  return {
+    status: o.status,
+    amount: o.amount,
+    paidAmount: o.paidAmount,
+    dueAmount: formatAmount(due > 0n ? due : 0n, decimals),
+    asset: o.asset,
+    expiredAt: o.expiredAt,
+  };
+}
+
+export async function loadPayState(source: PayPageSource, id: string): Promise<PayState> {
+  return stateOf(await order(source, id));
+}
+
+export async function loadPayPage(source: PayPageSource, id: string): Promise<PayPageModel> {
+  const o = await order(source, id);
+  const registry = await source.registry();
+  let merchantName = o.mchId;
+  try {
+    merchantName = (await source.showMerchant(o.mchId)).name;
+  } catch (e) {
+    // A page without the shop's name still lets the payer pay.
+    if (!isAppError(e)) throw e;
+  }
+  const chains = registry.chains();
+  // The networks an address can be paid on: every chain of its type with a token of the order's asset.
+  const methods: PayMethod[] = (['EVM', 'TRON'] as const).flatMap((chainType) => {
+    const address = o.addresses[chainType];
+    if (!address) return [];
+    const networks = chains
+      .filter((c) => c.chainType === chainType)
+      .map((c) => ({
+        chainId: c.chainId,
+        name: c.name,
+        tokens: registry.tokens().filter((t) => t.chainId === c.chainId && t.asset === o.asset).map((t) => ({ symbol: t.symbol, address: t.address })),
+      }))
+      .filter((n) => n.tokens.length > 0);
+    return [{ chainType, address, networks }];
+  });
+  return { id: o.id, oid: o.oid, memo: o.memo, merchantName, logo: o.logo, redirectUrl: o.redirectUrl, state: stateOf(o), methods };
+}

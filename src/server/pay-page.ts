@@ -1,0 +1,166 @@
+import { qrSvg } from '../qr/svg.js';
+import { html, httpUrl, trusted, type Html } from './html.js';
+import { CSS_HASH, PAGE_CSS, PAGE_SCRIPT, SCRIPT_HASH } from './pay-page-assets.js';
+import type { PayMethod, PayPageModel } from './pay-page-data.js';
+
+/** A rendered page: the HTML and the headers that must travel with it. */
+export interface Page {
+  status: number;
+  body: string;
+  headers: Record<string, string>;
+}
+
+/**
+ * The source allowed for the logo: the exact URL where CSP can express it (no query or
+ * fragment, no character that separates CSP directives), else the logo's origin.
+ */
+function logoSource(logo: URL): string {
+  const exact = `${logo.origin}${logo.pathname}`;
+  return /^[A-Za-z0-9\-._~%!$&'()*+=:@/[\]]+$/.test(logo.pathname) && !/[;,]/.test(exact) ? exact : logo.origin;
+}
+
+/**
+ * Only this page's own script and style run (by hash), it talks only to its own origin, and
+ * loads no image but the logo. No frames, forms or base URL changes.
+ */
+export function contentSecurityPolicy(logo?: URL, script = true): string {
+  return [
+    "default-src 'none'",
+    script ? `script-src ${SCRIPT_HASH}` : undefined,
+    `style-src ${CSS_HASH}`,
+    logo ? `img-src ${logoSource(logo)}` : undefined,
+    script ? "connect-src 'self'" : undefined,
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ]
+    .filter(Boolean)
+    .join('; ');
+}
+
+function headers(csp: string): Record<string, string> {
+  return {
+    'Content-Type': 'text/html; charset=utf-8',
+    'Content-Security-Policy': csp,
+    // The order id in the address is the capability to see the order: never sent to the logo's host.
+    'Referrer-Policy': 'no-referrer',
+    'X-Content-Type-Options': 'nosniff',
+    'X-Frame-Options': 'DENY',
+    'Cache-Control': 'no-store',
+  };
+}
+
+const utc = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+
+function countdown(ms: number): string {
+  const s = Math.max(0, Math.ceil(ms / 1000));
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  return `${h ? `${h}:${pad(m)}` : m}:${pad(s % 60)}`;
+}
+
+/** `data-when` names the statuses a block shows in; the script flips them as the order moves. */
+const when = (statuses: string, current: string) => html`data-when="${statuses}"${statuses.split(' ').includes(current) ? '' : trusted(' hidden')}`;
+
+function method(m: PayMethod, asset: string): Html {
+  const key = m.chainType.toLowerCase();
+  const names = m.networks.map((n) => n.name);
+  const where = names.length > 1 ? `${names.slice(0, -1).join(', ')} or ${names.at(-1)}` : (names[0] ?? m.chainType);
+  return html`<article class="method" aria-labelledby="m-${key}">
+<h3 id="m-${key}">Pay on ${where}</h3>
+<div class="qr" role="img" aria-label="QR code of the ${m.chainType} address">${trusted(qrSvg(m.address))}</div>
+<div class="addr">
+<span class="muted" id="l-${key}">${m.chainType} address</span>
+<code id="a-${key}" aria-labelledby="l-${key}">${m.address}</code>
+<button type="button" class="copy" data-copy="a-${key}" hidden>Copy ${m.chainType} address</button>
+</div>
+<p class="hint">${m.networks.length > 1 ? `This one address receives ${asset} on each of these networks:` : `Send ${asset} on this network only:`}</p>
+<ul class="nets">${m.networks.map(
+    (n) => html`<li><span class="net">${n.name}</span> <span class="muted">(chain ${n.chainId})</span>${n.tokens.map(
+      (t) => html`<br><span class="muted">${t.symbol} contract</span> <code>${t.address}</code>`,
+    )}</li>`,
+  )}</ul>
+</article>`;
+}
+
+export function renderPayPage(p: PayPageModel, now: number): Page {
+  const s = p.state;
+  const logo = httpUrl(p.logo);
+  const back = httpUrl(p.redirectUrl);
+  const pending = s.status === 'PENDING_PAY';
+  // Asking for the rest only while the order can still be paid; once expired the banner there says what arrived.
+  const partial = pending && s.paidAmount !== '0';
+  const body = html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>Pay ${s.amount} ${s.asset} to ${p.merchantName}</title>
+<style>${trusted(PAGE_CSS)}</style>
+</head>
+<body data-state="${encodeURIComponent(p.id)}/state" data-status="${s.status}" data-expires="${s.expiredAt}" data-now="${now}">
+<main>
+<div class="card">
+<header class="merchant">
+${logo && html`<img class="logo" src="${logo.href}" alt="" width="56" height="56" referrerpolicy="no-referrer">`}
+<div><p class="merchant-name">${p.merchantName}</p><p class="eyebrow">Payment request</p></div>
+</header>
+<section class="summary" aria-labelledby="amount-title">
+<div>
+<h1 id="amount-title">Amount <span class="amount">${s.amount}<span class="asset">${s.asset}</span></span></h1>
+<dl class="facts">
+<dt>Order number</dt><dd>${p.oid}</dd>
+${p.memo && html`<dt>Note</dt><dd>${p.memo}</dd>`}
+</dl>
+</div>
+<p class="timer" ${when('PENDING_PAY', s.status)}>Time left <time id="left" datetime="${new Date(s.expiredAt).toISOString()}">${countdown(s.expiredAt - now)}</time><br>until <span id="until">${utc(s.expiredAt)}</span></p>
+</section>
+<div class="status" role="status" aria-live="polite">
+<div class="banner wait" ${when('PENDING_PAY', s.status)}><p class="title">Waiting for your payment</p><p>This page updates by itself once the payment is confirmed on the network.</p></div>
+<div class="banner warn" id="partial"${partial ? '' : trusted(' hidden')}><p class="title">Partly paid</p><p><span id="paid-amount">${s.paidAmount}</span> ${s.asset} arrived; <strong><span id="due-amount">${s.dueAmount}</span> ${s.asset}</strong> is still due. Send the rest to the same address.</p></div>
+<div class="banner ok" ${when('PAID', s.status)}><p class="title">Payment received</p><p>Thank you. Order ${p.oid} is paid.</p></div>
+<div class="banner bad" ${when('EXPIRED', s.status)}><p class="title">This payment request has expired</p><p id="expired-partial"${s.paidAmount !== '0' ? '' : trusted(' hidden')}><span id="expired-paid">${s.paidAmount}</span> ${s.asset} of the ${s.amount} ${s.asset} arrived before it expired.</p><p>Do not send anything to its addresses any more. If you already paid, your payment is not lost: contact ${p.merchantName} with order number ${p.oid} and the transaction hash of your payment.</p></div>
+<div class="banner ok" ${when('REFUNDED', s.status)}><p class="title">This order was refunded</p><p>Contact ${p.merchantName} about order ${p.oid} if you have questions.</p></div>
+<p class="sr-only" id="said"></p>
+</div>
+${back && html`<p class="redirect" ${when('PAID', s.status)}>Returning you to ${back.host} in <span id="secs">5</span> seconds. <a id="return" href="${back.href}" rel="noreferrer">Return to ${p.merchantName} now</a></p>`}
+${pending && html`<section id="pay" ${when('PENDING_PAY', s.status)} aria-labelledby="pay-title">
+<h2 id="pay-title">How to pay</h2>
+<p class="hint">Send <span id="send-amount">${s.dueAmount}</span> ${s.asset} to the address below, on one of the networks listed under it. Other tokens, or other networks, cannot be credited to this order.</p>
+<div class="methods">${p.methods.map((m) => method(m, s.asset))}</div>
+</section>`}
+<noscript><p class="hint">This page does not update by itself without JavaScript: reload it to see whether your payment has arrived.</p></noscript>
+</div>
+<p class="foot">Payment ${p.id}</p>
+</main>
+<script>${trusted(PAGE_SCRIPT)}</script>
+</body>
+</html>
+`;
+  return { status: 200, body: body.text, headers: headers(contentSecurityPolicy(logo)) };
+}
+
+/** An id that names no order: a plain page, the same for every such id. */
+export function renderNotFound(): Page {
+  const body = html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Payment not found</title>
+<style>${trusted(PAGE_CSS)}</style>
+</head>
+<body>
+<main>
+<div class="card">
+<h1 class="merchant-name">Payment not found</h1>
+<p>There is no payment request at this address. Check the link you were given, or ask the shop for a new one.</p>
+</div>
+</main>
+</body>
+</html>
+`;
+  return { status: 404, body: body.text, headers: headers(contentSecurityPolicy(undefined, false)) };
+}

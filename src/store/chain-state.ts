@@ -1,0 +1,284 @@
+import type Database from 'better-sqlite3';
+import { and, asc, desc, eq, gt, inArray, isNull, lte, ne, or, sql } from 'drizzle-orm';
+import type { ChainType } from '../core/types.js';
+import { audit, type Q } from './ledger.js';
+import { chainBlocks, chainCursors, chainPayments, orders } from './schema.js';
+
+/**
+ * The chain watcher's state in the ledger (src/chains/watch): cursor, lease, recent block
+ * hashes and payments seen but not yet counted. Every function runs inside the caller's
+ * transaction; the ones that move the cursor check that this process still holds the lease and
+ * that nobody moved the cursor meanwhile, so two processes can never both count a range.
+ */
+
+export type CursorRow = typeof chainCursors.$inferSelect;
+export type ChainPaymentRow = typeof chainPayments.$inferSelect;
+
+/** Another process took the chain over (its lease expired here, or the cursor moved under us). */
+export class LeaseLost extends Error {
+  constructor(chainId: string) {
+    super(`chain ${chainId}: another process holds the lease now; this one stops scanning it`);
+    this.name = 'LeaseLost';
+  }
+}
+
+export function readCursor(q: Q, chainId: string): CursorRow | undefined {
+  return q.select().from(chainCursors).where(eq(chainCursors.chainId, chainId)).get();
+}
+
+/**
+ * Creates the cursor on first sight (scanning starts at `startBlock`) and takes or renews the
+ * lease when it is free, ours, or expired. Returns the cursor when this process holds it.
+ */
+export function takeLease(q: Q, a: { chainId: string; holder: string; now: number; ttlMs: number; startBlock: number }): CursorRow | undefined {
+  q.insert(chainCursors).values({ chainId: a.chainId, nextBlock: a.startBlock, updatedAt: a.now }).onConflictDoNothing().run();
+  // A row made by recordError before the node ever answered has no start yet.
+  q.update(chainCursors).set({ nextBlock: a.startBlock }).where(and(eq(chainCursors.chainId, a.chainId), sql`${chainCursors.nextBlock} < 0`)).run();
+  const taken = q
+    .update(chainCursors)
+    .set({ leaseHolder: a.holder, leaseExpiresAt: a.now + a.ttlMs })
+    .where(and(eq(chainCursors.chainId, a.chainId), or(isNull(chainCursors.leaseHolder), eq(chainCursors.leaseHolder, a.holder), lte(chainCursors.leaseExpiresAt, a.now))))
+    .returning()
+    .get();
+  return taken;
+}
+
+/** Gives the lease up at a clean stop, so another process need not wait for it to expire. */
+export function releaseLease(q: Q, chainId: string, holder: string): void {
+  q.update(chainCursors).set({ leaseHolder: null, leaseExpiresAt: null }).where(and(eq(chainCursors.chainId, chainId), eq(chainCursors.leaseHolder, holder))).run();
+}
+
+function assertHolder(q: Q, chainId: string, holder: string, now: number): CursorRow {
+  const c = readCursor(q, chainId);
+  if (!c || c.leaseHolder !== holder || (c.leaseExpiresAt ?? 0) <= now) throw new LeaseLost(chainId);
+  return c;
+}
+
+const lookups = new WeakMap<Database.Database, { evm: Database.Statement; exact: Database.Statement }>();
+
+/**
+ * The order an address was handed out for: one indexed lookup, prepared once per connection
+ * because the scan asks it for every Transfer log. EVM addresses are looked up as the node
+ * writes them (lower-case hex) through an index on lower(address), so no checksum is computed
+ * for the 99% of logs that pay nobody; TRON's base58check is case-sensitive and looked up as is.
+ */
+export function orderForAddress(
+  sqlite: Database.Database,
+  chainType: ChainType,
+  address: string,
+): { orderId: string; asset: string; address: string } | undefined {
+  let st = lookups.get(sqlite);
+  if (!st) {
+    const cols = 'select a.order_id as orderId, o.asset as asset, a.address as address from order_addresses a join orders o on o.id = a.order_id';
+    st = {
+      evm: sqlite.prepare(`${cols} where lower(a.address) = ? and a.chain_type = 'EVM'`),
+      exact: sqlite.prepare(`${cols} where a.address = ? and a.chain_type = ?`),
+    };
+    lookups.set(sqlite, st);
+  }
+  return (chainType === 'EVM' ? st.evm.get(address.toLowerCase()) : st.exact.get(address, chainType)) as
+    | { orderId: string; asset: string; address: string }
+    | undefined;
+}
+
+const seenPrepared = new WeakMap<Database.Database, { again: Database.Statement; insert: Database.Statement }>();
+function seenStatements(sqlite: Database.Database) {
+  let st = seenPrepared.get(sqlite);
+  if (!st) {
+    st = {
+      again: sqlite.prepare(
+        "select 1 from chain_payments where chain_id = ? and tx_hash = ? and status <> 'seen' and token = ? and to_address = ? and raw_amount = ? and block_hash <> ?",
+      ),
+      insert: sqlite.prepare(
+        "insert into chain_payments (chain_id, tx_hash, log_index, block_number, block_hash, order_id, token, to_address, raw_amount, amount, status, seen_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'seen', ?) on conflict do nothing",
+      ),
+    };
+    seenPrepared.set(sqlite, st);
+  }
+  return st;
+}
+
+export interface SeenPayment {
+  txHash: string;
+  logIndex: number;
+  blockNumber: number;
+  blockHash: string;
+  orderId: string;
+  token: string;
+  toAddress: string;
+  rawAmount: string;
+  amount: bigint;
+}
+
+/**
+ * Stores what blocks from..to held and moves the cursor past them, in one transaction. A log
+ * already stored (a rescan, another process, a restart) is left as it is. A transfer already
+ * decided (counted, held, returned, refused) in a block that a deep reorg replaced, mined again
+ * elsewhere, is the same transfer: it is not stored a second time (its log index may differ).
+ */
+export function commitRange(
+  q: Q,
+  sqlite: Database.Database,
+  a: { chainId: string; holder: string; from: number; to: number; head: number; now: number; blocks: { number: number; hash: string }[]; payments: SeenPayment[] },
+): number {
+  const c = assertHolder(q, a.chainId, a.holder, a.now);
+  if (c.nextBlock !== a.from) throw new LeaseLost(a.chainId);
+  let stored = 0;
+  const st = seenStatements(sqlite);
+  for (const p of a.payments) {
+    if (st.again.get(a.chainId, p.txHash, p.token, p.toAddress, p.rawAmount, p.blockHash)) continue;
+    stored += st.insert.run(a.chainId, p.txHash, p.logIndex, p.blockNumber, p.blockHash, p.orderId, p.token, p.toAddress, p.rawAmount, p.amount, a.now).changes;
+  }
+  for (const b of a.blocks) {
+    q.insert(chainBlocks).values({ chainId: a.chainId, number: b.number, hash: b.hash }).onConflictDoUpdate({ target: [chainBlocks.chainId, chainBlocks.number], set: { hash: b.hash } }).run();
+  }
+  q.update(chainCursors)
+    .set({ nextBlock: a.to + 1, head: a.head, headAt: a.now, lastError: null, lastErrorAt: null, updatedAt: a.now })
+    .where(eq(chainCursors.chainId, a.chainId))
+    .run();
+  return stored;
+}
+
+/** The head a tick saw, when it had nothing to scan. */
+export function noteHead(q: Q, chainId: string, holder: string, head: number, now: number): void {
+  assertHolder(q, chainId, holder, now);
+  q.update(chainCursors).set({ head, headAt: now, lastError: null, lastErrorAt: null, updatedAt: now }).where(eq(chainCursors.chainId, chainId)).run();
+}
+
+/** Recent block hashes, newest first. */
+export function recentBlocks(q: Q, chainId: string, limit: number, below?: number): { number: number; hash: string }[] {
+  const where = below === undefined ? eq(chainBlocks.chainId, chainId) : and(eq(chainBlocks.chainId, chainId), sql`${chainBlocks.number} < ${below}`);
+  return q.select({ number: chainBlocks.number, hash: chainBlocks.hash }).from(chainBlocks).where(where).orderBy(desc(chainBlocks.number)).limit(limit).all();
+}
+
+/** Forgets block hashes no reorg can reach any more. */
+export function pruneBlocks(q: Q, chainId: string, below: number): void {
+  q.delete(chainBlocks).where(and(eq(chainBlocks.chainId, chainId), sql`${chainBlocks.number} < ${below}`)).run();
+}
+
+/** Payments seen in blocks up to `maxBlock` and not yet counted, oldest first. */
+export function duePayments(q: Q, chainId: string, maxBlock: number): ChainPaymentRow[] {
+  return q
+    .select()
+    .from(chainPayments)
+    .where(and(eq(chainPayments.chainId, chainId), eq(chainPayments.status, 'seen'), lte(chainPayments.blockNumber, maxBlock)))
+    .orderBy(asc(chainPayments.blockNumber), asc(chainPayments.txHash), asc(chainPayments.logIndex))
+    .all();
+}
+
+/**
+ * Payments past their confirmations (counted, held, returned or refused: decided, never rolled
+ * back) above a block, for the reorg walk to check they were not orphaned.
+ */
+export function countedAbove(q: Q, chainId: string, block: number): ChainPaymentRow[] {
+  return q.select().from(chainPayments).where(and(eq(chainPayments.chainId, chainId), ne(chainPayments.status, 'seen'), gt(chainPayments.blockNumber, block))).all();
+}
+
+/** Checks once, at the start of a counting transaction, that this process still holds the chain. */
+export function holdsLease(q: Q, chainId: string, holder: string, now: number): void {
+  assertHolder(q, chainId, holder, now);
+}
+
+const markStatements = new WeakMap<Database.Database, Database.Statement>();
+
+/** Seen to counted, once: false when another transaction counted it first. Call holdsLease first. */
+export function markCounted(sqlite: Database.Database, a: { chainId: string; txHash: string; logIndex: number; now: number }): boolean {
+  let st = markStatements.get(sqlite);
+  if (!st) {
+    st = sqlite.prepare("update chain_payments set status = 'counted', counted_at = ? where chain_id = ? and tx_hash = ? and log_index = ? and status = 'seen'");
+    markStatements.set(sqlite, st);
+  }
+  return st.run(a.now, a.chainId, a.txHash, a.logIndex).changes === 1;
+}
+
+/**
+ * The chain no longer holds blocks after `fork`: their uncounted payments are dropped, their
+ * hashes forgotten, and the cursor goes back to rescan from fork + 1. Counted payments stay.
+ */
+export function rollBack(q: Q, a: { chainId: string; holder: string; fork: number; now: number }): number {
+  const c = assertHolder(q, a.chainId, a.holder, a.now);
+  const dropped = q
+    .delete(chainPayments)
+    .where(and(eq(chainPayments.chainId, a.chainId), eq(chainPayments.status, 'seen'), gt(chainPayments.blockNumber, a.fork)))
+    .run().changes;
+  q.delete(chainBlocks).where(and(eq(chainBlocks.chainId, a.chainId), gt(chainBlocks.number, a.fork))).run();
+  if (c.nextBlock > a.fork + 1) q.update(chainCursors).set({ nextBlock: a.fork + 1, updatedAt: a.now }).where(eq(chainCursors.chainId, a.chainId)).run();
+  return dropped;
+}
+
+/** Kept even before the node ever answered (next_block -1: no start known yet). */
+export function recordError(q: Q, chainId: string, message: string, now: number): void {
+  const set = { lastError: message.slice(0, 500), lastErrorAt: now, updatedAt: now };
+  q.insert(chainCursors).values({ chainId, nextBlock: -1, ...set }).onConflictDoUpdate({ target: chainCursors.chainId, set }).run();
+}
+
+/** A reorg replaced a block whose payments were already counted: kept in the cursor row and the audit log. */
+export function reportDeepReorg(q: Q, a: { chainId: string; actor: string; now: number; message: string; payments: ChainPaymentRow[] }): void {
+  q.update(chainCursors).set({ deepReorg: `${new Date(a.now).toISOString()} ${a.message}`.slice(0, 1000), updatedAt: a.now }).where(eq(chainCursors.chainId, a.chainId)).run();
+  const byOrder = new Map<string, ChainPaymentRow[]>();
+  for (const p of a.payments) byOrder.set(p.orderId, [...(byOrder.get(p.orderId) ?? []), p]);
+  const merchantOf = (id: string) => q.select({ m: orders.merchantId }).from(orders).where(eq(orders.id, id)).get()?.m ?? null;
+  for (const [orderId, ps] of byOrder) {
+    audit(q, {
+      at: a.now, actor: a.actor, action: 'chain.deep_reorg', merchantId: merchantOf(orderId), subjectType: 'order', subjectId: orderId,
+      detail: { chainId: a.chainId, message: a.message, payments: ps.map((p) => ({ txHash: p.txHash, logIndex: p.logIndex, blockNumber: p.blockNumber, blockHash: p.blockHash })) },
+    });
+  }
+}
+
+export function allCursors(q: Q): CursorRow[] {
+  return q.select().from(chainCursors).all();
+}
+
+/** Payments of these orders seen on chain, for `order show`. */
+export function paymentsSeenFor(q: Q, orderIds: string[]): ChainPaymentRow[] {
+  if (orderIds.length === 0) return [];
+  return q.select().from(chainPayments).where(inArray(chainPayments.orderId, orderIds)).orderBy(asc(chainPayments.blockNumber), asc(chainPayments.logIndex)).all();
+}
+
+/** A counted payment the ledger refused to record: kept as `refused`, with the reason in the audit log. */
+export function refusePayment(q: Q, a: { row: ChainPaymentRow; actor: string; now: number; reason: string }): void {
+  q.update(chainPayments).set({ status: 'refused' }).where(and(eq(chainPayments.chainId, a.row.chainId), eq(chainPayments.txHash, a.row.txHash), eq(chainPayments.logIndex, a.row.logIndex))).run();
+  const m = q.select({ m: orders.merchantId }).from(orders).where(eq(orders.id, a.row.orderId)).get()?.m ?? null;
+  audit(q, {
+    at: a.now, actor: a.actor, action: 'order.payment_refused', merchantId: m, subjectType: 'order', subjectId: a.row.orderId,
+    detail: { chainId: a.row.chainId, txHash: a.row.txHash, logIndex: a.row.logIndex, rawAmount: a.row.rawAmount, reason: a.reason },
+  });
+}
+
+const deadlineStatements = new WeakMap<Database.Database, Database.Statement>();
+
+/** What counting needs of a payment's order, prepared once per connection (it runs per payment). */
+export function orderTerms(sqlite: Database.Database, orderId: string): { expiredAt: number; merchantId: string; asset: string } | undefined {
+  let st = deadlineStatements.get(sqlite);
+  if (!st) {
+    st = sqlite.prepare('select expired_at as expiredAt, merchant_id as merchantId, asset from orders where id = ?');
+    deadlineStatements.set(sqlite, st);
+  }
+  const row = st.get(orderId) as { expiredAt: number | bigint; merchantId: string; asset: string } | undefined;
+  // The connection may read integers as bigint (safe integers for amounts); a time fits a number.
+  return row && { ...row, expiredAt: Number(row.expiredAt) };
+}
+
+const holdStatements = new WeakMap<Database.Database, Database.Statement>();
+
+/**
+ * Seen to held, once (decisions §6b): a payment more than 24 hours after its order expired is
+ * kept, not credited, and waits for an operator (src/store/held-payments.ts). Call holdsLease first.
+ */
+export function holdPayment(sqlite: Database.Database, q: Q, a: { row: ChainPaymentRow; actor: string; now: number; expiredAt: number; merchantId: string; amount: string }): boolean {
+  let st = holdStatements.get(sqlite);
+  if (!st) {
+    st = sqlite.prepare("update chain_payments set status = 'held', counted_at = ? where chain_id = ? and tx_hash = ? and log_index = ? and status = 'seen'");
+    holdStatements.set(sqlite, st);
+  }
+  if (st.run(a.now, a.row.chainId, a.row.txHash, a.row.logIndex).changes !== 1) return false;
+  audit(q, {
+    at: a.now, actor: a.actor, action: 'order.payment_held', merchantId: a.merchantId, subjectType: 'order', subjectId: a.row.orderId,
+    detail: {
+      chainId: a.row.chainId, txHash: a.row.txHash, logIndex: a.row.logIndex, amount: a.amount, rawAmount: a.row.rawAmount, token: a.row.token,
+      expiredAt: a.expiredAt, reason: 'more than 24 h after the order expired: credit it or return it by hand (cryptopay order held)',
+    },
+  });
+  return true;
+}

@@ -1,0 +1,33 @@
+import { txKey } from './tx-keys.js';
+
+type Row = Record<string, unknown>;
+
+/**
+ * The watcher's book against the ledger's (a part of `ledger check`): a payment seen on chain is
+ * credited exactly when it is `counted`, to its order, for its amount; one seen, held, returned
+ * or refused is not in the ledger. (A chain payment recorded without the watcher's row, as the
+ * ledger's own tests do through recordPayment, is not the watcher's to judge.)
+ */
+export function chainPaymentMismatches(rows: (query: string) => IterableIterator<Row>): string[] {
+  const out: string[] = [];
+  const ledger = new Map<string, { order: string; amount: bigint }>();
+  const key = (chain: unknown, hash: unknown, log: unknown) => `${String(chain)}:${txKey(String(hash))}:${String(log)}`;
+  for (const p of rows("select chain_id, tx_key, log_index, order_id, amount from payments where source = 'chain' and log_index is not null")) {
+    ledger.set(key(p.chain_id, p.tx_key, p.log_index), { order: String(p.order_id), amount: BigInt(p.amount as number | bigint) });
+  }
+  for (const c of rows('select chain_id, tx_hash, log_index, order_id, amount, status from chain_payments order by chain_id, block_number, log_index')) {
+    const k = key(c.chain_id, c.tx_hash, c.log_index);
+    const where = `chain ${c.chain_id} tx ${c.tx_hash} log ${c.log_index}`;
+    const credited = ledger.get(k);
+    ledger.delete(k);
+    if (c.status !== 'counted') {
+      if (credited) out.push(`the payment in ${where} is ${c.status} on chain but credited to order ${credited.order}`);
+      continue;
+    }
+    if (!credited) out.push(`the payment in ${where} is counted on chain but not credited to order ${c.order_id}`);
+    else if (credited.order !== c.order_id || credited.amount !== BigInt(c.amount as number | bigint)) {
+      out.push(`the payment in ${where} is counted for order ${c.order_id} (${c.amount}) but credited to order ${credited.order} (${credited.amount})`);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,141 @@
+import { and, asc, eq, inArray } from 'drizzle-orm';
+import { conflict, invalid, notFound } from '../core/errors.js';
+import { formatAmount } from '../core/money.js';
+import type { OrderDetail } from '../core/types.js';
+import { audit, type Q } from './ledger.js';
+import { getOrder } from './orders.js';
+import { normalizeTxHash, recordPayment } from './payments.js';
+import { chainPayments, orders } from './schema.js';
+import { decimalsOf, type StoreCtx } from './store-context.js';
+
+/**
+ * Payments found on chain more than 24 hours after their order expired (decisions §6b): the
+ * watcher keeps them as `held`, uncredited. An operator lists them, then either credits one
+ * (through the ledger's one recordPayment, as the watcher would have) or records that it was
+ * sent back; both with a reason in the audit log. A decided payment is never decided again.
+ */
+
+export interface HeldPaymentView {
+  orderId: string;
+  oid: string;
+  uid: string;
+  mchId: string;
+  chainId: string;
+  txHash: string;
+  logIndex: number;
+  blockNumber: number;
+  token: string;
+  amount: string;
+  asset: string;
+  rawAmount: string;
+  expiredAt: number;
+  heldAt: number | null;
+}
+
+export interface HeldPaymentRef {
+  orderId: string;
+  txHash: string;
+  /** Needed only when the transaction paid the order more than once. */
+  logIndex?: number;
+  mchId?: string;
+  reason: string;
+}
+
+const columns = {
+  orderId: chainPayments.orderId, oid: orders.oid, uid: orders.uid, mchId: orders.merchantId, chainId: chainPayments.chainId,
+  txHash: chainPayments.txHash, logIndex: chainPayments.logIndex, blockNumber: chainPayments.blockNumber, token: chainPayments.token,
+  amount: chainPayments.amount, asset: orders.asset, rawAmount: chainPayments.rawAmount, expiredAt: orders.expiredAt, heldAt: chainPayments.countedAt,
+};
+
+function view(r: Omit<HeldPaymentView, 'amount'> & { amount: bigint }): HeldPaymentView {
+  return { ...r, amount: formatAmount(r.amount, decimalsOf(r.asset)) };
+}
+
+export function listHeld(s: StoreCtx, filter: { mchId?: string; orderId?: string }): HeldPaymentView[] {
+  const where = [eq(chainPayments.status, 'held')];
+  if (filter.mchId) where.push(eq(orders.merchantId, filter.mchId));
+  if (filter.orderId) where.push(eq(chainPayments.orderId, filter.orderId));
+  return s.db
+    .select(columns)
+    .from(chainPayments)
+    .innerJoin(orders, eq(orders.id, chainPayments.orderId))
+    .where(and(...where))
+    .orderBy(asc(chainPayments.countedAt), asc(chainPayments.blockNumber), asc(chainPayments.logIndex))
+    .all()
+    .map(view);
+}
+
+/** The one held payment a reference names, inside the deciding transaction. */
+function findHeld(tx: Q, ref: HeldPaymentRef): HeldPaymentView {
+  const order = tx.select({ id: orders.id }).from(orders).where(ref.mchId ? and(eq(orders.id, ref.orderId), eq(orders.merchantId, ref.mchId)) : eq(orders.id, ref.orderId)).get();
+  if (!order) throw notFound('Order not found');
+  // Stored as the chain's users write it (0x on EVM, bare on TRON); the operator may write either.
+  const key = ref.txHash.toLowerCase().replace(/^0x/, '');
+  if (!/^[0-9a-f]{64}$/.test(key)) throw invalid('tx-hash must be a transaction hash: 64 hex digits, 0x accepted');
+  const hash = ref.txHash.toLowerCase();
+  const rows = tx
+    .select({ ...columns, status: chainPayments.status })
+    .from(chainPayments)
+    .innerJoin(orders, eq(orders.id, chainPayments.orderId))
+    .where(and(eq(chainPayments.orderId, ref.orderId), inArray(chainPayments.txHash, [key, `0x${key}`]), ...(ref.logIndex === undefined ? [] : [eq(chainPayments.logIndex, ref.logIndex)])))
+    .orderBy(asc(chainPayments.logIndex))
+    .all();
+  const held = rows.filter((r) => r.status === 'held');
+  const where = `tx ${hash}${ref.logIndex === undefined ? '' : ` log ${ref.logIndex}`} to order ${ref.orderId}`;
+  if (held.length === 0) {
+    if (rows.length > 0) throw conflict(`the payment in ${where} is ${rows[0]!.status}, not held: nothing was changed`);
+    throw notFound(`no payment in ${where} was seen on chain (cryptopay order held lists the held ones)`);
+  }
+  if (held.length > 1) throw invalid(`${where} holds ${held.length} held payments (logs ${held.map((r) => r.logIndex).join(', ')}): give --log-index`);
+  const { status: _s, ...row } = held[0]!;
+  return view(row);
+}
+
+function decide(tx: Q, p: HeldPaymentView, status: 'counted' | 'returned'): void {
+  const changed = tx
+    .update(chainPayments)
+    .set({ status })
+    .where(and(eq(chainPayments.chainId, p.chainId), eq(chainPayments.txHash, p.txHash), eq(chainPayments.logIndex, p.logIndex), eq(chainPayments.status, 'held')))
+    .run().changes;
+  if (changed !== 1) throw conflict(`the payment in tx ${p.txHash} log ${p.logIndex} is no longer held: nothing was changed`);
+}
+
+/** Credits a held payment to the order's user, as a late payment (decisions §6b). */
+export async function creditHeld(s: StoreCtx, ref: HeldPaymentRef): Promise<OrderDetail> {
+  if (!ref.reason.trim()) throw invalid('a reason is required');
+  const now = s.now();
+  const registry = await s.registry();
+  await s.write((tx) => {
+    const p = findHeld(tx, ref);
+    decide(tx, p, 'counted');
+    const row = tx.select().from(chainPayments).where(and(eq(chainPayments.chainId, p.chainId), eq(chainPayments.txHash, p.txHash), eq(chainPayments.logIndex, p.logIndex))).get()!;
+    recordPayment(tx, {
+      orderId: p.orderId, txHash: p.txHash, logIndex: p.logIndex, amount: row.amount, rawAmount: p.rawAmount,
+      chainType: registry.chain(p.chainId).chainType, chainId: p.chainId, token: p.token, blockNumber: p.blockNumber, blockHash: row.blockHash, source: 'chain',
+    }, { now, actor: s.caller.actor });
+    audit(tx, {
+      at: now, actor: s.caller.actor, action: 'order.held_payment_credited', merchantId: p.mchId, subjectType: 'order', subjectId: p.orderId,
+      detail: { chainId: p.chainId, txHash: p.txHash, logIndex: p.logIndex, amount: p.amount, reason: ref.reason },
+    });
+  });
+  return getOrder(s, ref.orderId);
+}
+
+/**
+ * Records that a held payment was sent back to its payer. The ledger never credited it, so no
+ * balance moves; the return transaction, when given, is kept in the audit log.
+ */
+export async function returnHeld(s: StoreCtx, ref: HeldPaymentRef & { returnTx?: string }): Promise<HeldPaymentView & { returnTx: string | null }> {
+  if (!ref.reason.trim()) throw invalid('a reason is required');
+  const returnTx = ref.returnTx === undefined ? null : normalizeTxHash(ref.returnTx, undefined, 'return-tx');
+  const now = s.now();
+  return s.write((tx) => {
+    const p = findHeld(tx, ref);
+    decide(tx, p, 'returned');
+    audit(tx, {
+      at: now, actor: s.caller.actor, action: 'order.held_payment_returned', merchantId: p.mchId, subjectType: 'order', subjectId: p.orderId,
+      detail: { chainId: p.chainId, txHash: p.txHash, logIndex: p.logIndex, amount: p.amount, reason: ref.reason, returnTx },
+    });
+    return { ...p, returnTx };
+  });
+}

@@ -1,0 +1,297 @@
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { httpJson, killAll, runCli, spawnServe, tempDir } from '../../server/helpers.js';
+import { runCli as runCliEnv } from '../../helpers/cli.js';
+import { ledgerWithOrders, pay, startPayChain, until, withService, writeChainsConfig, type PayChain } from './anvil-support.js';
+import { startRpcProxy, type RpcProxy } from './rpc-proxy.js';
+
+/**
+ * The watcher end to end: a real anvil, test tokens compiled from contracts/TestUSDT.sol, and
+ * real `cryptopay serve` processes (run `npm run build` first) reading it over JSON-RPC.
+ */
+
+const tmp = tempDir();
+let pc: PayChain;
+let proxy: RpcProxy;
+let n = 0;
+const newDb = () => join(tmp.dir, `ledger-${++n}.db`);
+
+beforeAll(async () => {
+  pc = await startPayChain();
+  proxy = await startRpcProxy(pc.chain.rpcUrl);
+});
+afterEach(() => {
+  killAll();
+  proxy.mode = 'pass';
+  proxy.maxRange = Infinity;
+});
+afterAll(async () => {
+  await proxy?.close();
+  await pc?.stop();
+  tmp.cleanup();
+});
+
+async function config(opts: { rpcUrl?: string; confirmations?: number } = {}) {
+  const head = await pc.chain.provider.getBlockNumber();
+  return writeChainsConfig(tmp.dir, {
+    chains: [{ chainId: 31337, chainType: 'EVM', name: 'Anvil', rpcUrl: opts.rpcUrl ?? pc.chain.rpcUrl, confirmations: opts.confirmations ?? 3, pollInterval: 200, startBlock: head }],
+    tokens: [
+      { chainId: 31337, address: await pc.usdt.getAddress(), symbol: 'USDT', asset: 'USDT', decimals: 6 },
+      { chainId: 31337, address: await pc.usdt18.getAddress(), symbol: 'USDT18', asset: 'USDT', decimals: 18 },
+    ],
+  });
+}
+
+const status = async (url: string, id: string) => (await httpJson(url, `/api/v1/order/${id}/status`)).json?.data;
+const paid = (url: string, id: string) => until(`order ${id} PAID`, async () => (await status(url, id)) === 'PAID');
+
+async function ledgerCheck(db: string, chains: string) {
+  const r = await runCli(['ledger', 'check', '--db', db]);
+  expect(r.stderr + r.stdout, 'ledger check').not.toMatch(/violat|negative|not 0/i);
+  expect(r.code).toBe(0);
+  const c = await import('../../helpers/cli.js').then((m) => m.runCli(['chains', '--json', '--db', db], { env: { CRYPTOPAY_CHAINS: chains } }));
+  return JSON.parse(c.stdout) as { chainId: string; watch: Record<string, unknown> }[];
+}
+
+describe('serve watches the chain', () => {
+  it('exact, under then top-up, over, two in one block, an 18-decimal token; an unknown token ignored', async () => {
+    const db = newDb();
+    const chains = await config();
+    const { orders } = await ledgerWithOrders(db, ['10', '10', '10', '10', '1']);
+    const [exact, under, over, oneBlock, dec18] = orders.map((o) => ({ id: o.id, to: o.addresses.EVM! }));
+    const srv = await spawnServe(db, { CRYPTOPAY_CHAINS: chains });
+    await srv.waitFor(/watching chain 31337 \(Anvil\)/);
+
+    await pay(pc.usdt, exact!.to, 10_000_000n);
+    await pay(pc.usdt, under!.to, 4_000_000n);
+    await pay(pc.usdt, over!.to, 12_500_001n);
+    await pay(pc.stranger, exact!.to, 99_000_000n);
+    // Two transfers in one block.
+    const p = pc.chain.provider;
+    await p.send('evm_setAutomine', [false]);
+    const payer = pc.chain.signers[0]!;
+    const nonce = await p.getTransactionCount(payer.address, 'pending');
+    await pc.usdt.getFunction('transfer')(oneBlock!.to, 6_000_000n, { nonce });
+    await pc.usdt.getFunction('transfer')(oneBlock!.to, 4_000_000n, { nonce: nonce + 1 });
+    await p.send('evm_mine', []);
+    await p.send('evm_setAutomine', [true]);
+    await pay(pc.usdt18, dec18!.to, 1_000_000_999_999_999_999n);
+
+    // Seen but short of 3 confirmations: still PENDING_PAY, listed as k of n.
+    const show = await until('the 18-decimal payment seen', async () => {
+      const r = await runCliEnv(['order', 'show', dec18!.id, '--db', db], { env: { CRYPTOPAY_CHAINS: chains } });
+      return /seen .*: 1 of 3 confirmations/.test(r.stdout) && r.stdout;
+    });
+    expect(show).toMatch(/status +PENDING_PAY/);
+    expect(await status(srv.url, dec18!.id)).toBe('PENDING_PAY');
+
+    await pc.chain.mine(2);
+    for (const o of [exact, over, oneBlock, dec18]) await paid(srv.url, o!.id);
+    expect(await status(srv.url, under!.id)).toBe('PENDING_PAY');
+    await pay(pc.usdt, under!.to, 6_000_000n);
+    await pc.chain.mine(2);
+    await paid(srv.url, under!.id);
+
+    await withService(db, async (s) => {
+      expect(await s.getOrder(exact!.id)).toMatchObject({ paidAmount: '10' });
+      expect(await s.getOrder(under!.id)).toMatchObject({ paidAmount: '10' });
+      expect(await s.getOrder(over!.id)).toMatchObject({ paidAmount: '12.500001' });
+      expect(await s.getOrder(oneBlock!.id)).toMatchObject({ paidAmount: '10' });
+      expect(await s.getOrder(dec18!.id)).toMatchObject({ paidAmount: '1' });
+      expect(await s.balance('user-2')).toMatchObject({ available: '12.500001' });
+    });
+    const watch = (await ledgerCheck(db, chains)).find((c) => c.chainId === '31337')!.watch;
+    expect(watch).toMatchObject({ lastError: null, leaseHolder: expect.stringContaining(':'), lag: expect.any(Number) });
+    expect((await srv.stop()).code).toBe(0);
+  });
+
+  it('two Transfer logs in one transaction are two payments of one order', async () => {
+    const db = newDb();
+    const chains = await config({ confirmations: 1 });
+    const { orders } = await ledgerWithOrders(db, ['10']);
+    const oneTx = orders[0]!;
+    const srv = await spawnServe(db, { CRYPTOPAY_CHAINS: chains });
+    await srv.waitFor(/watching chain 31337 \(Anvil\)/);
+    const r = await (await pc.usdt.getFunction('transferBatch')([oneTx.addresses.EVM!, oneTx.addresses.EVM!], [3_000_000n, 7_000_000n])).wait();
+    await paid(srv.url, oneTx.id);
+    await withService(db, async (s) => {
+      const o = await s.getOrder(oneTx.id);
+      expect(o).toMatchObject({ status: 'PAID', paidAmount: '10' });
+      expect(o.payments.map((x) => [x.txHash, x.amount])).toEqual([[r.hash, '3'], [r.hash, '7']]);
+      expect(await s.balance('user-0')).toMatchObject({ available: '10' });
+    });
+    await ledgerCheck(db, chains);
+    expect((await srv.stop()).code).toBe(0);
+  });
+
+  it('a reorg before the confirmations (evm_revert, then anvil_reorg) leaves nothing counted', async () => {
+    const db = newDb();
+    const chains = await config({ confirmations: 4 });
+    const { orders } = await ledgerWithOrders(db, ['5', '5']);
+    const [a, b] = orders;
+    const srv = await spawnServe(db, { CRYPTOPAY_CHAINS: chains });
+    await srv.waitFor(/watching chain 31337/);
+    const p = pc.chain.provider;
+
+    const snap = await p.send('evm_snapshot', []);
+    await pay(pc.usdt, a!.addresses.EVM!, 5_000_000n);
+    await until('payment a seen', async () => /1 of 4 confirmations/.test((await runCliEnv(['order', 'show', a!.id, '--db', db], { env: { CRYPTOPAY_CHAINS: chains } })).stdout));
+    await p.send('evm_revert', [snap]);
+    await pc.chain.mine(6);
+    await until('payment a dropped', async () => !/seen/.test((await runCliEnv(['order', 'show', a!.id, '--db', db], { env: { CRYPTOPAY_CHAINS: chains } })).stdout));
+
+    await pay(pc.usdt, b!.addresses.EVM!, 5_000_000n);
+    await until('payment b seen', async () => /of 4 confirmations/.test((await runCliEnv(['order', 'show', b!.id, '--db', db], { env: { CRYPTOPAY_CHAINS: chains } })).stdout));
+    // Replace the last 2 blocks (the payment's among them) with empty ones.
+    await p.send('anvil_reorg', [2, []]);
+    await pc.chain.mine(6);
+    await until('payment b dropped', async () => !/seen/.test((await runCliEnv(['order', 'show', b!.id, '--db', db], { env: { CRYPTOPAY_CHAINS: chains } })).stdout));
+
+    expect(await status(srv.url, a!.id)).toBe('PENDING_PAY');
+    expect(await status(srv.url, b!.id)).toBe('PENDING_PAY');
+    await srv.waitFor(/reorg, rescanning from block/);
+    await withService(db, async (s) => {
+      expect((await s.getOrder(a!.id)).payments).toEqual([]);
+      expect((await s.getOrder(b!.id)).payments).toEqual([]);
+    });
+    await ledgerCheck(db, chains);
+  });
+
+  it('kill -9 between seen and counted: the next serve counts it exactly once', async () => {
+    const db = newDb();
+    const chains = await config();
+    const { orders } = await ledgerWithOrders(db, ['7']);
+    const o = orders[0]!;
+    const first = await spawnServe(db, { CRYPTOPAY_CHAINS: chains });
+    await first.waitFor(/watching chain 31337/);
+    await pay(pc.usdt, o.addresses.EVM!, 7_000_000n);
+    await until('seen', async () => /1 of 3 confirmations/.test((await runCliEnv(['order', 'show', o.id, '--db', db], { env: { CRYPTOPAY_CHAINS: chains } })).stdout));
+    first.child.kill('SIGKILL');
+    await first.exited;
+    await pc.chain.mine(3);
+    const second = await spawnServe(db, { CRYPTOPAY_CHAINS: chains });
+    await paid(second.url, o.id);
+    await pc.chain.mine(3);
+    await new Promise((r) => setTimeout(r, 800));
+    await withService(db, async (s) => {
+      expect(await s.getOrder(o.id)).toMatchObject({ status: 'PAID', paidAmount: '7' });
+      expect(await s.balance('user-0')).toMatchObject({ available: '7' });
+    });
+    await ledgerCheck(db, chains);
+  });
+
+  it('two serve processes on one ledger: one scans, the other takes over when it dies', async () => {
+    const db = newDb();
+    const chains = await config();
+    const { orders } = await ledgerWithOrders(db, ['2', '3']);
+    const a = await spawnServe(db, { CRYPTOPAY_CHAINS: chains });
+    const b = await spawnServe(db, { CRYPTOPAY_CHAINS: chains });
+    await b.waitFor(/this process stands by|watching chain/);
+    await pay(pc.usdt, orders[0]!.addresses.EVM!, 2_000_000n);
+    await pc.chain.mine(2);
+    await paid(a.url, orders[0]!.id);
+    expect(await status(b.url, orders[0]!.id)).toBe('PAID');
+    const holder = (await ledgerCheck(db, chains)).find((c) => c.chainId === '31337')!.watch.leaseHolder as string;
+    const [dead, alive] = holder.includes(`:${a.child.pid}:`) ? [a, b] : [b, a];
+    dead.child.kill('SIGKILL');
+    await dead.exited;
+    await pay(pc.usdt, orders[1]!.addresses.EVM!, 3_000_000n);
+    await pc.chain.mine(2);
+    await paid(alive.url, orders[1]!.id);
+    await withService(db, async (s) => {
+      expect(await s.getOrder(orders[0]!.id)).toMatchObject({ paidAmount: '2' });
+      expect(await s.getOrder(orders[1]!.id)).toMatchObject({ paidAmount: '3' });
+    });
+    const after = (await ledgerCheck(db, chains)).find((c) => c.chainId === '31337')!.watch;
+    expect(after.leaseHolder).toContain(`:${alive.child.pid}:`);
+  });
+
+  it('a node down, then answering garbage, then back: serve keeps serving, chains shows the error, nothing is missed', async () => {
+    const db = newDb();
+    const chains = await config({ rpcUrl: proxy.url });
+    const { orders } = await ledgerWithOrders(db, ['4']);
+    const o = orders[0]!;
+    const srv = await spawnServe(db, { CRYPTOPAY_CHAINS: chains });
+    await srv.waitFor(/watching chain 31337/);
+    proxy.mode = 'down';
+    await pay(pc.usdt, o.addresses.EVM!, 4_000_000n);
+    await pc.chain.mine(3);
+    await srv.waitFor(/chain 31337: .*cannot be reached/);
+    expect(await status(srv.url, o.id)).toBe('PENDING_PAY');
+    const down = (await ledgerCheck(db, chains)).find((c) => c.chainId === '31337')!.watch;
+    expect(down.lastError).toMatch(/cannot be reached/);
+    expect(down.rpc).toBe(proxy.url);
+    proxy.mode = 'garbage';
+    await srv.waitFor(/not JSON/);
+    proxy.mode = 'pass';
+    await paid(srv.url, o.id);
+    await srv.waitFor(/the node answers again/);
+    const back = (await ledgerCheck(db, chains)).find((c) => c.chainId === '31337')!.watch;
+    expect(back.lastError).toBeNull();
+  });
+
+  it('a node that refuses large eth_getLogs ranges: the range shrinks and nothing is missed', async () => {
+    const db = newDb();
+    const head = await pc.chain.provider.getBlockNumber();
+    const { orders } = await ledgerWithOrders(db, ['1', '1', '1']);
+    for (const o of orders) {
+      await pay(pc.usdt, o.addresses.EVM!, 1_000_000n);
+      await pc.chain.mine(40);
+    }
+    const chains = writeChainsConfig(tmp.dir, {
+      chains: [{ chainId: 31337, chainType: 'EVM', name: 'Anvil', rpcUrl: proxy.url, confirmations: 3, pollInterval: 200, startBlock: head }],
+      tokens: [{ chainId: 31337, address: await pc.usdt.getAddress(), symbol: 'USDT', asset: 'USDT', decimals: 6 }],
+    });
+    proxy.maxRange = 10;
+    const srv = await spawnServe(db, { CRYPTOPAY_CHAINS: chains });
+    for (const o of orders) await paid(srv.url, o.id);
+    expect(proxy.refusedRanges).toBeGreaterThan(0);
+    await ledgerCheck(db, chains);
+  });
+
+  it('serve --no-watch does not watch', async () => {
+    const db = newDb();
+    const chains = await config();
+    await ledgerWithOrders(db, ['1']);
+    const { spawn } = await import('node:child_process');
+    const { BIN, cliEnv } = await import('../../helpers/cli.js');
+    const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--no-watch', '--db', db], { env: cliEnv({ CRYPTOPAY_CHAINS: chains }) });
+    let err = '';
+    child.stderr.on('data', (d) => (err += d));
+    await until('serving', async () => /cryptopay serving/.test(err));
+    await new Promise((r) => setTimeout(r, 500));
+    child.kill('SIGTERM');
+    await new Promise((r) => child.on('exit', r));
+    expect(err).not.toMatch(/watching chain/);
+  });
+});
+
+describe('cryptopay watch on a terminal', () => {
+  it('draws a progress bar while it catches up, and clears it', async () => {
+    const db = newDb();
+    const head = await pc.chain.provider.getBlockNumber();
+    await pc.chain.mine(600);
+    await ledgerWithOrders(db, ['1']);
+    const chains = writeChainsConfig(tmp.dir, {
+      chains: [{ chainId: 31337, chainType: 'EVM', name: 'Anvil', rpcUrl: proxy.url, confirmations: 3, pollInterval: 200, startBlock: head }],
+      tokens: [{ chainId: 31337, address: await pc.usdt.getAddress(), symbol: 'USDT', asset: 'USDT', decimals: 6 }],
+    });
+    // Small ranges, so that catching up takes many steps.
+    proxy.maxRange = 4;
+    const { spawn } = await import('node:child_process');
+    const { BIN, cliEnv } = await import('../../helpers/cli.js');
+    // script(1) gives the command a pseudo-terminal, as an operator's shell would.
+    const child = spawn('script', ['-qfec', `${process.execPath} ${BIN} watch --db ${db}`, '/dev/null'], { env: cliEnv({ CRYPTOPAY_CHAINS: chains }) });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    await until('caught up', async () => {
+      const r = await runCliEnv(['chains', '--json', '--db', db], { env: { CRYPTOPAY_CHAINS: chains } });
+      const c = (JSON.parse(r.stdout) as { chainId: string; watch: { lag: number | null } }[]).find((x) => x.chainId === '31337');
+      return c?.watch.lag === 0;
+    }, 60_000);
+    child.kill('SIGTERM');
+    await new Promise((r) => child.on('exit', r));
+    expect(out).toMatch(/chain 31337 \[#*\.*\] block \d+ of \d+/);
+    expect(out).toContain('\x1b[2K');
+  });
+});

@@ -1,0 +1,77 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A JSON-RPC proxy on 127.0.0.1 in front of a real anvil, to play the nodes a watcher meets in
+ * production: one that is down (connections cut), one that answers garbage, and one that refuses
+ * eth_getLogs over more than `maxRange` blocks as public RPC providers do. Stopped by the test.
+ */
+export interface RpcProxy {
+  url: string;
+  mode: 'pass' | 'down' | 'garbage';
+  maxRange: number;
+  /** eth_getLogs ranges refused so far. */
+  refusedRanges: number;
+  close(): Promise<void>;
+}
+
+export async function startRpcProxy(target: string): Promise<RpcProxy> {
+  const state = { mode: 'pass' as RpcProxy['mode'], maxRange: Infinity, refusedRanges: 0 };
+  const server: Server = createServer(async (req, res) => {
+    if (state.mode === 'down') {
+      req.socket.destroy();
+      return;
+    }
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    if (state.mode === 'garbage') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","result":');
+      return;
+    }
+    const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    const calls: any[] = Array.isArray(body) ? body : [body];
+    const refused = new Map<unknown, unknown>();
+    for (const c of calls) {
+      if (c.method !== 'eth_getLogs') continue;
+      const f = c.params[0];
+      if (Number.parseInt(f.toBlock, 16) - Number.parseInt(f.fromBlock, 16) + 1 > state.maxRange) {
+        state.refusedRanges++;
+        refused.set(c.id, { jsonrpc: '2.0', id: c.id, error: { code: -32005, message: `query exceeds max block range ${state.maxRange}` } });
+      }
+    }
+    const forward = calls.filter((c) => !refused.has(c.id));
+    let answers: any[] = [];
+    if (forward.length) {
+      const r = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(forward) });
+      answers = (await r.json()) as any[];
+    }
+    const byId = new Map(answers.map((a) => [a.id, a]));
+    const out = calls.map((c) => refused.get(c.id) ?? byId.get(c.id));
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(Array.isArray(body) ? out : out[0]));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    get mode() {
+      return state.mode;
+    },
+    set mode(m) {
+      state.mode = m;
+    },
+    get maxRange() {
+      return state.maxRange;
+    },
+    set maxRange(n) {
+      state.maxRange = n;
+    },
+    get refusedRanges() {
+      return state.refusedRanges;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

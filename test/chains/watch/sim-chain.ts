@@ -1,0 +1,123 @@
+import { createHash } from 'node:crypto';
+import { RpcError, type RpcClient, type RpcOutcome } from '../../../src/chains/watch/rpc.js';
+import { TRANSFER_TOPIC } from '../../../src/chains/watch/logs.js';
+
+/**
+ * An in-memory chain behind the watcher's injected JSON-RPC client, for the logic tests that
+ * need exact control of blocks and reorgs. The same behaviours run against a real anvil in
+ * test/chains/watch/anvil-*.test.ts.
+ */
+export interface SimTransfer {
+  token: string;
+  from?: string;
+  to: string;
+  value: bigint;
+  /** Same tx for several transfers: give the same label. */
+  tx?: string;
+}
+
+interface Block {
+  number: number;
+  hash: string;
+  parentHash: string;
+  transfers: SimTransfer[];
+}
+
+const h32 = (s: string) => `0x${createHash('sha256').update(s).digest('hex')}`;
+const topicOf = (addr: string) => `0x${'0'.repeat(24)}${addr.toLowerCase().replace(/^0x/, '')}`;
+
+export class SimChain {
+  blocks: Block[] = [];
+  private salt = 0;
+  /** eth_getLogs refuses ranges above this many blocks, as public nodes do. */
+  maxRange = Infinity;
+  /** Every call fails as if the node were down. */
+  down = false;
+  calls: string[] = [];
+
+  constructor(height = 10) {
+    for (let i = 0; i <= height; i++) this.mine([]);
+  }
+
+  get head(): number {
+    return this.blocks.length - 1;
+  }
+
+  mine(transfers: SimTransfer[] = []): number {
+    const number = this.blocks.length;
+    const parentHash = number === 0 ? h32('genesis-parent') : this.blocks[number - 1]!.hash;
+    this.blocks.push({ number, hash: h32(`${parentHash}:${number}:${this.salt}:${JSON.stringify(transfers, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))}`), parentHash, transfers });
+    return number;
+  }
+
+  mineEmpty(n: number): void {
+    for (let i = 0; i < n; i++) this.mine([]);
+  }
+
+  /** Replaces every block from `from` on with new ones (a reorg); `replacement` holds their transfers. */
+  reorg(from: number, replacement: SimTransfer[][]): void {
+    this.salt++;
+    this.blocks.length = from;
+    for (const t of replacement) this.mine(t);
+  }
+
+  private logsOf(b: Block) {
+    return b.transfers.map((t, i) => ({
+      address: t.token.toLowerCase(),
+      topics: [TRANSFER_TOPIC, topicOf(t.from ?? '0x1111111111111111111111111111111111111111'), topicOf(t.to)],
+      data: `0x${t.value.toString(16).padStart(64, '0')}`,
+      blockNumber: `0x${b.number.toString(16)}`,
+      blockHash: b.hash,
+      transactionHash: h32(`tx:${b.hash}:${t.tx ?? i}`),
+      logIndex: `0x${i.toString(16)}`,
+      removed: false,
+    }));
+  }
+
+  handle(method: string, params: any[]): unknown {
+    this.calls.push(method);
+    switch (method) {
+      case 'eth_blockNumber':
+        return `0x${this.head.toString(16)}`;
+      case 'eth_getBlockByNumber': {
+        const n = Number.parseInt(String(params[0]).slice(2), 16);
+        const b = this.blocks[n];
+        return b ? { number: `0x${n.toString(16)}`, hash: b.hash, parentHash: b.parentHash } : null;
+      }
+      case 'eth_getLogs': {
+        const f = params[0] as { fromBlock: string; toBlock: string; address: string[] };
+        const from = Number.parseInt(f.fromBlock.slice(2), 16);
+        const to = Number.parseInt(f.toBlock.slice(2), 16);
+        if (to - from + 1 > this.maxRange) throw new RpcError('eth_getLogs', -32005, `block range is too large, max ${this.maxRange}`);
+        const tokens = new Set(f.address.map((a) => a.toLowerCase()));
+        return this.blocks.slice(from, to + 1).flatMap((b) => this.logsOf(b)).filter((l) => tokens.has(l.address));
+      }
+      default:
+        throw new RpcError(method, -32601, 'method not found');
+    }
+  }
+
+  client(): RpcClient {
+    const run = (method: string, params: unknown[]): RpcOutcome => {
+      try {
+        return { ok: true, result: this.handle(method, params as any[]) };
+      } catch (e) {
+        if (e instanceof RpcError) return { ok: false, error: e };
+        throw e;
+      }
+    };
+    return {
+      url: 'http://127.0.0.1:1/sim',
+      call: async (method, params) => {
+        if (this.down) throw new Error('connect ECONNREFUSED 127.0.0.1:1');
+        const o = run(method, params);
+        if (!o.ok) throw o.error;
+        return o.result;
+      },
+      batch: async (calls) => {
+        if (this.down) throw new Error('connect ECONNREFUSED 127.0.0.1:1');
+        return calls.map((c) => run(c.method, c.params));
+      },
+    };
+  }
+}

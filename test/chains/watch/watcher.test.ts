@@ -1,0 +1,347 @@
+import { describe, expect, it } from 'vitest';
+import { createRegistry, type Registry, type RegistryConfig } from '../../../src/chains/registry.js';
+import { ChainWatcher, credited } from '../../../src/chains/watch/watcher.js';
+import { onChainPayments } from '../../../src/chains/watch/seen.js';
+import { readCursor } from '../../../src/store/chain-state.js';
+import { recordPayment } from '../../../src/store/payments.js';
+import { DAY, MINUTE, T0, addTestMerchant, order, useHarness, type Harness } from '../../helpers/service.js';
+import { SimChain } from './sim-chain.js';
+import { PassThrough } from 'node:stream';
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { main } from '../../../src/main.js';
+
+/** The CLI in this process, on the harness's ledger file, with the test registry as its chains config. */
+async function cli(h: Harness, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const chains = join(dirname(h.file), 'chains.json');
+  writeFileSync(chains, JSON.stringify(CONFIG));
+  let stdout = '';
+  let stderr = '';
+  const code = await main([...args, '--db', h.file], {
+    env: { CRYPTOPAY_CHAINS: chains, NO_COLOR: '1' },
+    io: { stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stderr += t) }, stdin: new PassThrough(), isTTY: false, interactive: false },
+    now: () => h.clock.now,
+  });
+  return { code, stdout, stderr };
+}
+
+const TOKEN = '0x5fbdb2315678afecb367f032d93f642f64180aa3';
+const TOKEN18 = '0xe7f1725e7734ce288f8367e1bb143e90bb3f0512';
+const OTHER_TOKEN = '0x9fe46736679d2d9a65f0992f2272de9f3c7fa6e0';
+const TRON_TOKEN = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
+
+const CONFIG: RegistryConfig = {
+  chains: [
+    { chainId: 31337, chainType: 'EVM', name: 'Local', confirmations: 3, rpcUrl: 'http://127.0.0.1:1' },
+    { chainId: 728126428, confirmations: 3 },
+  ],
+  tokens: [
+    { chainId: 31337, address: TOKEN, symbol: 'USDT', asset: 'USDT', decimals: 6 },
+    { chainId: 31337, address: TOKEN18, symbol: 'USDT18', asset: 'USDT', decimals: 18 },
+  ],
+};
+const registry: Registry = createRegistry(CONFIG);
+
+function watcherFor(h: Harness, sim: SimChain, opts: { chainId?: string; holder?: string; maxSpan?: number } = {}) {
+  const chain = registry.chain(opts.chainId ?? '31337');
+  const lines: string[] = [];
+  const w = new ChainWatcher({
+    chain: { ...chain, startBlock: 0 }, tokens: registry.tokens().filter((t) => t.chainId === chain.chainId), rpc: sim.client(), ledger: h.ledger,
+    record: recordPayment, holder: opts.holder ?? 'test-holder', now: () => h.clock.now, log: (l) => lines.push(l), maxSpan: opts.maxSpan,
+  });
+  return { w, lines };
+}
+
+async function untilCaughtUp(w: ChainWatcher) {
+  for (let i = 0; i < 100; i++) if ((await w.tick()).caughtUp) return;
+  throw new Error('never caught up');
+}
+
+describe('the chain watcher (simulated node)', () => {
+  const h = useHarness();
+
+  it('an exact payment is seen at once, listed with k of n confirmations, and counted at the depth', async () => {
+    const { service, ledger } = h();
+    await addTestMerchant(service);
+    const o = await order(service, { uid: 'alice', amount: '12.5' });
+    const sim = new SimChain(5);
+    const { w } = watcherFor(h(), sim);
+    const block = sim.mine([{ token: TOKEN, to: o.addresses.EVM!, value: 12_500_000n }]);
+    await untilCaughtUp(w);
+    expect(await service.getOrderStatus(o.id)).toBe('PENDING_PAY');
+    expect(onChainPayments(ledger.db, registry, o.id)).toMatchObject([{ status: 'seen', confirmations: 1, required: 3, amount: '12.5', blockNumber: block }]);
+    sim.mine();
+    await untilCaughtUp(w);
+    expect(onChainPayments(ledger.db, registry, o.id)).toMatchObject([{ status: 'seen', confirmations: 2 }]);
+    const shown = await cli(h(), ['order', 'show', o.id]);
+    expect(shown.stdout).toMatch(new RegExp(`^seen +12\\.5 tx 0x[0-9a-f]{64} log 0 block ${block}: 2 of 3 confirmations$`, 'm'));
+    expect(shown.stdout).toMatch(/^status +PENDING_PAY$/m);
+    const json = JSON.parse((await cli(h(), ['order', 'show', o.id, '--json'])).stdout);
+    expect(json.onChain).toMatchObject([{ chainId: '31337', logIndex: 0, blockNumber: block, amount: '12.5', rawAmount: '12500000', status: 'seen', confirmations: 2, required: 3 }]);
+    const chainsNow = JSON.parse((await cli(h(), ['chains', '--json'])).stdout).find((c: { chainId: string }) => c.chainId === '31337');
+    expect(chainsNow.watch).toMatchObject({ rpc: 'http://127.0.0.1:1', head: sim.head, scannedTo: sim.head, lag: 0, leaseHolder: 'test-holder', lastError: null, deepReorg: null });
+    expect(await service.getOrderStatus(o.id)).toBe('PENDING_PAY');
+    sim.mine();
+    await untilCaughtUp(w);
+    expect(await service.getOrderStatus(o.id)).toBe('PAID');
+    expect(await service.balance('alice')).toMatchObject({ available: '12.5' });
+    const d = await service.getOrder(o.id);
+    expect(d.payments).toMatchObject([{ amount: '12.5', source: 'chain', chainId: '31337', token: '0x5FbDB2315678afecb367f032d93F642f64180aa3' }]);
+    const log = await service.log({ orderId: o.id });
+    expect(log.find((e) => e.action === 'order.payment_recorded')).toMatchObject({ actor: 'chain:31337' });
+    // Counted once, whatever rescans later.
+    sim.mineEmpty(5);
+    await untilCaughtUp(w);
+    expect(await service.balance('alice')).toMatchObject({ available: '12.5' });
+  });
+
+  it('ledger check holds the watcher to the ledger: counted means credited once, anything else means not credited', async () => {
+    const { service, ledger, clock } = h();
+    await addTestMerchant(service);
+    const paid = await order(service, { uid: 'a', amount: '2' });
+    const late = await order(service, { uid: 'b', amount: '3' });
+    const sim = new SimChain(1);
+    const { w } = watcherFor(h(), sim);
+    sim.mine([{ token: TOKEN, to: paid.addresses.EVM!, value: 2_000_000n }]);
+    sim.mineEmpty(3);
+    await untilCaughtUp(w);
+    clock.now = T0 + 2 * DAY;
+    sim.mine([{ token: TOKEN, to: late.addresses.EVM!, value: 3_000_000n }]);
+    sim.mineEmpty(3);
+    await untilCaughtUp(w);
+    expect(await service.heldPayments()).toHaveLength(1);
+    expect(await service.check()).toEqual([]);
+
+    // What a bug would leave: a counted row back to seen, a held row marked counted.
+    const counted = ledger.sqlite.prepare("select tx_hash from chain_payments where order_id = ?").pluck().get(paid.id) as string;
+    const held = ledger.sqlite.prepare("select tx_hash from chain_payments where order_id = ?").pluck().get(late.id) as string;
+    ledger.sqlite.prepare("update chain_payments set status = 'seen' where order_id = ?").run(paid.id);
+    ledger.sqlite.prepare("update chain_payments set status = 'counted' where order_id = ?").run(late.id);
+    expect(await service.check()).toEqual([
+      `the payment in chain 31337 tx ${counted} log 0 is seen on chain but credited to order ${paid.id}`,
+      `the payment in chain 31337 tx ${held} log 0 is counted on chain but not credited to order ${late.id}`,
+    ]);
+    // Put back, for the harness's own check after every test.
+    ledger.sqlite.prepare("update chain_payments set status = 'counted' where order_id = ?").run(paid.id);
+    ledger.sqlite.prepare("update chain_payments set status = 'held' where order_id = ?").run(late.id);
+  });
+
+  it('underpay then top-up, overpay, two payments in one block, an unknown token ignored', async () => {
+    const { service } = h();
+    await addTestMerchant(service);
+    const under = await order(service, { uid: 'u1', amount: '10' });
+    const over = await order(service, { uid: 'u2', amount: '10' });
+    const two = await order(service, { uid: 'u3', amount: '10' });
+    const sim = new SimChain(2);
+    const { w } = watcherFor(h(), sim);
+    sim.mine([
+      { token: TOKEN, to: under.addresses.EVM!, value: 4_000_000n },
+      { token: TOKEN, to: over.addresses.EVM!, value: 12_345_678n },
+      { token: TOKEN, to: two.addresses.EVM!, value: 5_000_000n },
+      { token: TOKEN, to: two.addresses.EVM!, value: 5_000_000n },
+      { token: OTHER_TOKEN, to: under.addresses.EVM!, value: 6_000_000n },
+    ]);
+    sim.mineEmpty(3);
+    await untilCaughtUp(w);
+    expect(await service.getOrder(under.id)).toMatchObject({ status: 'PENDING_PAY', paidAmount: '4' });
+    expect(await service.getOrder(over.id)).toMatchObject({ status: 'PAID', paidAmount: '12.345678' });
+    expect(await service.getOrder(two.id)).toMatchObject({ status: 'PAID', paidAmount: '10' });
+    sim.mine([{ token: TOKEN, to: under.addresses.EVM!, value: 6_000_000n }]);
+    sim.mineEmpty(2);
+    await untilCaughtUp(w);
+    expect(await service.getOrder(under.id)).toMatchObject({ status: 'PAID', paidAmount: '10' });
+    expect(await service.balance('u1')).toMatchObject({ available: '10' });
+    expect(await service.balance('u2')).toMatchObject({ available: '12.345678' });
+  });
+
+  it('two payments in one transaction (two Transfer logs) are two payments', async () => {
+    const { service, ledger } = h();
+    await addTestMerchant(service);
+    const o = await order(service, { uid: 'u', amount: '10' });
+    const sim = new SimChain(1);
+    const { w } = watcherFor(h(), sim);
+    sim.mine([{ token: TOKEN, to: o.addresses.EVM!, value: 3_000_000n, tx: 'batch' }, { token: TOKEN, to: o.addresses.EVM!, value: 7_000_000n, tx: 'batch' }]);
+    sim.mineEmpty(2);
+    await untilCaughtUp(w);
+    const seen = onChainPayments(ledger.db, registry, o.id);
+    expect(seen.map((p) => [p.logIndex, p.status])).toEqual([[0, 'counted'], [1, 'counted']]);
+    expect(seen[0]!.txHash).toBe(seen[1]!.txHash);
+    expect(await service.getOrder(o.id)).toMatchObject({ status: 'PAID', paidAmount: '10' });
+  });
+
+  it('an 18-decimal token is credited rounded down to the asset, the raw amount kept', async () => {
+    const { service, ledger } = h();
+    await addTestMerchant(service);
+    const o = await order(service, { uid: 'u', amount: '1' });
+    const sim = new SimChain(1);
+    const { w } = watcherFor(h(), sim);
+    sim.mine([{ token: TOKEN18, to: o.addresses.EVM!, value: 1_000_000_999_999_999_999n }]);
+    sim.mineEmpty(2);
+    await untilCaughtUp(w);
+    expect(await service.getOrder(o.id)).toMatchObject({ status: 'PAID', paidAmount: '1' });
+    expect(onChainPayments(ledger.db, registry, o.id)).toMatchObject([{ rawAmount: '1000000999999999999', amount: '1', status: 'counted' }]);
+    expect(credited(999_999_999_999n, 18, 6)).toBe(0n);
+    expect(credited(5n, 2, 6)).toBe(50_000n);
+  });
+
+  it('a reorg before the confirmations drops the payment; it is never counted', async () => {
+    const { service, ledger } = h();
+    await addTestMerchant(service);
+    const o = await order(service, { uid: 'u', amount: '10' });
+    const sim = new SimChain(4);
+    const { w, lines } = watcherFor(h(), sim);
+    const b = sim.mine([{ token: TOKEN, to: o.addresses.EVM!, value: 10_000_000n }]);
+    await untilCaughtUp(w);
+    expect(onChainPayments(ledger.db, registry, o.id)).toHaveLength(1);
+    sim.reorg(b, [[], [], [], []]);
+    await untilCaughtUp(w);
+    expect(onChainPayments(ledger.db, registry, o.id)).toEqual([]);
+    expect(await service.getOrderStatus(o.id)).toBe('PENDING_PAY');
+    expect(await service.balance('u')).toMatchObject({ available: '0' });
+    expect(lines.join('\n')).toMatch(/reorg, rescanning from block/);
+  });
+
+  it('a payment re-mined in a later block after a reorg is counted once, at its new place', async () => {
+    const { service } = h();
+    await addTestMerchant(service);
+    const o = await order(service, { uid: 'u', amount: '10' });
+    const sim = new SimChain(4);
+    const { w } = watcherFor(h(), sim);
+    const pay = { token: TOKEN, to: o.addresses.EVM!, value: 10_000_000n };
+    const b = sim.mine([pay]);
+    await untilCaughtUp(w);
+    sim.reorg(b, [[], [pay], [], []]);
+    await untilCaughtUp(w);
+    expect(await service.getOrder(o.id)).toMatchObject({ status: 'PAID', paidAmount: '10' });
+  });
+
+  it('a reorg deeper than the confirmations is reported loudly and un-credits nobody', async () => {
+    const { service, ledger } = h();
+    await addTestMerchant(service);
+    const o = await order(service, { uid: 'u', amount: '10' });
+    const sim = new SimChain(4);
+    const { w, lines } = watcherFor(h(), sim);
+    const b = sim.mine([{ token: TOKEN, to: o.addresses.EVM!, value: 10_000_000n }]);
+    sim.mineEmpty(3);
+    await untilCaughtUp(w);
+    expect(await service.getOrderStatus(o.id)).toBe('PAID');
+    sim.reorg(b, [[], [], [], [], []]);
+    await untilCaughtUp(w);
+    expect(await service.getOrderStatus(o.id)).toBe('PAID');
+    expect(await service.balance('u')).toMatchObject({ available: '10' });
+    expect(readCursor(ledger.db, '31337')?.deepReorg).toMatch(/reorg deeper than 3 confirmations/);
+    expect(lines.join('\n')).toMatch(/DEEP REORG/);
+    expect((await service.log({ orderId: o.id })).map((e) => e.action)).toContain('chain.deep_reorg');
+    const chainsOut = await cli(h(), ['chains']);
+    expect(chainsOut.code).toBe(0);
+    expect(chainsOut.stderr).toMatch(/chain 31337: .*reorg deeper than 3 confirmations/);
+  });
+
+  it('shrinks the range while the node calls it too large, and misses nothing', async () => {
+    const { service } = h();
+    await addTestMerchant(service);
+    const orders = [];
+    for (let i = 0; i < 5; i++) orders.push(await order(service, { uid: `u${i}`, amount: '1' }));
+    const sim = new SimChain(0);
+    sim.maxRange = 7;
+    for (let i = 0; i < 60; i++) sim.mine(i % 12 === 0 ? [{ token: TOKEN, to: orders[i / 12]!.addresses.EVM!, value: 1_000_000n }] : []);
+    sim.mineEmpty(3);
+    const { w } = watcherFor(h(), sim, { maxSpan: 100 });
+    await untilCaughtUp(w);
+    for (const o of orders) expect(await service.getOrderStatus(o.id)).toBe('PAID');
+  });
+
+  it('a restart resumes from the ledger; a second process stands by while the lease is held', async () => {
+    const { service, clock } = h();
+    await addTestMerchant(service);
+    const o = await order(service, { uid: 'u', amount: '10' });
+    const sim = new SimChain(3);
+    const first = watcherFor(h(), sim, { holder: 'A' }).w;
+    sim.mine([{ token: TOKEN, to: o.addresses.EVM!, value: 10_000_000n }]);
+    await untilCaughtUp(first);
+    // B finds the lease taken.
+    const second = watcherFor(h(), sim, { holder: 'B' }).w;
+    expect(await second.tick()).toMatchObject({ leasedBy: 'A' });
+    sim.mineEmpty(2);
+    // A dies without giving the lease up; once it expires, B takes over and counts exactly once.
+    clock.now += first.leaseMs + 1;
+    await untilCaughtUp(second);
+    expect(await service.getOrder(o.id)).toMatchObject({ status: 'PAID', paidAmount: '10' });
+    // A comes back: its lease is gone, so it stands by instead of counting again.
+    expect(await first.tick()).toMatchObject({ leasedBy: 'B' });
+    expect(await service.balance('u')).toMatchObject({ available: '10' });
+  });
+
+  it('a late payment credits and marks late; one more than 24 h after expiry is held, not credited', async () => {
+    const { service, clock } = h();
+    await addTestMerchant(service);
+    const late = await order(service, { uid: 'late', amount: '5' });
+    const held = await order(service, { uid: 'held', amount: '5' });
+    const sim = new SimChain(1);
+    const { w } = watcherFor(h(), sim);
+    clock.now = T0 + 40 * MINUTE;
+    sim.mine([{ token: TOKEN, to: late.addresses.EVM!, value: 5_000_000n }]);
+    sim.mineEmpty(2);
+    await untilCaughtUp(w);
+    expect(await service.getOrder(late.id)).toMatchObject({ status: 'PAID', late: true });
+    clock.now = T0 + 2 * DAY;
+    sim.mine([{ token: TOKEN, to: held.addresses.EVM!, value: 5_000_000n }]);
+    sim.mineEmpty(2);
+    await untilCaughtUp(w);
+    expect(await service.getOrderStatus(held.id)).toBe('EXPIRED');
+    expect(await service.balance('held')).toMatchObject({ available: '0' });
+    expect((await service.log({ orderId: held.id })).map((e) => e.action)).toContain('order.payment_held');
+  });
+
+  it('a held payment is decided like a counted one: a deep reorg under it is reported and leaves it held, uncredited', async () => {
+    const { service, clock } = h();
+    await addTestMerchant(service);
+    const o = await order(service, { uid: 'u', amount: '5' });
+    clock.now = T0 + 2 * DAY;
+    const sim = new SimChain(4);
+    const { w, lines } = watcherFor(h(), sim);
+    const b = sim.mine([{ token: TOKEN, to: o.addresses.EVM!, value: 5_000_000n }]);
+    sim.mineEmpty(3);
+    await untilCaughtUp(w);
+    expect((await service.heldPayments()).map((p) => [p.orderId, p.amount])).toEqual([[o.id, '5']]);
+    sim.reorg(b, [[], [], [], [], []]);
+    await untilCaughtUp(w);
+    expect(lines.join('\n')).toMatch(/DEEP REORG: 1 counted payment/);
+    expect((await service.log({ orderId: o.id })).map((e) => e.action)).toEqual(expect.arrayContaining(['order.payment_held', 'chain.deep_reorg']));
+    expect(await service.heldPayments()).toHaveLength(1);
+    expect(await service.balance('u')).toMatchObject({ available: '0' });
+  });
+
+  it('TRON: base58 token and order addresses matched through the node hex form', async () => {
+    const { service } = h();
+    await addTestMerchant(service);
+    const o = await order(service, { uid: 't', amount: '3' });
+    const { adapterFor } = await import('../../../src/chains/watch/adapter.js');
+    const tron = adapterFor('TRON');
+    const sim = new SimChain(1);
+    const { w } = watcherFor(h(), sim, { chainId: '728126428' });
+    sim.mine([{ token: tron.toNodeAddress(TRON_TOKEN), to: tron.toNodeAddress(o.addresses.TRON!), value: 3_000_000n }]);
+    sim.mineEmpty(2);
+    await untilCaughtUp(w);
+    const d = await service.getOrder(o.id);
+    expect(d).toMatchObject({ status: 'PAID', paidAmount: '3' });
+    expect(d.payments[0]).toMatchObject({ chainType: 'TRON', token: TRON_TOKEN });
+    expect(d.payments[0]!.txHash).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('a node that is down fails the tick without touching the ledger; it resumes when back', async () => {
+    const { service } = h();
+    await addTestMerchant(service);
+    const o = await order(service, { uid: 'u', amount: '1' });
+    const sim = new SimChain(1);
+    const { w } = watcherFor(h(), sim);
+    await untilCaughtUp(w);
+    sim.down = true;
+    await expect(w.tick()).rejects.toThrow(/ECONNREFUSED/);
+    sim.down = false;
+    sim.mine([{ token: TOKEN, to: o.addresses.EVM!, value: 1_000_000n }]);
+    sim.mineEmpty(2);
+    await untilCaughtUp(w);
+    expect(await service.getOrderStatus(o.id)).toBe('PAID');
+  });
+});

@@ -1,0 +1,365 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { Contract, Interface, JsonRpcProvider, Network } from 'ethers';
+import { afterEach, describe, expect, it } from 'vitest';
+import { TEST_WALLET, TEST_EVM_0 } from '../helpers/service.js';
+import { BIN, definedEnv } from '../helpers/cli.js';
+import { killAll, spawnServe, type Spawned } from '../server/helpers.js';
+import { CLEAN_ENV, sandbox, SLOW, type Sandbox } from './_support.js';
+
+/**
+ * `serve --dev` and `dev pay` end to end: the real binary (dist/, `npm run build` first), a real
+ * anvil from the npm package, real ledger files. Every serve is stopped by the test; anvil must
+ * stop with it.
+ */
+
+const ERC20 = ['function balanceOf(address) view returns (uint256)', 'event Transfer(address indexed from, address indexed to, uint256 value)'];
+
+afterEach(() => killAll());
+
+function serveEnv(s: Sandbox, extra: Record<string, string> = {}): Record<string, string> {
+  return { XDG_DATA_HOME: `${s.dir}/xdg`, XDG_CONFIG_HOME: `${s.dir}/config`, ...extra };
+}
+
+async function serveDev(s: Sandbox, extra: Record<string, string> = {}, args: string[] = []): Promise<Spawned> {
+  const srv = await spawnServe(s.db, serveEnv(s, extra), ['--dev', ...args]);
+  // The last lines of the announcement, with or without a merchant created.
+  await srv.waitFor(/Sign your own bodies:\n.*\n\n|sign requests with a merchant's secret: .*\n/, 'stderr', 60_000);
+  return srv;
+}
+
+interface Announced {
+  rpcUrl: string;
+  token: string;
+}
+
+function announced(srv: Spawned): Announced {
+  const err = srv.stderr();
+  const chain = /^ {2}chain {3}31337 \(development, anvil\) at (http:\/\/127\.0\.0\.1:\d+)$/m.exec(err);
+  const token = /^ {2}token {3}test USDT (0x[0-9a-fA-F]{40}) /m.exec(err);
+  expect(chain, err).not.toBeNull();
+  expect(token, err).not.toBeNull();
+  return { rpcUrl: chain![1]!, token: token![1]! };
+}
+
+function provider(rpcUrl: string): JsonRpcProvider {
+  const network = Network.from(31337);
+  return new JsonRpcProvider(rpcUrl, network, { staticNetwork: network, cacheTimeout: -1 });
+}
+
+async function tokenBalance(a: Announced, holder: string): Promise<bigint> {
+  const p = provider(a.rpcUrl);
+  try {
+    return (await new Contract(a.token, ERC20, p).getFunction('balanceOf')(holder)) as bigint;
+  } finally {
+    p.destroy();
+  }
+}
+
+async function until(probe: () => Promise<boolean>, ms = 20_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** True once nothing listens at rpcUrl any more. */
+async function refuses(rpcUrl: string, withinMs = 10_000): Promise<boolean> {
+  const deadline = Date.now() + withinMs;
+  while (Date.now() < deadline) {
+    try {
+      await fetch(rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}', signal: AbortSignal.timeout(1000) });
+    } catch {
+      return true;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return false;
+}
+
+describe('serve --dev', () => {
+  it(
+    'creates the public test merchant, a chain and a token; the printed curl creates an order and dev pay pays it; the chain survives a restart',
+    async () => {
+      const s = sandbox();
+      const srv = await serveDev(s);
+      const err = srv.stderr();
+      const a = announced(srv);
+
+      // The wallet is named, never spelled out (decisions §10).
+      expect(err).toContain('the public anvil test mnemonic: PUBLIC AND UNSAFE');
+      expect(err).not.toMatch(/test test|junk/);
+      const mchId = /^ {2}mchId {3}(M\d+)$/m.exec(err)?.[1];
+      const secret = /^ {2}secret {2}(sk_\S+)$/m.exec(err)?.[1];
+      expect(mchId, err).toBeDefined();
+      expect(secret, err).toBeDefined();
+      const merchant = await s.json(['merchant', 'show', mchId!]);
+      expect(merchant).toMatchObject({ evmXpub: TEST_WALLET.evmXpub, tronXpub: TEST_WALLET.tronXpub });
+
+      // The signed curl it printed, sent as printed.
+      const curl = /^ {2}curl -s -X POST (\S+) -H 'Content-Type: application\/json' -d '(.+)'$/m.exec(err);
+      expect(curl, err).not.toBeNull();
+      const res = await fetch(curl![1]!, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: curl![2]! });
+      const created = (await res.json()) as { code: number; data: { id: string; amount: string; addresses: { EVM: string } } };
+      expect(created).toMatchObject({ code: 1, data: { amount: '12.5', addresses: { EVM: TEST_EVM_0 } } });
+      const order = created.data;
+      expect(err).toContain(`cryptopay --db ${s.db} dev pay <order id> [--amount A]`);
+
+      // The registry of that ledger, as every other command sees it.
+      const chains = await s.json<{ chainId: string; development?: boolean; rpcUrl?: string; confirmations: number; tokens: { address: string; decimals: number }[] }[]>(['chains']);
+      expect(chains.find((c) => c.chainId === '31337')).toMatchObject({ development: true, rpcUrl: a.rpcUrl, confirmations: 1, tokens: [{ address: a.token, decimals: 6 }] });
+      expect(chains.filter((c) => c.development).map((c) => c.chainId)).toEqual(['31337']);
+      expect(await s.ok(['chains'])).toMatch(/^31337\tEVM\tDevelopment \(anvil\) \[development: test money only\]\t1\t.*\tUSDT 0x/m);
+
+      // dev pay: what the order lacks, by default; then an extra amount from another account.
+      expect(await tokenBalance(a, order.addresses.EVM)).toBe(0n);
+      const paid = await s.json(['dev', 'pay', order.id]);
+      expect(paid).toMatchObject({ order: order.id, chainId: '31337', token: a.token, to: order.addresses.EVM, amount: '12.5', asset: 'USDT' });
+      expect(paid.txHash).toMatch(/^0x[0-9a-f]{64}$/);
+      expect(await tokenBalance(a, order.addresses.EVM)).toBe(12_500_000n);
+      const p = provider(a.rpcUrl);
+      const receipt = await p.getTransactionReceipt(paid.txHash);
+      p.destroy();
+      const iface = new Interface(ERC20);
+      const transfers = receipt!.logs.map((l) => iface.parseLog(l)!).map((l) => [l.args[0], l.args[1], l.args[2]]);
+      expect(transfers).toEqual([[paid.from, order.addresses.EVM, 12_500_000n]]);
+      // The payer is never an address the ledger hands out to orders.
+      expect(paid.from).not.toBe(order.addresses.EVM);
+
+      const more = await s.json(['dev', 'pay', order.id, '--amount', '0.75', '--from', '2']);
+      expect(more.from).not.toBe(paid.from);
+      expect(await tokenBalance(a, order.addresses.EVM)).toBe(13_250_000n);
+
+      // Withdrawals on the dev chain pass the registry's checks like any chain's.
+      await s.json(['balance', 'adjust', 'user-1', '--amount', '3', '--reason', 'test', '--yes']);
+      const wd = await s.json(['withdraw', 'apply', '--uid', 'user-1', '--amount', '1.5', '--to', TEST_EVM_0, '--chain-type', 'EVM', '--chain-id', '31337', '--token', a.token]);
+      expect(wd).toMatchObject({ status: 'PENDING', chainId: '31337', token: a.token });
+
+      // Stopping serve stops anvil, which writes its state beside the ledger.
+      expect((await srv.stop()).code).toBe(0);
+      expect(await refuses(a.rpcUrl)).toBe(true);
+      expect(existsSync(`${s.db}.anvil-state.json`)).toBe(true);
+
+      // With serve stopped, dev pay says the chain does not answer and changes nothing.
+      const down = await s.run(['dev', 'pay', order.id, '--amount', '1']);
+      expect(down.code, down.stderr).toBe(3);
+      expect(down.stderr).toContain(`the development chain at ${a.rpcUrl} does not answer`);
+
+      // Restarted: the same merchant (no new secret printed), the same token, the same balances.
+      const again = await serveDev(s);
+      const b = announced(again);
+      expect(b.token).toBe(a.token);
+      expect(again.stderr()).not.toContain(secret);
+      expect(again.stderr()).not.toMatch(/test test|junk/);
+      expect(again.stderr()).toContain('development mode: the ledger already has a merchant, so none was created');
+      expect(await tokenBalance(b, order.addresses.EVM)).toBe(13_250_000n);
+      expect(await s.json(['merchant', 'list'])).toHaveLength(1);
+      const third = await s.json(['dev', 'pay', order.id, '--amount', '0.25']);
+      expect(third.blockNumber).toBeGreaterThan(more.blockNumber);
+      expect(await tokenBalance(b, order.addresses.EVM)).toBe(13_500_000n);
+      expect((await again.stop()).code).toBe(0);
+      expect(await refuses(b.rpcUrl)).toBe(true);
+    },
+    SLOW,
+  );
+
+  it(
+    'does not leave anvil behind when serve is killed',
+    async () => {
+      const s = sandbox();
+      const srv = await serveDev(s);
+      const a = announced(srv);
+      srv.child.kill('SIGKILL');
+      await srv.exited;
+      expect(await refuses(a.rpcUrl)).toBe(true);
+    },
+    SLOW,
+  );
+
+  it(
+    'starts without a chain, and says so, where anvil cannot run',
+    async () => {
+      const s = sandbox();
+      const srv = await serveDev(s, { CRYPTOPAY_ANVIL: `${s.dir}/no-such-anvil` });
+      const err = srv.stderr();
+      expect(err).toContain(`chain   none: anvil binary ${s.dir}/no-such-anvil (from CRYPTOPAY_ANVIL) does not exist`);
+      expect(err).toContain('serving without a development chain');
+      expect(err).not.toContain('dev pay');
+      // The merchant and the API work all the same.
+      const curl = /^ {2}curl -s -X POST (\S+) -H 'Content-Type: application\/json' -d '(.+)'$/m.exec(err);
+      const res = await fetch(curl![1]!, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: curl![2]! });
+      const order = ((await res.json()) as { data: { id: string } }).data;
+      expect(order.id).toMatch(/^ord_/);
+      expect((await s.json<{ chainId: string }[]>(['chains'])).map((c) => c.chainId)).not.toContain('31337');
+      const pay = await s.run(['dev', 'pay', order.id]);
+      expect(pay.code).toBe(1);
+      expect(pay.stderr).toContain('this ledger has no development chain: start cryptopay serve --dev on it first');
+      expect((await srv.stop()).code).toBe(0);
+    },
+    SLOW,
+  );
+
+  it(
+    'keeps the chain of an earlier run without its RPC address when anvil cannot run any more',
+    async () => {
+      const s = sandbox();
+      const first = await serveDev(s);
+      const a = announced(first);
+      const o = await s.json<{ id: string }>(['order', 'create', '--oid', 'A-1', '--uid', 'u1', '--amount', '5']);
+      await s.json(['dev', 'pay', o.id]);
+      expect((await first.stop()).code).toBe(0);
+
+      const second = await serveDev(s, { CRYPTOPAY_ANVIL: `${s.dir}/no-such-anvil` });
+      expect(second.stderr()).toContain('serving without a development chain');
+      const dev = (await s.json<{ chainId: string; rpcUrl?: string; development?: boolean; tokens: { address: string }[] }[]>(['chains'])).find((c) => c.chainId === '31337');
+      expect(dev).toMatchObject({ development: true, tokens: [{ address: a.token }] });
+      expect(dev!.rpcUrl).toBeUndefined();
+      const pay = await s.run(['dev', 'pay', o.id, '--amount', '1']);
+      expect(pay.code).toBe(3);
+      expect(pay.stderr).toContain('the development chain 31337 is not running: start cryptopay serve --dev on this ledger');
+      expect((await second.stop()).code).toBe(0);
+    },
+    SLOW,
+  );
+});
+
+describe('the sandbox with its chain watcher', () => {
+  it(
+    'turns an order paid with dev pay PAID on its own and credits the user what arrived',
+    async () => {
+      const s = sandbox();
+      const srv = await serveDev(s);
+      const o = await s.json<{ id: string }>(['order', 'create', '--oid', 'A-1', '--uid', 'u1', '--amount', '12.5']);
+      // Underpaid first: the order waits for the rest.
+      const part = await s.run(['dev', 'pay', o.id, '--amount', '5', '--wait', '3']);
+      expect(part.code).toBe(1);
+      expect(part.stderr).toContain(`but order ${o.id} is still PENDING_PAY after 3 s`);
+      const rest = await s.json(['dev', 'pay', o.id, '--wait', '30']);
+      expect(rest).toMatchObject({ amount: '7.5', status: 'PAID' });
+      const shown = await s.json<{ status: string; paidAmount: string; payments: { txHash: string; amount: string; source: string; chainId: string | null }[] }>(['order', 'show', o.id]);
+      expect(shown).toMatchObject({ status: 'PAID', paidAmount: '12.5' });
+      expect(shown.payments.map((p) => [p.source, p.chainId, p.amount])).toEqual([
+        ['chain', '31337', '5'],
+        ['chain', '31337', '7.5'],
+      ]);
+      expect(shown.payments[1]!.txHash).toBe(rest.txHash);
+      expect(await s.json(['balance', 'u1'])).toMatchObject({ available: '12.5' });
+
+      // Without --wait, the table shows the status before the transfer and stderr says what comes next.
+      const extra = await s.run(['dev', 'pay', o.id, '--amount', '1']);
+      expect(extra.code, extra.stderr).toBe(0);
+      expect(extra.stdout).toMatch(/^sent +1 USDT \(test token\)$/m);
+      expect(extra.stdout).toMatch(/^status +PAID$/m);
+      expect(extra.stderr).toBe("serve --dev's chain watcher credits it after 1 confirmation; add --wait to wait until the order reads PAID\n");
+      await until(async () => (await s.json<{ available: string }>(['balance', 'u1'])).available === '13.5');
+      expect((await srv.stop()).code).toBe(0);
+    },
+    SLOW,
+  );
+});
+
+describe('serve --dev, again', () => {
+  it(
+    'moves to another port when the last one is taken, and every command follows it through the ledger',
+    async () => {
+      const s = sandbox();
+      const first = await serveDev(s);
+      const a = announced(first);
+      const o = await s.json<{ id: string; addresses: { EVM: string } }>(['order', 'create', '--oid', 'A-1', '--uid', 'u1', '--amount', '2']);
+      expect((await first.stop()).code).toBe(0);
+
+      const squatter = createServer();
+      await new Promise<void>((resolve) => squatter.listen(Number(new URL(a.rpcUrl).port), '127.0.0.1', resolve));
+      try {
+        const second = await serveDev(s);
+        const b = announced(second);
+        expect(b.rpcUrl).not.toBe(a.rpcUrl);
+        expect(b.token).toBe(a.token);
+        const chains = await s.json<{ chainId: string; rpcUrl?: string }[]>(['chains']);
+        expect(chains.find((c) => c.chainId === '31337')?.rpcUrl).toBe(b.rpcUrl);
+        await s.json(['dev', 'pay', o.id]);
+        expect(await tokenBalance(b, o.addresses.EVM)).toBe(2_000_000n);
+        expect((await second.stop()).code).toBe(0);
+      } finally {
+        squatter.close();
+      }
+    },
+    SLOW,
+  );
+
+  it(
+    'dev pay --wait returns once the order reads PAID, and fails saying so when it does not in time',
+    async () => {
+      const s = sandbox();
+      // No watcher: the operator records the payment by hand, and nothing else may.
+      const srv = await serveDev(s, {}, ['--no-watch']);
+      expect(srv.stderr()).not.toContain('watching chain');
+      const a = announced(srv);
+      const o = await s.json<{ id: string; addresses: { EVM: string } }>(['order', 'create', '--oid', 'A-1', '--uid', 'u1', '--amount', '3']);
+
+      // Whoever records the payment (here an operator by hand, normally the chain watcher), the
+      // waiting dev pay sees the order turn PAID.
+      const env = definedEnv({ ...process.env, ...CLEAN_ENV, XDG_DATA_HOME: `${s.dir}/xdg`, XDG_CONFIG_HOME: `${s.dir}/config` });
+      const child = spawn(process.execPath, [BIN, '--db', s.db, '--json', 'dev', 'pay', o.id, '--wait', '30'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.on('data', (d) => (out += d));
+      const done = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? -1)));
+      const deadline = Date.now() + 20_000;
+      while ((await tokenBalance(a, o.addresses.EVM)) === 0n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      expect(await tokenBalance(a, o.addresses.EVM)).toBe(3_000_000n);
+      const txHash = `0x${'cd'.repeat(32)}`;
+      await s.json(['order', 'mark-paid', o.id, '--tx-hash', txHash, '--yes']);
+      expect(await done).toBe(0);
+      expect(JSON.parse(out)).toMatchObject({ order: o.id, amount: '3', status: 'PAID' });
+
+      // Paid in full on chain, but with no watcher and no operator nothing credits it.
+      const late = await s.json<{ id: string }>(['order', 'create', '--oid', 'A-2', '--uid', 'u1', '--amount', '1']);
+      const r = await s.run(['dev', 'pay', late.id, '--wait', '2']);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(new RegExp(`but order ${late.id} is still PENDING_PAY after 2 s`));
+      expect((await srv.stop()).code).toBe(0);
+    },
+    SLOW,
+  );
+});
+
+describe('dev pay refuses', () => {
+  it(
+    'without a development chain, an unknown order, a paid order, a bad --from or --wait, changing nothing',
+    async () => {
+      const s = sandbox();
+      await s.json(['merchant', 'add', '--name', 'Shop', '--generate-wallet']);
+      const o = await s.json<{ id: string }>(['order', 'create', '--oid', 'A-1', '--uid', 'u1', '--amount', '5']);
+      const none = await s.run(['dev', 'pay', o.id]);
+      expect({ code: none.code, err: none.stderr }).toEqual({ code: 1, err: 'error: this ledger has no development chain: start cryptopay serve --dev on it first (dev pay never sends on a real chain)\n' });
+      expect((await s.run(['dev', 'pay', o.id, '--from', '12'])).code).toBe(2);
+      expect((await s.run(['dev', 'pay', o.id, '--wait', 'soon'])).code).toBe(2);
+      expect((await s.run(['dev', 'pay'])).code).toBe(2);
+    },
+    SLOW,
+  );
+
+  it(
+    'an order with nothing left to pay, unless --amount says how much, and an unknown order',
+    async () => {
+      const s = sandbox();
+      const srv = await serveDev(s);
+      const a = announced(srv);
+      const o = await s.json<{ id: string; addresses: { EVM: string } }>(['order', 'create', '--oid', 'A-1', '--uid', 'u1', '--amount', '5']);
+      await s.json(['order', 'mark-paid', o.id, '--tx-hash', `0x${'ab'.repeat(32)}`, '--yes']);
+      const r = await s.run(['dev', 'pay', o.id]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`order ${o.id} is PAID: nothing left to pay (give --amount to send more anyway)`);
+      expect(await tokenBalance(a, o.addresses.EVM)).toBe(0n);
+      await s.json(['dev', 'pay', o.id, '--amount', '1']);
+      expect(await tokenBalance(a, o.addresses.EVM)).toBe(1_000_000n);
+      const unknown = await s.run(['dev', 'pay', 'ord_nope']);
+      expect(unknown.code).toBe(1);
+      expect(await tokenBalance(a, o.addresses.EVM)).toBe(1_000_000n);
+      expect((await srv.stop()).code).toBe(0);
+    },
+    SLOW,
+  );
+});

@@ -1,0 +1,155 @@
+import { createHash } from 'node:crypto';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { escapeHtml, html } from '../../src/server/html.js';
+import { expectOk, MINUTE, nextTx, startServer, T0, type Merchant, type TestServer } from './helpers.js';
+
+/**
+ * The payment page over a real socket on 127.0.0.1, with the server's clock injected: what it
+ * sends (headers, policy, size, escaping) and the state it serves to its script. What a payer
+ * sees in a browser is in pay-page-browser.test.ts.
+ */
+
+let s: TestServer;
+let m: Merchant;
+
+beforeAll(async () => {
+  s = await startServer();
+  m = await s.addMerchant({ name: 'Corner <Shop> & "Co"' });
+});
+afterAll(async () => {
+  expect(await s.service.check()).toEqual([]);
+  await s.close();
+});
+
+const page = (id: string, init?: RequestInit) => s.fetch(`/pay/${encodeURIComponent(id)}`, init);
+const sha = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
+const between = (text: string, open: string, close: string) => text.slice(text.indexOf(open) + open.length, text.indexOf(close));
+
+describe('the template', () => {
+  it('escapes every interpolated value, in text and in attributes, and gives it back unchanged to a parser', () => {
+    fc.assert(
+      fc.property(fc.string(), (v) => {
+        const out = html`<p title="${v}">${v}</p>`.text;
+        const inner = out.slice('<p title="'.length, out.length - '</p>'.length);
+        expect(inner.slice(0, inner.indexOf('">'))).not.toMatch(/[<>"'`]/);
+        const unescape = (t: string) => t.replace(/&(lt|gt|quot|#39|#96|amp);/g, (_, e: string) => ({ lt: '<', gt: '>', quot: '"', '#39': "'", '#96': '`', amp: '&' })[e]!);
+        expect(unescape(escapeHtml(v))).toBe(v);
+      }),
+    );
+  });
+});
+
+describe('GET /pay/{id}', () => {
+  it('is HTML with a policy that runs only its own script and style, loads only the logo and talks only to itself', async () => {
+    const logo = 'https://cdn.example.com/brand/logo.png?v=2';
+    const o = await s.order(m, { logo });
+    const r = await page(o.id);
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    const csp = r.headers.get('content-security-policy')!;
+    const script = between(r.text, '<script>', '</script>');
+    const style = between(r.text, '<style>', '</style>');
+    expect(csp).toBe(
+      `default-src 'none'; script-src ${sha(script)}; style-src ${sha(style)}; img-src https://cdn.example.com/brand/logo.png; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
+    );
+    // Exactly one script and one style element, both inline: nothing else is fetched or run.
+    expect(r.text.match(/<script/g)).toHaveLength(1);
+    expect(r.text.match(/<style/g)).toHaveLength(1);
+    expect(r.text).not.toMatch(/<link|<iframe|src="(?!https:\/\/cdn\.example\.com\/brand\/logo\.png\?v=2")/);
+    expect(r.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(r.headers.get('cache-control')).toBe('no-store');
+    expect(r.headers.get('x-content-type-options')).toBe('nosniff');
+  });
+
+  it('without a logo allows no image at all; a logo path CSP cannot express is allowed by its origin only', async () => {
+    const plain = await page((await s.order(m)).id);
+    expect(plain.headers.get('content-security-policy')).not.toContain('img-src');
+    const odd = await page((await s.order(m, { logo: 'https://img.example.net/a;b,c.png' })).id);
+    expect(odd.headers.get('content-security-policy')).toContain('img-src https://img.example.net;');
+  });
+
+  it('stays under 60 KB with the longest merchant values, every character of them escaped', async () => {
+    const memo = '<>&"\''.repeat(51) + '<';
+    const oid = '<"'.repeat(32);
+    const o = await s.order(m, { memo, oid, logo: `https://example.com/${'<'.repeat(2000)}`, redirectUrl: `https://example.com/?q=${'"'.repeat(2000)}` });
+    const r = await page(o.id);
+    expect(r.status).toBe(200);
+    expect(Buffer.byteLength(r.text)).toBeLessThan(60 * 1024);
+    expect(r.text).toContain(escapeHtml(memo));
+    expect(r.text).toContain(escapeHtml(oid));
+    expect(r.text).not.toContain(memo);
+    expect(r.text).not.toContain('<"<"');
+    // The merchant name is merchant-given too.
+    expect(r.text).toContain('Corner &lt;Shop&gt; &amp; &quot;Co&quot;');
+  });
+
+  it('shows the addresses only while the order can be paid', async () => {
+    const o = await s.order(m, { expiredAt: T0 + 10 * MINUTE });
+    const addresses = await s.service.getAddresses(o.id);
+    const pending = await page(o.id);
+    for (const a of Object.values(addresses)) expect(pending.text).toContain(a);
+
+    s.clock.now = T0 + 11 * MINUTE;
+    try {
+      const expired = await page(o.id);
+      expect(expired.text).toContain('This payment request has expired');
+      for (const a of Object.values(addresses)) expect(expired.text).not.toContain(a);
+    } finally {
+      s.clock.now = T0;
+    }
+    const paid = await s.paidOrder(m, '3');
+    const r = await page(paid.id);
+    expect(r.text).toContain('data-status="PAID"');
+    expect(r.text).not.toContain((await s.service.getAddresses(paid.id)).EVM!);
+  });
+
+  it('links back only to the order\'s own http(s) redirect URL, and only when it has one', async () => {
+    const withBack = await s.order(m, { redirectUrl: 'https://shop.example/thanks?o=1&x=2' });
+    await s.service.markPaid({ id: withBack.id, txHash: nextTx() });
+    const r = await page(withBack.id);
+    expect(r.text.match(/href="[^"]*"/g)).toEqual(['href="https://shop.example/thanks?o=1&amp;x=2"']);
+    const none = await s.paidOrder(m, '1');
+    expect((await page(none.id)).text).not.toContain('href=');
+  });
+
+  it('answers an unknown or over-long id with one plain 404 page, and HEAD like GET without a body', async () => {
+    const a = await page('ord_nothing');
+    const b = await page('x'.repeat(65));
+    for (const r of [a, b]) {
+      expect(r.status).toBe(404);
+      expect(r.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(r.text).toContain('<title>Payment not found</title>');
+      expect(r.text).not.toContain('<script');
+    }
+    expect(b.text).toBe(a.text);
+    const o = await s.order(m);
+    const head = await page(o.id, { method: 'HEAD' });
+    expect({ status: head.status, text: head.text, type: head.headers.get('content-type') }).toEqual({ status: 200, text: '', type: 'text/html; charset=utf-8' });
+  });
+});
+
+describe('GET /pay/{id}/state', () => {
+  it('says what arrived and what is still due, in the envelope, with exact decimals', async () => {
+    const o = await s.order(m, { amount: '10.000001' });
+    expect(expectOk(await s.get(`/pay/${o.id}/state`))).toEqual({
+      status: 'PENDING_PAY', amount: '10.000001', paidAmount: '0', dueAmount: '10.000001', asset: 'USDT', expiredAt: T0 + 30 * MINUTE,
+    });
+    await s.service.markPaid({ id: o.id, txHash: nextTx(), amount: '4.1' });
+    expect(expectOk(await s.get(`/pay/${o.id}/state`))).toMatchObject({ status: 'PENDING_PAY', paidAmount: '4.1', dueAmount: '5.900001' });
+    await s.service.markPaid({ id: o.id, txHash: nextTx(), amount: '6' });
+    expect(expectOk(await s.get(`/pay/${o.id}/state`))).toMatchObject({ status: 'PAID', paidAmount: '10.1', dueAmount: '0' });
+  });
+
+  it('reads EXPIRED at once past expiredAt, and Order not found for an unknown id', async () => {
+    const o = await s.order(m, { expiredAt: T0 + MINUTE });
+    s.clock.now = T0 + 2 * MINUTE;
+    try {
+      expect(expectOk(await s.get(`/pay/${o.id}/state`))).toMatchObject({ status: 'EXPIRED', dueAmount: '10' });
+    } finally {
+      s.clock.now = T0;
+    }
+    const r = await s.get('/pay/ord_nothing/state');
+    expect({ status: r.status, json: r.json }).toMatchObject({ status: 404, json: { code: 0, msg: 'Order not found', data: null } });
+  });
+});
