@@ -7,6 +7,7 @@ import { LocalPaymentService } from '../../src/store/local-service.js';
 import { BIN, cliEnv, spawnCli, type CliResult } from '../helpers/cli.js';
 import { merchantVerifies, startReceiver, type Receiver } from '../callbacks/receiver.js';
 import { httpJson, killAll, nextNonce, nextTx, spawnServe, tempDir, type Merchant } from '../server/helpers.js';
+import { sandbox } from './_support.js';
 
 /**
  * Callbacks through the real binary (issue #13): serve delivers what the API, the CLI and the
@@ -208,6 +209,28 @@ describe('serve delivers callbacks', () => {
     const delivered = JSON.parse((await cli(['--db', db, '--json', 'callbacks', 'list', '--status', 'delivered'])).stdout);
     expect(delivered).toHaveLength(20);
     expect(delivered.every((c: { attempts: number }) => c.attempts === 1)).toBe(true);
+  });
+});
+
+describe('a payment found on chain', () => {
+  it('reaches the notifyUrl as order.paid: serve --dev watches its anvil, dev pay pays', { timeout: 180_000 }, async () => {
+    const s = sandbox();
+    const rec = await receiver();
+    const srv = await spawnServe(s.db, { XDG_DATA_HOME: `${s.dir}/xdg`, XDG_CONFIG_HOME: `${s.dir}/config` }, ['--dev']);
+    await srv.waitFor(/Sign your own bodies:\n.*\n\n|sign requests with a merchant's secret: .*\n/, 'stderr', 60_000);
+    const err = srv.stderr();
+    const m = { mchId: /^ {2}mchId {3}(M\d+)$/m.exec(err)![1]!, secret: /^ {2}secret {2}(sk_\S+)$/m.exec(err)![1]! };
+    const token = /^ {2}token {3}test USDT (0x[0-9a-fA-F]{40}) /m.exec(err)![1]!;
+    const created = await post(srv.url, '/api/v1/order', signed(m, { oid: 'chain-1', uid: 'u1', amount: '7', notifyUrl: rec.url }));
+    expect(created.json, created.text).toMatchObject({ code: 1 });
+    const paid = await s.json<{ txHash: string }>(['dev', 'pay', created.json.data.id]);
+    const [got] = await rec.waitFor(1, 60_000);
+    expect(got!.body).toMatchObject({
+      event: 'order.paid', id: created.json.data.id, oid: 'chain-1', status: 'PAID', paidAmount: '7', late: false,
+      chainType: 'EVM', chainId: '31337', token, txHash: paid.txHash, mchId: m.mchId,
+    });
+    expect(merchantVerifies(got!.body, m.secret)).toBe(true);
+    expect((await srv.stop()).code).toBe(0);
   });
 });
 
