@@ -89,6 +89,9 @@ export class CallbackWorker {
   private readonly perHostNow = new Map<string, number>();
   /** Attempts waiting for their receiver (inFlight also holds those being recorded). */
   private sending = 0;
+  /** The tick under way, and writes not tied to an attempt: stop() waits for both. */
+  private current: Promise<void> = Promise.resolve();
+  private readonly background = new Set<Promise<unknown>>();
   private timer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
   private running = false;
@@ -137,7 +140,10 @@ export class CallbackWorker {
     clearInterval(this.timer);
     this.unsubscribe?.();
     this.stopHandoff?.();
-    while (this.inFlight.size) await Promise.allSettled([...this.inFlight.values()]);
+    // The ledger may be closed once this resolves: nothing of ours may still be queued on it.
+    while (this.inFlight.size || this.background.size || this.ticking) {
+      await Promise.allSettled([...this.inFlight.values(), ...this.background, this.current]);
+    }
   }
 
   /** Looks for work now (a row was written in this process, or a slot came free). */
@@ -148,7 +154,7 @@ export class CallbackWorker {
       return;
     }
     this.ticking = true;
-    this.tick().finally(() => {
+    this.current = this.tick().finally(() => {
       this.ticking = false;
       if (this.again) {
         this.again = false;
@@ -175,7 +181,12 @@ export class CallbackWorker {
       else back.push(row.id);
     }
     if (back.length) {
-      this.write(() => releaseLeases(this.o.ledger.db, this.o.owner, back)).then(() => this.wake(), (e: unknown) => this.o.log?.(`callbacks: ${(e as Error).message}`));
+      const released = this.write(() => releaseLeases(this.o.ledger.db, this.o.owner, back)).then(
+        () => this.wake(),
+        (e: unknown) => this.o.log?.(`callbacks: ${(e as Error).message}`),
+      );
+      this.background.add(released);
+      void released.finally(() => this.background.delete(released));
     }
   }
 
