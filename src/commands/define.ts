@@ -118,7 +118,14 @@ export function defineCommands(program: Command, run: Runner): void {
     .description('settle a pending withdrawal with its transaction')
     .option('--tx-hash <hash>', 'payout transaction hash')
     .option('--block-number <n>', 'block of the transaction')
+    .option('--unverified', 'confirm without checking the chain (local ledger only; needs --reason)')
+    .option('--reason <text>', 'why the chain is not checked (kept in the audit log)')
     .action(run(() => import('./withdraw/confirm.js')));
+  withdraw
+    .command('verify')
+    .argument('<id>')
+    .description("re-check a withdrawal's transaction against the chain and report (exit 1 when it does not match)")
+    .action(run(() => import('./withdraw/verify.js')));
   withdraw
     .command('reject')
     .argument('<id>')

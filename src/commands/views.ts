@@ -57,9 +57,23 @@ export async function printWithdrawal(ctx: Context, w: Withdrawal): Promise<void
     ['tx hash', w.txHash],
     ['block', w.blockNumber],
     ['remark', w.remark],
+    ...verificationRows(w),
     ['created', formatTime(w.createdAt)],
     ['updated', formatTime(w.updatedAt)],
   ]);
+}
+
+/** How the confirmation was trusted (withdraw show): verified on chain, waiting for depth, or not verified and why. */
+function verificationRows(w: Withdrawal & { verification?: string | null; verificationNote?: string | null }): [string, Cell][] {
+  if (w.verification === undefined) return [];
+  const label =
+    w.verification === 'verified' ? 'verified on chain'
+    : w.verification === 'confirming' ? 'matches on chain; waiting for its confirmations (the watcher confirms it)'
+    : w.verification === 'unverified' ? 'NOT verified on chain'
+    : null;
+  const rows: [string, Cell][] = [['verification', label]];
+  if (w.verificationNote) rows.push([w.verification === 'unverified' ? 'why' : 'note', w.verificationNote]);
+  return rows;
 }
 
 export async function printMerchant(ctx: Context, m: MerchantView): Promise<void> {

@@ -99,6 +99,14 @@ export const withdrawConfirmSchema = z.strictObject({
   blockNumber: positiveInt('blockNumber'),
 });
 
+/** Extension (decisions §12, issue #12): the chain's view of a withdrawal's transaction; changes nothing. */
+export const withdrawVerifySchema = z.strictObject({
+  mchId,
+  id: id64('id'),
+  txHash: text('txHash', 80).optional(),
+  blockNumber: positiveInt('blockNumber').optional(),
+});
+
 export const withdrawRejectSchema = z.strictObject({
   mchId,
   id: id64('id'),
@@ -118,6 +126,7 @@ export type RefundRequest = z.input<typeof refundSchema>;
 export type WithdrawApplyRequest = z.input<typeof withdrawApplySchema>;
 export type WithdrawConfirmRequest = z.input<typeof withdrawConfirmSchema>;
 export type WithdrawRejectRequest = z.input<typeof withdrawRejectSchema>;
+export type WithdrawVerifyRequest = z.input<typeof withdrawVerifySchema>;
 
 /**
  * Null and "" mean "absent", exactly as signing treats them (decisions §1), so a field sent

@@ -4,8 +4,9 @@ import type {
   WithdrawApplyRequest,
   WithdrawConfirmRequest,
   WithdrawRejectRequest,
+  WithdrawVerifyRequest,
 } from './schemas.js';
-import type { Addresses, Order, OrderStatus, RefundResult, Withdrawal } from './types.js';
+import type { Addresses, Order, OrderStatus, RefundResult, VerificationReport, Withdrawal } from './types.js';
 
 /**
  * The operations of the REST interface, and the one seam of cryptopay: the ledger implements
@@ -21,6 +22,15 @@ export interface PaymentService {
   applyWithdrawal(input: WithdrawApplyRequest): Promise<Withdrawal>;
   confirmWithdrawal(input: WithdrawConfirmRequest): Promise<Withdrawal>;
   rejectWithdrawal(input: WithdrawRejectRequest): Promise<Withdrawal>;
+}
+
+/**
+ * What an operator needs beyond the interface, served as signed extension endpoints (decisions
+ * §12) so that remote mode can do it too; the ledger and the remote client both implement it.
+ */
+export interface OperatorExtensions {
+  /** The chain's view of a withdrawal's transaction (its own, or one about to confirm it); changes nothing. */
+  verifyWithdrawal(input: WithdrawVerifyRequest): Promise<VerificationReport>;
 }
 
 /** Who acts, for the audit log and replay protection. */

@@ -75,3 +75,34 @@ export interface Withdrawal {
   createdAt: number;
   updatedAt: number;
 }
+
+/**
+ * What the chain says about a withdrawal's transaction next to what the withdrawal expects
+ * (issue #12): `withdraw verify`, the question of `withdraw confirm`, `POST /api/v1/withdraw/verify`.
+ */
+export interface VerificationReport {
+  id: string;
+  status: WithdrawalStatus;
+  /** How its confirmation was trusted: null (not confirmed), confirming, verified, unverified. */
+  verification: 'confirming' | 'verified' | 'unverified' | null;
+  txHash: string;
+  blockNumber: number;
+  /** The transaction pays exactly this withdrawal in that block. */
+  matches: boolean;
+  /** It matches and has the chain's confirmations. */
+  deep: boolean;
+  verdict: 'match' | 'mismatch' | 'unknown' | 'unmined';
+  /** One sentence for the operator: what matches, or everything that differs. */
+  message: string;
+  expected: { token: string; tokenSymbol: string; amount: string; rawAmount: string; to: string; blockNumber: number; confirmations: number };
+  chain: {
+    known: boolean;
+    mined: boolean;
+    succeeded: boolean | null;
+    blockNumber: number | null;
+    blockHash: string | null;
+    head: number;
+    confirmations: number;
+    transfers: { token: string; to: string; rawAmount: string; amount: string | null }[];
+  };
+}

@@ -8,9 +8,10 @@ import type {
   WithdrawApplyRequest,
   WithdrawConfirmRequest,
   WithdrawRejectRequest,
+  WithdrawVerifyRequest,
 } from '../core/schemas.js';
-import type { PaymentService } from '../core/service.js';
-import type { Addresses, Order, OrderStatus, RefundResult, Withdrawal } from '../core/types.js';
+import type { OperatorExtensions, PaymentService } from '../core/service.js';
+import type { Addresses, Order, OrderStatus, RefundResult, VerificationReport, Withdrawal } from '../core/types.js';
 import { sign } from '../signing/index.js';
 import {
   addressesSchema,
@@ -18,6 +19,7 @@ import {
   orderSchema,
   refundResultSchema,
   statusSchema,
+  verificationReportSchema,
   withdrawalSchema,
 } from './responses.js';
 import { credentialsProblem } from './remote-url.js';
@@ -40,7 +42,7 @@ export interface RemoteOptions {
  * The PaymentService over the REST interface: each request built and signed as decisions §1
  * says, with a fresh timestamp and nonce; every answer checked to be the envelope.
  */
-export class RemotePaymentService implements PaymentService {
+export class RemotePaymentService implements PaymentService, OperatorExtensions {
   private readonly base: string;
   private readonly fetch: Fetch;
   private readonly timeoutMs: number;
@@ -84,6 +86,12 @@ export class RemotePaymentService implements PaymentService {
 
   async rejectWithdrawal(input: WithdrawRejectRequest): Promise<Withdrawal> {
     return this.post('/api/v1/withdraw/reject', input, withdrawalSchema);
+  }
+
+  /** Extension endpoint (decisions §12): the remote reads its chain; its message is printable text. */
+  async verifyWithdrawal(input: WithdrawVerifyRequest): Promise<VerificationReport> {
+    const r = await this.post('/api/v1/withdraw/verify', input, verificationReportSchema);
+    return printableDeep(r) as VerificationReport;
   }
 
   private async get<S extends z.ZodType>(path: string, schema: S): Promise<z.output<S>> {

@@ -112,3 +112,32 @@ export const withdrawalSchema = z
       problem('txHash', `not a ${w.chainType} transaction hash`);
     }
   });
+
+const anyAddress = z.string().refine((s) => isChecksummedEvmAddress(s) || isTronAddress(s), 'not an EVM or TRON address as the service writes it');
+const decimal = z.string().regex(/^\d{1,80}(\.\d{1,80})?$/, 'not a decimal amount');
+const units = z.string().regex(/^\d{1,80}$/, 'not a whole number of base units');
+const block = z.number().int('not a block number').min(0, 'not a block number');
+
+/** The verify extension's answer (src/core/types.ts VerificationReport). */
+export const verificationReportSchema = z.object({
+  id,
+  status: z.enum(['PENDING', 'CONFIRMED', 'REJECTED']),
+  verification: z.enum(['confirming', 'verified', 'unverified']).nullable(),
+  txHash: z.string().refine((h) => isTxHash('EVM', h) || isTxHash('TRON', h), 'not a transaction hash'),
+  blockNumber: block,
+  matches: z.boolean(),
+  deep: z.boolean(),
+  verdict: z.enum(['match', 'mismatch', 'unknown', 'unmined']),
+  message: text,
+  expected: z.object({ token: anyAddress, tokenSymbol: text, amount: decimal, rawAmount: units, to: anyAddress, blockNumber: block, confirmations: block }),
+  chain: z.object({
+    known: z.boolean(),
+    mined: z.boolean(),
+    succeeded: z.boolean().nullable(),
+    blockNumber: block.nullable(),
+    blockHash: z.string().regex(/^0x[0-9a-f]{64}$/, 'not a block hash').nullable(),
+    head: block,
+    confirmations: block,
+    transfers: z.array(z.object({ token: anyAddress, to: anyAddress, rawAmount: units, amount: decimal.nullable() })).max(1000),
+  }),
+});

@@ -10,8 +10,9 @@ import {
   withdrawApplySchema,
   withdrawConfirmSchema,
   withdrawRejectSchema,
+  withdrawVerifySchema,
 } from '../core/schemas.js';
-import type { Caller, PaymentService } from '../core/service.js';
+import type { Caller, OperatorExtensions, PaymentService } from '../core/service.js';
 import { verify } from '../signing/index.js';
 import { openApiDocument } from './openapi.js';
 import type { PayPageSource } from './pay-page-data.js';
@@ -20,7 +21,7 @@ import { RateLimiter } from './rate-limit.js';
 
 /** What the server needs of the ledger beyond the PaymentService itself. */
 export interface ServerBackend extends PaymentService, PayPageSource {
-  as(caller: Caller): PaymentService;
+  as(caller: Caller): PaymentService & OperatorExtensions;
   /** The merchant's secret and create-order limit per minute (0 = none); undefined when unknown. */
   merchantAuth(mchId: string): { secret: string; rateLimit: number } | undefined;
   resolveMerchantId(mchId?: string): string;
@@ -119,7 +120,7 @@ export function createApp(deps: AppDeps) {
   const signed = <S extends z.ZodObject>(
     path: string,
     schema: S,
-    run: (service: PaymentService, input: Record<string, unknown>) => Promise<unknown>,
+    run: (service: PaymentService & OperatorExtensions, input: Record<string, unknown>) => Promise<unknown>,
     opts: { mchIdRequired?: boolean; rateLimited?: boolean } = {},
   ) => {
     const full = schema.extend(authFields);
@@ -168,6 +169,8 @@ export function createApp(deps: AppDeps) {
   signed('/api/v1/withdraw/apply', withdrawApplySchema, (s, i) => s.applyWithdrawal(i as never));
   signed('/api/v1/withdraw/confirm', withdrawConfirmSchema, (s, i) => s.confirmWithdrawal(i as never));
   signed('/api/v1/withdraw/reject', withdrawRejectSchema, (s, i) => s.rejectWithdrawal(i as never));
+  // Extension (decisions §12): what confirm would find on chain, for remote mode's question and withdraw verify.
+  signed('/api/v1/withdraw/verify', withdrawVerifySchema, (s, i) => s.verifyWithdrawal(i as never));
 
   // The payment page and the state it polls (decisions §11), loaded on first use.
   const payRoutes = () => import('./pay-page-route.js').then((m) => m.payPageRoutes(backend, now));

@@ -6,6 +6,7 @@ import {
   withdrawApplySchema,
   withdrawConfirmSchema,
   withdrawRejectSchema,
+  withdrawVerifySchema,
 } from '../core/schemas.js';
 import { callbackWebhooks } from './openapi-webhooks.js';
 
@@ -195,6 +196,53 @@ const WITHDRAWAL = {
   },
 };
 
+const NULLABLE_INT = { anyOf: [{ type: 'integer', minimum: 0 }, { type: 'null' }] };
+/** The extension's answer (src/core/types.ts VerificationReport). */
+const VERIFICATION = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'status', 'verification', 'txHash', 'blockNumber', 'matches', 'deep', 'verdict', 'message', 'expected', 'chain'],
+  properties: {
+    id: { type: 'string', pattern: '^wd_[A-Za-z0-9_-]+$' },
+    status: { type: 'string', enum: ['PENDING', 'CONFIRMED', 'REJECTED'] },
+    verification: { anyOf: [{ type: 'string', enum: ['confirming', 'verified', 'unverified'] }, { type: 'null' }], description: 'how its confirmation was trusted' },
+    txHash: { type: 'string', pattern: TX_HASH_PATTERN },
+    blockNumber: { type: 'integer', minimum: 1 },
+    matches: { type: 'boolean', description: 'the transaction pays exactly this withdrawal in that block' },
+    deep: { type: 'boolean', description: "it matches and has the chain's confirmations" },
+    verdict: { type: 'string', enum: ['match', 'mismatch', 'unknown', 'unmined'] },
+    message: { type: 'string', minLength: 1, description: 'what matches, or everything that differs' },
+    expected: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['token', 'tokenSymbol', 'amount', 'rawAmount', 'to', 'blockNumber', 'confirmations'],
+      properties: {
+        token: ADDRESS, tokenSymbol: { type: 'string' }, amount: CANONICAL_AMOUNT, rawAmount: { type: 'string', pattern: '^\\d+$' }, to: ADDRESS,
+        blockNumber: { type: 'integer', minimum: 1 }, confirmations: { type: 'integer', minimum: 1 },
+      },
+    },
+    chain: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['known', 'mined', 'succeeded', 'blockNumber', 'blockHash', 'head', 'confirmations', 'transfers'],
+      properties: {
+        known: { type: 'boolean' }, mined: { type: 'boolean' }, succeeded: { type: ['boolean', 'null'] }, blockNumber: NULLABLE_INT,
+        blockHash: { anyOf: [{ type: 'string', pattern: '^0x[0-9a-f]{64}$' }, { type: 'null' }] }, head: { type: 'integer', minimum: 0 },
+        confirmations: { type: 'integer', minimum: 0 },
+        transfers: {
+          type: 'array',
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['token', 'to', 'rawAmount', 'amount'],
+            properties: { token: ADDRESS, to: ADDRESS, rawAmount: { type: 'string', pattern: '^\\d+$' }, amount: { anyOf: [CANONICAL_AMOUNT, { type: 'null' }] } },
+          },
+        },
+      },
+    },
+  },
+};
+
 const ok = (data: Json) => ({ description: 'success', content: { 'application/json': { schema: envelope(data) } } });
 
 function unsignedGet(summary: string, responses: Json, parameters: Json[] = []) {
@@ -252,6 +300,11 @@ export function openApiDocument(): Record<string, unknown> {
       '/api/v1/withdraw/apply': signedPost('Apply for a withdrawal (holds the amount)', withdrawApplySchema, WITHDRAWAL),
       '/api/v1/withdraw/confirm': signedPost('Confirm a pending withdrawal with its transaction', withdrawConfirmSchema, WITHDRAWAL),
       '/api/v1/withdraw/reject': signedPost('Reject a pending withdrawal (releases the hold)', withdrawRejectSchema, WITHDRAWAL),
+      '/api/v1/withdraw/verify': signedPost(
+        "Extension: what the chain says about a withdrawal's transaction (its recorded one, or txHash and blockNumber about to confirm it) next to what the withdrawal expects; changes nothing. 400 when the chain has no rpcUrl, 409 when there is no transaction to check, 503 when the node cannot be reached",
+        withdrawVerifySchema,
+        VERIFICATION,
+      ),
       '/pay/{id}': unsignedGet(
         'The payment page of an order (HTML for people; no signature: the unguessable id is the capability)',
         {

@@ -77,6 +77,14 @@ export function checkLedger(s: StoreCtx): string[] {
   for (const w of rows('select w.id, w.status, t.state from withdrawals w join transfers t on t.id = w.transfer_id')) {
     if (stateOf[String(w.status)] !== w.state) v.push(`withdrawal ${w.id} is ${w.status} but its transfer is ${w.state}`);
   }
+  // Issue #12: a PENDING withdrawal holds a transaction only while it waits for its confirmations;
+  // a CONFIRMED one says how it was trusted.
+  for (const w of rows(`select id, status, tx_hash, verification from withdrawals where
+      (status = 'CONFIRMED' and (tx_hash is null or coalesce(verification, '') not in ('verified', 'unverified')))
+      or (status = 'PENDING' and (tx_hash is not null) <> (coalesce(verification, '') = 'confirming'))
+      or (status = 'REJECTED' and (tx_hash is not null or coalesce(verification, '') = 'confirming'))`)) {
+    v.push(`withdrawal ${w.id} is ${w.status} with ${w.tx_hash === null ? 'no transaction' : `transaction ${w.tx_hash}`} and verification ${w.verification ?? 'none'}`);
+  }
 
   v.push(...duplicateTransactions(rows));
   v.push(...chainPaymentMismatches(rows));

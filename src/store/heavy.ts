@@ -13,4 +13,5 @@ export {
   withdrawApplySchema,
   withdrawConfirmSchema,
   withdrawRejectSchema,
+  withdrawVerifySchema,
 } from '../core/schemas.js';

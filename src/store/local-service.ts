@@ -1,5 +1,6 @@
 import { lte } from 'drizzle-orm';
-import type { ChainEntry, Registry, RegistryConfig, TokenEntry } from '../chains/registry.js';
+import type { ChainEntry, ChainInfo, Registry, RegistryConfig, TokenEntry } from '../chains/registry.js';
+import type { RpcClient } from '../chains/watch/rpc.js';
 import { AppError } from '../core/errors.js';
 import type {
   CreateOrderRequest,
@@ -7,9 +8,10 @@ import type {
   WithdrawApplyRequest,
   WithdrawConfirmRequest,
   WithdrawRejectRequest,
+  WithdrawVerifyRequest,
 } from '../core/schemas.js';
-import type { Caller, PaymentService } from '../core/service.js';
-import type { Addresses, Order, OrderDetail, OrderStatus, RefundResult, Withdrawal, WithdrawalStatus } from '../core/types.js';
+import type { Caller, OperatorExtensions, PaymentService } from '../core/service.js';
+import type { Addresses, Order, OrderDetail, OrderStatus, RefundResult, VerificationReport, Withdrawal, WithdrawalStatus } from '../core/types.js';
 import { readLog, type AuditView } from './audit-log.js';
 import { adjustBalance, balance, type BalanceView } from './balances.js';
 import { checkLedger } from './check.js';
@@ -31,8 +33,11 @@ import { nonces } from './schema.js';
 import { statementsOf } from './statements.js';
 import type { StoreCtx } from './store-context.js';
 import * as withdrawals from './withdrawals.js';
+import * as verification from './withdrawal-verification.js';
+import type { WithdrawalDetail } from './withdrawals.js';
 
 export { formatDuration, parseDuration } from '../core/duration.js';
+export type { WithdrawalDetail };
 export type { AuditView, BalanceView, CallbackStatus, CallbackView, HeldPaymentRef, HeldPaymentView, MarkPaidInput, MerchantView, NewMerchant, RefundView };
 
 export interface LocalDeps {
@@ -45,6 +50,8 @@ export interface LocalDeps {
   randomId?: (prefix: string) => string;
   /** A notifyUrl may name a loopback or private address (development: serve --allow-private-callbacks). */
   allowPrivateCallbacks?: boolean;
+  /** How a chain's node is read (default: the watcher's JSON-RPC client on the chain's rpcUrl). */
+  rpcFor?: (chain: ChainInfo) => RpcClient;
 }
 
 const heavy = () => import('./heavy.js');
@@ -58,7 +65,7 @@ export const NONCE_USED = 'nonce has already been used';
  * payments.ts, refunds.ts, withdrawals.ts, balances.ts, audit-log.ts, check.ts), each taking the
  * StoreCtx this class builds for its caller.
  */
-export class LocalPaymentService implements PaymentService {
+export class LocalPaymentService implements PaymentService, OperatorExtensions {
   private registryBuilt?: Registry;
   private readonly randomId: (prefix: string) => string;
   private readonly s: StoreCtx;
@@ -75,6 +82,7 @@ export class LocalPaymentService implements PaymentService {
       caller: deps.caller,
       now: deps.now,
       registry: () => this.registry(),
+      rpc: (chain) => this.rpc(chain),
       randomId: this.randomId,
       stmts: () => statementsOf(ledger),
       write: (fn) => this.write(fn),
@@ -105,6 +113,12 @@ export class LocalPaymentService implements PaymentService {
     // Built again at once: the services made per request (as()) take this one rather than each
     // building their own.
     if (!this.deps.registry) this.registryBuilt = createRegistry(this.deps.registryConfig, readLedgerRegistry(this.ledger.db));
+  }
+
+  private async rpc(chain: ChainInfo): Promise<RpcClient> {
+    if (this.deps.rpcFor) return this.deps.rpcFor(chain);
+    const { createRpcClient } = await import('../chains/watch/rpc.js');
+    return createRpcClient({ url: chain.rpcUrl! });
   }
 
   /** The same ledger, acting for another caller (the server: one per verified request). */
@@ -279,11 +293,31 @@ export class LocalPaymentService implements PaymentService {
     return this.signedOp(() => withdrawals.confirmWithdrawal(this.s, input));
   }
 
+  /**
+   * An operator at a local terminal confirming without asking the chain (decisions §6), with the
+   * reason the audit log keeps. Not part of PaymentService: the API can never skip the check.
+   */
+  confirmWithdrawalUnverified(input: WithdrawConfirmRequest, reason: string): Promise<Withdrawal> {
+    return this.signedOp(() => withdrawals.confirmWithdrawal(this.s, input, { unverifiedReason: reason }));
+  }
+
+  /**
+   * What the chain says about a withdrawal's transaction (its own, or one about to confirm it);
+   * changes nothing but the nonce of a signed request, which is used up like any other's.
+   */
+  verifyWithdrawal(input: WithdrawVerifyRequest): Promise<VerificationReport> {
+    return this.signedOp(async () => {
+      const report = await verification.verifyWithdrawal(this.s, input);
+      if (this.deps.caller.nonce) await this.write(() => undefined);
+      return report;
+    });
+  }
+
   rejectWithdrawal(input: WithdrawRejectRequest): Promise<Withdrawal> {
     return this.signedOp(() => withdrawals.rejectWithdrawal(this.s, input));
   }
 
-  async getWithdrawal(id: string, mchId?: string): Promise<Withdrawal & { mchId: string }> {
+  async getWithdrawal(id: string, mchId?: string): Promise<WithdrawalDetail> {
     return withdrawals.getWithdrawal(this.s, id, mchId);
   }
 

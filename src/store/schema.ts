@@ -158,8 +158,23 @@ export const withdrawals = sqliteTable(
     transferId: int('transfer_id').notNull(),
     createdAt: int('created_at').notNull(),
     updatedAt: int('updated_at').notNull(),
+    /**
+     * Decisions §6, migration 0006: `confirming` (the transaction matched on chain, short of its
+     * confirmations; the watcher settles it), `verified` (matched at depth), `unverified`
+     * (confirmed without the chain: no rpcUrl, or an operator's --unverified with a reason).
+     */
+    verification: text('verification'),
+    /** Why it is unverified, or what a reorg undid (shown by withdraw show). */
+    verificationNote: text('verification_note'),
+    /** The block hash the transaction was found in. */
+    blockHash: text('block_hash'),
   },
-  (t) => [index('withdrawals_merchant_status').on(t.merchantId, t.status), index('withdrawals_uid').on(t.merchantId, t.uid)],
+  (t) => [
+    index('withdrawals_merchant_status').on(t.merchantId, t.status),
+    index('withdrawals_uid').on(t.merchantId, t.uid),
+    // The watcher's tick asks for these on every poll.
+    index('withdrawals_confirming').on(t.chainId).where(sql`${t.verification} = 'confirming'`),
+  ],
 );
 
 /**

@@ -1,4 +1,5 @@
-import type { Registry } from '../chains/registry.js';
+import type { ChainInfo, Registry } from '../chains/registry.js';
+import type { RpcClient } from '../chains/watch/rpc.js';
 import { ASSETS } from '../core/assets.js';
 import { AppError } from '../core/errors.js';
 import type { Caller } from '../core/service.js';
@@ -18,6 +19,8 @@ export interface StoreCtx {
   readonly caller: Caller;
   now(): number;
   registry(): Promise<Registry>;
+  /** The JSON-RPC client of a chain with an rpcUrl (withdrawal confirmations are checked through it). */
+  rpc(chain: ChainInfo): Promise<RpcClient>;
   randomId(prefix: string): string;
   stmts(): Statements;
   write<T>(fn: (tx: Q) => T): Promise<T>;

@@ -1,8 +1,9 @@
 import { and, desc, eq, type SQL } from 'drizzle-orm';
 import { checkNotifyUrl } from '../callbacks/guard.js';
+import type { ChainCheck } from '../chains/withdrawal-check.js';
 import { conflict, invalid, notFound } from '../core/errors.js';
 import { formatAmount, parseAmount } from '../core/money.js';
-import { claimTxKey } from './tx-keys.js';
+import { alreadyRecorded, claimTxKey, txKey } from './tx-keys.js';
 import type { WithdrawApplyRequest, WithdrawConfirmRequest, WithdrawRejectRequest } from '../core/schemas.js';
 import { withdrawalAfter } from '../core/state.js';
 import type { ChainType, Withdrawal, WithdrawalStatus } from '../core/types.js';
@@ -10,10 +11,11 @@ import { accountId, audit, holdTransfer, resolvePending, type Q } from './ledger
 import { findMerchant } from './merchants.js';
 import { withdrawalEvent } from './outbox.js';
 import { normalizeTxHash } from './payments.js';
-import { withdrawals } from './schema.js';
+import { txKeys, withdrawals } from './schema.js';
 import { decimalsOf, type StoreCtx } from './store-context.js';
+import { checkPayout } from './withdrawal-verification.js';
 
-type WithdrawalRow = typeof withdrawals.$inferSelect;
+export type WithdrawalRow = typeof withdrawals.$inferSelect;
 
 const heavy = () => import('./heavy.js');
 
@@ -52,25 +54,105 @@ export async function applyWithdrawal(s: StoreCtx, input: WithdrawApplyRequest):
   });
 }
 
-export async function confirmWithdrawal(s: StoreCtx, input: WithdrawConfirmRequest): Promise<Withdrawal> {
+/** How a confirmation came to be trusted; only an operator at a local terminal may skip the chain. */
+export interface ConfirmOptions {
+  /** `withdraw confirm --unverified --reason TEXT`: confirmed without asking the chain, for this reason. */
+  unverifiedReason?: string;
+}
+
+/**
+ * Confirm (decisions §6, issue #12): where the withdrawal's chain has an rpcUrl the transaction
+ * is read from the chain first and must pay exactly this withdrawal, in the block given; short
+ * of the chain's confirmations it is accepted and stays PENDING with its txHash, and the watcher
+ * settles it at depth. The chain is read before the ledger transaction opens (a slow node must
+ * not hold the ledger), and the state is checked again inside it.
+ */
+export async function confirmWithdrawal(s: StoreCtx, input: WithdrawConfirmRequest, opts: ConfirmOptions = {}): Promise<Withdrawal> {
   const h = await heavy();
   const req = h.parseInput(h.withdrawConfirmSchema, input);
+  const before = findWithdrawal(s.db, findMerchant(s, s.db, req.mchId).id, req.logId);
+  withdrawalAfter(before.status as WithdrawalStatus, 'confirm');
+  const txHash = payoutHash(req.txHash, before.chainType as ChainType);
+  assertCanTake(s.db, before, txHash);
+  const registry = await s.registry();
+  const chain = registry.chain(before.chainId);
+  let check: ChainCheck | undefined;
+  let note: string | null = null;
+  if (opts.unverifiedReason !== undefined) {
+    note = `confirmed without verification by ${s.caller.actor}: ${opts.unverifiedReason}`;
+  } else if (!chain.rpcUrl) {
+    note = `chain ${chain.chainId} (${chain.name}) has no rpcUrl configured: not verified on chain`;
+  } else {
+    check = await checkPayout(s, before, txHash, req.blockNumber);
+    if (check.verdict.kind !== 'match') throw conflict(`${check.message}; nothing was changed`);
+  }
   const now = s.now();
   return s.write((tx) => {
-    const m = findMerchant(s, tx, req.mchId);
-    const w = findWithdrawal(tx, m.id, req.logId);
+    const w = findWithdrawal(tx, before.merchantId, before.id);
     const status = withdrawalAfter(w.status as WithdrawalStatus, 'confirm');
-    const txHash = normalizeTxHash(req.txHash, w.chainType as ChainType, 'txHash');
-    claimTxKey(tx, txHash, 'withdrawal', { shared: false, now });
-    resolvePending(tx, w.transferId, 'posted', now);
-    const row = tx.update(withdrawals).set({ status, txHash, blockNumber: req.blockNumber, updatedAt: now }).where(eq(withdrawals.id, w.id)).returning().get();
-    withdrawalEvent(tx, 'withdraw.confirmed', row, { ...withdrawalView(row) }, now);
-    audit(tx, {
-      at: now, actor: s.caller.actor, action: 'withdrawal.confirmed', merchantId: m.id, subjectType: 'withdrawal', subjectId: w.id,
-      detail: { txHash, blockNumber: req.blockNumber, amount: formatAmount(w.amount, decimalsOf(w.asset)) },
+    assertCanTake(tx, w, txHash);
+    // Waiting for its confirmations already: the key is this withdrawal's since then.
+    if (w.txHash === null) claimTxKey(tx, txHash, 'withdrawal', { shared: false, now });
+    const verified = check !== undefined;
+    const blockHash = check?.observed.blockHash ?? null;
+    if (check && check.verdict.kind === 'match' && !check.verdict.deep) {
+      const row = tx.update(withdrawals).set({
+        txHash, blockNumber: req.blockNumber, blockHash, verification: 'confirming', verificationNote: null, updatedAt: now,
+      }).where(eq(withdrawals.id, w.id)).returning().get();
+      audit(tx, {
+        at: now, actor: s.caller.actor, action: 'withdrawal.confirmation_pending', merchantId: w.merchantId, subjectType: 'withdrawal', subjectId: w.id,
+        detail: { txHash, blockNumber: req.blockNumber, confirmations: check.observed.confirmations, needed: check.expected.confirmations, chain: check.message },
+      });
+      return withdrawalView(row);
+    }
+    return settleConfirmed(tx, w, {
+      status, txHash, blockNumber: req.blockNumber, blockHash, verified, note, actor: s.caller.actor, now,
+      confirmations: check?.observed.confirmations,
     });
-    return withdrawalView(row);
   });
+}
+
+/** Decisions §6: a TRON hash is 64 hex digits, `0x` accepted and dropped (TRON's own spelling is kept). */
+export function payoutHash(value: unknown, chainType: ChainType): string {
+  const v = chainType === 'TRON' && typeof value === 'string' && /^0[xX][0-9a-fA-F]{64}$/.test(value) ? value.slice(2) : value;
+  return normalizeTxHash(v, chainType, 'txHash');
+}
+
+/** A withdrawal waiting for the confirmations of one transaction takes no other. */
+function assertCanTake(q: Q, w: WithdrawalRow, txHash: string): void {
+  if (w.verification === 'confirming' && w.txHash !== null && txKey(w.txHash) !== txKey(txHash)) {
+    throw conflict(`withdrawal ${w.id} already waits for the confirmations of transaction ${w.txHash}; it is settled when they are reached (cryptopay withdraw show ${w.id})`);
+  }
+  // Before the chain is asked: a hash already in the ledger is refused without a node round trip.
+  if (w.txHash === null && q.select({ key: txKeys.key }).from(txKeys).where(eq(txKeys.key, txKey(txHash))).get()) throw alreadyRecorded(txHash);
+}
+
+/**
+ * PENDING to CONFIRMED: the hold is posted out of the ledger, with its audit entry, in the
+ * caller's transaction. The one place a withdrawal settles, whoever settles it (an operator, the
+ * API, the watcher reaching the depth).
+ */
+export function settleConfirmed(
+  tx: Q,
+  w: WithdrawalRow,
+  a: { status?: WithdrawalStatus; txHash: string; blockNumber: number; blockHash: string | null; verified: boolean; note: string | null; actor: string; now: number; confirmations?: number },
+): Withdrawal {
+  const status = a.status ?? withdrawalAfter(w.status as WithdrawalStatus, 'confirm');
+  resolvePending(tx, w.transferId, 'posted', a.now);
+  const row = tx.update(withdrawals).set({
+    status, txHash: a.txHash, blockNumber: a.blockNumber, blockHash: a.blockHash, verification: a.verified ? 'verified' : 'unverified',
+    verificationNote: a.note, updatedAt: a.now,
+  }).where(eq(withdrawals.id, w.id)).returning().get();
+  // In the transaction that settles it, whoever settles it (confirm, or the watcher at depth).
+  withdrawalEvent(tx, 'withdraw.confirmed', row, { ...withdrawalView(row) }, a.now);
+  audit(tx, {
+    at: a.now, actor: a.actor, action: 'withdrawal.confirmed', merchantId: w.merchantId, subjectType: 'withdrawal', subjectId: w.id,
+    detail: {
+      txHash: a.txHash, blockNumber: a.blockNumber, amount: formatAmount(w.amount, decimalsOf(w.asset)), verified: a.verified,
+      ...(a.confirmations !== undefined ? { confirmations: a.confirmations } : {}), ...(a.note ? { note: a.note } : {}),
+    },
+  });
+  return withdrawalView(row);
 }
 
 export async function rejectWithdrawal(s: StoreCtx, input: WithdrawRejectRequest): Promise<Withdrawal> {
@@ -81,6 +163,10 @@ export async function rejectWithdrawal(s: StoreCtx, input: WithdrawRejectRequest
     const m = findMerchant(s, tx, req.mchId);
     const w = findWithdrawal(tx, m.id, req.id);
     const status = withdrawalAfter(w.status as WithdrawalStatus, 'reject');
+    if (w.verification === 'confirming') {
+      // The payout matched on chain: returning the hold would pay the user twice.
+      throw conflict(`withdrawal ${w.id} waits for the confirmations of transaction ${w.txHash}, which pays it on chain: it cannot be rejected (it returns to plain PENDING if a reorg drops the transaction)`);
+    }
     resolvePending(tx, w.transferId, 'voided', now);
     const row = tx.update(withdrawals).set({ status, remark: req.remark ?? null, updatedAt: now }).where(eq(withdrawals.id, w.id)).returning().get();
     withdrawalEvent(tx, 'withdraw.rejected', row, { ...withdrawalView(row) }, now);
@@ -92,15 +178,27 @@ export async function rejectWithdrawal(s: StoreCtx, input: WithdrawRejectRequest
   });
 }
 
-function findWithdrawal(q: Q, merchantId: string | undefined, id: string): WithdrawalRow {
+export function findWithdrawal(q: Q, merchantId: string | undefined, id: string): WithdrawalRow {
   const w = q.select().from(withdrawals).where(merchantId ? and(eq(withdrawals.id, id), eq(withdrawals.merchantId, merchantId)) : eq(withdrawals.id, id)).get();
   if (!w) throw notFound('withdrawal not found');
   return w;
 }
 
-export function getWithdrawal(s: StoreCtx, id: string, mchId?: string): Withdrawal & { mchId: string } {
-  const w = findWithdrawal(s.db, mchId, id);
-  return { ...withdrawalView(w), mchId: w.merchantId };
+/** Everything `withdraw show` tells: the record, its merchant, and how its confirmation was trusted. */
+export interface WithdrawalDetail extends Withdrawal {
+  mchId: string;
+  /** null: not confirmed; `confirming`: matched on chain, waiting for depth; `verified`; `unverified`. */
+  verification: 'confirming' | 'verified' | 'unverified' | null;
+  /** Why it is unverified, or what a reorg undid. */
+  verificationNote: string | null;
+}
+
+function withdrawalDetail(w: WithdrawalRow): WithdrawalDetail {
+  return { ...withdrawalView(w), mchId: w.merchantId, verification: w.verification as WithdrawalDetail['verification'], verificationNote: w.verificationNote };
+}
+
+export function getWithdrawal(s: StoreCtx, id: string, mchId?: string): WithdrawalDetail {
+  return withdrawalDetail(findWithdrawal(s.db, mchId, id));
 }
 
 export function listWithdrawals(s: StoreCtx, filter: { mchId?: string; status?: WithdrawalStatus; uid?: string; limit?: number }): Withdrawal[] {

@@ -252,7 +252,8 @@ describe('withdrawals (decisions §6, §6a) through HTTP', () => {
       ['/api/v1/withdraw/confirm', { logId: w.id, txHash: 'd'.repeat(64), blockNumber: 1 }, 400, 'txHash must be a transaction hash: 0x and 64 hex digits'],
       ['/api/v1/withdraw/confirm', { logId: w.id, txHash: `0x${'d'.repeat(63)}`, blockNumber: 1 }, 400, 'txHash must be a transaction hash: 0x and 64 hex digits'],
       ['/api/v1/withdraw/confirm', { logId: w.id, txHash: `0x${'g'.repeat(64)}`, blockNumber: 1 }, 400, 'txHash must be a transaction hash: 0x and 64 hex digits'],
-      ['/api/v1/withdraw/confirm', { logId: tron.id, txHash: hash, blockNumber: 1 }, 400, 'txHash must be a transaction hash: 64 hex digits'],
+      // A TRON hash may carry 0x (decisions §6); 63 digits is still not a hash.
+      ['/api/v1/withdraw/confirm', { logId: tron.id, txHash: `0x${'d'.repeat(63)}`, blockNumber: 1 }, 400, 'txHash must be a transaction hash: 64 hex digits'],
       ['/api/v1/withdraw/confirm', { logId: w.id, txHash: 'x'.repeat(81), blockNumber: 1 }, 400, 'txHash must be at most 80 characters'],
       ['/api/v1/withdraw/confirm', { logId: w.id, txHash: hash, blockNumber: 0 }, 400, 'blockNumber must be a positive integer'],
       ['/api/v1/withdraw/confirm', { logId: w.id, txHash: hash, blockNumber: -1 }, 400, 'blockNumber must be a positive integer'],

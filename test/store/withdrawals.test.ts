@@ -166,7 +166,7 @@ describe('withdrawal confirm and reject', () => {
 
   it.each([
     ['a TRON hash for an EVM withdrawal', 'EVM', { txHash: tronTx(1) }, 'txHash must be a transaction hash: 0x and 64 hex digits'],
-    ['an EVM hash for a TRON withdrawal', 'TRON', { txHash: evmTx(1) }, 'txHash must be a transaction hash: 64 hex digits'],
+    ['a TRON hash with 0x twice (one 0x is accepted, decisions §6)', 'TRON', { txHash: `0x${evmTx(1)}` }, 'txHash must be a transaction hash: 64 hex digits'],
     ['a short hash', 'EVM', { txHash: '0xabc' }, 'txHash must be a transaction hash'],
     ['a hash of 65 hex digits', 'TRON', { txHash: `${tronTx(1)}a` }, 'txHash must be a transaction hash'],
     ['no hash', 'EVM', { txHash: undefined }, 'txHash is required'],
@@ -186,7 +186,7 @@ describe('withdrawal confirm and reject', () => {
     const hash = chain === 'EVM' ? evmTx(1) : tronTx(1);
     await refused(service.confirmWithdrawal({ logId: w.id, txHash: hash, blockNumber: 7, ...change } as never), 'invalid', msg);
     expect(state(service)).toEqual(before);
-    expect(await service.getWithdrawal(w.id)).toEqual({ ...w, mchId: expect.any(String) });
+    expect(await service.getWithdrawal(w.id)).toEqual({ ...w, mchId: expect.any(String), verification: null, verificationNote: null });
   });
 
   it('answers another merchant’s withdrawal exactly like an unknown one', async () => {

@@ -7,6 +7,7 @@ import { groupCommit } from '../../store/group-commit.js';
 import type { Q } from '../../store/ledger.js';
 import * as state from '../../store/chain-state.js';
 import type { PaymentRecord } from '../../store/payments.js';
+import { confirmingWithdrawals, dropConfirmation, expectedPayout, settleConfirming } from '../../store/withdrawal-verification.js';
 import type { ChainInfo, TokenInfo } from '../registry.js';
 import { adapterFor } from './adapter.js';
 import { createRangeScanner, parseHeader, type BlockHeader, type RangeScanner, type TransferLog } from './logs.js';
@@ -105,6 +106,7 @@ export class ChainWatcher {
       this.d.onProgress?.(next, head);
     }
     const counted = await this.countDue(head);
+    await this.settleWithdrawals();
     if (next > head) {
       await this.write((q) => state.pruneBlocks(q, chain.chainId, head - chain.confirmations - KEEP_EXTRA));
     }
@@ -254,6 +256,38 @@ export class ChainWatcher {
       }
       return n;
     });
+  }
+
+  /**
+   * Withdrawals whose transaction matched short of its confirmations (issue #12): each tick reads
+   * their receipts again with the same check as confirm. At depth the withdrawal is settled once,
+   * by `chain:<chainId>`; a transaction a reorg took away, or that no longer matches, puts the
+   * withdrawal back to plain PENDING with the reason for the operator.
+   */
+  private async settleWithdrawals(): Promise<void> {
+    const { chain } = this.d;
+    const waiting = confirmingWithdrawals(this.d.ledger.db, chain.chainId);
+    if (waiting.length === 0) return;
+    const { judge, observeTransaction } = await import('../withdrawal-check.js');
+    for (const w of waiting) {
+      const token = this.tokenByNode.get(this.adapter.toNodeAddress(w.token));
+      if (!token) continue;
+      const expected = expectedPayout(w, token, chain.confirmations, w.txHash!, w.blockNumber!);
+      const check = judge(expected, await observeTransaction(this.d.rpc, expected));
+      if (check.verdict.kind === 'match' && !check.verdict.deep) continue;
+      const now = this.d.now();
+      if (check.verdict.kind === 'match') {
+        const done = await this.write((q) => settleConfirming(q, w.id, { txHash: w.txHash!, actor: this.actor, now, confirmations: check.observed.confirmations, blockHash: check.observed.blockHash }));
+        if (done) this.d.log(`chain ${chain.chainId}: withdrawal ${w.id} confirmed: ${check.message}`);
+        continue;
+      }
+      const reason =
+        check.verdict.kind === 'unknown' ? 'a reorg took it away: the chain no longer has it'
+        : check.verdict.kind === 'unmined' ? 'a reorg took it out of its block: the node holds it unmined'
+        : check.message;
+      const dropped = await this.write((q) => dropConfirmation(q, w, { reason, actor: this.actor, now }));
+      if (dropped) this.d.log(`chain ${chain.chainId}: withdrawal ${w.id} is PENDING again: transaction ${w.txHash}: ${reason}; confirm it again (cryptopay withdraw show ${w.id})`);
+    }
   }
 
   async recordError(message: string): Promise<void> {

@@ -1,26 +1,83 @@
 import type { Context } from '../../context.js';
+import { AppError, usage } from '../../core/errors.js';
+import type { OperatorExtensions } from '../../core/service.js';
+import type { VerificationReport } from '../../core/types.js';
 import { confirmChange, need } from '../common.js';
+import { printRecord, success } from '../output.js';
+import { chainRows } from './chain-rows.js';
 import { printWithdrawal } from '../views.js';
 
-export async function run(ctx: Context, opts: Record<string, string | undefined>, logId: string): Promise<void> {
-  const txHash = await need(ctx, opts.txHash, 'tx-hash', 'Payout transaction hash');
-  const blockNumber = await need(ctx, opts.blockNumber, 'block-number', 'Block number');
-  const service = await ctx.service();
+/**
+ * What the chain says next to what the withdrawal expects, added to the question; a mismatch is
+ * shown and refused before anything is asked. Returns whether the confirmation settles at once.
+ */
+async function preview(ctx: Context, ext: OperatorExtensions, summary: [string, string][], id: string, txHash: string, blockNumber: string, remote = false): Promise<VerificationReport | undefined> {
+  // A malformed block number is refused by the operation itself, with its usual message.
+  if (!/^[1-9][0-9]{0,15}$/.test(blockNumber)) return undefined;
+  let r: VerificationReport;
+  try {
+    r = await ext.verifyWithdrawal({ mchId: ctx.globals.mchId, id, txHash, blockNumber: Number(blockNumber) });
+  } catch (e) {
+    // The remote's chain has no rpcUrl (invalid): its confirmation is not checked there either.
+    if (remote && e instanceof AppError && e.kind === 'invalid' && /has no rpcUrl/.test(e.message)) {
+      summary.push(['chain', e.message.replace(/: its transactions cannot be checked$/, ': recorded as not verified on chain')]);
+      return undefined;
+    }
+    throw e;
+  }
+  summary.push(...chainRows(r));
+  if (!r.matches) {
+    ctx.io.stdout.write('Confirm withdrawal:\n');
+    await printRecord(ctx, summary);
+    throw new AppError('conflict', `${r.message}; nothing was changed`);
+  }
+  return r;
+}
+
+export async function run(ctx: Context, opts: Record<string, string | boolean | undefined>, logId: string): Promise<void> {
+  const unverified = opts.unverified === true;
+  const reason = typeof opts.reason === 'string' ? opts.reason.trim() : undefined;
+  if (unverified && !reason) throw usage('--unverified needs --reason TEXT: why the chain is not asked (kept in the audit log)');
+  if (!unverified && opts.reason !== undefined) throw usage('--reason goes with --unverified');
+  const txHash = await need(ctx, opts.txHash as string | undefined, 'tx-hash', 'Payout transaction hash');
+  const blockNumber = await need(ctx, opts.blockNumber as string | undefined, 'block-number', 'Block number');
+  // Skipping the chain is for an operator at a local ledger only: the API can never do it.
+  const local = unverified ? await ctx.local('withdraw confirm --unverified') : ctx.isRemote() ? undefined : await ctx.local('withdraw confirm');
+  const service = local ?? (await ctx.service());
   const summary: [string, string][] = [['withdrawal', logId]];
-  if (!ctx.isRemote()) {
-    const local = await ctx.local('withdraw confirm');
+  // Only worth a node round trip when someone is about to read it and answer.
+  const asking = !ctx.globals.yes && ctx.io.interactive;
+  let from: string | undefined;
+  let report: VerificationReport | undefined;
+  if (local) {
     const w = await local.getWithdrawal(logId, ctx.globals.mchId).catch(() => undefined);
     if (w) {
+      from = w.status;
       const b = await local.balance(w.uid, { mchId: w.mchId });
       summary.push(
         ['pays out', `${w.amount} to ${w.to} (${w.chainType} ${w.chainId}, token ${w.token})`],
-        ['status', `${w.status} -> CONFIRMED`],
         ['user', `${w.uid}: ${w.amount} of the ${b.held} held is paid out; available stays ${b.available}`],
       );
+      const chain = (await local.registry()).chain(w.chainId);
+      if (unverified) summary.push(['chain', `NOT verified on chain: ${reason}`]);
+      else if (!chain.rpcUrl) summary.push(['chain', `chain ${chain.chainId} (${chain.name}) has no rpcUrl: recorded as not verified on chain`]);
+      else if (asking) report = await preview(ctx, local, summary, logId, txHash, blockNumber);
     }
+  } else if (asking) {
+    // Remote: the service's extension endpoint reads the chain it confirms against.
+    report = await preview(ctx, service as unknown as OperatorExtensions, summary, logId, txHash, blockNumber, true);
+    from = report?.status;
+  }
+  if (from) {
+    const waits = report !== undefined && !report.deep;
+    summary.push(['status', waits ? `${from}, with this transaction, until its confirmations; then CONFIRMED by the watcher` : `${from} -> CONFIRMED`]);
   }
   summary.push(['transaction', `${txHash} in block ${blockNumber}`]);
   await confirmChange(ctx, 'Confirm withdrawal', summary);
-  const w = await service.confirmWithdrawal({ mchId: ctx.globals.mchId, logId, txHash, blockNumber });
+  const input = { mchId: ctx.globals.mchId, logId, txHash, blockNumber };
+  const w = unverified ? await local!.confirmWithdrawalUnverified(input, reason!) : await service.confirmWithdrawal(input);
   await printWithdrawal(ctx, w);
+  if (w.status === 'PENDING' && w.txHash !== null) {
+    await success(ctx, `accepted: transaction ${w.txHash} matches but is short of its confirmations; the watcher (cryptopay serve or cryptopay watch) confirms the withdrawal when they are reached`);
+  }
 }

@@ -10,6 +10,6 @@ export async function run(ctx: Context, opts: Record<string, string | undefined>
   await printTable(
     ctx,
     ['id', 'uid', 'amount', 'to', 'chain', 'status', 'tx hash', 'created'],
-    list.map((w) => [w.id, w.uid, w.amount, w.to, `${w.chainType} ${w.chainId}`, w.status, w.txHash, formatTime(w.createdAt)]),
+    list.map((w) => [w.id, w.uid, w.amount, w.to, `${w.chainType} ${w.chainId}`, w.status === 'PENDING' && w.txHash ? 'PENDING (confirmations)' : w.status, w.txHash, formatTime(w.createdAt)]),
   );
 }

@@ -1,0 +1,21 @@
+import type { VerificationReport } from '../../core/types.js';
+
+/** What the chain says next to what the withdrawal expects, as rows of a record (confirm's question, withdraw verify). */
+export function chainRows(r: VerificationReport): [string, string][] {
+  const e = r.expected;
+  const o = r.chain;
+  let says: string;
+  if (!o.known) says = `no transaction ${r.txHash}`;
+  else if (!o.mined) says = `transaction ${r.txHash} is known but not mined`;
+  else {
+    const moved = o.transfers.length === 0
+      ? 'no token moved'
+      : o.transfers.map((t) => `${t.amount !== null ? `${t.amount} ${e.tokenSymbol}` : `${t.rawAmount} base units of token ${t.token}`} to ${t.to}`).join(', ');
+    says = `${o.succeeded === false ? 'REVERTED' : 'succeeded'} in block ${o.blockNumber}, ${o.confirmations} confirmation(s); ${moved}`;
+  }
+  return [
+    ['chain says', says],
+    ['withdrawal expects', `${e.amount} ${e.tokenSymbol} to ${e.to} (token ${e.token}) in block ${e.blockNumber}, ${e.confirmations} confirmations`],
+    ['verdict', r.matches ? `matches: ${r.message}` : `DOES NOT MATCH: ${r.message}`],
+  ];
+}

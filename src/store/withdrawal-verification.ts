@@ -1,0 +1,105 @@
+import { and, eq } from 'drizzle-orm';
+import type { TokenInfo } from '../chains/registry.js';
+import type { ChainCheck, ExpectedPayout } from '../chains/withdrawal-check.js';
+import { AppError, conflict, invalid } from '../core/errors.js';
+import { formatAmount } from '../core/money.js';
+import type { WithdrawVerifyRequest } from '../core/schemas.js';
+import type { ChainType, VerificationReport, Withdrawal, WithdrawalStatus } from '../core/types.js';
+import { audit, type Q } from './ledger.js';
+import { findMerchant } from './merchants.js';
+import { txKeys, withdrawals } from './schema.js';
+import { decimalsOf, type StoreCtx } from './store-context.js';
+import { txKey } from './tx-keys.js';
+import { findWithdrawal, payoutHash, settleConfirmed, type WithdrawalRow } from './withdrawals.js';
+
+/**
+ * Withdrawal confirmations checked on chain (decisions §6, issue #12): what the chain says about a
+ * payout transaction, and the states a confirmation short of its depth goes through, which the
+ * watcher's tick (src/chains/watch/watcher.ts) moves on. Settling itself is withdrawals.ts's.
+ */
+
+const heavy = () => import('./heavy.js');
+
+/** What the chain says about a withdrawal's transaction; the node being unreachable is `unavailable` (503, exit 3). */
+export async function checkPayout(s: StoreCtx, w: WithdrawalRow, txHash: string, blockNumber: number): Promise<ChainCheck> {
+  const registry = await s.registry();
+  const chain = registry.chain(w.chainId);
+  if (!chain.rpcUrl) throw invalid(`chain ${chain.chainId} (${chain.name}) has no rpcUrl configured: its transactions cannot be checked`);
+  const expected = expectedPayout(w, registry.token(chain.chainId, w.token), chain.confirmations, txHash, blockNumber);
+  // Loaded here, not at start-up: only a confirmation that reads the chain needs it.
+  const [{ judge, observeTransaction }, { RpcError, RpcTransportError }] = await Promise.all([import('../chains/withdrawal-check.js'), import('../chains/watch/rpc.js')]);
+  try {
+    return judge(expected, await observeTransaction(await s.rpc(chain), expected));
+  } catch (e) {
+    // Down, slow, garbage, or a node error for this call: the chain could not be read.
+    if (!(e instanceof RpcTransportError || e instanceof RpcError)) throw e;
+    throw new AppError('unavailable', `chain ${chain.chainId} (${chain.name}) cannot be read: ${(e as Error).message}; nothing was changed`, { cause: e });
+  }
+}
+
+export function expectedPayout(w: WithdrawalRow, token: TokenInfo, confirmations: number, txHash: string, blockNumber: number): ExpectedPayout {
+  return {
+    chainType: w.chainType as ChainType, chainId: w.chainId, token: token.address, tokenSymbol: token.symbol, tokenDecimals: token.decimals,
+    to: w.to, rawAmount: tokenUnits(w.amount, decimalsOf(w.asset), token.decimals), txHash, blockNumber, confirmations,
+  };
+}
+
+/** The withdrawal's amount (asset base units) in the token's base units: exact, as apply allows no finer amount. */
+function tokenUnits(amount: bigint, assetDecimals: number, tokenDecimals: number): bigint {
+  if (tokenDecimals >= assetDecimals) return amount * 10n ** BigInt(tokenDecimals - assetDecimals);
+  return amount / 10n ** BigInt(assetDecimals - tokenDecimals);
+}
+
+/** `withdraw verify`, confirm's question, the verify extension: the chain's view of a withdrawal's transaction (its own, or the one given). */
+export async function verifyWithdrawal(s: StoreCtx, input: WithdrawVerifyRequest): Promise<VerificationReport> {
+  const h = await heavy();
+  const req = h.parseInput(h.withdrawVerifySchema, input);
+  if ((req.txHash === undefined) !== (req.blockNumber === undefined)) throw invalid('txHash and blockNumber go together: both, or neither for the recorded transaction');
+  const w = findWithdrawal(s.db, findMerchant(s, s.db, req.mchId).id, req.id);
+  const txHash = req.txHash !== undefined ? payoutHash(req.txHash, w.chainType as ChainType) : w.txHash;
+  const blockNumber = req.blockNumber ?? w.blockNumber;
+  if (txHash === null || blockNumber === null) throw conflict(`withdrawal ${w.id} is ${w.status} with no transaction recorded: nothing to verify`);
+  const c = await checkPayout(s, w, txHash, blockNumber);
+  return {
+    id: w.id, status: w.status as WithdrawalStatus, verification: w.verification as VerificationReport['verification'], txHash, blockNumber,
+    matches: c.verdict.kind === 'match', deep: c.verdict.kind === 'match' && c.verdict.deep, verdict: c.verdict.kind, message: c.message,
+    expected: {
+      token: c.expected.token, tokenSymbol: c.expected.tokenSymbol, amount: formatAmount(c.expected.rawAmount, c.expected.tokenDecimals),
+      rawAmount: c.expected.rawAmount.toString(), to: c.expected.to, blockNumber, confirmations: c.expected.confirmations,
+    },
+    chain: c.observed,
+  };
+}
+
+/** Withdrawals accepted short of their confirmations on a chain, for the watcher's tick. */
+export function confirmingWithdrawals(q: Q, chainId: string): WithdrawalRow[] {
+  return q.select().from(withdrawals).where(and(eq(withdrawals.chainId, chainId), eq(withdrawals.verification, 'confirming'), eq(withdrawals.status, 'PENDING'))).all();
+}
+
+/**
+ * The watcher found the transaction of a confirming withdrawal gone (a reorg) or changed: back to
+ * plain PENDING, its key given up, the reason kept for the operator (withdraw show, audit log).
+ * False when the row changed meanwhile (settled, or confirmed again).
+ */
+export function dropConfirmation(tx: Q, w: WithdrawalRow, a: { reason: string; actor: string; now: number }): boolean {
+  const note = `${new Date(a.now).toISOString()}: transaction ${w.txHash} in block ${w.blockNumber} no longer pays this withdrawal (${a.reason}); confirm it again with the transaction that pays it`;
+  const changed = tx.update(withdrawals).set({ txHash: null, blockNumber: null, blockHash: null, verification: null, verificationNote: note, updatedAt: a.now })
+    .where(and(eq(withdrawals.id, w.id), eq(withdrawals.status, 'PENDING'), eq(withdrawals.verification, 'confirming'), eq(withdrawals.txHash, w.txHash!))).run().changes;
+  if (changed !== 1) return false;
+  tx.delete(txKeys).where(and(eq(txKeys.key, txKey(w.txHash!)), eq(txKeys.use, 'withdrawal'))).run();
+  audit(tx, {
+    at: a.now, actor: a.actor, action: 'withdrawal.confirmation_dropped', merchantId: w.merchantId, subjectType: 'withdrawal', subjectId: w.id,
+    detail: { txHash: w.txHash, blockNumber: w.blockNumber, reason: a.reason },
+  });
+  return true;
+}
+
+/** The watcher reached the depth: settles a confirming withdrawal once (false when it changed meanwhile). */
+export function settleConfirming(tx: Q, id: string, a: { txHash: string; actor: string; now: number; confirmations: number; blockHash: string | null }): Withdrawal | undefined {
+  const w = tx.select().from(withdrawals).where(eq(withdrawals.id, id)).get();
+  if (!w || w.status !== 'PENDING' || w.verification !== 'confirming' || w.txHash !== a.txHash) return undefined;
+  return settleConfirmed(tx, w, {
+    txHash: a.txHash, blockNumber: w.blockNumber!, blockHash: a.blockHash, verified: true, note: null, actor: a.actor, now: a.now, confirmations: a.confirmations,
+  });
+}
+

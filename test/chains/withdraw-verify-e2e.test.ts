@@ -1,0 +1,239 @@
+import { join } from 'node:path';
+import { getAddress } from 'ethers';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { sign } from '../../src/signing/index.js';
+import { runCli } from '../helpers/cli.js';
+import { httpJson, killAll, nextNonce, spawnServe, tempDir, type Spawned } from '../server/helpers.js';
+import { HAS_SCRIPT, runPty, stripAnsi } from '../cli/_support.js';
+import { pay, startPayChain, until, withService, writeChainsConfig, type PayChain } from './watch/anvil-support.js';
+import { startRpcProxy, type RpcProxy } from './watch/rpc-proxy.js';
+
+/**
+ * Issue #12 end to end (run `npm run build` first): a real anvil with the test token, a real
+ * `cryptopay serve` verifying `POST /withdraw/confirm` and watching the chain, the real CLI
+ * binary against the same ledger locally and against serve in remote mode, and a terminal.
+ */
+
+const CONFIRMATIONS = 2;
+const tmp = tempDir();
+let pc: PayChain;
+let proxy: RpcProxy;
+let db: string;
+let chains: string;
+let mchId: string;
+let secret: string;
+let srv: Spawned;
+let n = 0;
+
+beforeAll(async () => {
+  pc = await startPayChain();
+  proxy = await startRpcProxy(pc.chain.rpcUrl);
+  db = join(tmp.dir, 'ledger.db');
+  const head = await pc.chain.provider.getBlockNumber();
+  chains = writeChainsConfig(tmp.dir, {
+    chains: [{ chainId: 31337, chainType: 'EVM', name: 'Anvil', rpcUrl: proxy.url, confirmations: CONFIRMATIONS, pollInterval: 200, startBlock: head }],
+    tokens: [{ chainId: 31337, address: await pc.usdt.getAddress(), symbol: 'USDT', asset: 'USDT', decimals: 6 }],
+  });
+  await withService(db, async (s) => {
+    const m = await s.addMerchant({ name: 'Shop', generateWallet: true, rateLimit: 0 });
+    mchId = m.merchant.mchId;
+    secret = m.secret;
+    await s.adjustBalance({ uid: 'u1', amount: '+1000', reason: 'test funds', mchId });
+  });
+  srv = await spawnServe(db, { CRYPTOPAY_CHAINS: chains });
+  await srv.waitFor(/watching chain 31337 \(Anvil\)/);
+}, 60_000);
+afterEach(() => {
+  proxy.mode = 'pass';
+});
+afterAll(async () => {
+  killAll();
+  await proxy?.close();
+  await pc?.stop();
+  tmp.cleanup();
+});
+
+const env = () => ({ CRYPTOPAY_CHAINS: chains });
+const local = (args: string[]) => runCli([...args, '--db', db], { env: env() });
+const remote = (args: string[]) => runCli([...args, '--remote', srv.url], { env: { CRYPTOPAY_SECRET: secret, CRYPTOPAY_MCH_ID: mchId } });
+
+async function post(path: string, fields: Record<string, unknown>) {
+  const body: Record<string, unknown> = { ...fields, mchId, timestamp: Date.now(), nonce: nextNonce() };
+  body.sign = sign(body, secret);
+  return httpJson(srv.url, path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+}
+
+const fresh = () => getAddress(`0x${'7'.repeat(28)}${(++n).toString(16).padStart(12, '0')}`);
+
+async function apply(amount = '10'): Promise<{ id: string; to: string }> {
+  const r = await post('/api/v1/withdraw/apply', { uid: 'u1', amount, to: fresh(), chainId: 31337, chainType: 'EVM', token: await pc.usdt.getAddress() });
+  expect(r.status, JSON.stringify(r.json)).toBe(200);
+  return r.json.data;
+}
+
+async function payout(to: string, value: bigint): Promise<{ hash: string; block: number }> {
+  const hash = await pay(pc.usdt, to, value);
+  return { hash, block: (await pc.chain.provider.getTransactionReceipt(hash))!.blockNumber };
+}
+
+const show = async (id: string) => JSON.parse((await local(['withdraw', 'show', id, '--json'])).stdout);
+
+describe('POST /api/v1/withdraw/confirm verifies on chain', () => {
+  it('a mismatch is 409 saying what differs; an unknown hash 409; the node down 503; nothing changes', async () => {
+    const w = await apply('10');
+    const tx = await payout(w.to, 9_500_000n);
+    const wrong = await post('/api/v1/withdraw/confirm', { logId: w.id, txHash: tx.hash, blockNumber: tx.block });
+    expect(wrong.status).toBe(409);
+    expect(wrong.json).toMatchObject({ code: 0, data: null });
+    expect(wrong.json.msg).toContain(`transaction ${tx.hash} moved 9.5 USDT to ${w.to}; this withdrawal pays 10 USDT to ${w.to}`);
+
+    const unknown = await post('/api/v1/withdraw/confirm', { logId: w.id, txHash: `0x${'ab'.repeat(32)}`, blockNumber: tx.block });
+    expect(unknown.status).toBe(409);
+    expect(unknown.json.msg).toContain('does not know transaction');
+
+    proxy.mode = 'down';
+    const down = await post('/api/v1/withdraw/confirm', { logId: w.id, txHash: tx.hash, blockNumber: tx.block });
+    expect(down.status).toBe(503);
+    expect(down.json).toMatchObject({ code: 0, data: null });
+    expect(down.json.msg).toMatch(/^chain 31337 \(Anvil\) cannot be read: .*; nothing was changed$/);
+    proxy.mode = 'pass';
+
+    expect(await show(w.id)).toMatchObject({ status: 'PENDING', txHash: null, verification: null });
+    const log = JSON.parse((await local(['log', '--withdrawal', w.id, '--json'])).stdout) as { action: string }[];
+    expect(log.map((e) => e.action)).toEqual(['withdrawal.applied']);
+  });
+
+  it('short of the confirmations: 200 with PENDING and the txHash; serve\'s watcher confirms it at depth, once', async () => {
+    const w = await apply('10');
+    const tx = await payout(w.to, 10_000_000n);
+    const r = await post('/api/v1/withdraw/confirm', { logId: w.id, txHash: tx.hash, blockNumber: tx.block });
+    expect(r.status).toBe(200);
+    expect(r.json.data).toMatchObject({ status: 'PENDING', txHash: tx.hash, blockNumber: tx.block });
+    await pc.chain.mine(CONFIRMATIONS);
+    await until('CONFIRMED by the watcher', async () => (await show(w.id)).status === 'CONFIRMED', 20_000);
+    expect(await show(w.id)).toMatchObject({ verification: 'verified', txHash: tx.hash });
+    await srv.waitFor(new RegExp(`withdrawal ${w.id} confirmed`));
+    const log = JSON.parse((await local(['log', '--withdrawal', w.id, '--json'])).stdout) as { action: string; actor: string }[];
+    expect(log.filter((e) => e.action === 'withdrawal.confirmed')).toEqual([expect.objectContaining({ actor: 'chain:31337' })]);
+    expect(log.map((e) => e.action)).toContain('withdrawal.confirmation_pending');
+  });
+});
+
+describe('POST /api/v1/withdraw/verify (extension)', () => {
+  it("answers what the chain says next to what the withdrawal expects, changing nothing; 409 with no transaction to check", async () => {
+    const w = await apply('8');
+    const tx = await payout(w.to, 8_000_000n);
+    const r = await post('/api/v1/withdraw/verify', { id: w.id, txHash: tx.hash, blockNumber: tx.block });
+    expect(r.status, JSON.stringify(r.json)).toBe(200);
+    expect(r.json.data).toMatchObject({
+      id: w.id, status: 'PENDING', verification: null, txHash: tx.hash, blockNumber: tx.block, matches: true, deep: false, verdict: 'match',
+      expected: { amount: '8', rawAmount: '8000000', to: w.to, confirmations: CONFIRMATIONS },
+      chain: { known: true, mined: true, succeeded: true, blockNumber: tx.block, confirmations: 1, transfers: [{ to: w.to, rawAmount: '8000000', amount: '8' }] },
+    });
+    const wrongBlock = await post('/api/v1/withdraw/verify', { id: w.id, txHash: tx.hash, blockNumber: tx.block + 5 });
+    expect(wrongBlock.json.data).toMatchObject({ matches: false, verdict: 'mismatch', message: `transaction ${tx.hash} is in block ${tx.block}, not in block ${tx.block + 5}` });
+    const nothing = await post('/api/v1/withdraw/verify', { id: w.id });
+    expect(nothing.status).toBe(409);
+    expect(nothing.json.msg).toBe(`withdrawal ${w.id} is PENDING with no transaction recorded: nothing to verify`);
+    expect(await show(w.id)).toMatchObject({ status: 'PENDING', txHash: null, verification: null });
+  });
+});
+
+describe('the CLI binary', () => {
+  it('remote mode: the same refusals and exit codes (1 for a mismatch, 3 for the node down), and a match', async () => {
+    const w = await apply('4');
+    const bad = await payout(w.to, 5_000_000n);
+    const refused = await remote(['withdraw', 'confirm', w.id, '--tx-hash', bad.hash, '--block-number', String(bad.block), '--yes']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`moved 5 USDT to ${w.to}; this withdrawal pays 4 USDT to ${w.to}`);
+    proxy.mode = 'down';
+    const down = await remote(['withdraw', 'confirm', w.id, '--tx-hash', bad.hash, '--block-number', String(bad.block), '--yes']);
+    expect(down.code).toBe(3);
+    expect(down.stderr).toContain('cannot be read');
+    proxy.mode = 'pass';
+    const good = await payout(w.to, 4_000_000n);
+    await pc.chain.mine(CONFIRMATIONS);
+    const ok = await remote(['withdraw', 'confirm', w.id, '--tx-hash', good.hash, '--block-number', String(good.block), '--yes', '--json']);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(JSON.parse(ok.stdout)).toMatchObject({ status: 'CONFIRMED', txHash: good.hash });
+    const verified = await remote(['withdraw', 'verify', w.id]);
+    expect(verified.code, verified.stderr).toBe(0);
+    expect(verified.stdout).toMatch(new RegExp(`chain says\\s+succeeded in block ${good.block}, \\d+ confirmation\\(s\\); 4 USDT to ${w.to}`));
+    // The API can never skip the chain.
+    const skip = await remote(['withdraw', 'confirm', w.id, '--tx-hash', good.hash, '--block-number', '1', '--unverified', '--reason', 'x', '--yes']);
+    expect(skip.code).toBe(2);
+    expect(skip.stderr).toMatch(/withdraw confirm --unverified needs a local ledger/);
+  });
+
+  it('local: confirm, show with its verification, withdraw verify; --unverified needs --reason and is kept', async () => {
+    const w = await apply('3');
+    const tx = await payout(w.to, 3_000_000n);
+    const pending = await local(['withdraw', 'confirm', w.id, '--tx-hash', tx.hash, '--block-number', String(tx.block), '--yes']);
+    expect(pending.code, pending.stderr).toBe(0);
+    expect(pending.stdout).toMatch(/status\s+PENDING/);
+    expect(pending.stderr).toContain('short of its confirmations; the watcher');
+    expect((await local(['withdraw', 'show', w.id])).stdout).toMatch(/verification\s+matches on chain; waiting for its confirmations/);
+    expect((await local(['withdraw', 'list'])).stdout).toMatch(new RegExp(`${w.id}\\t.*\\tPENDING \\(confirmations\\)\\t${tx.hash}`));
+    await pc.chain.mine(CONFIRMATIONS);
+    await until('CONFIRMED', async () => (await show(w.id)).status === 'CONFIRMED', 20_000);
+    const shown = await local(['withdraw', 'show', w.id]);
+    expect(shown.stdout).toMatch(/verification\s+verified on chain/);
+    const verified = await local(['withdraw', 'verify', w.id]);
+    expect(verified.code, verified.stderr).toBe(0);
+    expect(verified.stdout).toMatch(new RegExp(`chain says\\s+succeeded in block ${tx.block}, \\d+ confirmation\\(s\\); 3 USDT to ${w.to}`));
+    expect(verified.stdout).toMatch(/verdict\s+matches: /);
+
+    // Confirmed without the chain (its reason kept); verify then finds the chain disagrees: exit 1.
+    const u = await apply('2');
+    const noReason = await local(['withdraw', 'confirm', u.id, '--tx-hash', `0x${'56'.repeat(32)}`, '--block-number', '3', '--unverified', '--yes']);
+    expect(noReason.code).toBe(2);
+    expect(noReason.stderr).toContain('--unverified needs --reason TEXT');
+    const unverified = await local(['withdraw', 'confirm', u.id, '--tx-hash', `0x${'56'.repeat(32)}`, '--block-number', '3', '--unverified', '--reason', 'paid from the cold wallet', '--yes', '--json']);
+    expect(unverified.code, unverified.stderr).toBe(0);
+    expect(await show(u.id)).toMatchObject({ status: 'CONFIRMED', verification: 'unverified', verificationNote: expect.stringContaining('paid from the cold wallet') });
+    expect((await local(['withdraw', 'show', u.id])).stdout).toMatch(/verification\s+NOT verified on chain\n.*why\s+confirmed without verification by .*: paid from the cold wallet/);
+    const check = await local(['withdraw', 'verify', u.id, '--json']);
+    expect(check.code).toBe(1);
+    expect(JSON.parse(check.stdout)).toMatchObject({ id: u.id, matches: false, verification: 'unverified' });
+    expect(check.stderr).toContain(`chain 31337 does not know transaction 0x${'56'.repeat(32)}`);
+    const log = JSON.parse((await local(['log', '--withdrawal', u.id, '--json'])).stdout) as { action: string; detail: { verified?: boolean; note?: string } }[];
+    expect(log[0]).toMatchObject({ action: 'withdrawal.confirmed', detail: { verified: false, note: expect.stringContaining('paid from the cold wallet') } });
+  });
+
+  it.skipIf(!HAS_SCRIPT)('on a terminal, confirm shows what the chain says next to what the withdrawal expects, before asking', async () => {
+    const w = await apply('6');
+    const tx = await payout(w.to, 6_000_000n);
+    await pc.chain.mine(CONFIRMATIONS);
+    const r = await runPty(['--db', db, 'withdraw', 'confirm', w.id, '--tx-hash', tx.hash, '--block-number', String(tx.block)], {
+      env: env(), steps: [{ waitFor: /Go ahead\?/, send: 'y\r' }],
+    });
+    const text = stripAnsi(r.text);
+    expect(r.code, text).toBe(0);
+    expect(text).toMatch(new RegExp(`chain says\\s+succeeded in block ${tx.block}, ${CONFIRMATIONS + 1} confirmation\\(s\\); 6 USDT to ${w.to}`));
+    expect(text).toMatch(new RegExp(`withdrawal expects\\s+6 USDT to ${w.to} \\(token ${await pc.usdt.getAddress()}\\) in block ${tx.block}, ${CONFIRMATIONS} confirmations`));
+    expect(text).toMatch(/status\s+PENDING -> CONFIRMED/);
+    expect(await show(w.id)).toMatchObject({ status: 'CONFIRMED', verification: 'verified' });
+
+    // A mismatch is shown and refused without asking.
+    const m = await apply('6');
+    const off = await payout(m.to, 7_000_000n);
+    const refused = await runPty(['--db', db, 'withdraw', 'confirm', m.id, '--tx-hash', off.hash, '--block-number', String(off.block)], { env: env() });
+    const t2 = stripAnsi(refused.text);
+    expect(refused.code).toBe(1);
+    expect(t2).toMatch(/verdict\s+DOES NOT MATCH: /);
+    expect(t2).not.toMatch(/Go ahead\?/);
+    expect(await show(m.id)).toMatchObject({ status: 'PENDING', txHash: null });
+
+    // Remote mode asks the service's chain through the extension endpoint, and says it will wait.
+    const short = await apply('5');
+    const st = await payout(short.to, 5_000_000n);
+    const viaRemote = await runPty(['--remote', srv.url, 'withdraw', 'confirm', short.id, '--tx-hash', st.hash, '--block-number', String(st.block)], {
+      env: { CRYPTOPAY_SECRET: secret, CRYPTOPAY_MCH_ID: mchId }, steps: [{ waitFor: /Go ahead\?/, send: 'y\r' }],
+    });
+    const t3 = stripAnsi(viaRemote.text);
+    expect(viaRemote.code, t3).toBe(0);
+    expect(t3).toMatch(new RegExp(`chain says\\s+succeeded in block ${st.block}, 1 confirmation\\(s\\); 5 USDT to ${short.to}`));
+    expect(t3).toMatch(/status\s+PENDING, with this transaction, until its confirmations; then CONFIRMED by the watcher/);
+    expect(t3).toMatch(/short of its confirmations/);
+  });
+});

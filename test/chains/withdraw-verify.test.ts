@@ -1,0 +1,366 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { tronAddressFromEvm } from '../../src/chains/address.js';
+import { createRegistry, type RegistryConfig } from '../../src/chains/registry.js';
+import { adapterFor } from '../../src/chains/watch/adapter.js';
+import { createRpcClient } from '../../src/chains/watch/rpc.js';
+import { ChainWatcher } from '../../src/chains/watch/watcher.js';
+import { openLedger, type Ledger } from '../../src/store/db.js';
+import { LocalPaymentService } from '../../src/store/local-service.js';
+import { recordPayment } from '../../src/store/payments.js';
+import { accountRows, refused } from '../helpers/service.js';
+import { pay, startPayChain, type PayChain } from './watch/anvil-support.js';
+
+/**
+ * Issue #12 through the service: withdrawal confirmations checked against a real anvil running
+ * the test token (contracts/TestUSDT.sol), and the watcher's tick settling the ones short of
+ * their confirmations or putting them back after a reorg.
+ */
+
+const CONFIRMATIONS = 3;
+let pc: PayChain;
+let tokenAddr: string;
+let token18Addr: string;
+let dir: string;
+let ledger: Ledger;
+let service: LocalPaymentService;
+let mchId: string;
+let n = 0;
+
+beforeAll(async () => {
+  pc = await startPayChain();
+  tokenAddr = await pc.usdt.getAddress();
+  token18Addr = await pc.usdt18.getAddress();
+});
+afterAll(async () => {
+  await pc?.stop();
+});
+
+function registryConfig(rpcUrl: string | undefined): RegistryConfig {
+  return {
+    chains: [{ chainId: 31337, chainType: 'EVM', name: 'Anvil', ...(rpcUrl ? { rpcUrl } : {}), confirmations: CONFIRMATIONS }],
+    tokens: [
+      { chainId: 31337, address: tokenAddr, symbol: 'USDT', asset: 'USDT', decimals: 6 },
+      { chainId: 31337, address: token18Addr, symbol: 'USDT18', asset: 'USDT', decimals: 18 },
+    ],
+  };
+}
+
+function serviceWith(rpcUrl: string | undefined, actor = 'tester'): LocalPaymentService {
+  return new LocalPaymentService(ledger, { now: Date.now, caller: { actor }, registryConfig: registryConfig(rpcUrl) });
+}
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'cryptopay-wverify-'));
+  ledger = openLedger(join(dir, 'ledger.db'));
+  service = serviceWith(pc.chain.rpcUrl);
+  const m = await service.addMerchant({ name: 'Shop', generateWallet: true });
+  mchId = m.merchant.mchId;
+  await service.adjustBalance({ uid: 'u1', amount: '+100', reason: 'test funds', mchId });
+});
+afterEach(async () => {
+  try {
+    expect(await service.check()).toEqual([]);
+  } finally {
+    ledger.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/** A fresh recipient per withdrawal, so no two tests' transfers can be mistaken for each other. */
+const recipient = () => pc.chain.signers[1]!.address.slice(0, 30) + (++n).toString(16).padStart(12, '0');
+
+async function apply(amount = '10', token = tokenAddr) {
+  const { getAddress } = await import('ethers');
+  const to = getAddress(recipient().toLowerCase());
+  return service.applyWithdrawal({ mchId, uid: 'u1', amount, to, chainId: '31337', chainType: 'EVM', token });
+}
+
+async function payout(to: string, value: bigint, token = pc.usdt): Promise<{ hash: string; block: number }> {
+  const hash = await pay(token, to, value);
+  const r = await pc.chain.provider.getTransactionReceipt(hash);
+  return { hash, block: r!.blockNumber };
+}
+
+/** What a refusal must leave alone: the withdrawal's row, every account, the audit log's length. */
+function state(id: string) {
+  return {
+    row: ledger.sqlite.prepare('select status, tx_hash, block_number, verification, verification_note from withdrawals where id = ?').get(id),
+    accounts: accountRows(ledger),
+    audit: ledger.sqlite.prepare('select count(*) as n from audit_log').get(),
+    keys: ledger.sqlite.prepare('select count(*) as n from tx_keys').get(),
+  };
+}
+
+function watcher(log: string[] = []): ChainWatcher {
+  const registry = createRegistry(registryConfig(pc.chain.rpcUrl));
+  return new ChainWatcher({
+    chain: registry.chain('31337'), tokens: registry.tokens().filter((t) => t.chainId === '31337'),
+    rpc: createRpcClient({ url: pc.chain.rpcUrl }), ledger, record: recordPayment, holder: 'test-holder', now: Date.now, log: (l) => log.push(l),
+  });
+}
+
+const auditOf = (id: string) => service.log({ withdrawalId: id });
+
+describe('withdraw confirm checks the transaction on chain', () => {
+  it('a matching payout at depth confirms, verified, and settles the hold', async () => {
+    const w = await apply('10');
+    const tx = await payout(w.to, 10_000_000n);
+    await pc.chain.mine(CONFIRMATIONS - 1);
+    const done = await service.confirmWithdrawal({ mchId, logId: w.id, txHash: tx.hash, blockNumber: tx.block });
+    expect(done).toMatchObject({ status: 'CONFIRMED', txHash: tx.hash, blockNumber: tx.block });
+    expect(await service.getWithdrawal(w.id)).toMatchObject({ verification: 'verified', verificationNote: null });
+    expect(await service.balance('u1', { mchId })).toMatchObject({ available: '90', held: '0' });
+    const [entry] = await auditOf(w.id);
+    expect(entry).toMatchObject({ action: 'withdrawal.confirmed', actor: 'tester', detail: { txHash: tx.hash, verified: true, confirmations: CONFIRMATIONS } });
+  });
+
+  it('an 18-decimal token is compared in its own units', async () => {
+    const w = await apply('2.5', token18Addr);
+    const tx = await payout(w.to, 2_500_000_000_000_000_000n, pc.usdt18);
+    await pc.chain.mine(CONFIRMATIONS);
+    expect(await service.confirmWithdrawal({ mchId, logId: w.id, txHash: tx.hash, blockNumber: tx.block })).toMatchObject({ status: 'CONFIRMED' });
+  });
+
+  it('the wrong amount is refused, saying what moved and what the withdrawal pays; nothing changes', async () => {
+    const w = await apply('10');
+    const tx = await payout(w.to, 9_500_000n);
+    await pc.chain.mine(CONFIRMATIONS);
+    const before = state(w.id);
+    await refused(service.confirmWithdrawal({ mchId, logId: w.id, txHash: tx.hash, blockNumber: tx.block }), 'conflict',
+      `transaction ${tx.hash} moved 9.5 USDT to ${w.to}; this withdrawal pays 10 USDT to ${w.to}`);
+    expect(state(w.id)).toEqual(before);
+  });
+
+  it('the wrong recipient is refused, naming where the money went', async () => {
+    const w = await apply('10');
+    const elsewhere = pc.chain.signers[2]!.address;
+    const tx = await payout(elsewhere, 10_000_000n);
+    const before = state(w.id);
+    await refused(service.confirmWithdrawal({ mchId, logId: w.id, txHash: tx.hash, blockNumber: tx.block }), 'conflict',
+      `moved 10 USDT to ${elsewhere}; this withdrawal pays 10 USDT to ${w.to}`);
+    expect(state(w.id)).toEqual(before);
+  });
+
+  it('the wrong token is refused: another token of the registry, and one it does not know', async () => {
+    const w = await apply('10');
+    const other = await payout(w.to, 10_000_000n, pc.usdt18);
+    await refused(service.confirmWithdrawal({ mchId, logId: w.id, txHash: other.hash, blockNumber: other.block }), 'conflict',
+      `moved 10000000 base units of token ${token18Addr} to ${w.to}; this withdrawal pays 10 USDT to ${w.to} (token ${tokenAddr})`);
+    const stranger = await payout(w.to, 10_000_000n, pc.stranger);
+    await refused(service.confirmWithdrawal({ mchId, logId: w.id, txHash: stranger.hash, blockNumber: stranger.block }), 'conflict',
+      `base units of token ${await pc.stranger.getAddress()}`);
+    expect((await service.getWithdrawal(w.id)).status).toBe('PENDING');
+  });
+
+  it('a reverted transaction is refused', async () => {
+    const w = await apply('10');
+    // The second account holds no test tokens: its transfer reverts, mined because gas is given.
+    const broke = pc.usdt.connect(pc.chain.signers[1]!) as typeof pc.usdt;
+    const sent = await broke.getFunction('transfer')(w.to, 10_000_000n, { gasLimit: 100_000 });
+    const r = await pc.chain.provider.waitForTransaction(sent.hash);
+    expect(r!.status).toBe(0);
+    const before = state(w.id);
+    await refused(service.confirmWithdrawal({ mchId, logId: w.id, txHash: sent.hash, blockNumber: r!.blockNumber }), 'conflict',
+      `transaction ${sent.hash} failed on chain (reverted) in block ${r!.blockNumber}: it moved nothing`);
+    expect(state(w.id)).toEqual(before);
+  });
+
+  it('the wrong block number is refused, naming the block the transaction is in', async () => {
+    const w = await apply('10');
+    const tx = await payout(w.to, 10_000_000n);
+    await pc.chain.mine(CONFIRMATIONS);
+    await refused(service.confirmWithdrawal({ mchId, logId: w.id, txHash: tx.hash, blockNumber: tx.block + 1 }), 'conflict',
+      `transaction ${tx.hash} is in block ${tx.block}, not in block ${tx.block + 1}`);
+  });
+
+  it('a hash the chain does not know is refused', async () => {
+    const w = await apply('10');
+    const unknown = `0x${'ab'.repeat(32)}`;
+    const before = state(w.id);
+    await refused(service.confirmWithdrawal({ mchId, logId: w.id, txHash: unknown, blockNumber: 5 }), 'conflict', `chain 31337 does not know transaction ${unknown}`);
+    expect(state(w.id)).toEqual(before);
+  });
+
+  it('a hash that paid an order can never confirm the withdrawal, however it is spelled', async () => {
+    const w = await apply('10');
+    const o = await service.createOrder({ mchId, oid: 'paid-1', uid: 'u2', amount: '10' });
+    const tx = await payout(w.to, 10_000_000n);
+    await service.markPaid({ id: o.id, txHash: tx.hash });
+    const before = state(w.id);
+    await refused(service.confirmWithdrawal({ mchId, logId: w.id, txHash: tx.hash.toUpperCase().replace('0X', '0x'), blockNumber: tx.block }), 'conflict',
+      'is already recorded in this ledger');
+    expect(state(w.id)).toEqual(before);
+  });
+
+  it('a node that cannot be reached: 503 kind, nothing changed', async () => {
+    const w = await apply('10');
+    const down = serviceWith(`http://127.0.0.1:${await closedPort()}`);
+    const before = state(w.id);
+    await refused(down.confirmWithdrawal({ mchId, logId: w.id, txHash: `0x${'cd'.repeat(32)}`, blockNumber: 5 }), 'unavailable',
+      /^chain 31337 \(Anvil\) cannot be read: .*ECONNREFUSED.*; nothing was changed$/);
+    expect(state(w.id)).toEqual(before);
+  });
+});
+
+describe('short of the confirmations, the watcher settles it', () => {
+  it('accepted PENDING with its txHash; the tick confirms it once at depth, by chain:31337', async () => {
+    const log: string[] = [];
+    const watch = watcher(log);
+    await watch.tick();
+    const w = await apply('10');
+    const tx = await payout(w.to, 10_000_000n);
+    const accepted = await service.confirmWithdrawal({ mchId, logId: w.id, txHash: tx.hash, blockNumber: tx.block });
+    expect(accepted).toMatchObject({ status: 'PENDING', txHash: tx.hash, blockNumber: tx.block });
+    expect(await service.getWithdrawal(w.id)).toMatchObject({ verification: 'confirming' });
+    expect(await service.balance('u1', { mchId })).toMatchObject({ available: '90', held: '10' });
+    expect((await auditOf(w.id))[0]).toMatchObject({ action: 'withdrawal.confirmation_pending', detail: { confirmations: 1, needed: CONFIRMATIONS } });
+    // The transaction is this withdrawal's now: no other withdrawal takes it, and this one takes no other.
+    const other = await apply('10');
+    await refused(service.confirmWithdrawal({ mchId, logId: other.id, txHash: tx.hash, blockNumber: tx.block }), 'conflict', 'is already recorded in this ledger');
+    await refused(service.confirmWithdrawal({ mchId, logId: w.id, txHash: `0x${'ef'.repeat(32)}`, blockNumber: tx.block }), 'conflict',
+      `already waits for the confirmations of transaction ${tx.hash}`);
+
+    await watch.tick();
+    expect((await service.getWithdrawal(w.id)).status).toBe('PENDING');
+    await pc.chain.mine(CONFIRMATIONS - 1);
+    await watch.tick();
+    expect(await service.getWithdrawal(w.id)).toMatchObject({ status: 'CONFIRMED', verification: 'verified', txHash: tx.hash });
+    expect(await service.balance('u1', { mchId })).toMatchObject({ available: '80', held: '10' });
+    await pc.chain.mine(2);
+    await watch.tick();
+    const confirmed = (await auditOf(w.id)).filter((e) => e.action === 'withdrawal.confirmed');
+    expect(confirmed).toHaveLength(1);
+    expect(confirmed[0]).toMatchObject({ actor: 'chain:31337', detail: { txHash: tx.hash, verified: true, confirmations: CONFIRMATIONS } });
+    expect(log.join('\n')).toContain(`withdrawal ${w.id} confirmed`);
+    await service.rejectWithdrawal({ mchId, id: other.id });
+  });
+
+  it('a withdrawal waiting for its confirmations cannot be rejected; ledger check holds the states together', async () => {
+    const w = await apply('10');
+    const tx = await payout(w.to, 10_000_000n);
+    expect((await service.confirmWithdrawal({ mchId, logId: w.id, txHash: tx.hash, blockNumber: tx.block })).status).toBe('PENDING');
+    const before = state(w.id);
+    await refused(service.rejectWithdrawal({ mchId, id: w.id }), 'conflict', `waits for the confirmations of transaction ${tx.hash}, which pays it on chain: it cannot be rejected`);
+    expect(state(w.id)).toEqual(before);
+    expect(await service.check()).toEqual([]);
+    // A row that lost its verification state is named.
+    ledger.sqlite.prepare('update withdrawals set verification = null where id = ?').run(w.id);
+    expect(await service.check()).toContain(`withdrawal ${w.id} is PENDING with transaction ${tx.hash} and verification none`);
+    ledger.sqlite.prepare("update withdrawals set verification = 'confirming' where id = ?").run(w.id);
+  });
+
+  it('the merchant hears withdraw.confirmed once, when the watcher settles it at depth, not when it is accepted', async () => {
+    const watch = watcher();
+    await watch.tick();
+    const { getAddress } = await import('ethers');
+    const to = getAddress(recipient().toLowerCase());
+    const w = await service.applyWithdrawal({ mchId, uid: 'u1', amount: '10', to, chainId: '31337', chainType: 'EVM', token: tokenAddr, notifyUrl: 'https://shop.example/w' });
+    const tx = await payout(w.to, 10_000_000n);
+    expect((await service.confirmWithdrawal({ mchId, logId: w.id, txHash: tx.hash, blockNumber: tx.block })).status).toBe('PENDING');
+    const events = async () => (await service.listCallbacks({ withdrawalId: w.id, limit: 100 })).map((c) => c.event);
+    expect(await events()).toEqual([]);
+    await pc.chain.mine(CONFIRMATIONS);
+    await watch.tick();
+    await watch.tick();
+    expect(await events()).toEqual(['withdraw.confirmed']);
+  });
+
+  it('confirming again once the depth is reached settles it at once, without the watcher', async () => {
+    const w = await apply('10');
+    const tx = await payout(w.to, 10_000_000n);
+    expect((await service.confirmWithdrawal({ mchId, logId: w.id, txHash: tx.hash, blockNumber: tx.block })).status).toBe('PENDING');
+    await pc.chain.mine(CONFIRMATIONS);
+    expect((await service.confirmWithdrawal({ mchId, logId: w.id, txHash: tx.hash, blockNumber: tx.block })).status).toBe('CONFIRMED');
+  });
+
+  it('a reorg that drops the transaction before then puts the withdrawal back to plain PENDING, the operator told', async () => {
+    const log: string[] = [];
+    const watch = watcher(log);
+    await watch.tick();
+    const w = await apply('10');
+    const snap = await pc.chain.provider.send('evm_snapshot', []);
+    const tx = await payout(w.to, 10_000_000n);
+    expect((await service.confirmWithdrawal({ mchId, logId: w.id, txHash: tx.hash, blockNumber: tx.block })).status).toBe('PENDING');
+    await pc.chain.provider.send('evm_revert', [snap]);
+    await pc.chain.mine(CONFIRMATIONS + 1);
+    await watch.tick();
+    const back = await service.getWithdrawal(w.id);
+    expect(back).toMatchObject({ status: 'PENDING', txHash: null, blockNumber: null, verification: null });
+    expect(back.verificationNote).toContain(`transaction ${tx.hash} in block ${tx.block} no longer pays this withdrawal (a reorg took it away`);
+    expect(await service.balance('u1', { mchId })).toMatchObject({ available: '90', held: '10' });
+    expect((await auditOf(w.id))[0]).toMatchObject({ action: 'withdrawal.confirmation_dropped', actor: 'chain:31337', detail: { txHash: tx.hash } });
+    expect(log.join('\n')).toContain(`withdrawal ${w.id} is PENDING again`);
+    // The operator confirms it again with the payout that is on the chain now.
+    const again = await payout(w.to, 10_000_000n);
+    await pc.chain.mine(CONFIRMATIONS);
+    expect(await service.confirmWithdrawal({ mchId, logId: w.id, txHash: again.hash, blockNumber: again.block })).toMatchObject({ status: 'CONFIRMED' });
+  });
+});
+
+describe('without verification', () => {
+  it('a chain with no rpcUrl: accepted as before, recorded as not verified, with the reason', async () => {
+    const plain = serviceWith(undefined);
+    const w = await apply('10');
+    const hash = `0x${'12'.repeat(32)}`;
+    expect(await plain.confirmWithdrawal({ mchId, logId: w.id, txHash: hash, blockNumber: 7 })).toMatchObject({ status: 'CONFIRMED' });
+    const shown = await plain.getWithdrawal(w.id);
+    expect(shown).toMatchObject({ verification: 'unverified', verificationNote: 'chain 31337 (Anvil) has no rpcUrl configured: not verified on chain' });
+    expect((await auditOf(w.id))[0]).toMatchObject({ action: 'withdrawal.confirmed', detail: { verified: false, note: shown.verificationNote } });
+  });
+
+  it('an operator skips the chain only with a reason, kept in the audit log', async () => {
+    const operator = serviceWith(`http://127.0.0.1:${await closedPort()}`, 'alice');
+    const w = await apply('10');
+    const hash = `0x${'34'.repeat(32)}`;
+    const done = await operator.confirmWithdrawalUnverified({ mchId, logId: w.id, txHash: hash, blockNumber: 9 }, 'node down; paid from the cold wallet, checked on the explorer');
+    expect(done).toMatchObject({ status: 'CONFIRMED', txHash: hash });
+    expect(await operator.getWithdrawal(w.id)).toMatchObject({
+      verification: 'unverified', verificationNote: 'confirmed without verification by alice: node down; paid from the cold wallet, checked on the explorer',
+    });
+    expect((await auditOf(w.id))[0]).toMatchObject({ actor: 'alice', detail: { verified: false, note: expect.stringContaining('checked on the explorer') } });
+  });
+});
+
+describe('TRON, read through its Ethereum-compatible JSON-RPC', () => {
+  it('a payout to a base58 address confirms with the hash with or without 0x', async () => {
+    const TRON = 728126428;
+    const tc = await startPayChain(TRON);
+    try {
+      const token = tronAddressFromEvm(await tc.usdt.getAddress());
+      const tron = new LocalPaymentService(ledger, {
+        now: Date.now, caller: { actor: 'tester' },
+        registryConfig: { chains: [{ chainId: TRON, rpcUrl: tc.chain.rpcUrl, confirmations: 1 }], tokens: [{ chainId: TRON, address: token, symbol: 'USDT', asset: 'USDT', decimals: 6 }] },
+      });
+      const to = tronAddressFromEvm(pc.chain.signers[2]!.address);
+      const a = await tron.applyWithdrawal({ mchId, uid: 'u1', amount: '3', to, chainId: TRON, chainType: 'TRON', token });
+      const b = await tron.applyWithdrawal({ mchId, uid: 'u1', amount: '4', to, chainId: TRON, chainType: 'TRON', token });
+      const nodeTo = adapterFor('TRON').toNodeAddress(to);
+      const ta = await pay(tc.usdt, nodeTo, 3_000_000n);
+      const tb = await pay(tc.usdt, nodeTo, 4_000_000n);
+      const block = async (h: string) => (await tc.chain.provider.getTransactionReceipt(h))!.blockNumber;
+      expect(await tron.confirmWithdrawal({ mchId, logId: a.id, txHash: ta.slice(2), blockNumber: await block(ta) })).toMatchObject({ status: 'CONFIRMED', txHash: ta.slice(2) });
+      expect(await tron.confirmWithdrawal({ mchId, logId: b.id, txHash: tb, blockNumber: await block(tb) })).toMatchObject({ status: 'CONFIRMED', txHash: tb.slice(2) });
+      // 3 to the right address is not 4.
+      const c = await tron.applyWithdrawal({ mchId, uid: 'u1', amount: '4', to, chainId: TRON, chainType: 'TRON', token });
+      const tc3 = await pay(tc.usdt, nodeTo, 3_000_000n);
+      await refused(tron.confirmWithdrawal({ mchId, logId: c.id, txHash: tc3.slice(2), blockNumber: await block(tc3) }), 'conflict',
+        `moved 3 USDT to ${to}; this withdrawal pays 4 USDT to ${to}`);
+      await tron.rejectWithdrawal({ mchId, id: c.id });
+    } finally {
+      await tc.stop();
+    }
+  });
+});
+
+/** A port nothing listens on: bound, then released. */
+async function closedPort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
