@@ -43,6 +43,6 @@ export async function run(ctx: Context): Promise<void> {
     const trouble = [c.lastError && `last error: ${c.lastError}`, c.deepReorg && `deep reorg: ${c.deepReorg}`].filter(Boolean).join('; ');
     rows.push([`chain ${c.chainId}`, `${chainName(c.chainId)}: ${state}${trouble ? `; ${trouble}` : ''}`]);
   }
-  rows.push(['failed callbacks', s.failedCallbacks === null ? 'this ledger keeps no callbacks' : s.failedCallbacks === 0 ? 'none' : `${s.failedCallbacks}: cryptopay callbacks list`]);
+  rows.push(['failed callbacks', s.failedCallbacks === 0 ? 'none' : `${s.failedCallbacks}: cryptopay callbacks list --status failed`]);
   await printRecord(ctx, rows);
 }

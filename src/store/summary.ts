@@ -29,8 +29,8 @@ export interface Summary {
   balances: { available: Totals; held: Totals };
   heldPayments: Tally;
   chains: { chainId: string; head: number | null; scannedTo: number | null; lag: number | null; headAt: number | null; lastError: string | null; deepReorg: string | null }[];
-  /** null: this ledger keeps no callbacks outbox. */
-  failedCallbacks: number | null;
+  /** Callbacks that used up their retries. */
+  failedCallbacks: number;
 }
 
 const DAY = 86_400_000;
@@ -93,10 +93,8 @@ export function summarize(s: StoreCtx, opts: { mchId?: string }): Summary {
     };
   });
 
-  // The callbacks outbox (migration 0005) may not be in this ledger yet.
-  const outbox = s.db.get<{ n: bigint }>(sql`select count(*) as n from sqlite_master where type = 'table' and name = 'callbacks'`);
-  const failedCallbacks = Number(outbox?.n ?? 0) === 0 ? null
-    : Number(s.db.get<{ n: bigint }>(sql`select count(*) as n from callbacks where status = 'failed' and ${byMerchant('merchant_id')}`)?.n ?? 0);
+  // Callbacks that used up their retries (the outbox, migration 0005): the merchant missed them.
+  const failedCallbacks = Number(s.db.get<{ n: bigint }>(sql`select count(*) as n from callbacks where status = 'failed' and ${byMerchant('merchant_id')}`)?.n ?? 0);
 
   return {
     at: now, mchId: m,

@@ -12,7 +12,10 @@ const apply = (uid: string, amount: string) => ['withdraw', 'apply', '--uid', ui
 describe.concurrent('at a glance (#15 item 10)', { timeout: SLOW }, () => {
   it('summary: pending withdrawals and their total, today and this week, what users hold, held payments, chains behind, callbacks', async () => {
     const s = await withMerchant();
-    const a = await paidOrder(s, 'S-1', 'u1', '100');
+    // An order whose order.paid callback will have given up.
+    const o = await s.json<{ id: string }>(['order', 'create', '--oid', 'S-1', '--uid', 'u1', '--amount', '100', '--notify-url', 'https://shop.example/hook']);
+    await s.json(['order', 'mark-paid', o.id, '--tx-hash', evmTx(), '--yes']);
+    const a = o.id;
     await paidOrder(s, 'S-2', 'u2', '20.5');
     await s.json(['refund', '--id', a, '--amount', '10', '--yes']);
     const w1 = await s.json<{ id: string }>(apply('u1', '30'));
@@ -22,6 +25,8 @@ describe.concurrent('at a glance (#15 item 10)', { timeout: SLOW }, () => {
     // The watcher's state as it keeps it in the ledger: chain 1 read to block 100, head 110.
     const db = new Database(s.db);
     try {
+      // What the sender leaves when the last retry failed.
+      expect(db.prepare("update callbacks set status = 'failed' where subject_id = ? and event = 'order.paid'").run(a).changes).toBe(1);
       db.prepare('insert into chain_cursors (chain_id, next_block, head, head_at, updated_at) values (?, ?, ?, ?, ?)').run('1', 101, 110, Date.now(), Date.now());
     } finally {
       db.close();
@@ -38,7 +43,7 @@ describe.concurrent('at a glance (#15 item 10)', { timeout: SLOW }, () => {
     expect(row('users hold')).toBe('available 75 USDT; held for withdrawals 5.5 USDT');
     expect(row('held payments')).toBe('none');
     expect(row('chain 1')).toMatch(/^Ethereum: 10 blocks behind \(block 100 of 110, head seen \d{4}-/);
-    expect(row('failed callbacks')).toBeDefined();
+    expect(row('failed callbacks')).toBe('1: cryptopay callbacks list --status failed');
 
     expect(json).toMatchObject({
       mchId: null,
@@ -47,6 +52,7 @@ describe.concurrent('at a glance (#15 item 10)', { timeout: SLOW }, () => {
       balances: { available: { USDT: '75' }, held: { USDT: '5.5' } },
       heldPayments: { count: 0, total: {} },
       chains: [{ chainId: '1', head: 110, scannedTo: 100, lag: 10 }],
+      failedCallbacks: 1,
     });
     // The week starts on a Monday, at or before today.
     const monday = new Date(json.week.since);
@@ -61,7 +67,7 @@ describe.concurrent('at a glance (#15 item 10)', { timeout: SLOW }, () => {
       s.run(['--mch-id', 'M999999', 'summary']),
     ]);
     expect(mine).toMatchObject({ mchId: s.mchId, balances: { available: { USDT: '75' } } });
-    expect(theirs).toMatchObject({ mchId: two.mchId, pendingWithdrawals: { count: 0 }, balances: { available: {} }, today: { payments: { count: 0 } } });
+    expect(theirs).toMatchObject({ mchId: two.mchId, pendingWithdrawals: { count: 0 }, balances: { available: {} }, today: { payments: { count: 0 } }, failedCallbacks: 0 });
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/merchant M999999 not found/);
   });
