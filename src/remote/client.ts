@@ -11,15 +11,40 @@ import type {
   WithdrawVerifyRequest,
 } from '../core/schemas.js';
 import type { OperatorExtensions, PaymentService } from '../core/service.js';
-import type { Addresses, Order, OrderStatus, RefundResult, VerificationReport, Withdrawal } from '../core/types.js';
+import type {
+  Addresses,
+  AuditView,
+  BalanceView,
+  HeldPaymentView,
+  MerchantIdentity,
+  Order,
+  OrderDetail,
+  OrderShow,
+  OrderStatus,
+  RefundResult,
+  RefundView,
+  VerificationReport,
+  Withdrawal,
+  WithdrawalDetail,
+  WithdrawalStatus,
+} from '../core/types.js';
 import { sign } from '../signing/index.js';
 import {
   addressesSchema,
+  balanceSchema,
   envelopeSchema,
+  heldListSchema,
+  logSchema,
+  merchantIdentitySchema,
+  orderListSchema,
   orderSchema,
+  orderShowSchema,
+  refundListSchema,
   refundResultSchema,
   statusSchema,
   verificationReportSchema,
+  withdrawalDetailSchema,
+  withdrawalListSchema,
   withdrawalSchema,
 } from './responses.js';
 import { credentialsProblem } from './remote-url.js';
@@ -92,6 +117,45 @@ export class RemotePaymentService implements PaymentService, OperatorExtensions 
   async verifyWithdrawal(input: WithdrawVerifyRequest): Promise<VerificationReport> {
     const r = await this.post('/api/v1/withdraw/verify', input, verificationReportSchema);
     return printableDeep(r) as VerificationReport;
+  }
+
+  // The reads of the extensions (decisions §12, docs/api.md "Extensions"): signed, answered for
+  // the signing merchant only, checked like every answer (exchange makes their text printable).
+
+  whoami(mchId?: string): Promise<MerchantIdentity> {
+    return this.post('/api/v1/merchant', { mchId }, merchantIdentitySchema);
+  }
+
+  listOrders(filter: { mchId?: string; status?: OrderStatus; uid?: string; limit?: number }): Promise<OrderDetail[]> {
+    return this.post('/api/v1/order/list', filter, orderListSchema) as Promise<OrderDetail[]>;
+  }
+
+  showOrder(input: { mchId?: string; id?: string; oid?: string }): Promise<OrderShow> {
+    return this.post('/api/v1/order/show', input, orderShowSchema) as Promise<OrderShow>;
+  }
+
+  heldPayments(filter: { mchId?: string; orderId?: string }): Promise<HeldPaymentView[]> {
+    return this.post('/api/v1/order/held', filter, heldListSchema);
+  }
+
+  listWithdrawals(filter: { mchId?: string; status?: WithdrawalStatus; uid?: string; limit?: number }): Promise<Withdrawal[]> {
+    return this.post('/api/v1/withdraw/list', filter, withdrawalListSchema);
+  }
+
+  getWithdrawal(id: string, mchId?: string): Promise<WithdrawalDetail> {
+    return this.post('/api/v1/withdraw/show', { mchId, id }, withdrawalDetailSchema);
+  }
+
+  listRefunds(filter: { orderId?: string; mchId?: string; limit?: number }): Promise<RefundView[]> {
+    return this.post('/api/v1/refund/list', filter, refundListSchema);
+  }
+
+  balance(uid: string, opts: { asset?: string; mchId?: string } = {}): Promise<BalanceView> {
+    return this.post('/api/v1/balance', { mchId: opts.mchId, uid, asset: opts.asset }, balanceSchema);
+  }
+
+  log(filter: { orderId?: string; withdrawalId?: string; mchId?: string; limit?: number }): Promise<AuditView[]> {
+    return this.post('/api/v1/log', filter, logSchema);
   }
 
   private async get<S extends z.ZodType>(path: string, schema: S): Promise<z.output<S>> {
