@@ -8,6 +8,7 @@ import {
   withdrawRejectSchema,
   withdrawVerifySchema,
 } from '../core/schemas.js';
+import { callbackWebhooks } from './openapi-webhooks.js';
 
 /**
  * OpenAPI 3.1 from the very zod schemas the server validates with, so the document cannot drift
@@ -324,6 +325,8 @@ export function openApiDocument(): Record<string, unknown> {
         200: ok({ type: 'object', required: ['status'], additionalProperties: false, properties: { status: { const: 'ok' } } }),
       }),
     },
+    // What the service POSTs to a notifyUrl (decisions §9).
+    webhooks: callbackWebhooks(),
     components: {
       schemas: {
         ErrorEnvelope: {

@@ -25,6 +25,9 @@ const LOCAL_ONLY: [string, string[]][] = [
   ['dev pay', ['dev', 'pay', ORDER]],
   ['ledger check', ['ledger', 'check']],
   ['ledger backup', ['ledger', 'backup', '/tmp/never-written.db']],
+  ['callbacks resend', ['callbacks', 'resend', 'evt_x']],
+  ['callbacks test', ['callbacks', 'test', '--url', 'https://shop.example/cb']],
+  ['callbacks run', ['callbacks', 'run']],
 ];
 
 const refusal = (what: string, url: string, source: string) =>
