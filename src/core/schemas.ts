@@ -135,6 +135,15 @@ export const refundListSchema = z.strictObject({ mchId, orderId: id64('orderId')
 export const balanceSchema = z.strictObject({ mchId, uid: id64('uid'), asset: text('asset', 16).optional() });
 export const logSchema = z.strictObject({ mchId, orderId: id64('orderId').optional(), withdrawalId: id64('withdrawalId').optional(), limit: limit.optional() });
 
+export const callbackListSchema = z.strictObject({
+  mchId,
+  status: z.enum(['pending', 'delivered', 'failed'], { error: 'status must be pending, delivered or failed' }).optional(),
+  orderId: id64('orderId').optional(),
+  withdrawalId: id64('withdrawalId').optional(),
+  limit: limit.optional(),
+});
+export const callbackShowSchema = z.strictObject({ mchId, id: id64('id') });
+
 export type OrderListRequest = z.input<typeof orderListSchema>;
 export type OrderShowRequest = z.input<typeof orderShowSchema>;
 export type HeldListRequest = z.input<typeof heldListSchema>;

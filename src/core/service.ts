@@ -10,6 +10,9 @@ import type {
   Addresses,
   AuditView,
   BalanceView,
+  CallbackShow,
+  CallbackStatus,
+  CallbackView,
   HeldPaymentView,
   MerchantIdentity,
   Order,
@@ -61,6 +64,8 @@ export interface OperatorExtensions {
   listRefunds(filter: { orderId?: string; mchId?: string; limit?: number }): Promise<RefundView[]>;
   balance(uid: string, opts?: { asset?: string; mchId?: string }): Promise<BalanceView>;
   log(filter: { orderId?: string; withdrawalId?: string; mchId?: string; limit?: number }): Promise<AuditView[]>;
+  listCallbacks(filter: { status?: CallbackStatus; orderId?: string; withdrawalId?: string; mchId?: string; limit?: number }): Promise<CallbackView[]>;
+  showCallback(id: string, mchId?: string): Promise<CallbackShow>;
 }
 
 /** What a command holds: the interface's operations and the operator's extensions, local or remote alike. */

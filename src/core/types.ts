@@ -186,3 +186,38 @@ export interface MerchantIdentity {
   name: string;
   asset: string;
 }
+
+/** Where a callback stands (decisions §9). */
+export type CallbackStatus = 'pending' | 'delivered' | 'failed';
+
+/** One callback of the outbox, as `callbacks list` shows it. */
+export interface CallbackView {
+  id: string;
+  eventId: string;
+  mchId: string;
+  event: string;
+  subject: string;
+  url: string;
+  status: CallbackStatus;
+  attempts: number;
+  nextAttemptAt: number | null;
+  lastStatus: number | null;
+  lastError: string | null;
+  createdAt: number;
+  deliveredAt: number | null;
+}
+
+/** One delivery attempt; `by` is the sending process (over HTTP: `service`). */
+export interface AttemptView {
+  at: number;
+  statusCode: number | null;
+  latencyMs: number;
+  error: string | null;
+  by: string;
+}
+
+/** `callbacks show`: the callback, the event it carries, and every attempt. */
+export interface CallbackShow extends CallbackView {
+  payload: Record<string, string | number | boolean | null>;
+  history: AttemptView[];
+}

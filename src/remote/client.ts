@@ -15,6 +15,9 @@ import type {
   Addresses,
   AuditView,
   BalanceView,
+  CallbackShow,
+  CallbackStatus,
+  CallbackView,
   HeldPaymentView,
   MerchantIdentity,
   Order,
@@ -32,6 +35,8 @@ import { sign } from '../signing/index.js';
 import {
   addressesSchema,
   balanceSchema,
+  callbackListSchema,
+  callbackShowSchema,
   envelopeSchema,
   heldListSchema,
   logSchema,
@@ -156,6 +161,14 @@ export class RemotePaymentService implements PaymentService, OperatorExtensions 
 
   log(filter: { orderId?: string; withdrawalId?: string; mchId?: string; limit?: number }): Promise<AuditView[]> {
     return this.read('/api/v1/log', filter, logSchema);
+  }
+
+  listCallbacks(filter: { status?: CallbackStatus; orderId?: string; withdrawalId?: string; mchId?: string; limit?: number }): Promise<CallbackView[]> {
+    return this.read('/api/v1/callbacks/list', filter, callbackListSchema);
+  }
+
+  showCallback(id: string, mchId?: string): Promise<CallbackShow> {
+    return this.read('/api/v1/callbacks/show', { mchId, id }, callbackShowSchema);
   }
 
   private async get<S extends z.ZodType>(path: string, schema: S): Promise<z.output<S>> {

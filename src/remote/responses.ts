@@ -252,3 +252,25 @@ export const logSchema = list(
     detail: z.record(z.string().max(200), z.unknown()),
   }),
 );
+
+const callbackFields = {
+  id,
+  eventId: id,
+  mchId: text,
+  event: z.enum(['order.paid', 'order.expired', 'order.refunded', 'withdraw.confirmed', 'withdraw.rejected']),
+  subject: text,
+  url: text,
+  status: z.enum(['pending', 'delivered', 'failed']),
+  attempts: count,
+  nextAttemptAt: millis.nullable(),
+  lastStatus: count.nullable(),
+  lastError: text.nullable(),
+  createdAt: millis,
+  deliveredAt: millis.nullable(),
+};
+export const callbackListSchema = list(z.object(callbackFields));
+export const callbackShowSchema = z.object({
+  ...callbackFields,
+  payload: z.record(z.string().max(200), z.union([text, z.number(), z.boolean(), z.null()])),
+  history: list(z.object({ at: millis, statusCode: count.nullable(), latencyMs: count, error: text.nullable(), by: text })),
+});

@@ -5,6 +5,8 @@ import { AppError, httpStatusOf, invalid, isAppError, notFound } from '../core/e
 import {
   authFields,
   balanceSchema,
+  callbackListSchema,
+  callbackShowSchema,
   createOrderSchema,
   heldListSchema,
   logSchema,
@@ -201,6 +203,13 @@ export function createApp(deps: AppDeps) {
   read('/api/v1/withdraw/show', withdrawShowSchema, (s, q, mchId) => s.getWithdrawal(q.id, mchId));
   read('/api/v1/refund/list', refundListSchema, (s, q, mchId) => s.listRefunds({ mchId, orderId: q.orderId, limit: q.limit }));
   read('/api/v1/balance', balanceSchema, (s, q, mchId) => s.balance(q.uid, { mchId, asset: q.asset?.toUpperCase() }));
+  read('/api/v1/callbacks/list', callbackListSchema, (s, q, mchId) =>
+    s.listCallbacks({ mchId, status: q.status, orderId: q.orderId, withdrawalId: q.withdrawalId, limit: q.limit }));
+  // Which process of the service sent an attempt (host:pid) is the operator's business, not the merchant's.
+  read('/api/v1/callbacks/show', callbackShowSchema, async (s, q, mchId) => {
+    const c = await s.showCallback(q.id, mchId);
+    return { ...c, history: c.history.map((a) => ({ ...a, by: 'service' })) };
+  });
   read('/api/v1/log', logSchema, (s, q, mchId) => s.log({ mchId, orderId: q.orderId, withdrawalId: q.withdrawalId, limit: q.limit }));
 
   // The payment page and the state it polls (decisions §11), loaded on first use.

@@ -11,7 +11,7 @@ import type {
   WithdrawVerifyRequest,
 } from '../core/schemas.js';
 import type { Caller, OperatorExtensions, PaymentService } from '../core/service.js';
-import type { Addresses, MerchantIdentity, Order, OrderDetail, OrderShow, OrderStatus, RefundResult, VerificationReport, Withdrawal, WithdrawalStatus } from '../core/types.js';
+import type { Addresses, CallbackShow, MerchantIdentity, Order, OrderDetail, OrderShow, OrderStatus, RefundResult, VerificationReport, Withdrawal, WithdrawalStatus } from '../core/types.js';
 import { readLog, type AuditView } from './audit-log.js';
 import { adjustBalance, balance, type BalanceView } from './balances.js';
 import { checkLedger } from './check.js';
@@ -363,11 +363,11 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
   // ---------------------------------------------------------------- callbacks (the outbox)
 
   async listCallbacks(filter: { status?: CallbackStatus; orderId?: string; withdrawalId?: string; mchId?: string; limit?: number }): Promise<CallbackView[]> {
-    return outbox.listCallbacks(this.s.db, filter);
+    return this.signedRead(() => outbox.listCallbacks(this.s.db, filter));
   }
 
-  async showCallback(id: string, mchId?: string): Promise<ReturnType<typeof outbox.showCallback>> {
-    return outbox.showCallback(this.s.db, id, mchId);
+  async showCallback(id: string, mchId?: string): Promise<CallbackShow> {
+    return this.signedRead(() => outbox.showCallback(this.s.db, id, mchId));
   }
 
   // ---------------------------------------------------------------- balances, audit, invariants

@@ -181,3 +181,55 @@ describe("a remote's list is input", () => {
     expect(shown.stdout.split('\t')[1]).toBe('u\ufffd[2J1\ufffd');
   });
 });
+
+describe('callbacks list and show on the remote', () => {
+  it("read like the ledger's own (the sending process aside), and B's callback answers like an unknown one", async () => {
+    const c = home();
+    const [ma, mb] = [await addMerchant(c, 'Shop A'), await addMerchant(c, 'Shop B')];
+    const receiver = await tiny((_req, res) => envelope(res, null));
+    const srv = await serve(c, c.db, ['--allow-private-callbacks']);
+    const as = (m: Merchant, args: string[]) => c.cli(['--remote', srv.url, ...args], { env: { CRYPTOPAY_MCH_ID: m.mchId, CRYPTOPAY_SECRET: m.secret } });
+    const local = (m: Merchant, args: string[]) => c.cli(['--db', c.db, '--mch-id', m.mchId, ...args]);
+    const orderOf = async (m: Merchant, oid: string) => {
+      const r = await as(m, ['--json', 'order', 'create', '--oid', oid, '--uid', 'u1', '--amount', '3', '--notify-url', `${receiver.url}/${oid}`]);
+      expect(r, oid).toMatchObject({ code: 0 });
+      const id = JSON.parse(r.stdout).id as string;
+      expect(await local(m, ['--json', 'order', 'mark-paid', id, '--tx-hash', txHash(oid === 'CA-1' ? 0xca : 0xcb), '--yes'])).toMatchObject({ code: 0 });
+      return id;
+    };
+    const [oa] = [await orderOf(ma, 'CA-1'), await orderOf(mb, 'CB-1')];
+    // serve's sender delivers both order.paid events to the receiver.
+    const deadline = Date.now() + 20_000;
+    let all: { id: string; mchId: string; status: string }[] = [];
+    while (Date.now() < deadline) {
+      all = JSON.parse((await c.cli(['--db', c.db, '--json', 'callbacks', 'list'])).stdout);
+      if (all.length === 2 && all.every((x) => x.status === 'delivered')) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(all.map((x) => x.status)).toEqual(['delivered', 'delivered']);
+    const ca = all.find((x) => x.mchId === ma.mchId)!.id;
+    const cb = all.find((x) => x.mchId === mb.mchId)!.id;
+
+    const [listR, listL, listJsonR, listJsonL, showR, showL, other, unknown] = await Promise.all([
+      as(ma, ['callbacks', 'list']),
+      local(ma, ['callbacks', 'list']),
+      as(ma, ['--json', 'callbacks', 'list', '--order', oa]),
+      local(ma, ['--json', 'callbacks', 'list', '--order', oa]),
+      as(ma, ['--json', 'callbacks', 'show', ca]),
+      local(ma, ['--json', 'callbacks', 'show', ca]),
+      as(ma, ['callbacks', 'show', cb]),
+      as(ma, ['callbacks', 'show', 'evt_AAAAAAAAAAAAAAAAAAAAAA']),
+    ]);
+    expect(listR).toMatchObject({ code: 0, stderr: '' });
+    expect(listR.stdout).toMatch(new RegExp(`^${ca}\\torder\\.paid\\torder:${oa}\\tdelivered\\t1\\t200\\t`));
+    expect(listR).toEqual(listL);
+    expect(listJsonR).toEqual(listJsonL);
+    const shownLocally = JSON.parse(showL.stdout);
+    expect(shownLocally.history).toHaveLength(1);
+    expect(shownLocally.history[0].by).toMatch(/:\d+:/); // host:pid:random, locally
+    expect(JSON.parse(showR.stdout)).toEqual({ ...shownLocally, history: [{ ...shownLocally.history[0], by: 'service' }] });
+    expect(JSON.parse(showR.stdout).payload).toMatchObject({ event: 'order.paid', id: oa, oid: 'CA-1' });
+    expect(other).toEqual({ code: 1, stdout: '', stderr: `error: callback ${cb} not found\n` });
+    expect(unknown).toEqual({ code: 1, stdout: '', stderr: 'error: callback evt_AAAAAAAAAAAAAAAAAAAAAA not found\n' });
+  }, 60_000);
+});
