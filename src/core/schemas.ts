@@ -118,9 +118,10 @@ export const withdrawRejectSchema = z.strictObject({
  * the signing merchant's own data. Every one carries mchId like the interface's operations; the
  * server answers for the merchant whose secret verified, whatever else the body says.
  */
-const limit = z.union([z.number().int().min(1).max(1000), z.string().regex(/^[1-9]\d{0,3}$/)], { error: 'limit must be a whole number from 1 to 1000' })
+const LIMIT = 'limit must be a whole number from 1 to 1000';
+const limit = z.union([z.number().int({ error: LIMIT }).min(1, { error: LIMIT }).max(1000, { error: LIMIT }), z.string().regex(/^[1-9]\d{0,3}$/, { error: LIMIT })], { error: LIMIT })
   .transform((v) => Number(v))
-  .refine((v) => v <= 1000, 'limit must be a whole number from 1 to 1000');
+  .refine((v) => v <= 1000, LIMIT);
 const orderStatus = z.enum(['PENDING_PAY', 'PAID', 'EXPIRED', 'REFUNDED'], { error: 'status must be PENDING_PAY, PAID, EXPIRED or REFUNDED' });
 const withdrawalStatus = z.enum(['PENDING', 'CONFIRMED', 'REJECTED'], { error: 'status must be PENDING, CONFIRMED or REJECTED' });
 
