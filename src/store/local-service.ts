@@ -1,6 +1,7 @@
 import { lte } from 'drizzle-orm';
 import type { ChainEntry, ChainInfo, Registry, RegistryConfig, TokenEntry } from '../chains/registry.js';
 import type { RpcClient } from '../chains/watch/rpc.js';
+import type { OnChainPayment } from '../chains/watch/seen.js';
 import { AppError, invalid } from '../core/errors.js';
 import type {
   CreateOrderRequest,
@@ -264,6 +265,12 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
     return orders.getOrder(this.s, id, mchId);
   }
 
+  /** The payments the chain watcher has seen for an order, with "k of n" confirmations (order show, the payment page). */
+  async paymentsOnChain(id: string): Promise<OnChainPayment[]> {
+    const { onChainPayments } = await import('../chains/watch/seen.js');
+    return onChainPayments(this.s.db, await this.registry(), id);
+  }
+
   /** By id or by the merchant's oid, as a refund names it. */
   async findOrderDetail(mchId: string, id?: string, oid?: string): Promise<OrderDetail> {
     return orders.orderDetail(this.s, orders.findOrder(this.s.db, mchId, id, oid));
@@ -281,8 +288,7 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
     return this.signedRead(async () => {
       if (!input.id && !input.oid) throw invalid('id or oid is required');
       const order = input.oid || input.mchId ? await this.findOrderDetail(this.resolveMerchantId(input.mchId), input.id, input.oid) : await this.getOrder(input.id!);
-      const { onChainPayments } = await import('../chains/watch/seen.js');
-      return { ...order, onChain: onChainPayments(this.ledger.db, await this.registry(), order.id) };
+      return { ...order, onChain: await this.paymentsOnChain(order.id) };
     });
   }
 
