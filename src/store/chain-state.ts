@@ -90,7 +90,7 @@ function seenStatements(sqlite: Database.Database) {
         "select 1 from chain_payments where chain_id = ? and tx_hash = ? and status <> 'seen' and token = ? and to_address = ? and raw_amount = ? and block_hash <> ?",
       ),
       insert: sqlite.prepare(
-        "insert into chain_payments (chain_id, tx_hash, log_index, block_number, block_hash, order_id, token, to_address, raw_amount, amount, status, seen_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'seen', ?) on conflict do nothing",
+        "insert into chain_payments (chain_id, tx_hash, log_index, block_number, block_hash, block_time, order_id, token, to_address, raw_amount, amount, status, seen_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'seen', ?) on conflict do nothing",
       ),
     };
     seenPrepared.set(sqlite, st);
@@ -103,6 +103,8 @@ export interface SeenPayment {
   logIndex: number;
   blockNumber: number;
   blockHash: string;
+  /** The block's timestamp, ms. */
+  blockTime: number;
   orderId: string;
   token: string;
   toAddress: string;
@@ -127,7 +129,7 @@ export function commitRange(
   const st = seenStatements(sqlite);
   for (const p of a.payments) {
     if (st.again.get(a.chainId, p.txHash, p.token, p.toAddress, p.rawAmount, p.blockHash)) continue;
-    stored += st.insert.run(a.chainId, p.txHash, p.logIndex, p.blockNumber, p.blockHash, p.orderId, p.token, p.toAddress, p.rawAmount, p.amount, a.now).changes;
+    stored += st.insert.run(a.chainId, p.txHash, p.logIndex, p.blockNumber, p.blockHash, p.blockTime, p.orderId, p.token, p.toAddress, p.rawAmount, p.amount, a.now).changes;
   }
   for (const b of a.blocks) {
     q.insert(chainBlocks).values({ chainId: a.chainId, number: b.number, hash: b.hash }).onConflictDoUpdate({ target: [chainBlocks.chainId, chainBlocks.number], set: { hash: b.hash } }).run();
