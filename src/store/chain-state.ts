@@ -228,6 +228,26 @@ export function reportDeepReorg(q: Q, a: { chainId: string; actor: string; now: 
   }
 }
 
+/**
+ * An operator has looked at a deep reorg's payments: the warning of `cryptopay chains` is
+ * cleared, and the acknowledgement, with its reason and the report it clears, goes into the
+ * audit log. Only the report the operator saw is cleared (a newer one stays). Nothing moves in
+ * the ledger: the payments stay credited either way.
+ */
+export function acknowledgeDeepReorg(q: Q, a: { chainId: string; report: string; actor: string; now: number; reason: string }): boolean {
+  const cleared = q
+    .update(chainCursors)
+    .set({ deepReorg: null, updatedAt: a.now })
+    .where(and(eq(chainCursors.chainId, a.chainId), eq(chainCursors.deepReorg, a.report)))
+    .run().changes;
+  if (cleared !== 1) return false;
+  audit(q, {
+    at: a.now, actor: a.actor, action: 'chain.deep_reorg_acknowledged', merchantId: null, subjectType: 'chain', subjectId: a.chainId,
+    detail: { chainId: a.chainId, report: a.report, reason: a.reason },
+  });
+  return true;
+}
+
 export function allCursors(q: Q): CursorRow[] {
   return q.select().from(chainCursors).all();
 }
