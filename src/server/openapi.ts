@@ -154,7 +154,7 @@ const CREATED_ORDER = {
 };
 const PAY_STATE = {
   type: 'object',
-  required: ['status', 'amount', 'paidAmount', 'dueAmount', 'asset', 'expiredAt'],
+  required: ['status', 'amount', 'paidAmount', 'dueAmount', 'asset', 'expiredAt', 'confirming'],
   properties: {
     status: { type: 'string', enum: ['PENDING_PAY', 'PAID', 'EXPIRED', 'REFUNDED'] },
     amount: CANONICAL_AMOUNT,
@@ -162,6 +162,16 @@ const PAY_STATE = {
     dueAmount: { ...CANONICAL_AMOUNT, description: 'what is still due; "0" once paid' },
     asset: { type: 'string', description: "the ledger asset the order is priced in, such as USDT" },
     expiredAt: { type: 'integer' },
+    confirming: {
+      type: ['object', 'null'],
+      description: 'payments the chain shows but the ledger does not count yet (short of their confirmations), while the order is PENDING_PAY; null otherwise',
+      required: ['amount', 'confirmations', 'required'],
+      properties: {
+        amount: { ...CANONICAL_AMOUNT, description: 'their sum' },
+        confirmations: { type: 'integer', description: 'the fewest confirmations among them' },
+        required: { type: 'integer', description: "the chain's confirmations (0: unknown)" },
+      },
+    },
   },
 };
 const REFUND = {

@@ -1,6 +1,7 @@
 import { lte } from 'drizzle-orm';
 import type { ChainEntry, ChainInfo, Registry, RegistryConfig, TokenEntry } from '../chains/registry.js';
 import type { RpcClient } from '../chains/watch/rpc.js';
+import type { OnChainPayment } from '../chains/watch/seen.js';
 import { AppError, conflict, invalid } from '../core/errors.js';
 import type {
   CreateOrderRequest,
@@ -255,6 +256,12 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
 
   async getOrder(id: string, mchId?: string): Promise<OrderDetail> {
     return orders.getOrder(this.s, id, mchId);
+  }
+
+  /** The payments the chain watcher has seen for an order, with "k of n" confirmations (order show, the payment page). */
+  async paymentsOnChain(id: string): Promise<OnChainPayment[]> {
+    const { onChainPayments } = await import('../chains/watch/seen.js');
+    return onChainPayments(this.s.db, await this.registry(), id);
   }
 
   /** By id or by the merchant's oid, as a refund names it. */
