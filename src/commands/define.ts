@@ -172,7 +172,12 @@ export function defineCommands(program: Command, run: Runner): void {
     .argument('<path>', 'a new file for the copy')
     .action(run(() => import('./ledger/backup.js')));
 
-  program.command('chains').description('chains and tokens this service knows, and how far each is watched').action(run(() => import('./chains.js')));
+  program
+    .command('chains')
+    .description('chains and tokens this service knows, and how far each is watched')
+    .option('--ack-reorg <chainId>', 'acknowledge the deep reorg reported on this chain, after checking its payments (clears the warning; credits nothing back)')
+    .option('--reason <text>', 'why, with --ack-reorg (kept in the audit log)')
+    .action(run(() => import('./chains.js')));
   program
     .command('watch')
     .description('watch the chains for payments in the foreground (serve does this too, unless --no-watch)')

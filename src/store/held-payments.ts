@@ -96,7 +96,7 @@ export async function creditHeld(s: StoreCtx, ref: HeldPaymentRef): Promise<Orde
     const row = tx.select().from(chainPayments).where(and(eq(chainPayments.chainId, p.chainId), eq(chainPayments.txHash, p.txHash), eq(chainPayments.logIndex, p.logIndex))).get()!;
     recordPayment(tx, {
       orderId: p.orderId, txHash: p.txHash, logIndex: p.logIndex, amount: row.amount, rawAmount: p.rawAmount,
-      chainType: registry.chain(p.chainId).chainType, chainId: p.chainId, token: p.token, blockNumber: p.blockNumber, blockHash: row.blockHash, source: 'chain',
+      chainType: registry.chain(p.chainId).chainType, chainId: p.chainId, token: p.token, blockNumber: p.blockNumber, blockHash: row.blockHash, blockTime: row.blockTime, source: 'chain',
     }, { now, actor: s.caller.actor });
     audit(tx, {
       at: now, actor: s.caller.actor, action: 'order.held_payment_credited', merchantId: p.mchId, subjectType: 'order', subjectId: p.orderId,

@@ -2,7 +2,7 @@ import { lte } from 'drizzle-orm';
 import type { ChainEntry, ChainInfo, Registry, RegistryConfig, TokenEntry } from '../chains/registry.js';
 import type { RpcClient } from '../chains/watch/rpc.js';
 import type { OnChainPayment } from '../chains/watch/seen.js';
-import { AppError, invalid } from '../core/errors.js';
+import { AppError, conflict, invalid } from '../core/errors.js';
 import type {
   CreateOrderRequest,
   RefundRequest,
@@ -114,6 +114,21 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
     // Built again at once: the services made per request (as()) take this one rather than each
     // building their own.
     if (!this.deps.registry) this.registryBuilt = createRegistry(this.deps.registryConfig, readLedgerRegistry(this.ledger.db));
+  }
+
+  /**
+   * Clears the deep reorg reported on a chain (`cryptopay chains --ack-reorg`), with the reason
+   * in the audit log; the report shown to the operator, and only it. Returns what was cleared.
+   */
+  async acknowledgeDeepReorg(chainId: string, reason: string): Promise<string> {
+    if (!reason.trim()) throw invalid('a reason is required');
+    const chain = (await this.registry()).chain(chainId);
+    const { readCursor, acknowledgeDeepReorg } = await import('./chain-state.js');
+    const report = readCursor(this.ledger.db, chain.chainId)?.deepReorg;
+    if (!report) throw invalid(`chain ${chain.chainId} has no deep reorg to acknowledge`);
+    const done = await this.write((tx) => acknowledgeDeepReorg(tx, { chainId: chain.chainId, report, actor: this.deps.caller.actor, now: this.deps.now(), reason }));
+    if (!done) throw conflict(`chain ${chain.chainId}: the deep reorg report changed meanwhile; look again with cryptopay chains`);
+    return report;
   }
 
   private async rpc(chain: ChainInfo): Promise<RpcClient> {
