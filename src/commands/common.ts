@@ -24,9 +24,23 @@ export async function confirmChange(ctx: Context, title: string, summary: [strin
     throw usage(`${title} changes money and needs confirmation: pass --yes to confirm without a terminal (nothing was changed)`);
   }
   ctx.io.stdout.write(`${title}:\n`);
-  await printRecord(ctx, summary);
+  await printRecord(ctx, await withTarget(ctx, summary));
   const ok = await ctx.prompter.confirm('Go ahead?');
   if (!ok) throw new AppError('conflict', 'cancelled: nothing was changed');
+}
+
+/**
+ * A summary of a change, led in remote mode by where it goes: the operator sees which service
+ * (and which profile) their "yes" changes money on.
+ */
+export async function withTarget(ctx: Context, summary: [string, Cell][]): Promise<[string, Cell][]> {
+  const target = await ctx.remoteTarget();
+  return target ? [['remote', `${target.url} (${target.source})`], ...summary] : summary;
+}
+
+/** Only worth reading the state for a summary when someone is about to read it and answer. */
+export function asking(ctx: Context): boolean {
+  return !ctx.globals.yes && ctx.io.interactive;
 }
 
 export function parseLimit(value: string | undefined): number | undefined {
@@ -77,13 +91,13 @@ export function parseTimeRange(opts: { since?: string; until?: string }, now: nu
  * rows: "showing 50 of 56; next page: --cursor ID". Nothing when the page is the whole list, and
  * nothing under --json (a script pages with the id of the last item as the cursor).
  */
-export function pageNote(ctx: Context, page: { items: unknown[]; total: number; before: number; next: string | null }): void {
+export function pageNote(ctx: Context, page: { items: unknown[]; total: number | null; before: number; next: string | null }): void {
   if (ctx.globals.json) return;
   if (page.before === 0 && page.next === null) return;
   const shown = page.items.length;
   const range = page.before === 0 ? `${shown}` : shown === 0 ? 'none' : `${page.before + 1}-${page.before + shown}`;
   const next = page.next === null ? '' : `; next page: --cursor ${page.next}`;
-  ctx.io.stderr.write(`showing ${range} of ${page.total}${next}\n`);
+  ctx.io.stderr.write(`showing ${range}${page.total === null ? '' : ` of ${page.total}`}${next}\n`);
 }
 
 /** `--cursor`: the id of the last row of the previous page. */
@@ -110,4 +124,22 @@ export function credited(before: string, amount: string, asset: string): string 
   } catch {
     return `${before} ${asset}, credited ${amount}`;
   }
+}
+
+/**
+ * A page of a list, locally with the count of all that match; on a remote, where the extension
+ * reads answer rows only, the page is the rows and the next cursor the last row's id when the
+ * page is full (the note then says "showing 50; next page: …", without the total).
+ */
+export async function pageOfList<T>(
+  ctx: Context,
+  limit: number | undefined,
+  local: (() => Promise<{ items: T[]; total: number; before: number; next: string | null }>) | undefined,
+  remote: () => Promise<T[]>,
+  idOf: (row: T) => string | number = (row) => (row as { id: string }).id,
+): Promise<{ items: T[]; total: number | null; before: number; next: string | null }> {
+  if (local && !ctx.isRemote()) return local();
+  const items = await remote();
+  const full = items.length > 0 && items.length === (limit ?? 50);
+  return { items, total: null, before: 0, next: full ? String(idOf(items[items.length - 1]!)) : null };
 }

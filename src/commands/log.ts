@@ -1,9 +1,10 @@
 import type { Context } from '../context.js';
-import type { AuditView, LogFilter, LocalPaymentService } from '../store/local-service.js';
-import { pageNote, parseCursor, parseLimit, parseTimeRange } from './common.js';
+import type { AuditView } from '../core/types.js';
+import type { LogFilter, LocalPaymentService } from '../store/local-service.js';
+import { pageNote, pageOfList, parseCursor, parseLimit, parseTimeRange } from './common.js';
 import { usage } from '../core/errors.js';
 import { formatTime, printJson, printTable } from './output.js';
-import { orderByRef } from './order/ref.js';
+import { orderIdOf } from './order/ref.js';
 
 const detailText = (e: AuditView) => Object.entries(e.detail).filter(([, v]) => v !== null && v !== '').map(([k, v]) => `${k}=${v}`).join(' ');
 
@@ -17,13 +18,18 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
   const cursor = parseCursor(text(opts.cursor));
   const follow = opts.follow === true;
   if (follow && (cursor !== undefined || range.until !== undefined)) throw usage('--follow shows what comes next: it does not go with --cursor or --until');
-  const service = await ctx.local('log');
+  if (cursor !== undefined && !/^[1-9][0-9]{0,15}$/.test(cursor)) throw usage('--cursor of log is the entry number the previous page named');
+  // Following reads the ledger's own entry numbers as they are committed: a local ledger only.
+  const local = follow ? await ctx.local('log --follow') : undefined;
   // --order takes an order's id or its oid, like order show.
-  const orderRef = text(opts.order);
-  const orderId = orderRef === undefined ? undefined : (await orderByRef(ctx, service, orderRef)).id;
-  const filter: LogFilter = { orderId, withdrawalId: text(opts.withdrawal), mchId: ctx.globals.mchId, ...range };
-  if (follow) return followLog(ctx, service, filter, limit ?? 10);
-  const page = await service.pageLog({ ...filter, limit, cursor });
+  const filter: LogFilter = { orderId: await orderIdOf(ctx, text(opts.order)), withdrawalId: text(opts.withdrawal), mchId: ctx.globals.mchId, ...range };
+  if (local) return followLog(ctx, local, filter, limit ?? 10);
+  const page = await pageOfList(
+    ctx,
+    limit,
+    ctx.isRemote() ? undefined : async () => (await ctx.local('log')).pageLog({ ...filter, limit, cursor }),
+    async () => (await ctx.service()).log({ ...filter, limit, cursor }),
+  );
   if (ctx.globals.json) return printJson(ctx, page.items);
   await printTable(
     ctx,

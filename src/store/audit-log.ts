@@ -1,17 +1,10 @@
 import { and, asc, desc, eq, gt, gte, lt, lte, or, sql, type SQL } from 'drizzle-orm';
+import type { AuditView } from '../core/types.js';
 import { auditLog } from './schema.js';
 import { pageOf, unknownCursor, type Page } from './paging.js';
 import type { StoreCtx } from './store-context.js';
 
-export interface AuditView {
-  id: number;
-  at: number;
-  actor: string;
-  action: string;
-  mchId: string | null;
-  subject: string;
-  detail: Record<string, unknown>;
-}
+export type { AuditView };
 
 /** What `log` filters on; `since` inclusive and `until` exclusive, on the entry's time. */
 export interface LogFilter {

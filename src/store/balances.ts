@@ -1,18 +1,13 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { invalid, notFound } from '../core/errors.js';
+import type { BalanceView } from '../core/types.js';
 import { formatAmount, parseSignedAmount } from '../core/money.js';
 import { accountId, audit, balanceOf, postTransfer } from './ledger.js';
 import { findMerchant } from './merchants.js';
 import { accounts, orders } from './schema.js';
 import { decimalsOf, type StoreCtx } from './store-context.js';
 
-export interface BalanceView {
-  mchId: string;
-  uid: string;
-  asset: string;
-  available: string;
-  held: string;
-}
+export type { BalanceView };
 
 /**
  * A user's balance. With `known`, a uid the merchant never saw (no account, no order) is refused

@@ -1,20 +1,9 @@
 import { and, eq, gt, lt, or, sql, type SQL } from 'drizzle-orm';
 import type { SQLiteColumn } from 'drizzle-orm/sqlite-core';
 import { AppError } from '../core/errors.js';
+import type { Page } from '../core/types.js';
 
-/**
- * One page of a list, newest first (issue #15 item 2): the rows, how many match in all, how many
- * come before this page, and the cursor of the next page (null on the last). A cursor is the id
- * of the last row shown: the next page starts after it, so rows that arrive meanwhile (at the top)
- * never shift a page and nothing is shown twice.
- */
-export interface Page<T> {
-  items: T[];
-  total: number;
-  /** Rows before this page (0 on the first). */
-  before: number;
-  next: string | null;
-}
+export type { Page };
 
 /**
  * Keyset paging over `(time desc, id desc)`: `after` is the condition for the rows after the

@@ -3,7 +3,7 @@ import { invalid } from '../core/errors.js';
 import { formatAmount, parseAmount } from '../core/money.js';
 import type { RefundRequest } from '../core/schemas.js';
 import { applyRefund, readStatus } from '../core/state.js';
-import type { RefundResult } from '../core/types.js';
+import type { RefundDone, RefundView } from '../core/types.js';
 import { accountId, audit, postTransfer } from './ledger.js';
 import { findMerchant } from './merchants.js';
 import { findOrder } from './orders.js';
@@ -12,18 +12,9 @@ import { keyset, pageOf, unknownCursor, type Page } from './paging.js';
 import { orders, refunds } from './schema.js';
 import { decimalsOf, type StoreCtx } from './store-context.js';
 
-export interface RefundView extends RefundResult {
-  refundId: string;
-  mchId: string;
-}
+export type { RefundView };
 
-/** A refund just made, with its order as it stands after it (what the CLI prints, issue #15 item 3). */
-export interface RefundDone extends RefundView {
-  asset: string;
-  orderStatus: 'PAID' | 'REFUNDED';
-  paidAmount: string;
-  refundedAmount: string;
-}
+export type { RefundDone };
 
 const heavy = () => import('./heavy.js');
 

@@ -1,20 +1,35 @@
 import type { Context } from '../../context.js';
 import { AppError } from '../../core/errors.js';
-import type { OrderDetail } from '../../core/types.js';
-import type { LocalPaymentService } from '../../store/local-service.js';
+import type { OrderShow } from '../../core/types.js';
+
+const notFoundHere = (e: unknown) => e instanceof AppError && e.kind === 'not_found' && e.message === 'Order not found';
 
 /**
- * The order a command names by its id or its merchant's oid (issue #15 item 2). Not found says
- * where else to look; under --json the message stays the interface's exact "Order not found".
+ * The order a command names by its id or its merchant's oid (issue #15 item 2), with the
+ * payments the watcher saw. Locally the id is tried first, then the oid of --mch-id or of the one
+ * merchant that has it (src/store/orders.ts); on a remote, the signed show of the merchant's own
+ * order by id, then by oid. Not found says where else to look; under --json the message stays the
+ * interface's exact "Order not found".
  */
-export async function orderByRef(ctx: Context, service: LocalPaymentService, ref: string): Promise<OrderDetail> {
+export async function orderByRef(ctx: Context, ref: string): Promise<OrderShow> {
+  const mchId = ctx.globals.mchId;
   try {
-    return await service.orderByRef(ref, ctx.globals.mchId);
+    if (ctx.isRemote()) {
+      const service = await ctx.service();
+      return await service.showOrder({ mchId, id: ref }).catch((e) => (notFoundHere(e) ? service.showOrder({ mchId, oid: ref }) : Promise.reject(e)));
+    }
+    const local = await ctx.local('order');
+    return await local.showOrder({ id: (await local.orderByRef(ref, mchId)).id });
   } catch (e) {
-    if (!ctx.globals.json && e instanceof AppError && e.kind === 'not_found' && e.message === 'Order not found') {
-      const scope = ctx.globals.mchId ? ` of merchant ${ctx.globals.mchId}` : '';
+    if (!ctx.globals.json && notFoundHere(e)) {
+      const scope = mchId ? ` of merchant ${mchId}` : '';
       throw new AppError('not_found', `Order not found: no order${scope} has the id or oid ${ref} (cryptopay order find ${ref} also searches uids, transaction hashes and deposit addresses)`);
     }
     throw e;
   }
+}
+
+/** The id of the order a filter names by id or oid (`log --order`, `refund list --order`). */
+export async function orderIdOf(ctx: Context, ref: string | undefined): Promise<string | undefined> {
+  return ref === undefined ? undefined : (await orderByRef(ctx, ref)).id;
 }

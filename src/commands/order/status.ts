@@ -1,13 +1,23 @@
 import type { Context } from '../../context.js';
+import { AppError } from '../../core/errors.js';
 import { printJson } from '../output.js';
 import { orderByRef } from './ref.js';
 
-/** `order status ID|OID`: locally by id or oid; on a remote, the interface's status lookup by id. */
+/**
+ * `order status ID|OID`. On a remote an id goes to the interface's status lookup and what it
+ * does not find is looked up as an oid; locally the ledger resolves either at once.
+ */
 export async function run(ctx: Context, _opts: unknown, ref: string): Promise<void> {
   let id = ref;
   let status: string;
-  if (ctx.isRemote()) status = await (await ctx.service()).getOrderStatus(ref);
-  else ({ id, status } = await orderByRef(ctx, await ctx.local('order status'), ref));
+  if (ctx.isRemote()) {
+    try {
+      status = await (await ctx.service()).getOrderStatus(ref);
+    } catch (e) {
+      if (!(e instanceof AppError && e.kind === 'not_found')) throw e;
+      ({ id, status } = await orderByRef(ctx, ref));
+    }
+  } else ({ id, status } = await orderByRef(ctx, ref));
   if (ctx.globals.json) return printJson(ctx, { id, status });
   ctx.io.stdout.write(`${status}\n`);
 }

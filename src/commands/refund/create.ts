@@ -2,15 +2,16 @@ import type { Context } from '../../context.js';
 import { AppError, usage } from '../../core/errors.js';
 import { ASSETS } from '../../core/assets.js';
 import { formatAmount, parseAmount, parseLedgerAmount } from '../../core/money.js';
-import type { OrderDetail } from '../../core/types.js';
-import type { RefundDone } from '../../store/local-service.js';
-import { confirmChange, need } from '../common.js';
+import type { RefundRequest } from '../../core/schemas.js';
+import type { OperatorService } from '../../core/service.js';
+import type { OrderDetail, RefundDone } from '../../core/types.js';
+import { asking, confirmChange, need } from '../common.js';
 import { formatTime, printJson, printRecord, type Cell } from '../output.js';
 
 /**
  * `refund --id ID | --oid OID (--amount A | --rest)`. The question shows what the refund does to
  * the order and to the user's balance, every amount with its asset; the answer names the refund's
- * own id and the order as it stands after it (issue #15 item 3).
+ * own id and the order as it stands after it (issue #15 item 3), locally and on a remote alike.
  */
 export async function run(ctx: Context, opts: Record<string, string | boolean | undefined>): Promise<void> {
   const text = (v: string | boolean | undefined) => (typeof v === 'string' ? v : undefined);
@@ -23,22 +24,36 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
     id = await ctx.prompter.input('Order id');
   }
   const remark = text(opts.remark);
-  // Locally the order is read first: for --rest, and to show what will happen.
-  const local = ctx.isRemote() ? undefined : await ctx.local('refund');
-  if (rest && !local) throw usage('--rest reads the order on the local ledger: on a remote, give --amount');
-  const order = local ? await local.findOrderDetail(ctx.globals.mchId ?? local.resolveMerchantId(), id, oid).catch((e) => (rest ? Promise.reject(e) : undefined)) : undefined;
+  const service = await ctx.service();
+  // The order is read for --rest, and for the question; a refusal is left to the refund itself
+  // unless --rest needs the order.
+  const order = rest || asking(ctx) ? await service.showOrder({ mchId: ctx.globals.mchId, id, oid }).catch((e) => (rest ? Promise.reject(e) : undefined)) : undefined;
   const amount = rest ? restOf(order!) : await need(ctx, text(opts.amount), 'amount', 'Amount to refund');
-  const summary: [string, Cell][] = order && local ? await preview(order, amount, remark, (uid) => local.balance(uid, { mchId: order.mchId, asset: order.asset })) : [['order', id ?? `oid ${oid}`], ['refund', amount], ['remark', remark]];
+  const summary: [string, Cell][] = order
+    ? await preview(order, amount, remark, (uid) => service.balance(uid, { mchId: order.mchId, asset: order.asset }))
+    : [['order', id ?? `oid ${oid}`], ['refund', amount], ['remark', remark]];
   await confirmChange(ctx, 'Refund', summary.filter(([, v]) => v !== undefined));
-  const input = { mchId: ctx.globals.mchId, id, oid, amount, remark };
-  if (!local) {
-    const result = await (await ctx.service()).refund(input);
-    if (ctx.globals.json) return printJson(ctx, result);
-    return printRecord(ctx, [['order', `${result.id} (oid ${result.oid})`], ['amount', result.amount], ['remark', result.remark], ['time', formatTime(result.refundTime)]]);
-  }
-  const done = await local.refundWithId(input);
+  const input: RefundRequest = { mchId: ctx.globals.mchId, id, oid, amount, remark };
+  const done = ctx.isRemote() ? await remoteRefund(service, input) : await (await ctx.local('refund')).refundWithId(input);
   if (ctx.globals.json) return printJson(ctx, done);
   await printRefund(ctx, done);
+}
+
+/**
+ * On a remote the interface answers the refund alone: its own id and the order after it are read
+ * back through the extension reads (the refund is the one of that order at that time and amount).
+ */
+async function remoteRefund(service: OperatorService, input: RefundRequest): Promise<RefundDone> {
+  const r = await service.refund(input);
+  const [order, refunds] = await Promise.all([
+    service.showOrder({ mchId: input.mchId, id: r.id }),
+    service.listRefunds({ mchId: input.mchId, orderId: r.id, limit: 20 }),
+  ]);
+  const own = refunds.find((x) => x.refundTime === r.refundTime && x.amount === r.amount);
+  return {
+    refundId: own?.refundId ?? '', mchId: order.mchId, ...r, asset: order.asset,
+    orderStatus: order.status === 'REFUNDED' ? 'REFUNDED' : 'PAID', paidAmount: order.paidAmount, refundedAmount: order.refundedAmount,
+  };
 }
 
 /** What is left to refund of a paid order: all it was paid, less what was refunded. */

@@ -1,12 +1,20 @@
 import type { Context } from '../../context.js';
-import { pageNote, parseCursor, parseLimit } from '../common.js';
+import { pageNote, pageOfList, parseCursor, parseLimit } from '../common.js';
 import { formatTime, printJson, printTable } from '../output.js';
+import { orderIdOf } from '../order/ref.js';
 
 export async function run(ctx: Context, opts: Record<string, string | undefined>): Promise<void> {
-  const service = await ctx.local('refund list');
+  const limit = parseLimit(opts.limit);
+  const cursor = parseCursor(opts.cursor);
   // --order takes an order's id or its oid, like order show.
-  const orderId = opts.order === undefined ? undefined : (await service.orderByRef(opts.order, ctx.globals.mchId)).id;
-  const page = await service.pageRefunds({ orderId, mchId: ctx.globals.mchId, limit: parseLimit(opts.limit), cursor: parseCursor(opts.cursor) });
+  const filter = { orderId: await orderIdOf(ctx, opts.order), mchId: ctx.globals.mchId, cursor, limit };
+  const page = await pageOfList(
+    ctx,
+    limit,
+    ctx.isRemote() ? undefined : async () => (await ctx.local('refund list')).pageRefunds(filter),
+    async () => (await ctx.service()).listRefunds(filter),
+    (r) => r.refundId,
+  );
   if (ctx.globals.json) return printJson(ctx, page.items);
   await printTable(ctx, ['refund', 'order', 'oid', 'amount', 'remark', 'time'], page.items.map((r) => [r.refundId, r.id, r.oid, r.amount, r.remark, formatTime(r.refundTime)]));
   pageNote(ctx, page);
