@@ -75,8 +75,9 @@ describe("a merchant's signed reads on the remote", () => {
     expect(own.stdout).toMatch(new RegExp(`^id +${ids.a1}$`, 'm'));
     expect(own.stdout).toMatch(/^refunded +1$/m);
     expect(own.stdout).toMatch(new RegExp(`^payment +10 tx ${txHash(0xa1)}$`, 'm'));
-    expect(other).toEqual({ code: 1, stdout: '', stderr: 'error: Order not found\n' });
-    expect(other).toEqual(unknown);
+    expect(other).toEqual({ code: 1, stdout: '', stderr: `error: Order not found: no order of merchant ${a.mchId} has the id or oid ${ids.b1} (cryptopay order find ${ids.b1} also searches uids, transaction hashes and deposit addresses)\n` });
+    // The same answer but for the id it names.
+    expect({ ...other, stderr: other.stderr.split(ids.b1).join('ID') }).toEqual({ ...unknown, stderr: unknown.stderr.split(UNKNOWN_ORDER).join('ID') });
     expect(JSON.parse(ownWd.stdout)).toMatchObject({ id: ids.wa, mchId: a.mchId, status: 'PENDING', verification: null, verificationNote: null });
     expect(otherWd).toEqual({ code: 1, stdout: '', stderr: 'error: withdrawal not found\n' });
     expect(otherWd).toEqual(unknownWd);
@@ -88,7 +89,7 @@ describe("a merchant's signed reads on the remote", () => {
     expect(JSON.parse(r.stdout)).toEqual({ mchId: a.mchId, uid: 'u1', asset: 'USDT', available: '7', held: '2' });
   });
 
-  it("log: only its own entries; filtered by B's order or withdrawal it is empty, like an unknown id", async () => {
+  it("log: only its own entries; B's order is not found, like an unknown one (#15 item 2: never a silent (none)); by B's withdrawal it is empty", async () => {
     const [all, byOther, byUnknown, byOtherWd, own] = await Promise.all([
       asA(['--json', 'log']),
       asA(['--json', 'log', '--order', ids.b1]),
@@ -101,7 +102,9 @@ describe("a merchant's signed reads on the remote", () => {
     expect(new Set(entries.map((e) => e.mchId))).toEqual(new Set([a.mchId]));
     expect(entries.map((e) => e.action)).toEqual(expect.arrayContaining(['merchant.created', 'order.payment_recorded', 'order.refunded', 'withdrawal.applied']));
     expect(all.stdout).not.toContain('secret of B');
-    for (const r of [byOther, byUnknown, byOtherWd]) expect(r).toEqual({ code: 0, stdout: '[]\n', stderr: '' });
+    expect(byOther).toEqual({ code: 1, stdout: '', stderr: '{"error":{"kind":"not_found","message":"Order not found"}}\n' });
+    expect(byUnknown).toEqual(byOther);
+    expect(byOtherWd).toEqual({ code: 0, stdout: '[]\n', stderr: '' });
     // Plain: tab-separated rows, the refund by the API and the payment by the seeding operator.
     expect(own.stdout).toMatch(new RegExp(`\\tapi:${a.mchId}\\torder\\.refunded\\torder:${ids.a1}\\t`));
     expect(own.stdout).toMatch(new RegExp(`\\tseed\\torder\\.payment_recorded\\torder:${ids.a1}\\t`));

@@ -60,7 +60,7 @@ const EXPECTED: Record<string, { code: number; out?: RegExp; err?: RegExp }> = {
   'order create --json, every option': { code: 0, out: /"id": "<O4>",\n {2}"oid": "O4",\n {2}"uid": "u4",\n {2}"amount": "1\.25",\n {2}"status": "PENDING_PAY",\n {2}"expiredAt": <ms>,/ },
   'order create, expiry in the past': { code: 1, err: /^error: expiredAt must lie in the future\n$/ },
   'withdraw apply, unknown chain': { code: 1, err: /^error: chainId 999 is not a chain this service knows \(known: 1, 56, 137, 728126428\)\n$/ },
-  'order status, unknown': { code: 1, err: /^error: Order not found\n$/ },
+  'order status, unknown': { code: 1, err: /^error: Order not found: no order of merchant <mchId> has the id or oid ord_\S+ \(cryptopay order find ord_\S+ also searches uids, transaction hashes and deposit addresses\)\n$/ },
   'order status, unknown --json': { code: 1, err: /^\{"error":\{"kind":"not_found","message":"Order not found"\}\}\n$/ },
   'address, unknown': { code: 1, err: /^error: Not found\n$/ },
   'address, unknown --json': { code: 1, err: /^\{"error":\{"kind":"not_found","message":"Not found"\}\}\n$/ },
@@ -79,14 +79,15 @@ const EXPECTED: Record<string, { code: number; out?: RegExp; err?: RegExp }> = {
   'refund, id and oid disagree': { code: 1, err: /^error: id <O1> and oid O2 name different orders\n$/ },
   'order create, same oid other amount': { code: 1, err: /^error: oid O1 is already used by order <O1> with a different amount\n$/ },
   // phase 3: O1 paid 10.5 (user u1), u2 credited 70 by hand
-  refund: { code: 0, out: /^id {8}<O1>\noid {7}O1\nrefunded {2}2\nstatus {4}REFUNDED\nremark {4}partial\ntime {6}<time>\n$/ },
-  'refund --json by oid': { code: 0, out: /"id": "<O1>",\n {2}"oid": "O1",\n {2}"amount": "1",\n {2}"status": "REFUNDED",\n {2}"remark": "",\n {2}"refundTime": <ms>/ },
+  // The refund's own id and the order after it (#15 item 3): still PAID after a partial refund.
+  refund: { code: 0, out: /^refund {8}<refund>\norder {9}<O1> \(oid O1\)\namount {8}2 USDT\norder status {2}PAID\npaid {10}10\.5 USDT\nrefunded {6}2 USDT \(8\.5 USDT left to refund\)\nremark {8}partial\ntime {10}<time>\n$/ },
+  'refund --json by oid': { code: 0, out: /^\{\n {2}"refundId": "<refund>",\n {2}"mchId": "<mchId>",\n {2}"id": "<O1>",\n {2}"oid": "O1",\n {2}"amount": "1",\n {2}"status": "REFUNDED",\n {2}"remark": "",\n {2}"refundTime": <ms>,\n {2}"asset": "USDT",\n {2}"orderStatus": "PAID",\n {2}"paidAmount": "10\.5",\n {2}"refundedAmount": "3"\n\}\n$/ },
   'order status, partly refunded': { code: 0, out: /^PAID\n$/ },
   'refund, more than paid': { code: 1, err: /^error: refund amount 100 is above the original payment 10\.5\n$/ },
   'withdraw apply --json (u1)': { code: 0, out: /"id": "<W1>"[\s\S]*"uid": "u1"[\s\S]*"status": "PENDING"/ },
   'refund, insufficient balance': { code: 1, err: /^error: insufficient balance: user u1 has 0\.5 USDT available, 5 needed\n$/ },
   'withdraw reject': { code: 0, out: /^id {7}<W1>\nuid {6}u1\namount {3}7\nto {7}0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed\nchain {4}EVM 1\ntoken {4}0xdAC17F958D2ee523a2206206994597C13D831ec7\nstatus {3}REJECTED\ntx hash {2}-\nblock {4}-\nremark {3}back to the user\ncreated {2}<time>\nupdated {2}<time>\n$/ },
-  'refund the rest --json': { code: 0, out: /"amount": "7\.5"/ },
+  'refund the rest --json': { code: 0, out: /"amount": "7\.5"[\s\S]*"orderStatus": "REFUNDED",\n {2}"paidAmount": "10\.5",\n {2}"refundedAmount": "10\.5"/ },
   'order status, refunded': { code: 0, out: /^REFUNDED\n$/ },
   'order status, refunded --json': { code: 0, out: /"status": "REFUNDED"/ },
   'refund, already refunded': { code: 1, err: /^error: order status is not Paid \(it is REFUNDED\)\n$/ },
@@ -112,7 +113,7 @@ const EXPECTED: Record<string, { code: number; out?: RegExp; err?: RegExp }> = {
   'order list --json --status PENDING_PAY --limit 1': { code: 0, out: /^\[\n {2}\{\n {4}"id": "<O[24]>"[\s\S]*"payments": \[\]\n {2}\}\n\]\n$/ },
   'order show': { code: 0, out: /^id {12}<O1>\n[\s\S]*status {8}REFUNDED\n[\s\S]*merchant {6}<mchId>\npaid {10}10\.5\nrefunded {6}10\.5\npaid at {7}<time>\n[\s\S]*payment {7}10\.5 tx 0x0{63}1\n$/ },
   'order show --json': { code: 0, out: /"id": "<O4>"[\s\S]*"memo": "gift card"[\s\S]*"payments": \[\],\n {2}"onChain": \[\]\n\}\n$/ },
-  'order show, unknown': { code: 1, err: /^error: Order not found\n$/ },
+  'order show, unknown': { code: 1, err: /^error: Order not found: no order of merchant <mchId> has the id or oid ord_\S+ \(cryptopay order find/ },
   'withdraw list': { code: 0, out: /^<W4>\tu2\t1\t0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed\tEVM 1\tCONFIRMED\t0x0{63}3\t<time>\n<W3>\tu2\t6\tTLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7\tTRON 728126428\tREJECTED\t-\t<time>\n<W2>\t[\s\S]*<W1>\tu1\t7\t[\s\S]*REJECTED\t-\t<time>\n$/ },
   'withdraw list --json --status CONFIRMED': { code: 0, out: /"id": "<W4>"[\s\S]*"id": "<W2>"/ },
   'withdraw show': { code: 0, out: /^id {12}<W2>\n[\s\S]*status {8}CONFIRMED\n[\s\S]*verification {2}NOT verified on chain\nwhy {11}/ },
@@ -225,7 +226,7 @@ async function scenario(s: Side): Promise<void> {
   name(jsonOf('withdraw apply --json (u1)').id, 'W1');
   await step('refund, insufficient balance', ['refund', '--id', o1, '--amount', '5', '--yes']);
   await step('withdraw reject', ['withdraw', 'reject', [...s.names].find(([, n]) => n === 'W1')![0], '--remark', 'back to the user', '--yes']);
-  await step('refund the rest --json', ['--json', 'refund', '--id', o1, '--amount', '7.5', '--yes']);
+  await step('refund the rest --json', ['--json', 'refund', '--id', o1, '--rest', '--yes']);
   await parallel([
     ['order status, refunded', ['order', 'status', o1]],
     ['order status, refunded --json', ['--json', 'order', 'status', o1]],

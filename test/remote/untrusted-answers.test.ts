@@ -60,12 +60,27 @@ describe('a well-formed answer is printed as before (so the refusals below are a
     ['withdraw confirm', withdrawal(), confirm],
     ['withdraw confirm, TRON', withdrawal({ to: TRON_TO, chainType: 'TRON', chainId: TRON_CHAIN, token: USDT_TRON, txHash: 'ab'.repeat(32) }), confirm],
     ['withdraw, pending', withdrawal({ status: 'PENDING', txHash: null, blockNumber: null }), confirm],
-    ['refund', refund(), doRefund],
   ])('%s', async (_label, data, args) => {
     const [plain, json] = await run(data, args);
     expect(plain).toMatchObject({ code: 0, stderr: '' });
     expect(json).toMatchObject({ code: 0, stderr: '' });
     expect(JSON.parse(json.stdout)).toEqual(data);
+  });
+
+  it('refund, then its own id and the order after it read back (#15 item 3)', async () => {
+    const shown = {
+      ...order({ status: 'PAID' }), mchId: 'M100001', asset: 'USDT', memo: null, notifyUrl: null, redirectUrl: null, logo: null,
+      paidAmount: '10.5', refundedAmount: '1', paidAt: 1_800_000_000_000, late: false, createdAt: 1_700_000_000_000, payments: [], onChain: [],
+    };
+    const listed = [{ ...refund(), refundId: 'rf_AAAAAAAAAAAAAAAAAAAAAA', mchId: 'M100001' }];
+    const server = await tiny((req, res) => envelope(res, req.url === '/api/v1/order/show' ? shown : req.url === '/api/v1/refund/list' ? listed : refund()));
+    const h = home();
+    const [plain, json] = await Promise.all([h.cli(['--remote', server.url, ...doRefund], { env: SIGNER }), h.cli(['--remote', server.url, '--json', ...doRefund], { env: SIGNER })]);
+    expect(plain).toMatchObject({ code: 0, stderr: '' });
+    expect(plain.stdout).toMatch(/^refund +rf_A{22}$/m);
+    expect(plain.stdout).toMatch(/^order status +PAID$/m);
+    expect(json).toMatchObject({ code: 0, stderr: '' });
+    expect(JSON.parse(json.stdout)).toEqual({ ...refund(), refundId: 'rf_AAAAAAAAAAAAAAAAAAAAAA', mchId: 'M100001', asset: 'USDT', orderStatus: 'PAID', paidAmount: '10.5', refundedAmount: '1' });
   });
 });
 
