@@ -90,6 +90,11 @@ const EXPECTED: Record<string, { code: number; out?: RegExp; err?: RegExp }> = {
   'refund the rest --json': { code: 0, out: /"amount": "7\.5"[\s\S]*"orderStatus": "REFUNDED",\n {2}"paidAmount": "10\.5",\n {2}"refundedAmount": "10\.5"/ },
   'order status, refunded': { code: 0, out: /^REFUNDED\n$/ },
   'order status, refunded --json': { code: 0, out: /"status": "REFUNDED"/ },
+  // #15 item 2 on both sides: an oid where an id goes, list filters, a uid without activity.
+  'order status by oid --json': { code: 0, out: /^\{\n {2}"id": "<O1>",\n {2}"status": "REFUNDED"\n\}\n$/ },
+  'order list --oid O2': { code: 0, out: /^<O2>\tO2\tu2\t20\tPENDING_PAY\t/ },
+  'order list --since, in the future': { code: 0 },
+  'balance, no activity': { code: 1, err: /^error: user nobody has no activity with merchant <mchId>: no order, payment, refund, withdrawal or adjustment\n$/ },
   'refund, already refunded': { code: 1, err: /^error: order status is not Paid \(it is REFUNDED\)\n$/ },
   'withdraw apply (u2, EVM)': { code: 0, out: /^id {7}<W2>\nuid {6}u2\namount {3}5\n[\s\S]*status {3}PENDING\n/ },
   'withdraw apply --json (u2, TRON)': { code: 0, out: /"id": "<W3>"[\s\S]*"to": "TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7"[\s\S]*"chainType": "TRON"/ },
@@ -230,6 +235,10 @@ async function scenario(s: Side): Promise<void> {
   await parallel([
     ['order status, refunded', ['order', 'status', o1]],
     ['order status, refunded --json', ['--json', 'order', 'status', o1]],
+    ['order status by oid --json', ['--json', 'order', 'status', 'O1']],
+    ['order list --oid O2', ['order', 'list', '--oid', 'O2']],
+    ['order list --since, in the future', ['order', 'list', '--since', '2099-01-01']],
+    ['balance, no activity', ['balance', 'nobody']],
     ['refund, already refunded', ['refund', '--id', o1, '--amount', '1', '--yes']],
   ]);
 
