@@ -16,6 +16,8 @@ export interface IO {
   isTTY: boolean;
   /** Both ends are a terminal: we may ask questions. */
   interactive: boolean;
+  /** The terminal's width, when stdout is one. */
+  columns?: number;
 }
 
 export interface Globals {
@@ -30,6 +32,8 @@ export interface Globals {
   timeout?: string;
   /** --insecure-http: plain http to a remote that is not this machine is allowed. */
   insecureHttp?: boolean;
+  /** --format: how lists are written (default: a table on a terminal, tab-separated in a pipe). */
+  format?: 'table' | 'tsv' | 'csv';
 }
 
 export interface Prompter {

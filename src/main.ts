@@ -19,6 +19,7 @@ export function buildProgram(deps: ContextDeps, state: { ctx?: Context; code: nu
     .showSuggestionAfterError()
     .option('--db <path>', 'ledger file (default: $CRYPTOPAY_DB, else $XDG_DATA_HOME/cryptopay/ledger.db)')
     .option('--json', 'print JSON for scripts')
+    .addOption(new Option('--format <format>', 'how lists are written: table (default on a terminal), tsv (default in a pipe), csv (for spreadsheets), json (as --json)').choices(['table', 'tsv', 'csv', 'json']))
     .option('-y, --yes', 'do not ask before changing money')
     .option('--mch-id <id>', 'merchant (default: $CRYPTOPAY_MCH_ID, else the only merchant of the ledger)')
     .option('--remote <url>', 'forward operations to a remote cryptopay service (default: $CRYPTOPAY_REMOTE)')
@@ -36,9 +37,11 @@ export function buildProgram(deps: ContextDeps, state: { ctx?: Context; code: nu
       if (opts.secret !== undefined) {
         throw new AppError('usage', 'a secret is never taken from a command-line flag (it would stay in your shell history): use CRYPTOPAY_SECRET or --secret-file');
       }
+      if (opts.json && opts.format && opts.format !== 'json') throw new AppError('usage', `--json and --format ${opts.format} ask for two different outputs: give one`);
       const globals: Globals = {
         db: opts.db,
-        json: !!opts.json,
+        json: !!opts.json || opts.format === 'json',
+        format: opts.format === 'json' ? undefined : opts.format,
         yes: !!opts.yes,
         mchId: opts.mchId ?? deps.env.CRYPTOPAY_MCH_ID,
         remote: opts.remote,

@@ -7,7 +7,7 @@ export async function run(ctx: Context, opts: Record<string, string | undefined>
   if (ctx.globals.json) return printJson(ctx, entries);
   await printTable(
     ctx,
-    ['time', 'actor', 'action', 'subject', 'detail'],
+    ['time', { name: 'actor', text: true, minWidth: 8 }, { name: 'action', text: true, minWidth: 16 }, 'subject', { name: 'detail', text: true, below: true }],
     entries.map((e) => [formatTime(e.at), e.actor, e.action, e.subject, Object.entries(e.detail).filter(([, v]) => v !== null && v !== '').map(([k, v]) => `${k}=${v}`).join(' ')]),
   );
 }

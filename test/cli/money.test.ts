@@ -125,7 +125,9 @@ describe.concurrent('money commands', { timeout: SLOW }, () => {
       expect(status.stdout).toBe('REFUNDED\n');
       expect(bal).toEqual({ available: '0', held: '0' });
       expect(list.map((r: { amount: string; remark: string }) => [r.amount, r.remark])).toEqual([['6', ''], ['4', 'damaged']]);
-      expect(listPlain.stdout.split('\n').filter(Boolean)).toHaveLength(2);
+      // A header row, then one row per refund.
+      expect(listPlain.stdout.split('\n').filter(Boolean)).toHaveLength(3);
+      expect(listPlain.stdout).toMatch(/^refund\torder\toid\tamount\tremark\ttime\n/);
       expect(listPlain.stdout).toMatch(new RegExp(`^rf_\\S+\\t${id}\\tR-1\\t4\\tdamaged\\t`, 'm'));
       expect(byOrder).toEqual([]);
       expect(again.code).toBe(1);
@@ -325,7 +327,7 @@ describe.concurrent('money commands', { timeout: SLOW }, () => {
       ]);
       expect(pending.map((w: { id: string }) => w.id)).toEqual([w3.id]);
       expect(confirmedList.map((w: { id: string }) => w.id)).toEqual([w1.id]);
-      expect(plain.stdout.split('\n').filter(Boolean)).toEqual([expect.stringMatching(new RegExp(`^${w3.id}\\tu1\\t5\\t`))]);
+      expect(plain.stdout.split('\n').filter(Boolean)).toEqual([expect.stringMatching(/^id\tuid\tamount\t/), expect.stringMatching(new RegExp(`^${w3.id}\\tu1\\t5\\t`))]);
       expect(shown.stdout).toMatch(/^status\s+REJECTED$/m);
       expect(shown.stdout).toMatch(/^remark\s+suspicious$/m);
       expect((await s.run(['withdraw', 'list', '--status', 'DONE'])).code).toBe(2);
@@ -351,7 +353,8 @@ describe.concurrent('money commands', { timeout: SLOW }, () => {
       expect(log.map((e: { action: string }) => e.action)).toEqual(['order.refunded', 'order.payment_recorded', 'merchant.created']);
       expect(log[0]).toMatchObject({ subject: `order:${id}`, mchId: s.mchId, detail: { amount: '2', remark: 'late delivery', statusAfter: 'PAID' } });
       expect(log[0].actor).toEqual(expect.any(String));
-      const rows = plain.stdout.split('\n').filter(Boolean);
+      const [head, ...rows] = plain.stdout.split('\n').filter(Boolean);
+      expect(head).toBe('time\tactor\taction\tsubject\tdetail');
       expect(rows).toHaveLength(2);
       expect(rows[0]).toMatch(/\torder\.refunded\torder:ord_\S+\t.*remark=late delivery/);
       expect(byOrder.map((e: { action: string }) => e.action)).toEqual(['order.refunded', 'order.payment_recorded']);

@@ -229,9 +229,10 @@ describe.concurrent('orders', { timeout: SLOW }, () => {
       expect(ids(pending)).toEqual([c.id, a.id]);
       expect(ids(alice)).toEqual([c.id, a.id]);
       expect(ids(one)).toEqual([c.id]);
-      // Piped: one tab-separated row per order, no header.
-      expect(lines(plain.stdout)).toHaveLength(1);
-      expect(plain.stdout.split('\t').slice(0, 6)).toEqual([b.id, 'L-2', 'bob', '2', 'PAID', '2']);
+      // Piped: a header row, then one tab-separated row per order.
+      expect(lines(plain.stdout)).toHaveLength(2);
+      expect(lines(plain.stdout)[0]).toBe('id\toid\tuid\tamount\tstatus\tpaid\trefunded\texpires');
+      expect(lines(plain.stdout)[1]!.split('\t').slice(0, 6)).toEqual([b.id, 'L-2', 'bob', '2', 'PAID', '2']);
       expect(badStatus.code).toBe(2);
       expect(badStatus.stderr).toMatch(/--status must be one of PENDING_PAY, PAID, EXPIRED, REFUNDED/);
       expect(badLimit.code).toBe(2);
