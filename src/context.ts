@@ -37,7 +37,8 @@ export interface Globals {
 }
 
 export interface Prompter {
-  input(message: string): Promise<string>;
+  /** `validate` answers true, or why the answer is refused (shown where it was typed, and asked again). */
+  input(message: string, opts?: { validate?: (value: string) => true | string }): Promise<string>;
   /** Hidden input, for secrets. */
   secret(message: string): Promise<string>;
   confirm(message: string): Promise<boolean>;
@@ -80,9 +81,9 @@ export interface ContextDeps {
 }
 
 const lazyPrompter: Prompter = {
-  async input(message) {
+  async input(message, opts) {
     const { input } = await import('@inquirer/prompts');
-    return input({ message, required: true });
+    return input({ message, required: true, validate: opts?.validate });
   },
   async secret(message) {
     const { password } = await import('@inquirer/prompts');

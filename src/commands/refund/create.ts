@@ -1,13 +1,14 @@
 import type { Context } from '../../context.js';
 import { usage } from '../../core/errors.js';
 import type { RefundResult } from '../../core/types.js';
-import { confirmChange, need } from '../common.js';
+import { checked, confirmChange, need } from '../common.js';
 import { formatTime, printJson, printRecord } from '../output.js';
 
 export async function run(ctx: Context, opts: Record<string, string | undefined>): Promise<void> {
+  for (const flag of ['id', 'oid', 'amount', 'remark']) checked(opts[flag], flag);
   if (!opts.id && !opts.oid) {
     if (!ctx.io.interactive) throw usage('refund needs --id or --oid');
-    opts.id = await ctx.prompter.input('Order id');
+    opts.id = await need(ctx, undefined, 'id', 'Order id');
   }
   const amount = await need(ctx, opts.amount, 'amount', 'Amount to refund');
   const service = await ctx.service();
