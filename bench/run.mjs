@@ -202,6 +202,10 @@ async function main() {
   const watchRun = spawnSync(NODE, [join(HERE, 'watch.mjs')], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 });
   if (watchRun.status !== 0) throw new Error('bench/watch.mjs failed');
   const watch = JSON.parse(watchRun.stdout);
+  // Callbacks (bench/callbacks.mjs): its own ledgers, receivers and serve.
+  const callbacksRun = spawnSync(NODE, [join(HERE, 'callbacks.mjs')], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 });
+  if (callbacksRun.status !== 0) throw new Error('bench/callbacks.mjs failed');
+  const callbacks = JSON.parse(callbacksRun.stdout);
 
   const targets = [
     ['`cryptopay --help` wall time', `${round(help.product, 1)} ms vs ${round(help.baseline, 1)} ms`, `${round(help.ratio)}x`, 'at most 1.5x', help.ratio <= 1.5],
@@ -212,6 +216,7 @@ async function main() {
     ['address derivation, EVM + TRON, one core', `${round(derive.rate, 0)} addresses/s`, '-', 'at least 5,000/s', derive.rate >= 5000],
     ['`serve` peak memory under the create-order load', `${round(servePeakRss / 1e6, 1)} MB RSS`, '-', 'at most 150 MB', servePeakRss <= 150e6],
     ...watch.rows,
+    ...callbacks.rows,
   ];
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
   const lines = [
@@ -234,6 +239,7 @@ async function main() {
     `- Peak memory: VmHWM of the \`serve\` process after all POST runs.`,
     `- Ledger check after the load: ${check.status === 0 ? 'ok' : `FAILED: ${check.stderr.trim()}`}.`,
     ...watch.notes,
+    ...callbacks.notes,
     '',
     readFileSync(join(HERE, 'CHANGES.md'), 'utf8').trim(),
     '',

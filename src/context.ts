@@ -139,6 +139,11 @@ export function readChainsConfig(env: NodeJS.ProcessEnv): any {
   }
 }
 
+/** CRYPTOPAY_ALLOW_PRIVATE_CALLBACKS=1: notifyUrls may point to this machine or its network (development). */
+export function allowPrivateCallbacks(env: NodeJS.ProcessEnv): boolean {
+  return env.CRYPTOPAY_ALLOW_PRIVATE_CALLBACKS === '1';
+}
+
 export function createContext(deps: ContextDeps, globals: Globals): Context {
   const now = deps.now ?? Date.now;
   let local: LocalPaymentService | undefined;
@@ -163,7 +168,9 @@ export function createContext(deps: ContextDeps, globals: Globals): Context {
     }
     const registryConfig = readChainsConfig(deps.env);
     const ledger = openLedger(path);
-    local = new LocalPaymentService(ledger, { now, caller: { actor: operatorName(globals, deps.env) }, registryConfig });
+    local = new LocalPaymentService(ledger, {
+      now, caller: { actor: operatorName(globals, deps.env) }, registryConfig, allowPrivateCallbacks: allowPrivateCallbacks(deps.env),
+    });
     return local;
   };
   return {

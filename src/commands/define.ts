@@ -188,6 +188,8 @@ export function defineCommands(program: Command, run: Runner): void {
     .option('--no-watch', 'do not watch the chains for payments')
     .option('--dev', 'development mode: a local anvil chain with a test USDT to pay on, and a development merchant on an empty ledger')
     .option('--public-url <url>', 'address payers reach this server at, for payUrl and the payment page (default: the address it listens on)')
+    .option('--callback-schedule <delays>', 'retry delays of callbacks after each failed attempt (default 15s,1m,5m,15m,1h,3h,6h,12h,24h)')
+    .option('--allow-private-callbacks', 'send callbacks to loopback and private addresses too (development; --dev sets it)')
     .action(run(() => import('./serve.js')));
 
   const dev = program.command('dev').description('the development sandbox of serve --dev (test money only)');
@@ -199,6 +201,44 @@ export function defineCommands(program: Command, run: Runner): void {
     .option('--from <n>', 'funded test account to pay from, 0 to 9', '1')
     .option('--wait [seconds]', 'then wait until the order is PAID (default 60 s)')
     .action(run(() => import('./dev/pay.js')));
+
+  const callbacks = program.command('callbacks').description("callbacks to merchants' notifyUrl: list, show, resend, test, run (local ledger)");
+  callbacks
+    .command('list')
+    .description('list callbacks, newest first')
+    .option('--status <status>', 'pending, delivered or failed')
+    .option('--order <id>', 'only this order')
+    .option('--withdrawal <id>', 'only this withdrawal')
+    .option('--limit <n>', 'at most this many', '50')
+    .action(run(() => import('./callbacks/list.js')));
+  callbacks.command('show').argument('<id>').description('one callback with every attempt').action(run(() => import('./callbacks/show.js')));
+  callbacks
+    .command('resend')
+    .argument('<id>')
+    .description('a new attempt now, same eventId (its retry schedule starts over)')
+    .option('--allow-private-callbacks', 'allow loopback and private addresses (development)')
+    .action(run(() => import('./callbacks/resend.js')));
+  callbacks
+    .command('test')
+    .description('send a sample signed event to a URL, once')
+    .option('--url <url>', 'where to send it')
+    .option('--event <name>', 'order.paid, order.expired, order.refunded, withdraw.confirmed or withdraw.rejected', 'order.paid')
+    .option('--allow-private-callbacks', 'allow loopback and private addresses (development)')
+    .action(run(() => import('./callbacks/test.js')));
+  callbacks
+    .command('run')
+    .description('deliver callbacks in the foreground, where no serve runs')
+    .option('--callback-schedule <delays>', 'retry delays after each failed attempt (default 15s,1m,5m,15m,1h,3h,6h,12h,24h)')
+    .option('--allow-private-callbacks', 'send callbacks to loopback and private addresses too (development)')
+    .action(run(() => import('./callbacks/run.js')));
+
+  program
+    .command('listen')
+    .description('receive callbacks here: verify each signature and print one line per event')
+    .option('--port <port>', 'port on 127.0.0.1, 0 for any free one', '4242')
+    .option('--forward-to <url>', 'also pass each verified callback on to this URL (your app), answering with its status')
+    .action(run(() => import('./listen.js')));
+
   program
     .command('version')
     .description('this build, the ledger schema it writes, and the schema of the ledger in use (read only)')

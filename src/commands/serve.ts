@@ -1,7 +1,9 @@
-import type { Context } from '../context.js';
+import { DEFAULT_SCHEDULE, parseSchedule } from '../callbacks/schedule.js';
+import { allowPrivateCallbacks, type Context } from '../context.js';
 import { AppError, usage } from '../core/errors.js';
 import { createApp } from '../server/app.js';
 import { DEFAULT_HTTP_LIMITS, listen, type HttpLimits } from '../server/listen.js';
+import { startCallbacks } from './callbacks/start.js';
 import { startDev, type DevMode } from './serve-dev.js';
 
 export interface ServeOptions {
@@ -11,6 +13,8 @@ export interface ServeOptions {
   /** false with --no-watch. */
   watch?: boolean;
   dev?: boolean;
+  callbackSchedule?: string;
+  allowPrivateCallbacks?: boolean;
   publicUrl?: string;
 }
 
@@ -29,7 +33,10 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   const limits = serveLimits(opts);
   const { defaultPublicUrl, parsePublicUrl } = await import('../server/pay-url.js');
   const givenPublicUrl = opts.publicUrl === undefined ? undefined : parsePublicUrl(opts.publicUrl);
-  const service = await ctx.local('serve', { create: true });
+  const schedule = parseSchedule(opts.callbackSchedule ?? DEFAULT_SCHEDULE);
+  // --dev sends callbacks to the developer's own machine, where its receiver runs.
+  const allowPrivate = !!opts.allowPrivateCallbacks || !!opts.dev || allowPrivateCallbacks(ctx.env);
+  const service = (await ctx.local('serve', { create: true })).withPrivateCallbacks(allowPrivate);
   const err = (s: string) => ctx.io.stderr.write(`${s}\n`);
   // A chains config that does not hold stops serve here, before it binds a port or starts a
   // chain, rather than after it says it serves.
@@ -96,10 +103,16 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
     throw e;
   }
 
+  // The outbox's sender: every committed event reaches its notifyUrl (decisions §9).
+  const callbacks = startCallbacks(ctx, service, { schedule, allowPrivate, line: (l) => log.push(l), err });
+  if (allowPrivate) err('callbacks to loopback and private addresses are allowed (development only)');
+
   const signal = await stopping;
   err(`${signal}: finishing requests in flight, then stopping`);
   await server.close();
+  // The watcher first: a payment it records on the way out still reaches the sender.
   await watching?.stop();
+  await callbacks.stop();
   await dev?.close();
   derive.deriveAheadWith(undefined);
   await pool.close();

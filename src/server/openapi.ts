@@ -8,6 +8,7 @@ import {
   withdrawRejectSchema,
   withdrawVerifySchema,
 } from '../core/schemas.js';
+import { callbackWebhooks } from './openapi-webhooks.js';
 
 /**
  * OpenAPI 3.1 from the very zod schemas the server validates with, so the document cannot drift
@@ -153,7 +154,7 @@ const CREATED_ORDER = {
 };
 const PAY_STATE = {
   type: 'object',
-  required: ['status', 'amount', 'paidAmount', 'dueAmount', 'asset', 'expiredAt'],
+  required: ['status', 'amount', 'paidAmount', 'dueAmount', 'asset', 'expiredAt', 'confirming'],
   properties: {
     status: { type: 'string', enum: ['PENDING_PAY', 'PAID', 'EXPIRED', 'REFUNDED'] },
     amount: CANONICAL_AMOUNT,
@@ -161,6 +162,16 @@ const PAY_STATE = {
     dueAmount: { ...CANONICAL_AMOUNT, description: 'what is still due; "0" once paid' },
     asset: { type: 'string', description: "the ledger asset the order is priced in, such as USDT" },
     expiredAt: { type: 'integer' },
+    confirming: {
+      type: ['object', 'null'],
+      description: 'payments the chain shows but the ledger does not count yet (short of their confirmations), while the order is PENDING_PAY; null otherwise',
+      required: ['amount', 'confirmations', 'required'],
+      properties: {
+        amount: { ...CANONICAL_AMOUNT, description: 'their sum' },
+        confirmations: { type: 'integer', description: 'the fewest confirmations among them' },
+        required: { type: 'integer', description: "the chain's confirmations (0: unknown)" },
+      },
+    },
   },
 };
 const REFUND = {
@@ -324,6 +335,8 @@ export function openApiDocument(): Record<string, unknown> {
         200: ok({ type: 'object', required: ['status'], additionalProperties: false, properties: { status: { const: 'ok' } } }),
       }),
     },
+    // What the service POSTs to a notifyUrl (decisions §9).
+    webhooks: callbackWebhooks(),
     components: {
       schemas: {
         ErrorEnvelope: {

@@ -112,6 +112,17 @@ export const PAGE_SCRIPT = `
       e.hidden = !arrived;
       $('expired-paid').textContent = d.paidAmount;
     }
+    // A payment seen on chain but short of its confirmations: the payer is told to wait, not to pay again.
+    var c = $('confirming'), seen = status === 'PENDING_PAY' && d.confirming;
+    if (c) {
+      c.hidden = !seen;
+      if (seen) {
+        $('seen-amount').textContent = d.confirming.amount;
+        $('seen-depth').textContent = d.confirming.confirmations + ' of ' + (d.confirming.required || '?') + ' confirmations';
+      }
+    }
+    var w = $('waiting');
+    if (w && seen) w.hidden = true;
     var send = $('send-amount');
     if (send) send.textContent = d.dueAmount;
     if (status === 'PAID') goBack();

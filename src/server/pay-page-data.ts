@@ -7,6 +7,8 @@ import type { ChainType, OrderDetail, OrderStatus } from '../core/types.js';
 /** What the payment page reads of the ledger: public reads of LocalPaymentService. */
 export interface PayPageSource {
   getOrder(id: string): Promise<OrderDetail>;
+  /** Payments the chain watcher has seen for the order, with their confirmations (none without a watcher). */
+  paymentsOnChain?(id: string): Promise<{ amount: string; status: string; confirmations: number; required: number }[]>;
   registry(): Promise<Registry>;
   showMerchant(mchId: string): Promise<{ name: string }>;
 }
@@ -19,6 +21,11 @@ export interface PayState {
   dueAmount: string;
   asset: string;
   expiredAt: number;
+  /**
+   * What the chain shows that the ledger does not count yet: the sum of the payments seen and the
+   * fewest confirmations among them, so a payer who has paid is told to wait, not to pay again.
+   */
+  confirming: { amount: string; confirmations: number; required: number } | null;
 }
 
 export interface PayNetwork {
@@ -58,9 +65,17 @@ async function order(source: PayPageSource, id: string): Promise<OrderDetail> {
   return source.getOrder(id);
 }
 
-export function stateOf(o: OrderDetail): PayState {
+type Seen = Awaited<ReturnType<NonNullable<PayPageSource['paymentsOnChain']>>>;
+
+export function stateOf(o: OrderDetail, seen: Seen = []): PayState {
   const decimals = ASSETS[o.asset]?.decimals ?? 0;
   const due = unitsOf(o.amount, decimals) - unitsOf(o.paidAmount, decimals);
+  const waiting = o.status === 'PENDING_PAY' ? seen.filter((p) => p.status === 'seen') : [];
+  const confirming = waiting.length === 0 ? null : {
+    amount: formatAmount(waiting.reduce((sum, p) => sum + unitsOf(p.amount, decimals), 0n), decimals),
+    confirmations: Math.min(...waiting.map((p) => p.confirmations)),
+    required: Math.max(...waiting.map((p) => p.required)),
+  };
   return {
     status: o.status,
     amount: o.amount,
@@ -68,11 +83,17 @@ export function stateOf(o: OrderDetail): PayState {
     dueAmount: formatAmount(due > 0n ? due : 0n, decimals),
     asset: o.asset,
     expiredAt: o.expiredAt,
+    confirming,
   };
 }
 
+async function seenOf(source: PayPageSource, o: OrderDetail): Promise<Seen> {
+  return o.status === 'PENDING_PAY' && source.paymentsOnChain ? source.paymentsOnChain(o.id) : [];
+}
+
 export async function loadPayState(source: PayPageSource, id: string): Promise<PayState> {
-  return stateOf(await order(source, id));
+  const o = await order(source, id);
+  return stateOf(o, await seenOf(source, o));
 }
 
 export async function loadPayPage(source: PayPageSource, id: string): Promise<PayPageModel> {
@@ -100,5 +121,5 @@ export async function loadPayPage(source: PayPageSource, id: string): Promise<Pa
       .filter((n) => n.tokens.length > 0);
     return [{ chainType, address, networks }];
   });
-  return { id: o.id, oid: o.oid, memo: o.memo, merchantName, logo: o.logo, redirectUrl: o.redirectUrl, state: stateOf(o), methods };
+  return { id: o.id, oid: o.oid, memo: o.memo, merchantName, logo: o.logo, redirectUrl: o.redirectUrl, state: stateOf(o, await seenOf(source, o)), methods };
 }

@@ -84,6 +84,11 @@ function method(m: PayMethod, asset: string): Html {
 </article>`;
 }
 
+/** "1 of 3 confirmations" (a chain since removed from the config has no known depth). */
+function depth(c: PayPageModel['state']['confirming']): string {
+  return c ? `${c.confirmations} of ${c.required || '?'} confirmations` : '';
+}
+
 export function renderPayPage(p: PayPageModel, now: number): Page {
   const s = p.state;
   const logo = httpUrl(p.logo);
@@ -118,7 +123,8 @@ ${p.memo && html`<dt>Note</dt><dd>${p.memo}</dd>`}
 <p class="timer" ${when('PENDING_PAY', s.status)}>Time left <time id="left" datetime="${new Date(s.expiredAt).toISOString()}">${countdown(s.expiredAt - now)}</time><br>until <span id="until">${utc(s.expiredAt)}</span></p>
 </section>
 <div class="status" role="status" aria-live="polite">
-<div class="banner wait" ${when('PENDING_PAY', s.status)}><p class="title">Waiting for your payment</p><p>This page updates by itself once the payment is confirmed on the network.</p></div>
+<div class="banner wait" id="waiting" ${when('PENDING_PAY', s.status)}${s.confirming ? trusted(' hidden') : ''}><p class="title">Waiting for your payment</p><p>This page updates by itself once the payment is confirmed on the network.</p></div>
+<div class="banner wait" id="confirming"${pending && s.confirming ? '' : trusted(' hidden')}><p class="title">Payment seen on the network</p><p><span id="seen-amount">${s.confirming?.amount ?? '0'}</span> ${s.asset} is waiting for its confirmations: <span id="seen-depth">${depth(s.confirming)}</span>. Do not pay again: this page updates by itself.</p></div>
 <div class="banner warn" id="partial"${partial ? '' : trusted(' hidden')}><p class="title">Partly paid</p><p><span id="paid-amount">${s.paidAmount}</span> ${s.asset} arrived; <strong><span id="due-amount">${s.dueAmount}</span> ${s.asset}</strong> is still due. Send the rest to the same address.</p></div>
 <div class="banner ok" ${when('PAID', s.status)}><p class="title">Payment received</p><p>Thank you. Order ${p.oid} is paid.</p></div>
 <div class="banner bad" ${when('EXPIRED', s.status)}><p class="title">This payment request has expired</p><p id="expired-partial"${s.paidAmount !== '0' ? '' : trusted(' hidden')}><span id="expired-paid">${s.paidAmount}</span> ${s.asset} of the ${s.amount} ${s.asset} arrived before it expired.</p><p>Do not send anything to its addresses any more. If you already paid, your payment is not lost: contact ${p.merchantName} with order number ${p.oid} and the transaction hash of your payment.</p></div>

@@ -1,6 +1,7 @@
 import { lte } from 'drizzle-orm';
 import type { ChainEntry, ChainInfo, Registry, RegistryConfig, TokenEntry } from '../chains/registry.js';
 import type { RpcClient } from '../chains/watch/rpc.js';
+import type { OnChainPayment } from '../chains/watch/seen.js';
 import { AppError } from '../core/errors.js';
 import type {
   CreateOrderRequest,
@@ -24,6 +25,8 @@ import type { MerchantView, NewMerchant } from './merchants.js';
 import * as held from './held-payments.js';
 import type { HeldPaymentRef, HeldPaymentView } from './held-payments.js';
 import * as orders from './orders.js';
+import * as outbox from './outbox.js';
+import type { CallbackStatus, CallbackView } from './outbox.js';
 import { markPaid, type MarkPaidInput } from './payments.js';
 import { listRefunds, refund, type RefundView } from './refunds.js';
 import { readLedgerRegistry, saveRegistryEntries } from './registry-entries.js';
@@ -36,7 +39,7 @@ import type { WithdrawalDetail } from './withdrawals.js';
 
 export { formatDuration, parseDuration } from '../core/duration.js';
 export type { WithdrawalDetail };
-export type { AuditView, BalanceView, HeldPaymentRef, HeldPaymentView, MarkPaidInput, MerchantView, NewMerchant, RefundView };
+export type { AuditView, BalanceView, CallbackStatus, CallbackView, HeldPaymentRef, HeldPaymentView, MarkPaidInput, MerchantView, NewMerchant, RefundView };
 
 export interface LocalDeps {
   now: () => number;
@@ -46,6 +49,8 @@ export interface LocalDeps {
   registryConfig?: RegistryConfig;
   /** 96+ random bits, URL-safe (decisions §1: ids of the unsigned GETs must be unguessable). */
   randomId?: (prefix: string) => string;
+  /** A notifyUrl may name a loopback or private address (development: serve --allow-private-callbacks). */
+  allowPrivateCallbacks?: boolean;
   /** How a chain's node is read (default: the watcher's JSON-RPC client on the chain's rpcUrl). */
   rpcFor?: (chain: ChainInfo) => RpcClient;
 }
@@ -82,7 +87,13 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
       randomId: this.randomId,
       stmts: () => statementsOf(ledger),
       write: (fn) => this.write(fn),
+      allowPrivateCallbacks: deps.allowPrivateCallbacks ?? false,
     };
+  }
+
+  /** The same ledger, with notifyUrls to loopback and private addresses allowed or not (serve --allow-private-callbacks). */
+  withPrivateCallbacks(allow: boolean): LocalPaymentService {
+    return new LocalPaymentService(this.ledger, { ...this.deps, registry: this.registryBuilt, randomId: this.randomId, allowPrivateCallbacks: allow });
   }
 
   /** The chains and tokens (built-in, the config file, the ledger's own), built and checked on first use. */
@@ -232,6 +243,12 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
     return orders.getOrder(this.s, id, mchId);
   }
 
+  /** The payments the chain watcher has seen for an order, with "k of n" confirmations (order show, the payment page). */
+  async paymentsOnChain(id: string): Promise<OnChainPayment[]> {
+    const { onChainPayments } = await import('../chains/watch/seen.js');
+    return onChainPayments(this.s.db, await this.registry(), id);
+  }
+
   /** By id or by the merchant's oid, as a refund names it. */
   async findOrderDetail(mchId: string, id?: string, oid?: string): Promise<OrderDetail> {
     return orders.orderDetail(this.s, orders.findOrder(this.s.db, mchId, id, oid));
@@ -313,6 +330,16 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
 
   async listWithdrawals(filter: { mchId?: string; status?: WithdrawalStatus; uid?: string; limit?: number }): Promise<Withdrawal[]> {
     return withdrawals.listWithdrawals(this.s, filter);
+  }
+
+  // ---------------------------------------------------------------- callbacks (the outbox)
+
+  async listCallbacks(filter: { status?: CallbackStatus; orderId?: string; withdrawalId?: string; mchId?: string; limit?: number }): Promise<CallbackView[]> {
+    return outbox.listCallbacks(this.s.db, filter);
+  }
+
+  async showCallback(id: string, mchId?: string): Promise<ReturnType<typeof outbox.showCallback>> {
+    return outbox.showCallback(this.s.db, id, mchId);
   }
 
   // ---------------------------------------------------------------- balances, audit, invariants

@@ -6,6 +6,7 @@ import { readStatus, statusFor } from '../core/state.js';
 import type { ChainType, OrderDetail } from '../core/types.js';
 import { accountId, audit, postTransfer, type Q } from './ledger.js';
 import { getOrder } from './orders.js';
+import { orderPaidEvent } from './outbox.js';
 import { orders, payments } from './schema.js';
 import { alreadyRecorded, claimTxKey } from './tx-keys.js';
 import { decimalsOf, type StoreCtx } from './store-context.js';
@@ -75,9 +76,15 @@ export function recordPayment(tx: Q, p: PaymentRecord, ctx: { now: number; actor
   }).run();
   const status = statusFor(o.amount, paid, o.refundedAmount);
   const becamePaid = status === 'PAID' && o.status === 'PENDING_PAY';
+  const paidAt = becamePaid ? now : o.paidAt;
   tx.update(orders).set({
-    paidAmount: paid, status, late: o.late || (becamePaid && late), paidAt: becamePaid ? now : o.paidAt,
+    paidAmount: paid, status, late: o.late || (becamePaid && late), paidAt,
   }).where(eq(orders.id, o.id)).run();
+  // The merchant hears of the order becoming PAID in this same transaction (decisions §9): a
+  // payment that completes an underpaid order too, and one after expiry, marked late.
+  if (becamePaid) {
+    orderPaidEvent(tx, o, { status, late: o.late || late, paidAmount: paid, paidAt: now, txHash: p.txHash, chainType: p.chainType, chainId: p.chainId, token: p.token }, now);
+  }
   audit(tx, {
     at: now, actor: ctx.actor, action: 'order.payment_recorded', merchantId: o.merchantId, subjectType: 'order', subjectId: o.id,
     detail: {

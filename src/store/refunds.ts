@@ -7,6 +7,7 @@ import type { RefundResult } from '../core/types.js';
 import { accountId, audit, postTransfer } from './ledger.js';
 import { findMerchant } from './merchants.js';
 import { findOrder } from './orders.js';
+import { orderRefundedEvent } from './outbox.js';
 import { orders, refunds } from './schema.js';
 import { decimalsOf, type StoreCtx } from './store-context.js';
 
@@ -37,6 +38,7 @@ export async function refund(s: StoreCtx, input: RefundRequest): Promise<RefundV
     const remark = req.remark ?? '';
     tx.insert(refunds).values({ id: refundId, orderId: o.id, amount, remark, transferId, createdAt: now }).run();
     tx.update(orders).set({ refundedAmount: next.refunded, status: next.status }).where(eq(orders.id, o.id)).run();
+    orderRefundedEvent(tx, o, { refundId, amount, refundedAmount: next.refunded, status: next.status, remark, refundTime: now });
     audit(tx, {
       at: now, actor: s.caller.actor, action: 'order.refunded', merchantId: m.id, subjectType: 'order', subjectId: o.id,
       detail: { refundId, amount: formatAmount(amount, d), refundedTotal: formatAmount(next.refunded, d), paid: formatAmount(o.paidAmount, d), statusAfter: next.status, remark },

@@ -63,6 +63,8 @@ export const orders = sqliteTable(
     uniqueIndex('orders_merchant_oid').on(t.merchantId, t.oid),
     index('orders_merchant_status').on(t.merchantId, t.status, t.expiredAt),
     index('orders_uid').on(t.merchantId, t.uid),
+    // The expiry sweep of the callbacks (0005): unpaid orders by expiry, across merchants.
+    index('orders_expiry').on(t.status, t.expiredAt),
   ],
 );
 
@@ -323,4 +325,63 @@ export const settings = sqliteTable('settings', {
   key: text('key').primaryKey(),
   value: text('value').notNull(),
   updatedAt: int('updated_at').notNull(),
+});
+
+/**
+ * The callbacks outbox (0005): one row per event to deliver, written in the transaction of the
+ * change it reports. `id` is the event's eventId, the same on every attempt.
+ */
+export const callbacks = sqliteTable(
+  'callbacks',
+  {
+    id: text('id').primaryKey(),
+    merchantId: text('merchant_id').notNull().references(() => merchants.id),
+    event: text('event').notNull(),
+    /** order or withdrawal */
+    subjectType: text('subject_type').notNull(),
+    subjectId: text('subject_id').notNull(),
+    url: text('url').notNull(),
+    /** host:port of the url: deliveries in flight are bounded per host. */
+    host: text('host').notNull(),
+    /** The event's fields as JSON, without mchId, timestamp, nonce and sign (added per attempt). */
+    payload: text('payload').notNull(),
+    /** pending, delivered or failed */
+    status: text('status').notNull().default('pending'),
+    attempts: int('attempts').notNull().default(0),
+    /** How far along the retry schedule: the next failure waits schedule[step]. */
+    step: int('step').notNull().default(0),
+    nextAttemptAt: int('next_attempt_at').notNull(),
+    leaseOwner: text('lease_owner'),
+    leaseUntil: int('lease_until'),
+    lastStatus: int('last_status'),
+    lastError: text('last_error'),
+    createdAt: int('created_at').notNull(),
+    updatedAt: int('updated_at').notNull(),
+    deliveredAt: int('delivered_at'),
+  },
+  (t) => [
+    index('callbacks_due').on(t.status, t.nextAttemptAt),
+    index('callbacks_subject').on(t.subjectType, t.subjectId),
+    uniqueIndex('callbacks_expired_once').on(t.subjectId).where(sql`${t.event} = 'order.expired'`),
+  ],
+);
+
+export const callbackAttempts = sqliteTable(
+  'callback_attempts',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    callbackId: text('callback_id').notNull().references(() => callbacks.id),
+    at: int('at').notNull(),
+    statusCode: int('status_code'),
+    latencyMs: int('latency_ms').notNull(),
+    error: text('error'),
+    owner: text('owner').notNull(),
+  },
+  (t) => [index('callback_attempts_callback').on(t.callbackId)],
+);
+
+/** Where the expiry sweep of the callbacks got to (name 'expiry': an expiredAt in ms). */
+export const callbackCursors = sqliteTable('callback_cursors', {
+  name: text('name').primaryKey(),
+  value: int('value').notNull(),
 });

@@ -24,6 +24,8 @@ export interface StoreCtx {
   randomId(prefix: string): string;
   stmts(): Statements;
   write<T>(fn: (tx: Q) => T): Promise<T>;
+  /** notifyUrl may point inward (development only: serve --allow-private-callbacks). */
+  readonly allowPrivateCallbacks: boolean;
 }
 
 export function decimalsOf(asset: string): number {

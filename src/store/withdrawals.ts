@@ -1,4 +1,5 @@
 import { and, desc, eq, type SQL } from 'drizzle-orm';
+import { checkNotifyUrl } from '../callbacks/guard.js';
 import type { ChainCheck } from '../chains/withdrawal-check.js';
 import { conflict, invalid, notFound } from '../core/errors.js';
 import { formatAmount, parseAmount } from '../core/money.js';
@@ -8,6 +9,7 @@ import { withdrawalAfter } from '../core/state.js';
 import type { ChainType, Withdrawal, WithdrawalStatus } from '../core/types.js';
 import { accountId, audit, holdTransfer, resolvePending, type Q } from './ledger.js';
 import { findMerchant } from './merchants.js';
+import { withdrawalEvent } from './outbox.js';
 import { normalizeTxHash } from './payments.js';
 import { txKeys, withdrawals } from './schema.js';
 import { decimalsOf, type StoreCtx } from './store-context.js';
@@ -20,6 +22,7 @@ const heavy = () => import('./heavy.js');
 export async function applyWithdrawal(s: StoreCtx, input: WithdrawApplyRequest): Promise<Withdrawal> {
   const h = await heavy();
   const req = h.parseInput(h.withdrawApplySchema, input);
+  if (req.notifyUrl && !s.allowPrivateCallbacks) checkNotifyUrl(req.notifyUrl);
   const registry = await s.registry();
   const chain = registry.chain(req.chainId);
   if (chain.chainType !== req.chainType) {
@@ -140,6 +143,8 @@ export function settleConfirmed(
     status, txHash: a.txHash, blockNumber: a.blockNumber, blockHash: a.blockHash, verification: a.verified ? 'verified' : 'unverified',
     verificationNote: a.note, updatedAt: a.now,
   }).where(eq(withdrawals.id, w.id)).returning().get();
+  // In the transaction that settles it, whoever settles it (confirm, or the watcher at depth).
+  withdrawalEvent(tx, 'withdraw.confirmed', row, { ...withdrawalView(row) }, a.now);
   audit(tx, {
     at: a.now, actor: a.actor, action: 'withdrawal.confirmed', merchantId: w.merchantId, subjectType: 'withdrawal', subjectId: w.id,
     detail: {
@@ -164,6 +169,7 @@ export async function rejectWithdrawal(s: StoreCtx, input: WithdrawRejectRequest
     }
     resolvePending(tx, w.transferId, 'voided', now);
     const row = tx.update(withdrawals).set({ status, remark: req.remark ?? null, updatedAt: now }).where(eq(withdrawals.id, w.id)).returning().get();
+    withdrawalEvent(tx, 'withdraw.rejected', row, { ...withdrawalView(row) }, now);
     audit(tx, {
       at: now, actor: s.caller.actor, action: 'withdrawal.rejected', merchantId: m.id, subjectType: 'withdrawal', subjectId: w.id,
       detail: { remark: req.remark ?? null, amount: formatAmount(w.amount, decimalsOf(w.asset)) },

@@ -253,6 +253,22 @@ describe('short of the confirmations, the watcher settles it', () => {
     ledger.sqlite.prepare("update withdrawals set verification = 'confirming' where id = ?").run(w.id);
   });
 
+  it('the merchant hears withdraw.confirmed once, when the watcher settles it at depth, not when it is accepted', async () => {
+    const watch = watcher();
+    await watch.tick();
+    const { getAddress } = await import('ethers');
+    const to = getAddress(recipient().toLowerCase());
+    const w = await service.applyWithdrawal({ mchId, uid: 'u1', amount: '10', to, chainId: '31337', chainType: 'EVM', token: tokenAddr, notifyUrl: 'https://shop.example/w' });
+    const tx = await payout(w.to, 10_000_000n);
+    expect((await service.confirmWithdrawal({ mchId, logId: w.id, txHash: tx.hash, blockNumber: tx.block })).status).toBe('PENDING');
+    const events = async () => (await service.listCallbacks({ withdrawalId: w.id, limit: 100 })).map((c) => c.event);
+    expect(await events()).toEqual([]);
+    await pc.chain.mine(CONFIRMATIONS);
+    await watch.tick();
+    await watch.tick();
+    expect(await events()).toEqual(['withdraw.confirmed']);
+  });
+
   it('confirming again once the depth is reached settles it at once, without the watcher', async () => {
     const w = await apply('10');
     const tx = await payout(w.to, 10_000_000n);

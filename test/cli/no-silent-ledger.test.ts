@@ -13,6 +13,8 @@ describe.concurrent('never a silent empty ledger', { timeout: SLOW }, () => {
     [['log']],
     [['merchant', 'list']],
     [['withdraw', 'list']],
+    [['callbacks', 'list']],
+    [['callbacks', 'show', 'evt_x']],
   ])('%j on a path with no ledger: exit 3 naming the path, and nothing is created', async (args) => {
     const s = sandbox();
     const typo = join(s.dir, 'typo', 'x.db');

@@ -124,7 +124,7 @@ export async function paidOrder(service: LocalPaymentService, fields: Partial<Cr
 /** Raw counts, to show that a refused operation changed nothing. */
 export function counts(ledger: Ledger): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const t of ['orders', 'order_addresses', 'payments', 'refunds', 'withdrawals', 'transfers', 'audit_log', 'nonces', 'merchants']) {
+  for (const t of ['orders', 'order_addresses', 'payments', 'refunds', 'withdrawals', 'transfers', 'audit_log', 'nonces', 'merchants', 'callbacks']) {
     out[t] = Number((ledger.sqlite.prepare(`select count(*) as n from ${t}`).get() as { n: bigint }).n);
   }
   return out;

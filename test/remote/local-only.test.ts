@@ -30,6 +30,11 @@ const LOCAL_ONLY: [string, string[]][] = [
   ['withdraw list', ['withdraw', 'list']],
   ['withdraw show', ['withdraw', 'show', 'wd_x']],
   ['refund list', ['refund', 'list']],
+  ['callbacks list', ['callbacks', 'list']],
+  ['callbacks show', ['callbacks', 'show', 'evt_x']],
+  ['callbacks resend', ['callbacks', 'resend', 'evt_x']],
+  ['callbacks test', ['callbacks', 'test', '--url', 'https://shop.example/cb']],
+  ['callbacks run', ['callbacks', 'run']],
 ];
 
 const refusal = (what: string, url: string, source: string) =>

@@ -200,7 +200,7 @@ export function snapshot(ledger: Ledger): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   // Not the nonces: a request whose signature verified uses its nonce up whatever the answer
   // (decisions §1); test/server/spent-nonce.test.ts pins that.
-  for (const t of ['orders', 'order_addresses', 'payments', 'refunds', 'withdrawals', 'transfers', 'accounts', 'audit_log', 'merchants']) {
+  for (const t of ['orders', 'order_addresses', 'payments', 'refunds', 'withdrawals', 'transfers', 'accounts', 'audit_log', 'merchants', 'callbacks']) {
     out[t] = ledger.sqlite.prepare(`select * from ${t} order by rowid`).all();
   }
   return out;

@@ -113,3 +113,11 @@ export function requestValidator(path: string): ValidateFunction {
   const schema = doc.paths[path].post.requestBody.content['application/json'].schema as Json;
   return validatorFor(`${path} request`, schema);
 }
+
+/** A callback body as a receiver got it, checked against the document's webhooks (decisions §9). */
+export function checkCallback(body: Json): void {
+  const hook = doc.webhooks?.[body.event];
+  if (!hook) throw new Error(`the OpenAPI document has no webhook for event ${JSON.stringify(body.event)}`);
+  const v = validatorFor(`webhook ${body.event}`, hook.post.requestBody.content['application/json'].schema);
+  if (!v(body)) throw new Error(`callback ${String((body as Json).event)} does not match the OpenAPI document: ${ajv.errorsText(v.errors)}\n${JSON.stringify(body)}`);
+}

@@ -133,7 +133,7 @@ describe('GET /pay/{id}/state', () => {
   it('says what arrived and what is still due, in the envelope, with exact decimals', async () => {
     const o = await s.order(m, { amount: '10.000001' });
     expect(expectOk(await s.get(`/pay/${o.id}/state`))).toEqual({
-      status: 'PENDING_PAY', amount: '10.000001', paidAmount: '0', dueAmount: '10.000001', asset: 'USDT', expiredAt: T0 + 30 * MINUTE,
+      status: 'PENDING_PAY', amount: '10.000001', paidAmount: '0', dueAmount: '10.000001', asset: 'USDT', expiredAt: T0 + 30 * MINUTE, confirming: null,
     });
     await s.service.markPaid({ id: o.id, txHash: nextTx(), amount: '4.1' });
     expect(expectOk(await s.get(`/pay/${o.id}/state`))).toMatchObject({ status: 'PENDING_PAY', paidAmount: '4.1', dueAmount: '5.900001' });

@@ -1,0 +1,24 @@
+import type { Context } from '../../context.js';
+import { usage } from '../../core/errors.js';
+import { CALLBACK_STATUSES, type CallbackStatus } from '../../store/outbox.js';
+import { parseLimit } from '../common.js';
+import { formatTime, printJson, printTable } from '../output.js';
+
+export async function run(ctx: Context, opts: Record<string, string | undefined>): Promise<void> {
+  const status = opts.status?.toLowerCase() as CallbackStatus | undefined;
+  if (status !== undefined && !CALLBACK_STATUSES.includes(status)) throw usage(`--status must be one of ${CALLBACK_STATUSES.join(', ')}`);
+  const list = await (await ctx.local('callbacks list')).listCallbacks({
+    status, orderId: opts.order, withdrawalId: opts.withdrawal, mchId: ctx.globals.mchId, limit: parseLimit(opts.limit),
+  });
+  if (ctx.globals.json) return printJson(ctx, list);
+  await printTable(
+    ctx,
+    ['id', 'event', 'subject', 'status', 'attempts', 'last answer', 'next attempt', 'created'],
+    list.map((c) => [c.id, c.event, c.subject, c.status, c.attempts, lastAnswer(c), formatTime(c.nextAttemptAt), formatTime(c.createdAt)]),
+  );
+}
+
+export function lastAnswer(c: { lastStatus: number | null; lastError: string | null; attempts: number }): string {
+  if (c.attempts === 0) return '-';
+  return c.lastStatus !== null ? String(c.lastStatus) : (c.lastError ?? 'error');
+}

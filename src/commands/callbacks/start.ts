@@ -1,0 +1,31 @@
+import { CallbackWorker, openSenderLedger } from '../../callbacks/worker.js';
+import type { Context } from '../../context.js';
+import type { LocalPaymentService } from '../../store/local-service.js';
+
+/**
+ * Starts the outbox's sender on the service's ledger (serve and `callbacks run`), logging one
+ * line per attempt: the event, its id, the host and the answer, never the URL's path or query
+ * (a merchant may keep a token there) nor the body.
+ * The sender writes through a connection of its own (openSenderLedger says why).
+ */
+export function startCallbacks(ctx: Context, service: LocalPaymentService, o: { schedule: number[]; allowPrivate: boolean; line: (s: string) => void; err: (s: string) => void }): { stop(): Promise<void> } {
+  const own = openSenderLedger(service.ledger.path);
+  const worker = new CallbackWorker({
+    ledger: own,
+    now: ctx.now,
+    schedule: o.schedule,
+    allowPrivate: o.allowPrivate,
+    log: o.err,
+    onAttempt: (row, r, status) => {
+      const answer = r.statusCode !== null ? String(r.statusCode) : `error (${r.error})`;
+      o.line(`${new Date(ctx.now()).toISOString()} callback ${row.event} ${row.id} ${row.host} ${answer} ${r.latencyMs}ms ${status}`);
+    },
+  });
+  worker.start();
+  return {
+    async stop() {
+      await worker.stop();
+      own.close();
+    },
+  };
+}

@@ -1,0 +1,115 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Context } from '../context.js';
+import { usage } from '../core/errors.js';
+import { printable } from '../remote/text.js';
+import { verify } from '../signing/index.js';
+import { readSecret } from './sign/input.js';
+
+const MAX_BODY = 64 * 1024;
+
+/**
+ * `cryptopay listen` (like `stripe listen`): a receiver on 127.0.0.1 for a developer's machine.
+ * Each callback's signature is checked with the merchant's secret (CRYPTOPAY_SECRET or
+ * --secret-file, else the local ledger's secret of the body's mchId) and printed as one line;
+ * with --forward-to, a verified callback is passed on, unchanged, to the developer's app and
+ * answered with the app's status. A bad signature is answered 401 and never forwarded.
+ */
+export async function run(ctx: Context, opts: { port?: string; forwardTo?: string }): Promise<void> {
+  const portText = opts.port ?? '4242';
+  if (!/^\d{1,5}$/.test(portText) || Number(portText) > 65535) throw usage('--port must be a number from 0 to 65535');
+  if (opts.forwardTo !== undefined) {
+    try {
+      const u = new URL(opts.forwardTo);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error();
+    } catch {
+      throw usage('--forward-to must be an http or https URL');
+    }
+  }
+  const fixedSecret = readSecret(ctx);
+  const ledger = fixedSecret ? undefined : await ctx.local('listen (without CRYPTOPAY_SECRET or --secret-file, secrets come from the ledger)');
+  const secretOf = (mchId: unknown) => fixedSecret ?? (typeof mchId === 'string' ? ledger?.merchantSecret(mchId) : undefined);
+  const err = (s: string) => ctx.io.stderr.write(`${s}\n`);
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const answer = (status: number, text: string) => res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify({ ok: status < 300, msg: text }));
+    if (req.method !== 'POST') return answer(405, 'callbacks are POSTed');
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const c of req) {
+      size += (c as Buffer).length;
+      if (size > MAX_BODY) return answer(413, 'body too large');
+      chunks.push(c as Buffer);
+    }
+    const raw = Buffer.concat(chunks);
+    let body: Record<string, unknown>;
+    try {
+      const parsed = JSON.parse(raw.toString('utf8')) as unknown;
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error();
+      body = parsed as Record<string, unknown>;
+    } catch {
+      line({ valid: false, reason: 'not a JSON object' }, {});
+      return answer(400, 'not a JSON object');
+    }
+    const secret = secretOf(body.mchId);
+    let valid = false;
+    try {
+      valid = !!secret && verify(body, secret);
+    } catch {
+      valid = false;
+    }
+    if (!valid) {
+      line({ valid: false, reason: secret ? 'signature does not match' : `no secret for merchant ${String(body.mchId)}` }, body);
+      return answer(401, 'signature does not match');
+    }
+    if (!opts.forwardTo) {
+      line({ valid: true }, body);
+      return answer(200, 'received');
+    }
+    let status: number;
+    try {
+      const r = await fetch(opts.forwardTo, {
+        method: 'POST', body: raw, redirect: 'manual', headers: { 'Content-Type': 'application/json' }, signal: AbortSignal.timeout(10_000),
+      });
+      status = r.status;
+      await r.arrayBuffer().catch(() => undefined);
+    } catch (e) {
+      line({ valid: true, forwarded: `failed: ${(e as Error).message}` }, body);
+      return answer(502, 'forwarding failed');
+    }
+    line({ valid: true, forwarded: status }, body);
+    res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify({ ok: status >= 200 && status < 300, msg: `forwarded: ${status}` }));
+  };
+
+  /** One line per callback: for a person, or a JSON object per line for scripts. */
+  const line = (verdict: { valid: boolean; reason?: string; forwarded?: number | string }, body: Record<string, unknown>) => {
+    const at = new Date(ctx.now()).toISOString();
+    if (ctx.globals.json) {
+      ctx.io.stdout.write(`${JSON.stringify({ at, ...verdict, event: body.event ?? null, eventId: body.eventId ?? null, mchId: body.mchId ?? null, body })}\n`);
+      return;
+    }
+    const subject = body.id ?? '-';
+    const parts = [at, body.event ?? '-', body.eventId ?? '-', subject, body.status ?? '-', verdict.valid ? 'signature ok' : `REFUSED: ${verdict.reason}`];
+    if (verdict.forwarded !== undefined) parts.push(`forwarded ${verdict.forwarded}`);
+    ctx.io.stdout.write(`${printable(parts.map(String).join(' '))}\n`);
+  };
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch(() => res.destroy());
+  });
+  const stopping = ctx.stopSignal();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (e: NodeJS.ErrnoException) =>
+      reject(e.code === 'EADDRINUSE' ? usage(`cannot listen on 127.0.0.1:${portText}: the port is in use; pick another with --port`) : e),
+    );
+    server.listen(Number(portText), '127.0.0.1', () => resolve());
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  err(`listening for callbacks on ${url}`);
+  err(`give it as notifyUrl (serve --dev or --allow-private-callbacks), or try: cryptopay callbacks test --url ${url} --allow-private-callbacks`);
+  if (opts.forwardTo) err(`verified callbacks are forwarded to ${printable(opts.forwardTo)}`);
+  const signal = await stopping;
+  err(`${signal}: stopping`);
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+}

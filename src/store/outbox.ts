@@ -1,0 +1,404 @@
+import { and, asc, desc, eq, gt, isNotNull, isNull, lt, lte, notInArray, or, sql, type Placeholder, type SQL } from 'drizzle-orm';
+import { conflict, notFound } from '../core/errors.js';
+import { formatAmount } from '../core/money.js';
+import { defaultRandomId } from './ids.js';
+import type { Q } from './ledger.js';
+import { callbackAttempts, callbackCursors, callbacks, orders } from './schema.js';
+import { decimalsOf } from './store-context.js';
+
+/**
+ * The callbacks outbox (decisions §9, issue #13), the way Stripe's webhooks and pg-boss work:
+ * the row that says "tell the merchant" is written in the transaction of the change it reports,
+ * so nothing is sent before that commit and nothing committed is lost by a crash. A sender
+ * (src/callbacks/worker.ts) leases due rows, attempts them outside any transaction, and records
+ * each attempt here.
+ */
+export type CallbackEvent = 'order.paid' | 'order.expired' | 'order.refunded' | 'withdraw.confirmed' | 'withdraw.rejected';
+export const CALLBACK_EVENTS: readonly CallbackEvent[] = ['order.paid', 'order.expired', 'order.refunded', 'withdraw.confirmed', 'withdraw.rejected'];
+export type CallbackStatus = 'pending' | 'delivered' | 'failed';
+export const CALLBACK_STATUSES: readonly CallbackStatus[] = ['pending', 'delivered', 'failed'];
+
+/** A flat object: every value is signed as text by decisions §1. */
+export type EventFields = Record<string, string | number | boolean | null>;
+
+export type CallbackRow = typeof callbacks.$inferSelect;
+
+/**
+ * Senders in this process hear of a new row at once; other processes find it when they poll.
+ * A sender may also take new rows of its ledger file straight from the transaction that writes
+ * them (a handoff): the row is written already leased to it, and handed over once that
+ * transaction has committed, so the first attempt needs no poll and no transaction of its own.
+ */
+export interface LocalSender {
+  owner: string;
+  leaseMs: number;
+  take(ids: string[]): void;
+}
+const listeners = new Set<() => void>();
+const handoffs = new Map<string, LocalSender>();
+let wakeScheduled = false;
+const handed = new Map<LocalSender, string[]>();
+
+export function onOutboxWrite(fn: () => void): () => void {
+  listeners.add(fn);
+  return () => listeners.delete(fn);
+}
+
+/** Takes the new rows of the ledger file `path` written in this process (the first sender registered wins). */
+export function takeNewRows(path: string, sender: LocalSender): () => void {
+  if (!handoffs.has(path)) handoffs.set(path, sender);
+  return () => {
+    if (handoffs.get(path) === sender) handoffs.delete(path);
+  };
+}
+
+function wakeSenders(): void {
+  if (wakeScheduled || (listeners.size === 0 && handed.size === 0)) return;
+  wakeScheduled = true;
+  // After the transaction that wrote the row: group commit commits within this turn, so the
+  // next turn finds the row (or, if it was rolled back, nothing: a sender reads it back first).
+  setImmediate(() => {
+    wakeScheduled = false;
+    const batches = [...handed];
+    handed.clear();
+    for (const [sender, ids] of batches) sender.take(ids);
+    for (const fn of listeners) fn();
+  });
+}
+
+/** The file of the connection a transaction runs on (better-sqlite3 calls it `name`). */
+const fileOf = (tx: Q) => (tx as unknown as { $client?: { name?: string } }).$client?.name;
+
+/** host:port of a callback URL, the unit its deliveries are bounded by. */
+export function hostOf(url: string): string {
+  const u = new URL(url);
+  return `${u.hostname}:${u.port || (u.protocol === 'https:' ? '443' : '80')}`;
+}
+
+export interface NewEvent {
+  merchantId: string;
+  event: CallbackEvent;
+  subjectType: 'order' | 'withdrawal';
+  subjectId: string;
+  url: string;
+  fields: EventFields;
+  now: number;
+}
+
+/** Writes an event in the caller's transaction; returns its eventId (undefined if already there). */
+export function enqueueEvent(tx: Q, e: NewEvent): string | undefined {
+  const id = defaultRandomId('evt');
+  const payload: EventFields = { event: e.event, eventId: id, ...e.fields };
+  const file = handoffs.size ? fileOf(tx) : undefined;
+  const sender = file === undefined ? undefined : handoffs.get(file);
+  const inserted = tx.insert(callbacks).values({
+    id, merchantId: e.merchantId, event: e.event, subjectType: e.subjectType, subjectId: e.subjectId, url: e.url, host: hostOf(e.url),
+    payload: JSON.stringify(payload), status: 'pending', nextAttemptAt: e.now, createdAt: e.now, updatedAt: e.now,
+    ...(sender ? { leaseOwner: sender.owner, leaseUntil: e.now + sender.leaseMs } : {}),
+  }).onConflictDoNothing().run();
+  if (inserted.changes === 0) return undefined;
+  if (sender) {
+    const ids = handed.get(sender);
+    if (ids) ids.push(id);
+    else handed.set(sender, [id]);
+  }
+  wakeSenders();
+  return id;
+}
+
+type OrderRow = typeof orders.$inferSelect;
+
+/** The order's own fields that every order event carries. */
+function orderFields(o: OrderRow): EventFields {
+  const d = decimalsOf(o.asset);
+  return { id: o.id, oid: o.oid, uid: o.uid, amount: formatAmount(o.amount, d), paidAmount: formatAmount(o.paidAmount, d), asset: o.asset };
+}
+
+export function orderPaidEvent(tx: Q, o: OrderRow, p: { status: string; late: boolean; paidAmount: bigint; paidAt: number; txHash: string; chainType: string | null; chainId: string | null; token: string | null }, now: number): void {
+  if (!o.notifyUrl) return;
+  enqueueEvent(tx, {
+    merchantId: o.merchantId, event: 'order.paid', subjectType: 'order', subjectId: o.id, url: o.notifyUrl, now,
+    fields: {
+      ...orderFields({ ...o, paidAmount: p.paidAmount }), status: p.status, late: p.late, paidAt: p.paidAt,
+      txHash: p.txHash, chainType: p.chainType, chainId: p.chainId, token: p.token,
+    },
+  });
+}
+
+export function orderRefundedEvent(tx: Q, o: OrderRow, r: { refundId: string; amount: bigint; refundedAmount: bigint; status: string; remark: string; refundTime: number }): void {
+  if (!o.notifyUrl) return;
+  const d = decimalsOf(o.asset);
+  enqueueEvent(tx, {
+    merchantId: o.merchantId, event: 'order.refunded', subjectType: 'order', subjectId: o.id, url: o.notifyUrl, now: r.refundTime,
+    fields: {
+      ...orderFields(o), amount: formatAmount(r.amount, d), orderAmount: formatAmount(o.amount, d), refundId: r.refundId,
+      refundedAmount: formatAmount(r.refundedAmount, d), status: r.status, remark: r.remark, refundTime: r.refundTime,
+    },
+  });
+}
+
+export function withdrawalEvent(tx: Q, event: 'withdraw.confirmed' | 'withdraw.rejected', w: { merchantId: string; notifyUrl: string | null; id: string }, fields: EventFields, now: number): void {
+  if (!w.notifyUrl) return;
+  enqueueEvent(tx, { merchantId: w.merchantId, event, subjectType: 'withdrawal', subjectId: w.id, url: w.notifyUrl, now, fields });
+}
+
+/** How far back a sweep of a ledger that was never swept looks: older expiries are not news. */
+export const FIRST_SWEEP_LOOKBACK_MS = 86_400_000;
+/** Each sweep looks this far behind the last one: processes' clocks and commits differ a little. */
+const SWEEP_OVERLAP_MS = 10_000;
+
+/**
+ * `order.expired` for every unpaid order with a notifyUrl whose expiry has passed since the last
+ * sweep (an order's expiry is derived from time, decisions §3, so no change writes it). Safe in
+ * several processes at once: an order has at most one such event (a unique index). Runs inside
+ * the caller's transaction, so an order paid meanwhile is seen as paid.
+ */
+export function sweepExpired(tx: Q, now: number, limit = 500): number {
+  const cursor = readCursor(tx);
+  const due = tx.select().from(orders).where(expiredWithoutEvent(sweepFrom(cursor, now), now)).orderBy(asc(orders.expiredAt)).limit(limit).all();
+  let written = 0;
+  for (const o of due) {
+    const id = enqueueEvent(tx, {
+      merchantId: o.merchantId, event: 'order.expired', subjectType: 'order', subjectId: o.id, url: o.notifyUrl!, now,
+      fields: { ...orderFields(o), status: 'EXPIRED', expiredAt: o.expiredAt },
+    });
+    if (id) written++;
+  }
+  // A full page means more may wait: the next sweep starts where this one stopped.
+  const reached = due.length === limit ? due[due.length - 1]!.expiredAt : now;
+  const next = Math.max(reached, cursor?.value ?? 0);
+  tx.insert(callbackCursors).values({ name: 'expiry', value: next }).onConflictDoUpdate({ target: callbackCursors.name, set: { value: next } }).run();
+  return written;
+}
+
+function readCursor(q: Q): { value: number } | undefined {
+  return q.select({ value: callbackCursors.value }).from(callbackCursors).where(eq(callbackCursors.name, 'expiry')).get();
+}
+
+const sweepFrom = (cursor: { value: number } | undefined, now: number) => (cursor ? cursor.value - SWEEP_OVERLAP_MS : now - FIRST_SWEEP_LOOKBACK_MS);
+
+/** Unpaid orders with a notifyUrl that expired in (from, now) and have no order.expired yet. */
+function expiredWithoutEvent(from: number, now: number): SQL {
+  return and(
+    eq(orders.status, 'PENDING_PAY'), gt(orders.expiredAt, from), lt(orders.expiredAt, now), isNotNull(orders.notifyUrl),
+    sql`not exists (select 1 from ${callbacks} where ${callbacks.subjectId} = ${orders.id} and ${callbacks.event} = 'order.expired')`,
+  )!;
+}
+
+/**
+ * Whether a sweep would write anything: a read, outside any transaction, so a sender that polls
+ * every second takes the ledger's write lock only when there is something to write.
+ */
+export function expiryDue(q: Q, now: number): boolean {
+  return !!q.select({ id: orders.id }).from(orders).where(expiredWithoutEvent(sweepFrom(readCursor(q), now), now)).limit(1).get();
+}
+
+const dueWhere = (now: Placeholder | number) =>
+  and(eq(callbacks.status, 'pending'), lte(callbacks.nextAttemptAt, now), or(isNull(callbacks.leaseUntil), lte(callbacks.leaseUntil, now)))!;
+
+/**
+ * The sender's statements, prepared once per connection: building and preparing drizzle SQL for
+ * every attempt was most of the sender's own CPU time.
+ */
+function prepareSender(q: Q) {
+  const p = sql.placeholder;
+  return {
+    due: q.select({ id: callbacks.id }).from(callbacks).where(dueWhere(p('now'))).limit(1).prepare(),
+    candidates: q.select().from(callbacks).where(dueWhere(p('now'))).orderBy(asc(callbacks.nextAttemptAt)).limit(p('limit')).prepare(),
+    lease: q.update(callbacks).set({ leaseOwner: sql`${p('owner')}`, leaseUntil: sql`${p('until')}` })
+      .where(and(eq(callbacks.id, p('id')), dueWhere(p('now')))).returning().prepare(),
+    insertAttempt: q.insert(callbackAttempts).values({
+      callbackId: p('id'), at: p('at'), statusCode: p('statusCode'), latencyMs: p('latencyMs'), error: p('error'), owner: p('owner'),
+    }).prepare(),
+    byId: q.select().from(callbacks).where(eq(callbacks.id, p('id'))).prepare(),
+    after: q.update(callbacks).set({
+      attempts: sql`${p('attempts')}`, lastStatus: sql`${p('lastStatus')}`, lastError: sql`${p('lastError')}`, updatedAt: sql`${p('updatedAt')}`,
+      leaseOwner: sql`${p('leaseOwner')}`, leaseUntil: sql`${p('leaseUntil')}`, status: sql`${p('status')}`, step: sql`${p('step')}`,
+      nextAttemptAt: sql`${p('nextAttemptAt')}`, deliveredAt: sql`${p('deliveredAt')}`,
+    }).where(eq(callbacks.id, p('id'))).prepare(),
+  };
+}
+const prepared = new WeakMap<Q, ReturnType<typeof prepareSender>>();
+function senderStatements(q: Q): ReturnType<typeof prepareSender> {
+  let st = prepared.get(q);
+  if (!st) prepared.set(q, (st = prepareSender(q)));
+  return st;
+}
+
+/**
+ * Rows handed over by their transaction, read back on the sender's connection: only a committed
+ * row is found, and only one still leased to this sender and pending is sent.
+ */
+export function handedRows(q: Q, ids: string[], owner: string): CallbackRow[] {
+  const st = senderStatements(q);
+  const out: CallbackRow[] = [];
+  for (const id of ids) {
+    const row = st.byId.get({ id });
+    if (row && row.status === 'pending' && row.leaseOwner === owner) out.push(row);
+  }
+  return out;
+}
+
+/** Whether any delivery is due (a read: the sender leases, in a write, only when one is). */
+export function deliveryDue(q: Q, now: number, busyHosts: string[]): boolean {
+  if (busyHosts.length === 0) return !!senderStatements(q).due.get({ now });
+  return !!q.select({ id: callbacks.id }).from(callbacks).where(and(dueWhere(now), notInArray(callbacks.host, busyHosts))).limit(1).get();
+}
+
+/**
+ * Leases up to `limit` due deliveries for `owner` until now + leaseMs, skipping hosts that are
+ * already at their limit in this process. Inside one BEGIN IMMEDIATE transaction, so two
+ * processes never lease one row: each attempt is sent by one process.
+ */
+export function claimDue(tx: Q, c: { now: number; owner: string; leaseMs: number; limit: number; perHost: number; inFlight: ReadonlyMap<string, number> }): CallbackRow[] {
+  if (c.limit <= 0) return [];
+  const busy = busyHosts(c.inFlight, c.perHost);
+  const st = senderStatements(tx);
+  const candidates = busy.length === 0
+    ? st.candidates.all({ now: c.now, limit: c.limit * 4 })
+    : tx.select().from(callbacks).where(and(dueWhere(c.now), notInArray(callbacks.host, busy))).orderBy(asc(callbacks.nextAttemptAt)).limit(c.limit * 4).all();
+  const counts = new Map(c.inFlight);
+  const claimed: CallbackRow[] = [];
+  for (const row of candidates) {
+    if (claimed.length >= c.limit) break;
+    const n = counts.get(row.host) ?? 0;
+    if (n >= c.perHost) continue;
+    const leased = st.lease.get({ owner: c.owner, until: c.now + c.leaseMs, id: row.id, now: c.now });
+    if (!leased) continue;
+    counts.set(row.host, n + 1);
+    claimed.push(leased);
+  }
+  return claimed;
+}
+
+export function busyHosts(inFlight: ReadonlyMap<string, number>, perHost: number): string[] {
+  return [...inFlight].filter(([, n]) => n >= perHost).map(([h]) => h);
+}
+
+export interface AttemptOutcome {
+  id: string;
+  owner: string;
+  at: number;
+  statusCode: number | null;
+  latencyMs: number;
+  error: string | null;
+}
+
+/** Any 2xx answer acknowledges the event (decisions §9). */
+export const acknowledged = (statusCode: number | null) => statusCode !== null && statusCode >= 200 && statusCode < 300;
+
+/**
+ * Records one attempt and moves the delivery on: delivered on a 2xx; otherwise due again after
+ * the schedule's next delay (`delayAfter(step)`, jitter included), or failed when the schedule
+ * is used up.
+ */
+export function recordAttempt(tx: Q, a: AttemptOutcome, delayAfter: (step: number) => number | undefined): CallbackStatus {
+  const st = senderStatements(tx);
+  st.insertAttempt.run({ id: a.id, at: a.at, statusCode: a.statusCode, latencyMs: a.latencyMs, error: a.error, owner: a.owner });
+  const row = st.byId.get({ id: a.id });
+  if (!row) throw notFound(`callback ${a.id} not found`);
+  const done = a.at + a.latencyMs;
+  // A lease that ran out and was taken by another sender is that sender's to move on.
+  const ours = row.leaseOwner === a.owner;
+  const next = {
+    id: a.id, attempts: row.attempts + 1, lastStatus: a.statusCode, lastError: a.error, updatedAt: done,
+    leaseOwner: ours ? null : row.leaseOwner, leaseUntil: ours ? null : row.leaseUntil,
+    status: row.status, step: row.step, nextAttemptAt: row.nextAttemptAt, deliveredAt: row.deliveredAt,
+  };
+  if (acknowledged(a.statusCode)) {
+    next.status = 'delivered';
+    next.deliveredAt ??= done;
+  } else if (ours && row.status === 'pending') {
+    const delay = delayAfter(row.step);
+    next.status = delay === undefined ? 'failed' : 'pending';
+    next.step = row.step + 1;
+    if (delay !== undefined) next.nextAttemptAt = done + delay;
+  }
+  st.after.run(next);
+  return next.status as CallbackStatus;
+}
+
+/** Gives leases back unattempted (a sender stopping before it sent them). */
+export function releaseLeases(tx: Q, owner: string, ids: string[]): void {
+  if (ids.length === 0) return;
+  tx.update(callbacks).set({ leaseOwner: null, leaseUntil: null }).where(and(eq(callbacks.leaseOwner, owner), sql`${callbacks.id} in ${ids}`)).run();
+}
+
+export interface CallbackView {
+  id: string;
+  eventId: string;
+  mchId: string;
+  event: string;
+  subject: string;
+  url: string;
+  status: CallbackStatus;
+  attempts: number;
+  nextAttemptAt: number | null;
+  lastStatus: number | null;
+  lastError: string | null;
+  createdAt: number;
+  deliveredAt: number | null;
+}
+
+export interface AttemptView {
+  at: number;
+  statusCode: number | null;
+  latencyMs: number;
+  error: string | null;
+  by: string;
+}
+
+/** A URL as it may be shown: a password in it (the merchant's, for Basic auth) is never printed. */
+export function shownUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (!u.password) return url;
+    u.password = '***';
+    return u.href;
+  } catch {
+    return url;
+  }
+}
+
+export function callbackView(r: CallbackRow): CallbackView {
+  return {
+    id: r.id, eventId: r.id, mchId: r.merchantId, event: r.event, subject: `${r.subjectType}:${r.subjectId}`, url: shownUrl(r.url),
+    status: r.status as CallbackStatus, attempts: r.attempts, nextAttemptAt: r.status === 'pending' ? r.nextAttemptAt : null,
+    lastStatus: r.lastStatus, lastError: r.lastError, createdAt: r.createdAt, deliveredAt: r.deliveredAt,
+  };
+}
+
+export function listCallbacks(q: Q, f: { status?: CallbackStatus; orderId?: string; withdrawalId?: string; mchId?: string; limit?: number }): CallbackView[] {
+  const where: SQL[] = [];
+  if (f.status) where.push(eq(callbacks.status, f.status));
+  if (f.orderId) where.push(and(eq(callbacks.subjectType, 'order'), eq(callbacks.subjectId, f.orderId))!);
+  if (f.withdrawalId) where.push(and(eq(callbacks.subjectType, 'withdrawal'), eq(callbacks.subjectId, f.withdrawalId))!);
+  if (f.mchId) where.push(eq(callbacks.merchantId, f.mchId));
+  return q.select().from(callbacks).where(and(...where)).orderBy(desc(callbacks.createdAt), desc(callbacks.id)).limit(f.limit ?? 50).all().map(callbackView);
+}
+
+export function findCallback(q: Q, id: string, mchId?: string): CallbackRow {
+  const row = q.select().from(callbacks).where(mchId ? and(eq(callbacks.id, id), eq(callbacks.merchantId, mchId)) : eq(callbacks.id, id)).get();
+  if (!row) throw notFound(`callback ${id} not found`);
+  return row;
+}
+
+export function showCallback(q: Q, id: string, mchId?: string): CallbackView & { payload: EventFields; history: AttemptView[] } {
+  const row = findCallback(q, id, mchId);
+  const history = q.select().from(callbackAttempts).where(eq(callbackAttempts.callbackId, id)).orderBy(asc(callbackAttempts.id)).all()
+    .map((a) => ({ at: a.at, statusCode: a.statusCode, latencyMs: a.latencyMs, error: a.error, by: a.owner }));
+  return { ...callbackView(row), payload: JSON.parse(row.payload) as EventFields, history };
+}
+
+/**
+ * A delivery due again now with its whole schedule ahead (an operator's resend: the merchant
+ * fixed its endpoint, or lost the event), leased to `owner` so the sender that asked sends it.
+ */
+export function leaseForResend(tx: Q, id: string, c: { now: number; owner: string; leaseMs: number; mchId?: string }): CallbackRow {
+  const row = findCallback(tx, id, c.mchId);
+  if (row.leaseOwner && row.leaseUntil !== null && row.leaseUntil > c.now) {
+    throw conflict(`callback ${id} is being sent right now by ${row.leaseOwner}; try again in a moment`);
+  }
+  return tx.update(callbacks).set({ status: 'pending', step: 0, nextAttemptAt: c.now, leaseOwner: c.owner, leaseUntil: c.now + c.leaseMs, updatedAt: c.now })
+    .where(eq(callbacks.id, id)).returning().get()!;
+}

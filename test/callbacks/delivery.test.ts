@@ -1,0 +1,228 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CallbackWorker, type WorkerOptions } from '../../src/callbacks/worker.js';
+import { verify } from '../../src/signing/index.js';
+import { openLedger, type Ledger } from '../../src/store/db.js';
+import { groupCommit } from '../../src/store/group-commit.js';
+import { recordPayment } from '../../src/store/payments.js';
+import { LocalPaymentService } from '../../src/store/local-service.js';
+import { addTestMerchant, evmTx } from '../helpers/service.js';
+import { merchantVerifies, startReceiver, type Receiver } from './receiver.js';
+
+/**
+ * The sender against real receivers on 127.0.0.1 (issue #13, "Tests"): the retry schedule, one
+ * eventId, signatures, a restart in the middle, two senders on one ledger, a receiver that hangs.
+ * Real time, with short schedules: the schedule is what is under test, so it is not faked.
+ */
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+interface Setup {
+  file: string;
+  ledger: Ledger;
+  service: LocalPaymentService;
+  secret: string;
+  mchId: string;
+}
+
+async function setup(): Promise<Setup> {
+  const dir = mkdtempSync(join(tmpdir(), 'cryptopay-callbacks-'));
+  const file = join(dir, 'ledger.db');
+  const ledger = openLedger(file);
+  const service = new LocalPaymentService(ledger, { now: Date.now, caller: { actor: 'test' }, allowPrivateCallbacks: true });
+  const m = await addTestMerchant(service);
+  cleanups.push(() => {
+    ledger.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { file, ledger, service, ...m };
+}
+
+async function receiver(reply?: Parameters<typeof startReceiver>[0]): Promise<Receiver> {
+  const r = await startReceiver(reply);
+  cleanups.push(() => r.close());
+  return r;
+}
+
+function worker(ledger: Ledger, opts: Partial<WorkerOptions> = {}): CallbackWorker {
+  const w = new CallbackWorker({ ledger, now: Date.now, allowPrivate: true, pollMs: 50, random: () => 0.5, ...opts });
+  w.start();
+  cleanups.push(() => w.stop());
+  return w;
+}
+
+let tx = 0x900000;
+async function paidOrderWithHook(s: Setup, url: string, oid?: string): Promise<string> {
+  const o = await s.service.createOrder({ oid: oid ?? `o-${tx}`, uid: 'u1', amount: '10', notifyUrl: url });
+  await s.service.markPaid({ id: o.id, txHash: evmTx(++tx) });
+  return o.id;
+}
+
+const until = async (cond: () => boolean | Promise<boolean>, ms = 10_000) => {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error('condition not reached in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};
+
+describe('delivery and retries', () => {
+  it('a receiver that fails 3 times then answers 200 gets the attempts on the schedule, one eventId, each signed', async () => {
+    const s = await setup();
+    const rec = await receiver((n) => (n <= 3 ? 500 : 200));
+    const schedule = [300, 600, 900];
+    const orderId = await paidOrderWithHook(s, rec.url);
+    const committed = Date.now();
+    worker(s.ledger, { schedule });
+    const got = await rec.waitFor(4);
+    // The first attempt follows the commit at once; each retry waits its delay (jitter ±10%, here 0).
+    expect(got[0]!.at - committed).toBeLessThan(500);
+    for (let i = 1; i < 4; i++) {
+      const gap = got[i]!.at - got[i - 1]!.at;
+      expect(gap, `gap before attempt ${i + 1}`).toBeGreaterThanOrEqual(schedule[i - 1]! - 5);
+      expect(gap, `gap before attempt ${i + 1}`).toBeLessThan(schedule[i - 1]! + 400);
+    }
+    const ids = new Set(got.map((g) => g.body.eventId));
+    expect(ids.size).toBe(1);
+    for (const g of got) {
+      expect(g.headers['content-type']).toBe('application/json');
+      expect(g.body).toMatchObject({ event: 'order.paid', id: orderId, mchId: s.mchId, status: 'PAID', amount: '10', timestamp: expect.any(Number), nonce: expect.any(String) });
+      expect(verify(g.body, s.secret), 'the project verifies it').toBe(true);
+      expect(merchantVerifies(g.body, s.secret), 'a merchant verifies it').toBe(true);
+      expect(merchantVerifies(g.body, `${s.secret}x`)).toBe(false);
+    }
+    // A fresh nonce per attempt, so a merchant's replay check never drops a retry as a replay.
+    expect(new Set(got.map((g) => g.body.nonce)).size).toBe(4);
+    await until(async () => (await s.service.listCallbacks({}))[0]!.status === 'delivered');
+    const shown = await s.service.showCallback([...ids][0]);
+    expect(shown).toMatchObject({ status: 'delivered', attempts: 4, lastStatus: 200, nextAttemptAt: null });
+    expect(shown.history.map((h) => h.statusCode)).toEqual([500, 500, 500, 200]);
+  });
+
+  it('after the last delay of the schedule the delivery is failed; nothing more is sent', async () => {
+    const s = await setup();
+    const rec = await receiver(() => 503);
+    await paidOrderWithHook(s, rec.url);
+    worker(s.ledger, { schedule: [100, 100] });
+    await rec.waitFor(3);
+    await until(async () => (await s.service.listCallbacks({}))[0]!.status === 'failed');
+    await new Promise((r) => setTimeout(r, 400));
+    expect(rec.received).toHaveLength(3);
+    expect((await s.service.listCallbacks({ status: 'failed' }))[0]).toMatchObject({ attempts: 3, lastStatus: 503 });
+  });
+
+  it('a refused connection and a redirect are failures too, recorded with their reason', async () => {
+    const s = await setup();
+    const closed = await receiver();
+    const deadUrl = closed.url;
+    await closed.close();
+    const redirect = await receiver(() => ({ status: 307, headers: { Location: 'http://127.0.0.1:1/' } }));
+    await paidOrderWithHook(s, deadUrl);
+    await paidOrderWithHook(s, redirect.url);
+    worker(s.ledger, { schedule: [60_000] });
+    await until(async () => (await s.service.listCallbacks({})).every((c) => c.attempts === 1));
+    const byUrl = Object.fromEntries((await s.service.listCallbacks({})).map((c) => [c.url, c]));
+    expect(byUrl[deadUrl]).toMatchObject({ status: 'pending', lastStatus: null, lastError: expect.stringContaining('ECONNREFUSED') });
+    expect(byUrl[redirect.url]).toMatchObject({ status: 'pending', lastStatus: 307, lastError: null });
+  });
+
+  it('a restart in the middle of the retries resumes them', async () => {
+    const s = await setup();
+    const rec = await receiver((n) => (n === 1 ? 500 : 200));
+    await paidOrderWithHook(s, rec.url);
+    const first = new CallbackWorker({ ledger: s.ledger, now: Date.now, allowPrivate: true, pollMs: 50, schedule: [700], random: () => 0.5 });
+    first.start();
+    await rec.waitFor(1);
+    await until(async () => (await s.service.listCallbacks({}))[0]!.attempts === 1);
+    await first.stop();
+    // The process is gone; another opens the ledger file afresh.
+    const again = openLedger(s.file);
+    cleanups.push(() => again.close());
+    const second = worker(again, { schedule: [700] });
+    const got = await rec.waitFor(2);
+    expect(got[1]!.at - got[0]!.at).toBeGreaterThanOrEqual(695);
+    expect(got[1]!.body.eventId).toBe(got[0]!.body.eventId);
+    await until(async () => (await s.service.listCallbacks({}))[0]!.status === 'delivered');
+    const shown = await s.service.showCallback(got[0]!.body.eventId);
+    expect(shown.history.map((h) => [h.statusCode, h.by])).toEqual([[500, first.owner], [200, second.owner]]);
+  });
+
+  it('a row this process writes reaches its sender at once (handed over or woken): sent once committed, never when rolled back', async () => {
+    const s = await setup();
+    const rec = await receiver();
+    worker(s.ledger, { pollMs: 60_000 }); // no timed poll: only this process's own news can send
+    await new Promise((r) => setTimeout(r, 100));
+    const o = await s.service.createOrder({ oid: 'rolled-back', uid: 'u1', amount: '10', notifyUrl: rec.url });
+    await expect(groupCommit(s.ledger.sqlite).submit(() => {
+      recordPayment(s.ledger.db, { orderId: o.id, txHash: evmTx(++tx), logIndex: 0, amount: 10_000_000n, rawAmount: null, chainType: 'EVM', chainId: '1', token: null, blockNumber: 1, blockHash: null, source: 'chain' }, { now: Date.now(), actor: 'watcher' });
+      throw new Error('refused after the event was written');
+    })).rejects.toThrow('refused after');
+    const before = Date.now();
+    const committed = await paidOrderWithHook(s, rec.url);
+    const [got] = await rec.waitFor(1, 2000);
+    expect(got!.body.id).toBe(committed);
+    expect(got!.at - before).toBeLessThan(1000);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(rec.received.map((r) => r.body.id)).toEqual([committed]);
+    expect((await s.service.listCallbacks({})).map((c) => c.subject)).toEqual([`order:${committed}`]);
+  });
+
+  it('two senders on one ledger: every event is sent once and acknowledged once', async () => {
+    const s = await setup();
+    const rec = await receiver();
+    const other = openLedger(s.file);
+    cleanups.push(() => other.close());
+    // As two processes: neither takes rows from this process's transactions, both poll.
+    const a = worker(s.ledger, { pollMs: 10, handoff: false });
+    const b = worker(other, { pollMs: 10, handoff: false });
+    for (let i = 0; i < 30; i++) await paidOrderWithHook(s, rec.url, `two-${i}`);
+    await rec.waitFor(30);
+    await until(async () => (await s.service.listCallbacks({ status: 'delivered', limit: 100 })).length === 30);
+    await new Promise((r) => setTimeout(r, 300));
+    const ids = rec.received.map((r) => r.body.eventId);
+    expect(ids).toHaveLength(30);
+    expect(new Set(ids).size).toBe(30);
+    const senders = new Set<string>();
+    for (const c of await s.service.listCallbacks({ limit: 100 })) {
+      const shown = await s.service.showCallback(c.id);
+      expect(shown.history).toHaveLength(1);
+      senders.add(shown.history[0]!.by);
+    }
+    expect([...senders].every((o) => o === a.owner || o === b.owner)).toBe(true);
+  });
+
+  it('a receiver that hangs is cut at 10 s and does not hold up the delivery to another host', { timeout: 30_000 }, async () => {
+    const s = await setup();
+    const hanging = await receiver(() => 'hang');
+    const fine = await receiver();
+    await paidOrderWithHook(s, hanging.url);
+    const started = Date.now();
+    worker(s.ledger, { schedule: [60_000] }); // the default 10 s timeout
+    await hanging.waitFor(1);
+    await paidOrderWithHook(s, fine.url);
+    const [got] = await fine.waitFor(1);
+    expect(got!.at - started).toBeLessThan(2000);
+    await until(async () => (await s.service.listCallbacks({ limit: 10 })).every((c) => c.attempts === 1), 15_000);
+    const cut = (await s.service.listCallbacks({})).find((c) => c.url === hanging.url)!;
+    expect(cut).toMatchObject({ status: 'pending', lastStatus: null, lastError: 'no answer within 10 s' });
+    const [attempt] = (await s.service.showCallback(cut.id)).history;
+    expect(attempt!.latencyMs).toBeGreaterThanOrEqual(9_990);
+    expect(attempt!.latencyMs).toBeLessThan(11_500);
+  });
+
+  it('a slow host holds only its own slots (per-host bound)', async () => {
+    const s = await setup();
+    const slow = await receiver(() => 'hang');
+    const fine = await receiver();
+    for (let i = 0; i < 5; i++) await paidOrderWithHook(s, slow.url, `slow-${i}`);
+    worker(s.ledger, { perHost: 2, timeoutMs: 1500, schedule: [60_000] });
+    await slow.waitFor(2);
+    for (let i = 0; i < 3; i++) await paidOrderWithHook(s, fine.url, `fine-${i}`);
+    await fine.waitFor(3, 1000);
+    expect(slow.received).toHaveLength(2);
+  });
+});

@@ -1,0 +1,215 @@
+import { describe, expect, it } from 'vitest';
+import { signedEventBody } from '../../src/callbacks/event.js';
+import { sampleEvent } from '../../src/callbacks/sample.js';
+import { openLedger } from '../../src/store/db.js';
+import { groupCommit } from '../../src/store/group-commit.js';
+import { LocalPaymentService } from '../../src/store/local-service.js';
+import { recordPayment } from '../../src/store/payments.js';
+import { sweepExpired } from '../../src/store/outbox.js';
+import { checkCallback } from '../server/openapi-check.js';
+import { MINUTE, T0, USDT, addTestMerchant, evmTx, order, paidOrder, refused, useHarness } from '../helpers/service.js';
+
+/**
+ * The outbox (decisions §9, issue #13 item 2): each change that reports an event writes its
+ * delivery row in its own transaction, with the fields the merchant is told.
+ */
+const HOOK = 'https://shop.example/cb?k=1';
+const TO = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
+
+const rows = (service: LocalPaymentService) => service.listCallbacks({ limit: 1000 });
+const payloads = async (service: LocalPaymentService) =>
+  Promise.all((await rows(service)).reverse().map(async (c) => (await service.showCallback(c.id)).payload));
+
+describe('events written with the change', () => {
+  const h = useHarness();
+
+  it('a payment that pays the order writes one order.paid, with the paid amount, late flag, chain, token and hash', async () => {
+    const { service, clock } = h();
+    const m = await addTestMerchant(service);
+    const o = await order(service, { amount: '10', notifyUrl: HOOK });
+    await service.markPaid({ id: o.id, txHash: evmTx(1), amount: '4', chainId: '1', token: USDT.ETH });
+    expect(await rows(service)).toEqual([]); // underpaid: still PENDING_PAY, nothing to say yet
+    clock.now = T0 + MINUTE;
+    await service.markPaid({ id: o.id, txHash: evmTx(2), amount: '6.5', chainId: '1', token: USDT.ETH });
+    const [c] = await rows(service);
+    expect(c).toMatchObject({ event: 'order.paid', mchId: m.mchId, subject: `order:${o.id}`, url: HOOK, status: 'pending', attempts: 0, nextAttemptAt: T0 + MINUTE });
+    expect((await service.showCallback(c!.id)).payload).toStrictEqual({
+      event: 'order.paid', eventId: c!.id, id: o.id, oid: o.oid, uid: 'u1', amount: '10', paidAmount: '10.5', asset: 'USDT', status: 'PAID',
+      late: false, paidAt: T0 + MINUTE, txHash: evmTx(2), chainType: 'EVM', chainId: '1', token: USDT.ETH,
+    });
+    // A further payment into a paid order changes no status: no second event.
+    await service.markPaid({ id: o.id, txHash: evmTx(3), amount: '1' });
+    expect(await rows(service)).toHaveLength(1);
+  });
+
+  it('a late payment says so; an order without notifyUrl writes nothing', async () => {
+    const { service, clock } = h();
+    await addTestMerchant(service);
+    const late = await order(service, { notifyUrl: HOOK, expiredAt: T0 + MINUTE });
+    const quiet = await order(service, {});
+    clock.now = T0 + 2 * MINUTE;
+    await service.markPaid({ id: late.id, txHash: evmTx(10) });
+    await service.markPaid({ id: quiet.id, txHash: evmTx(11) });
+    expect(await payloads(service)).toEqual([expect.objectContaining({ event: 'order.paid', id: late.id, late: true, status: 'PAID' })]);
+  });
+
+  it('nothing is written when the change is refused or its transaction rolls back', async () => {
+    const { service, ledger } = h();
+    await addTestMerchant(service);
+    const a = await order(service, { notifyUrl: HOOK });
+    const b = await order(service, { notifyUrl: HOOK });
+    await service.markPaid({ id: a.id, txHash: evmTx(20) });
+    // The same transaction again: refused, so no event for b.
+    await refused(service.markPaid({ id: b.id, txHash: evmTx(20) }), 'conflict', 'is already recorded in this ledger');
+    // The payment is recorded, then its transaction fails before commit (a crash, a later refusal):
+    // the event goes with it.
+    await expect(groupCommit(ledger.sqlite).submit(() => {
+      recordPayment(ledger.db, { orderId: b.id, txHash: evmTx(21), logIndex: 0, amount: 10_000_000n, rawAmount: '10000000', chainType: 'EVM', chainId: '1', token: USDT.ETH, blockNumber: 5, blockHash: null, source: 'chain' }, { now: T0, actor: 'watcher' });
+      throw new Error('crash after recording');
+    })).rejects.toThrow('crash after recording');
+    expect((await payloads(service)).map((p) => p.id)).toEqual([a.id]);
+    expect(await service.getOrderStatus(b.id)).toBe('PENDING_PAY');
+  });
+
+  it('a payment found on chain (recordPayment, as the watcher calls it) writes order.paid in its transaction', async () => {
+    const { service, ledger } = h();
+    await addTestMerchant(service);
+    const o = await order(service, { notifyUrl: HOOK, amount: '10' });
+    await groupCommit(ledger.sqlite).submit(() =>
+      recordPayment(ledger.db, { orderId: o.id, txHash: evmTx(30), logIndex: 3, amount: 10_000_000n, rawAmount: '10000000', chainType: 'EVM', chainId: '1', token: USDT.ETH, blockNumber: 7, blockHash: null, source: 'chain' }, { now: T0, actor: 'watcher' }));
+    expect(await payloads(service)).toEqual([expect.objectContaining({ event: 'order.paid', id: o.id, txHash: evmTx(30), chainId: '1', token: USDT.ETH })]);
+  });
+
+  it('each refund writes order.refunded: its amount, the total refunded and the order status', async () => {
+    const { service, clock } = h();
+    await addTestMerchant(service);
+    const o = await paidOrder(service, { amount: '10', notifyUrl: HOOK });
+    clock.now = T0 + MINUTE;
+    const r1 = await service.refundWithId({ id: o.id, amount: '4', remark: 'part' });
+    await service.refundWithId({ id: o.id, amount: '6' });
+    const refunds = (await payloads(service)).filter((p) => p.event === 'order.refunded');
+    expect(refunds).toStrictEqual([
+      {
+        event: 'order.refunded', eventId: expect.stringMatching(/^evt_/), id: o.id, oid: o.oid, uid: 'u1', amount: '4', orderAmount: '10', paidAmount: '10',
+        asset: 'USDT', refundId: r1.refundId, refundedAmount: '4', status: 'PAID', remark: 'part', refundTime: T0 + MINUTE,
+      },
+      expect.objectContaining({ amount: '6', refundedAmount: '10', status: 'REFUNDED', remark: '' }),
+    ]);
+    // A refused refund writes nothing.
+    await refused(service.refundWithId({ id: o.id, amount: '1' }), 'conflict', 'not Paid');
+    expect((await rows(service)).filter((c) => c.event === 'order.refunded')).toHaveLength(2);
+  });
+
+  it('withdraw.confirmed and withdraw.rejected carry the withdrawal record, to the withdrawal notifyUrl', async () => {
+    const { service } = h();
+    await addTestMerchant(service);
+    await service.adjustBalance({ uid: 'alice', amount: '10', reason: 'funds' });
+    const apply = { uid: 'alice', amount: '3', to: TO, chainId: 1, chainType: 'EVM' as const, token: USDT.ETH };
+    const w1 = await service.applyWithdrawal({ ...apply, notifyUrl: 'https://shop.example/w' });
+    const w2 = await service.applyWithdrawal({ ...apply, notifyUrl: 'https://shop.example/w' });
+    const w3 = await service.applyWithdrawal(apply);
+    const confirmed = await service.confirmWithdrawal({ logId: w1.id, txHash: evmTx(40), blockNumber: 9 });
+    const rejected = await service.rejectWithdrawal({ id: w2.id, remark: 'no' });
+    await service.rejectWithdrawal({ id: w3.id });
+    const list = await rows(service);
+    expect(list.map((c) => [c.event, c.url])).toEqual([['withdraw.rejected', 'https://shop.example/w'], ['withdraw.confirmed', 'https://shop.example/w']]);
+    const p = await payloads(service);
+    expect(p[0]).toStrictEqual({ event: 'withdraw.confirmed', eventId: list[1]!.id, ...confirmed });
+    expect(p[1]).toStrictEqual({ event: 'withdraw.rejected', eventId: list[0]!.id, ...rejected });
+  });
+});
+
+describe('order.expired: the sweep', () => {
+  const h = useHarness();
+
+  it('writes one order.expired per unpaid order with a notifyUrl once its expiry has passed, and never twice', async () => {
+    const { service, ledger, clock } = h();
+    await addTestMerchant(service);
+    const expiring = await order(service, { notifyUrl: HOOK, expiredAt: T0 + MINUTE, amount: '10' });
+    await service.markPaid({ id: expiring.id, txHash: evmTx(50), amount: '2' }); // underpaid stays unpaid
+    const paid = await paidOrder(service, { notifyUrl: HOOK, expiredAt: T0 + MINUTE });
+    await order(service, { expiredAt: T0 + MINUTE }); // no notifyUrl
+    const later = await order(service, { notifyUrl: HOOK, expiredAt: T0 + 10 * MINUTE });
+    const sweep = (now: number) => groupCommit(ledger.sqlite).submit(() => sweepExpired(ledger.db, now));
+    expect(await sweep(T0 + MINUTE)).toBe(0); // not yet past
+    expect(await sweep(T0 + MINUTE + 1)).toBe(1);
+    expect(await sweep(T0 + MINUTE + 2)).toBe(0);
+    // Another process's sweep (its own connection, a clock a little behind) writes it again? No.
+    const other = openLedger(h().file);
+    try {
+      expect(await groupCommit(other.sqlite).submit(() => sweepExpired(other.db, T0 + MINUTE + 1))).toBe(0);
+    } finally {
+      other.close();
+    }
+    const expired = (await payloads(service)).filter((p) => p.event === 'order.expired');
+    expect(expired).toStrictEqual([{
+      event: 'order.expired', eventId: expect.stringMatching(/^evt_/), id: expiring.id, oid: expiring.oid, uid: 'u1', amount: '10', paidAmount: '2',
+      asset: 'USDT', status: 'EXPIRED', expiredAt: T0 + MINUTE,
+    }]);
+    expect(expired.map((p) => p.id)).not.toContain(paid.id);
+    clock.now = T0 + 11 * MINUTE;
+    expect(await sweep(T0 + 11 * MINUTE)).toBe(1);
+    expect((await payloads(service)).filter((p) => p.event === 'order.expired').map((p) => p.id)).toEqual([expiring.id, later.id]);
+  });
+});
+
+describe('a notifyUrl that names an inward address', () => {
+  const h = useHarness();
+
+  it.each([
+    ['http://127.0.0.1:8080/cb', 'a loopback address'],
+    ['http://10.0.0.1/cb', 'a private address'],
+    ['https://[::1]/cb', 'a loopback address'],
+    ['http://169.254.169.254/latest/meta-data', 'a link-local address'],
+    ['http://localhost:3000/cb', 'this machine'],
+  ])('%s is refused when the order or the withdrawal is created, and nothing is written', async (url, why) => {
+    const { service } = h();
+    await addTestMerchant(service);
+    await service.adjustBalance({ uid: 'alice', amount: '10', reason: 'funds' });
+    await refused(order(service, { notifyUrl: url }), 'invalid', `notifyUrl points to`);
+    await refused(order(service, { notifyUrl: url }), 'invalid', why);
+    await refused(service.applyWithdrawal({ uid: 'alice', amount: '1', to: TO, chainId: 1, chainType: 'EVM', token: USDT.ETH, notifyUrl: url }), 'invalid', why);
+    expect(await service.listOrders({})).toEqual([]);
+    expect(await service.listWithdrawals({})).toEqual([]);
+    // Allowed for development (serve --allow-private-callbacks).
+    const dev = service.withPrivateCallbacks(true);
+    expect((await order(dev, { notifyUrl: url })).status).toBe('PENDING_PAY');
+  });
+});
+
+describe('the OpenAPI document describes every event', () => {
+  const h = useHarness();
+
+  it('each event as signed for an attempt matches its webhook in the document; a body without its eventId does not', async () => {
+    const { service, clock } = h();
+    const m = await addTestMerchant(service);
+    await service.adjustBalance({ uid: 'alice', amount: '10', reason: 'funds' });
+    const o = await paidOrder(service, { amount: '10', notifyUrl: HOOK });
+    await service.refundWithId({ id: o.id, amount: '10' });
+    await order(service, { notifyUrl: HOOK, expiredAt: T0 + MINUTE });
+    const apply = { uid: 'alice', amount: '3', to: TO, chainId: 1, chainType: 'EVM' as const, token: USDT.ETH, notifyUrl: HOOK };
+    await service.confirmWithdrawal({ logId: (await service.applyWithdrawal(apply)).id, txHash: evmTx(60), blockNumber: 9 });
+    await service.rejectWithdrawal({ id: (await service.applyWithdrawal(apply)).id });
+    clock.now = T0 + 2 * MINUTE;
+    await groupCommit(h().ledger.sqlite).submit(() => sweepExpired(h().ledger.db, clock.now));
+    const bodies = (await payloads(service)).map((p) => signedEventBody(p, m.mchId, m.secret, clock.now));
+    expect(bodies.map((b) => b.event).sort()).toEqual(['order.expired', 'order.paid', 'order.refunded', 'withdraw.confirmed', 'withdraw.rejected']);
+    for (const b of bodies) checkCallback(b);
+    for (const event of ['order.paid', 'order.expired', 'order.refunded', 'withdraw.confirmed', 'withdraw.rejected']) checkCallback(signedEventBody(sampleEvent(event, T0), m.mchId, m.secret, T0));
+    const { eventId: _e, ...withoutId } = bodies[0]!;
+    expect(() => checkCallback(withoutId)).toThrow(/must have required property 'eventId'/);
+  });
+});
+
+describe('a notifyUrl with a password', () => {
+  const h = useHarness();
+
+  it('is listed and shown with the password masked', async () => {
+    const { service } = h();
+    await addTestMerchant(service);
+    await paidOrder(service, { notifyUrl: 'https://shop:hunter2@shop.example/cb' });
+    const [c] = await rows(service);
+    expect(c!.url).toBe('https://shop:***@shop.example/cb');
+    expect(JSON.stringify(await service.showCallback(c!.id))).not.toContain('hunter2');
+  });
+});

@@ -1,0 +1,289 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { sign } from '../../src/signing/index.js';
+import { openLedger } from '../../src/store/db.js';
+import { LocalPaymentService } from '../../src/store/local-service.js';
+import { BIN, cliEnv, spawnCli, type CliResult } from '../helpers/cli.js';
+import { merchantVerifies, startReceiver, type Receiver } from '../callbacks/receiver.js';
+import { httpJson, killAll, nextNonce, nextTx, spawnServe, tempDir, type Merchant } from '../server/helpers.js';
+import { sandbox } from './_support.js';
+
+/**
+ * Callbacks through the real binary (issue #13): serve delivers what the API, the CLI and the
+ * sweeper commit; restarts resume; two serve processes send each event once; the callbacks
+ * commands and listen do what an operator and a developer expect. Every receiver is on 127.0.0.1.
+ */
+const tmp = tempDir();
+let n = 0;
+const newDb = () => join(tmp.dir, `ledger-${++n}.db`);
+const receivers: Receiver[] = [];
+const children: ReturnType<typeof spawn>[] = [];
+
+afterEach(async () => {
+  killAll();
+  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  for (const r of receivers.splice(0)) await r.close();
+});
+afterAll(() => tmp.cleanup());
+
+async function receiver(reply?: Parameters<typeof startReceiver>[0]): Promise<Receiver> {
+  const r = await startReceiver(reply);
+  receivers.push(r);
+  return r;
+}
+
+function cli(args: string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
+  const e = cliEnv({ CRYPTOPAY_REMOTE: undefined, CRYPTOPAY_SECRET: undefined, CRYPTOPAY_ALLOW_PRIVATE_CALLBACKS: undefined, ...env });
+  return spawnCli(args, e, { stdin: 'ignore' });
+}
+
+async function withMerchant(db: string, fn?: (s: LocalPaymentService, m: Merchant) => Promise<void>): Promise<Merchant> {
+  const ledger = openLedger(db);
+  try {
+    const service = new LocalPaymentService(ledger, { now: Date.now, caller: { actor: 'test' }, allowPrivateCallbacks: true });
+    const r = await service.addMerchant({ name: 'Shop', generateWallet: true, rateLimit: 0 });
+    const m = { mchId: r.merchant.mchId, secret: r.secret };
+    await fn?.(service, m);
+    return m;
+  } finally {
+    ledger.close();
+  }
+}
+
+function signed(m: Merchant, fields: Record<string, unknown>): string {
+  const body = { mchId: m.mchId, timestamp: Date.now(), nonce: nextNonce(), ...fields };
+  return JSON.stringify({ ...body, sign: sign(body, m.secret) });
+}
+const post = (url: string, path: string, body: string) => httpJson(url, path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
+
+/** A long-running CLI command (listen, callbacks run), stopped by the test. */
+function spawnLong(args: string[], env: Record<string, string | undefined> = {}) {
+  const child = spawn(process.execPath, [BIN, ...args], { env: cliEnv({ CRYPTOPAY_REMOTE: undefined, ...env }), stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let out = '';
+  let err = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  const waitFor = async (re: RegExp, stream: 'out' | 'err' = 'err', ms = 15_000) => {
+    const end = Date.now() + ms;
+    for (;;) {
+      const m = (stream === 'out' ? out : err).match(re);
+      if (m) return m;
+      if (Date.now() > end || child.exitCode !== null) throw new Error(`no ${re}; stderr:\n${err}\nstdout:\n${out}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  };
+  return { child, out: () => out, err: () => err, waitFor, exited, stop: () => (child.kill('SIGTERM'), exited) };
+}
+
+describe('serve delivers callbacks', () => {
+  it('order.paid from a CLI payment, order.refunded from the API; sign verify accepts them; list, show, resend', async () => {
+    const db = newDb();
+    const m = await withMerchant(db);
+    const rec = await receiver();
+    const srv = await spawnServe(db, {}, ['--allow-private-callbacks', '--callback-schedule', '200ms']);
+    const created = await post(srv.url, '/api/v1/order', signed(m, { oid: 'cb-1', uid: 'u1', amount: '10', notifyUrl: rec.url }));
+    expect(created.json, created.text).toMatchObject({ code: 1 });
+    const id = created.json.data.id as string;
+
+    // Another process records the payment; serve finds its row when it next looks (every 500 ms).
+    const paid = await cli(['--db', db, 'order', 'mark-paid', id, '--tx-hash', nextTx(), '--yes']);
+    expect(paid.code, paid.stderr).toBe(0);
+    const [first] = await rec.waitFor(1, 5000);
+    expect(first!.body).toMatchObject({ event: 'order.paid', id, oid: 'cb-1', mchId: m.mchId, status: 'PAID', paidAmount: '10', late: false });
+    const verified = await cli(['sign', 'verify', '--body', first!.raw], { CRYPTOPAY_SECRET: m.secret });
+    expect(verified, verified.stderr).toMatchObject({ code: 0, stdout: 'signature valid\n' });
+    expect(merchantVerifies(first!.body, m.secret)).toBe(true);
+
+    // A refund through the API is sent by the same process as soon as it commits.
+    const before = Date.now();
+    const refunded = await post(srv.url, '/api/v1/refund', signed(m, { id, amount: '4' }));
+    expect(refunded.json).toMatchObject({ code: 1 });
+    const got = await rec.waitFor(2, 5000);
+    expect(got[1]!.body).toMatchObject({ event: 'order.refunded', id, amount: '4', refundedAmount: '4', status: 'PAID' });
+    expect(got[1]!.at - before).toBeLessThan(1000);
+    await srv.waitFor(/callback order\.refunded evt_\S+ 127\.0\.0\.1:\d+ 200 \d+ms delivered/, 'stdout');
+    // The access log names the host only: never the path or query of a notifyUrl, nor a signature.
+    expect(srv.stdout()).not.toContain('/hook?shop=1');
+    expect(srv.stdout()).not.toContain(String(got[1]!.body.sign));
+
+    const list = await cli(['--db', db, '--json', 'callbacks', 'list', '--order', id]);
+    const rows = JSON.parse(list.stdout) as { id: string; event: string; status: string; attempts: number }[];
+    expect(rows.map((r) => [r.event, r.status, r.attempts])).toEqual([['order.refunded', 'delivered', 1], ['order.paid', 'delivered', 1]]);
+    const pending = await cli(['--db', db, 'callbacks', 'list', '--status', 'pending']);
+    expect(pending).toMatchObject({ code: 0, stdout: '' });
+
+    const shown = await cli(['--db', db, 'callbacks', 'show', rows[1]!.id]);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(/^status +delivered$/m);
+    expect(shown.stdout).toMatch(/^\d{4}-\d\d-\d\dT\S+\t200\t\d+ms\t-\t\S+$/m);
+
+    const resent = await cli(['--db', db, '--json', 'callbacks', 'resend', rows[1]!.id, '--allow-private-callbacks']);
+    expect(resent.code, resent.stderr).toBe(0);
+    expect(JSON.parse(resent.stdout)).toMatchObject({ id: rows[1]!.id, statusCode: 200, status: 'delivered' });
+    const all = await rec.waitFor(3, 5000);
+    expect(all[2]!.body.eventId).toBe(first!.body.eventId);
+    expect(all[2]!.body.nonce).not.toBe(first!.body.nonce);
+    const history = JSON.parse((await cli(['--db', db, '--json', 'callbacks', 'show', rows[1]!.id])).stdout).history;
+    expect(history).toHaveLength(2);
+
+    expect((await srv.stop()).code).toBe(0);
+    const unknown = await cli(['--db', db, 'callbacks', 'show', 'evt_nope']);
+    expect(unknown).toMatchObject({ code: 1, stderr: 'error: callback evt_nope not found\n' });
+  });
+
+  it('a notifyUrl to 127.0.0.1 is refused (400) unless serve allows private callbacks; --dev allows them', async () => {
+    const db = newDb();
+    const m = await withMerchant(db);
+    const srv = await spawnServe(db);
+    const r = await post(srv.url, '/api/v1/order', signed(m, { oid: 'p-1', uid: 'u1', amount: '1', notifyUrl: 'http://127.0.0.1:9/cb' }));
+    expect(r.status).toBe(400);
+    expect(r.json.msg).toBe('notifyUrl points to 127.0.0.1, a loopback address: callbacks are never sent to loopback, private, link-local or reserved addresses (serve --allow-private-callbacks lifts this for development)');
+    await srv.stop();
+    const dev = await spawnServe(db, {}, ['--dev']);
+    const ok = await post(dev.url, '/api/v1/order', signed(m, { oid: 'p-1', uid: 'u1', amount: '1', notifyUrl: 'http://127.0.0.1:9/cb' }));
+    expect(ok.json).toMatchObject({ code: 1 });
+    await dev.stop();
+    const bad = await cli(['--db', db, 'serve', '--port', '0', '--callback-schedule', '15s,soon']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('"soon" is not one');
+  });
+
+  it('order.expired arrives within 5 s of the expiry', async () => {
+    const db = newDb();
+    const m = await withMerchant(db);
+    const rec = await receiver();
+    const srv = await spawnServe(db, {}, ['--allow-private-callbacks']);
+    const expiredAt = Date.now() + 1500;
+    const r = await post(srv.url, '/api/v1/order', signed(m, { oid: 'exp-1', uid: 'u1', amount: '3', notifyUrl: rec.url, expiredAt }));
+    expect(r.json).toMatchObject({ code: 1 });
+    const [got] = await rec.waitFor(1, 10_000);
+    expect(got!.body).toMatchObject({ event: 'order.expired', id: r.json.data.id, status: 'EXPIRED', expiredAt, paidAmount: '0' });
+    expect(got!.at - expiredAt).toBeGreaterThan(0);
+    expect(got!.at - expiredAt).toBeLessThan(5000);
+    await srv.stop();
+  });
+
+  it('a restart of serve in the middle of the retries resumes them', async () => {
+    const db = newDb();
+    const m = await withMerchant(db);
+    const rec = await receiver((k) => (k === 1 ? 500 : 200));
+    const args = ['--allow-private-callbacks', '--callback-schedule', '2s'];
+    const srv = await spawnServe(db, {}, args);
+    await post(srv.url, '/api/v1/order', signed(m, { oid: 'rs-1', uid: 'u1', amount: '2', notifyUrl: rec.url }));
+    const id = JSON.parse((await cli(['--db', db, '--json', 'order', 'list'])).stdout)[0].id;
+    await cli(['--db', db, 'order', 'mark-paid', id, '--tx-hash', nextTx(), '--yes']);
+    await rec.waitFor(1, 5000);
+    await srv.waitFor(/callback order\.paid \S+ \S+ 500 /, 'stdout');
+    expect((await srv.stop()).code).toBe(0);
+    const again = await spawnServe(db, {}, args);
+    const got = await rec.waitFor(2, 8000);
+    expect(got[1]!.body.eventId).toBe(got[0]!.body.eventId);
+    expect(got[1]!.at - got[0]!.at).toBeGreaterThanOrEqual(1800);
+    await again.waitFor(/callback order\.paid \S+ \S+ 200 \d+ms delivered/, 'stdout');
+    const shown = JSON.parse((await cli(['--db', db, '--json', 'callbacks', 'show', got[0]!.body.eventId])).stdout);
+    expect(shown).toMatchObject({ status: 'delivered', attempts: 2 });
+    await again.stop();
+  });
+
+  it('two serve processes on one ledger: each event is acknowledged once', async () => {
+    const db = newDb();
+    const rec = await receiver();
+    const m = await withMerchant(db);
+    const a = await spawnServe(db, {}, ['--allow-private-callbacks']);
+    const b = await spawnServe(db, {}, ['--allow-private-callbacks']);
+    // Half the orders through each server, all paid by a third process.
+    for (let i = 0; i < 20; i++) {
+      const r = await post(i % 2 ? a.url : b.url, '/api/v1/order', signed(m, { oid: `two-${i}`, uid: 'u1', amount: '1', notifyUrl: rec.url }));
+      const paid = await cli(['--db', db, 'order', 'mark-paid', r.json.data.id, '--tx-hash', nextTx(), '--yes']);
+      expect(paid.code, paid.stderr).toBe(0);
+    }
+    await rec.waitFor(20, 10_000);
+    await new Promise((r) => setTimeout(r, 1500));
+    const ids = rec.received.map((r) => r.body.eventId);
+    expect(ids).toHaveLength(20);
+    expect(new Set(ids).size).toBe(20);
+    await Promise.all([a.stop(), b.stop()]);
+    const delivered = JSON.parse((await cli(['--db', db, '--json', 'callbacks', 'list', '--status', 'delivered'])).stdout);
+    expect(delivered).toHaveLength(20);
+    expect(delivered.every((c: { attempts: number }) => c.attempts === 1)).toBe(true);
+  });
+});
+
+describe('a payment found on chain', () => {
+  it('reaches the notifyUrl as order.paid: serve --dev watches its anvil, dev pay pays', { timeout: 180_000 }, async () => {
+    const s = sandbox();
+    const rec = await receiver();
+    const srv = await spawnServe(s.db, { XDG_DATA_HOME: `${s.dir}/xdg`, XDG_CONFIG_HOME: `${s.dir}/config` }, ['--dev']);
+    await srv.waitFor(/Sign your own bodies:\n.*\n\n|sign requests with a merchant's secret: .*\n/, 'stderr', 60_000);
+    const err = srv.stderr();
+    const m = { mchId: /^ {2}mchId {3}(M\d+)$/m.exec(err)![1]!, secret: /^ {2}secret {2}(sk_\S+)$/m.exec(err)![1]! };
+    const token = /^ {2}token {3}test USDT (0x[0-9a-fA-F]{40}) /m.exec(err)![1]!;
+    const created = await post(srv.url, '/api/v1/order', signed(m, { oid: 'chain-1', uid: 'u1', amount: '7', notifyUrl: rec.url }));
+    expect(created.json, created.text).toMatchObject({ code: 1 });
+    const paid = await s.json<{ txHash: string }>(['dev', 'pay', created.json.data.id]);
+    const [got] = await rec.waitFor(1, 60_000);
+    expect(got!.body).toMatchObject({
+      event: 'order.paid', id: created.json.data.id, oid: 'chain-1', status: 'PAID', paidAmount: '7', late: false,
+      chainType: 'EVM', chainId: '31337', token, txHash: paid.txHash, mchId: m.mchId,
+    });
+    expect(merchantVerifies(got!.body, m.secret)).toBe(true);
+    expect((await srv.stop()).code).toBe(0);
+  });
+});
+
+describe('callbacks run, test and listen', () => {
+  it('callbacks run delivers where no serve runs, and stops on SIGTERM', async () => {
+    const db = newDb();
+    const rec = await receiver();
+    await withMerchant(db, async (s) => {
+      const o = await s.createOrder({ oid: 'run-1', uid: 'u1', amount: '5', notifyUrl: rec.url });
+      await s.markPaid({ id: o.id, txHash: nextTx() });
+    });
+    const run = spawnLong(['--db', db, 'callbacks', 'run', '--allow-private-callbacks']);
+    const [got] = await rec.waitFor(1, 8000);
+    expect(got!.body).toMatchObject({ event: 'order.paid', oid: 'run-1' });
+    await run.waitFor(/callback order\.paid \S+ \S+ 200 \d+ms delivered/, 'out');
+    expect(await run.stop()).toBe(0);
+  });
+
+  it('callbacks test sends a signed sample; listen verifies it, prints one line, refuses a forged one and forwards', async () => {
+    const db = newDb();
+    const m = await withMerchant(db);
+    const app = await receiver();
+    const listen = spawnLong(['--db', db, '--json', 'listen', '--port', '0', '--forward-to', app.url]);
+    const url = (await listen.waitFor(/listening for callbacks on (http:\/\/127\.0\.0\.1:\d+\/)/))[1]!;
+
+    const refused = await cli(['--db', db, 'callbacks', 'test', '--url', url]);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toMatch(/^error +refused: 127\.0\.0\.1 is a loopback address; callbacks are never sent/m);
+
+    const sent = await cli(['--db', db, '--json', 'callbacks', 'test', '--url', url, '--event', 'withdraw.rejected', '--allow-private-callbacks']);
+    expect(sent.code, sent.stderr + sent.stdout).toBe(0);
+    const report = JSON.parse(sent.stdout);
+    expect(report).toMatchObject({ event: 'withdraw.rejected', mchId: m.mchId, acknowledged: true, statusCode: 200 });
+    const line = JSON.parse((await listen.waitFor(/^\{.*\}$/m, 'out'))[0]);
+    expect(line).toMatchObject({ valid: true, forwarded: 200, event: 'withdraw.rejected', eventId: report.eventId, mchId: m.mchId });
+    const [forwarded] = await app.waitFor(1);
+    expect(forwarded!.body).toMatchObject({ event: 'withdraw.rejected', test: true, status: 'REJECTED', eventId: report.eventId });
+    expect(merchantVerifies(forwarded!.body, m.secret)).toBe(true);
+
+    const forged = { ...forwarded!.body, amount: '1000' };
+    const r = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(forged) });
+    expect(r.status).toBe(401);
+    const lines = (await listen.waitFor(/^\{.*\}\n\{.*\}$/m, 'out'))[0].split('\n').map((l) => JSON.parse(l));
+    expect(lines[1]).toMatchObject({ valid: false, reason: 'signature does not match' });
+    expect(app.received).toHaveLength(1);
+    expect(await listen.stop()).toBe(0);
+  });
+
+  it('usage: an unknown status or event is a usage error', async () => {
+    const db = newDb();
+    await withMerchant(db);
+    expect(await cli(['--db', db, 'callbacks', 'list', '--status', 'sent'])).toMatchObject({ code: 2, stderr: 'error: --status must be one of pending, delivered, failed\n' });
+    const r = await cli(['--db', db, 'callbacks', 'test', '--url', 'http://127.0.0.1:9/', '--event', 'order.lost']);
+    expect(r).toMatchObject({ code: 2, stderr: expect.stringContaining('--event must be one of order.paid, order.expired') });
+  });
+});

@@ -1,0 +1,90 @@
+import { join } from 'node:path';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium, watchedContext } from '../helpers/browser.js';
+import { ledgerWithOrders, pay, startPayChain, writeChainsConfig, type PayChain } from '../chains/watch/anvil-support.js';
+import { httpJson, killAll, runCli, spawnServe, tempDir, type Spawned } from './helpers.js';
+
+/**
+ * The payment page while the chain pays it: a real anvil with the test USDT, a real `serve`
+ * watching it (run `npm run build` first) and Debian's chromium on the page. A payer who has paid
+ * is told the payment was seen and not to pay again while it gathers its confirmations; a reorg
+ * that drops it puts the page back to waiting; at depth it turns to paid by itself.
+ */
+
+const CONFIRMATIONS = 3;
+const tmp = tempDir();
+const db = join(tmp.dir, 'ledger.db');
+let pc: PayChain;
+let srv: Spawned;
+let browser: Browser;
+let orders: { id: string; addresses: { EVM?: string } }[];
+
+beforeAll(async () => {
+  pc = await startPayChain();
+  const head = await pc.chain.provider.getBlockNumber();
+  const chains = writeChainsConfig(tmp.dir, {
+    chains: [{ chainId: 31337, chainType: 'EVM', name: 'Anvil', rpcUrl: pc.chain.rpcUrl, confirmations: CONFIRMATIONS, pollInterval: 200, startBlock: head }],
+    tokens: [{ chainId: 31337, address: await pc.usdt.getAddress(), symbol: 'USDT', asset: 'USDT', decimals: 6 }],
+  });
+  ({ orders } = await ledgerWithOrders(db, ['12.5', '4']));
+  [srv, browser] = await Promise.all([spawnServe(db, { CRYPTOPAY_CHAINS: chains }), launchChromium()]);
+  await srv.waitFor(/watching chain 31337 \(Anvil\)/);
+}, 90_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await srv?.stop();
+  killAll();
+  await pc?.stop();
+  tmp.cleanup();
+});
+
+const state = async (id: string) => (await httpJson(srv.url, `/pay/${id}/state`)).json.data;
+
+describe('the payment page follows the chain', () => {
+  it('says a payment was seen with k of n confirmations, not to pay again; turns to paid at depth', async () => {
+    const o = orders[0]!;
+    expect(await state(o.id)).toMatchObject({ status: 'PENDING_PAY', confirming: null });
+    const w = await watchedContext(browser, { viewport: { width: 360, height: 800 } });
+    const page = await w.page();
+    await page.goto(`${srv.url}/pay/${o.id}`);
+    expect(await page.locator('.status').innerText()).toContain('Waiting for your payment');
+    expect(await page.locator('#confirming').isVisible()).toBe(false);
+
+    await pay(pc.usdt, o.addresses.EVM!, 12_500_000n);
+    await page.getByText('Payment seen on the network').waitFor({ timeout: 15_000 });
+    const banner = await page.locator('#confirming').innerText();
+    expect(banner).toContain('12.5 USDT is waiting for its confirmations: 1 of 3 confirmations');
+    expect(banner).toContain('Do not pay again');
+    expect(await page.locator('#waiting').isVisible()).toBe(false);
+    expect(await state(o.id)).toMatchObject({ status: 'PENDING_PAY', paidAmount: '0', confirming: { amount: '12.5', confirmations: 1, required: CONFIRMATIONS } });
+
+    await pc.chain.mine(1);
+    await page.getByText('2 of 3 confirmations').waitFor({ timeout: 15_000 });
+    await pc.chain.mine(1);
+    await page.getByText('Payment received').waitFor({ timeout: 15_000 });
+    expect(await page.locator('#confirming').isVisible()).toBe(false);
+    expect(await state(o.id)).toMatchObject({ status: 'PAID', paidAmount: '12.5', confirming: null });
+    await w.context.close();
+  });
+
+  it('a reorg that drops the payment before its confirmations puts the page back to waiting', async () => {
+    const o = orders[1]!;
+    const p = pc.chain.provider;
+    const w = await watchedContext(browser, { viewport: { width: 1280, height: 900 } });
+    const page = await w.page();
+    await page.goto(`${srv.url}/pay/${o.id}`);
+    const snap = await p.send('evm_snapshot', []);
+    await pay(pc.usdt, o.addresses.EVM!, 4_000_000n);
+    await page.getByText('Payment seen on the network').waitFor({ timeout: 15_000 });
+    await p.send('evm_revert', [snap]);
+    await pc.chain.mine(CONFIRMATIONS + 2);
+    await page.getByText('Waiting for your payment').waitFor({ timeout: 15_000 });
+    expect(await page.locator('#confirming').isVisible()).toBe(false);
+    expect(await state(o.id)).toMatchObject({ status: 'PENDING_PAY', paidAmount: '0', confirming: null });
+    await w.context.close();
+    const check = await runCli(['ledger', 'check', '--db', db]);
+    expect(check.code, check.stderr).toBe(0);
+  });
+});
