@@ -46,7 +46,7 @@ const show = (v: Cell): string => (v === null || v === undefined || v === '' ? E
 // ------------------------------------------------------------------ what a cell holds
 
 /** Our own ids: `ord_`, `wd_`, `rf_` + time + random. Never shortened: the next command needs them whole. */
-const ID = /^(?:ord|wd|rf)_[0-9A-Za-z_-]{20,40}$/;
+const ID = /^(?:ord|wd|rf|evt)_[0-9A-Za-z_-]{20,40}$/;
 /** What output.ts's formatTime writes. */
 const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,3})?Z$/;
 /** Transaction hashes (EVM 0x + 64, TRON 64 hex), EVM addresses, TRON addresses, in any text. */

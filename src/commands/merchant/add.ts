@@ -32,12 +32,12 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
     ['mchId', created.merchant.mchId],
     ['secret', created.secret],
   ]);
-  await warn(ctx, 'The secret is shown this once. Keep it in a file with mode 0600 or a secrets manager; `merchant rotate-secret` issues a new one.');
+  await warn(ctx, 'the secret is shown this once: keep it in a file with mode 0600 or a secrets manager; `cryptopay merchant rotate-secret` issues a new one');
   if (created.mnemonic) {
     ctx.io.stdout.write(`\nwallet words  ${created.mnemonic}\n`);
     await warn(
       ctx,
-      'WARNING: these 24 words are the wallet that receives every payment. They are shown once and are NOT stored anywhere: write them down offline now. Anyone who has them can take the funds.',
+      'warning: these 24 words are the wallet that receives every payment; they are shown once and are NOT stored anywhere: write them down offline now (anyone who has them can take the funds)',
     );
   }
 }
