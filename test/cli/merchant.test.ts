@@ -32,7 +32,7 @@ describe.concurrent('merchants', { timeout: SLOW }, () => {
       const words = rec['wallet words']!.split(' ');
       expect(words).toHaveLength(24);
       expect(Mnemonic.isValidMnemonic(words.join(' '))).toBe(true);
-      expect(r.stderr).toMatch(/WARNING/);
+      expect(r.stderr).toMatch(/^warning: /m);
       expect(r.stderr).toMatch(/24 words/);
       expect(r.stderr).toMatch(/shown once/);
 
