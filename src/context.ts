@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { AppError, usage } from './core/errors.js';
 import { configDir } from './paths.js';
-import type { PaymentService } from './core/service.js';
+import type { OperatorService } from './core/service.js';
 import type { LocalPaymentService } from './store/local-service.js';
 
 /** Where a command writes: injected, so tests read what a user would see. */
@@ -62,10 +62,15 @@ export interface Context {
   color: boolean;
   stopSignal(): Promise<string>;
   prompter: Prompter;
-  /** The PaymentService: the local ledger, or a remote instance when one is configured. */
-  service(): Promise<PaymentService>;
+  /**
+   * The PaymentService and the operator's extensions: the local ledger, or a remote instance
+   * when one is configured. Commands never know which they hold.
+   */
+  service(): Promise<OperatorService>;
   /** A remote is configured: operations are forwarded, signed. */
   isRemote(): boolean;
+  /** Where a remote operation goes and from which setting (profile, flag, variable); undefined locally. */
+  remoteTarget(): Promise<RemoteTarget | undefined>;
   /** The local ledger with its administration; refuses when a remote is configured. */
   local(what: string, opts?: { create?: boolean }): Promise<LocalPaymentService>;
   close(): void;
@@ -182,6 +187,7 @@ export function createContext(deps: ContextDeps, globals: Globals): Context {
     stopSignal: deps.stopSignal ?? (() => new Promise<string>(() => {})),
     prompter: deps.prompter ?? lazyPrompter,
     isRemote: () => !!remoteUrl(),
+    remoteTarget: () => resolveRemote(),
     async service() {
       const remote = await resolveRemote();
       if (remote) {

@@ -1,7 +1,9 @@
 import type { Context } from '../context.js';
-import { printJson, printTable, warn } from './output.js';
+import { need } from './common.js';
+import { printJson, printTable, success, warn } from './output.js';
 
-export async function run(ctx: Context): Promise<void> {
+export async function run(ctx: Context, opts: { ackReorg?: string; reason?: string } = {}): Promise<void> {
+  if (opts.ackReorg !== undefined) return acknowledge(ctx, opts.ackReorg, opts.reason);
   const service = await ctx.local('chains');
   const registry = await service.registry();
   const [{ allCursors }, { redactUrl }] = await Promise.all([import('../store/chain-state.js'), import('../chains/watch/rpc.js')]);
@@ -27,15 +29,27 @@ export async function run(ctx: Context): Promise<void> {
       },
     };
   });
-  // A deep reorg is never silent: every look at the chains repeats it until it is dealt with.
-  for (const c of data) if (c.watch.deepReorg) await warn(ctx, `chain ${c.chainId}: ${c.watch.deepReorg}`);
+  // A deep reorg is never silent: every look at the chains repeats it until an operator
+  // acknowledges it (--ack-reorg), after checking the payments it names (audit chain.deep_reorg).
+  for (const c of data) {
+    if (c.watch.deepReorg) await warn(ctx, `chain ${c.chainId}: DEEP REORG ${c.watch.deepReorg}\n  once checked: cryptopay chains --ack-reorg ${c.chainId} --reason <text>`);
+  }
   if (ctx.globals.json) return printJson(ctx, data);
   await printTable(
     ctx,
-    ['chainId', 'type', { name: 'name', text: true, priority: 9 }, { name: 'confirmations', priority: 5 }, { name: 'rpc', text: true }, 'head', 'scanned', { name: 'lag', priority: 8 }, { name: 'lease', text: true }, { name: 'last error', text: true, priority: 7 }, { name: 'tokens', text: true }],
+    ['chainId', 'type', { name: 'name', text: true, priority: 9 }, { name: 'confirmations', priority: 5 }, { name: 'rpc', text: true }, 'head', 'scanned', { name: 'lag', priority: 8 }, { name: 'lease', text: true }, { name: 'last error', text: true, priority: 7 }, { name: 'deep reorg', priority: 10 }, { name: 'tokens', text: true }],
     data.map((c) => [
       c.chainId, c.chainType, c.development ? `${c.name} [development: test money only]` : c.name, c.confirmations, c.watch.rpc ?? 'no', c.watch.head, c.watch.scannedTo, c.watch.lag, c.watch.leaseHolder,
-      c.watch.lastError, c.tokens.map((t) => `${t.symbol} ${t.address}`).join(', '),
+      c.watch.lastError, c.watch.deepReorg ? `YES ${c.watch.deepReorg.split(' ')[0]}` : null, c.tokens.map((t) => `${t.symbol} ${t.address}`).join(', '),
     ]),
   );
+}
+
+/** `chains --ack-reorg <chainId> --reason R`: clears a deep reorg's warning, with the reason in the audit log. */
+async function acknowledge(ctx: Context, chainId: string, reasonOpt: string | undefined): Promise<void> {
+  const reason = await need(ctx, reasonOpt, 'reason', 'Reason (kept in the audit log)');
+  const service = await ctx.local('chains --ack-reorg');
+  const report = await service.acknowledgeDeepReorg(chainId, reason);
+  if (ctx.globals.json) return printJson(ctx, { chainId, acknowledged: report, reason });
+  await success(ctx, `chain ${chainId}: deep reorg acknowledged (${reason}); the payments it named stay credited`);
 }

@@ -37,9 +37,23 @@ export async function confirmChange(ctx: Context, title: string, summary: [strin
     throw usage(`${title} changes money and needs confirmation: pass --yes to confirm without a terminal (nothing was changed)`);
   }
   ctx.io.stdout.write(`${title}:\n`);
-  await printRecord(ctx, summary);
+  await printRecord(ctx, await withTarget(ctx, summary));
   const ok = await ctx.prompter.confirm('Go ahead?');
   if (!ok) throw new AppError('conflict', 'cancelled: nothing was changed');
+}
+
+/**
+ * A summary of a change, led in remote mode by where it goes: the operator sees which service
+ * (and which profile) their "yes" changes money on.
+ */
+export async function withTarget(ctx: Context, summary: [string, Cell][]): Promise<[string, Cell][]> {
+  const target = await ctx.remoteTarget();
+  return target ? [['remote', `${target.url} (${target.source})`], ...summary] : summary;
+}
+
+/** Only worth reading the state for a summary when someone is about to read it and answer. */
+export function asking(ctx: Context): boolean {
+  return !ctx.globals.yes && ctx.io.interactive;
 }
 
 export function parseLimit(value: string | undefined): number | undefined {

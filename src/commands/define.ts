@@ -172,7 +172,12 @@ export function defineCommands(program: Command, run: Runner): void {
     .argument('<path>', 'a new file for the copy')
     .action(run(() => import('./ledger/backup.js')));
 
-  program.command('chains').description('chains and tokens this service knows, and how far each is watched').action(run(() => import('./chains.js')));
+  program
+    .command('chains')
+    .description('chains and tokens this service knows, and how far each is watched')
+    .option('--ack-reorg <chainId>', 'acknowledge the deep reorg reported on this chain, after checking its payments (clears the warning; credits nothing back)')
+    .option('--reason <text>', 'why, with --ack-reorg (kept in the audit log)')
+    .action(run(() => import('./chains.js')));
   program
     .command('watch')
     .description('watch the chains for payments in the foreground (serve does this too, unless --no-watch)')
@@ -256,8 +261,15 @@ export function defineCommands(program: Command, run: Runner): void {
     .description('save a remote profile (secret from CRYPTOPAY_SECRET, --secret-file, or asked for hidden)')
     .option('--url <url>', 'remote base URL (or the global --remote)')
     .option('--use', 'make it the active profile')
+    .option('--no-check', 'save without checking the credentials against the server (offline setup; profile test checks later)')
     .action(run(() => import('./profile/add.js')));
   profile.command('list').description('list profiles (never their secrets)').action(run(() => import('./profile/list.js')));
+  profile.command('show').argument('<name>').description('one profile: remote, merchant, where its secret comes from (never the secret)').action(run(() => import('./profile/show.js')));
+  profile
+    .command('test')
+    .argument('[name]', 'the profile (default: the active one)')
+    .description('check the profile against its server with one signed read: exit 0 accepted, 1 refused, 3 unreachable')
+    .action(run(() => import('./profile/test.js')));
   profile
     .command('use')
     .argument('[name]')

@@ -3,7 +3,7 @@ import { parseLimit } from './common.js';
 import { formatTime, printJson, printTable } from './output.js';
 
 export async function run(ctx: Context, opts: Record<string, string | undefined>): Promise<void> {
-  const entries = await (await ctx.local('log')).log({ orderId: opts.order, withdrawalId: opts.withdrawal, mchId: ctx.globals.mchId, limit: parseLimit(opts.limit) });
+  const entries = await (await ctx.service()).log({ orderId: opts.order, withdrawalId: opts.withdrawal, mchId: ctx.globals.mchId, limit: parseLimit(opts.limit) });
   if (ctx.globals.json) return printJson(ctx, entries);
   await printTable(
     ctx,

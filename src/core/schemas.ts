@@ -113,6 +113,47 @@ export const withdrawRejectSchema = z.strictObject({
   remark: text('remark', 256).optional(),
 });
 
+/**
+ * Extensions for an operator in remote mode (decisions §12, issue #15 item 8): signed reads of
+ * the signing merchant's own data. Every one carries mchId like the interface's operations; the
+ * server answers for the merchant whose secret verified, whatever else the body says.
+ */
+const LIMIT = 'limit must be a whole number from 1 to 1000';
+const limit = z.union([z.number().int({ error: LIMIT }).min(1, { error: LIMIT }).max(1000, { error: LIMIT }), z.string().regex(/^[1-9]\d{0,3}$/, { error: LIMIT })], { error: LIMIT })
+  .transform((v) => Number(v))
+  .refine((v) => v <= 1000, LIMIT);
+const orderStatus = z.enum(['PENDING_PAY', 'PAID', 'EXPIRED', 'REFUNDED'], { error: 'status must be PENDING_PAY, PAID, EXPIRED or REFUNDED' });
+const withdrawalStatus = z.enum(['PENDING', 'CONFIRMED', 'REJECTED'], { error: 'status must be PENDING, CONFIRMED or REJECTED' });
+
+export const merchantMeSchema = z.strictObject({ mchId });
+export const orderListSchema = z.strictObject({ mchId, status: orderStatus.optional(), uid: id64('uid').optional(), limit: limit.optional() });
+/** One order by id or by the merchant's oid (as a refund names it); both given must agree; one is required. */
+export const orderShowSchema = z.strictObject({ mchId, id: id64('id').optional(), oid: id64('oid').optional() });
+export const heldListSchema = z.strictObject({ mchId, orderId: id64('orderId').optional() });
+export const withdrawListSchema = z.strictObject({ mchId, status: withdrawalStatus.optional(), uid: id64('uid').optional(), limit: limit.optional() });
+export const withdrawShowSchema = z.strictObject({ mchId, id: id64('id') });
+export const refundListSchema = z.strictObject({ mchId, orderId: id64('orderId').optional(), limit: limit.optional() });
+export const balanceSchema = z.strictObject({ mchId, uid: id64('uid'), asset: text('asset', 16).optional() });
+export const logSchema = z.strictObject({ mchId, orderId: id64('orderId').optional(), withdrawalId: id64('withdrawalId').optional(), limit: limit.optional() });
+
+export const callbackListSchema = z.strictObject({
+  mchId,
+  status: z.enum(['pending', 'delivered', 'failed'], { error: 'status must be pending, delivered or failed' }).optional(),
+  orderId: id64('orderId').optional(),
+  withdrawalId: id64('withdrawalId').optional(),
+  limit: limit.optional(),
+});
+export const callbackShowSchema = z.strictObject({ mchId, id: id64('id') });
+
+export type OrderListRequest = z.input<typeof orderListSchema>;
+export type OrderShowRequest = z.input<typeof orderShowSchema>;
+export type HeldListRequest = z.input<typeof heldListSchema>;
+export type WithdrawListRequest = z.input<typeof withdrawListSchema>;
+export type WithdrawShowRequest = z.input<typeof withdrawShowSchema>;
+export type RefundListRequest = z.input<typeof refundListSchema>;
+export type BalanceRequest = z.input<typeof balanceSchema>;
+export type LogRequest = z.input<typeof logSchema>;
+
 /** What every signed request adds (decisions §1). */
 export const authFields = {
   timestamp: millis('timestamp'),

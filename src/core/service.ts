@@ -6,7 +6,26 @@ import type {
   WithdrawRejectRequest,
   WithdrawVerifyRequest,
 } from './schemas.js';
-import type { Addresses, Order, OrderStatus, RefundResult, VerificationReport, Withdrawal } from './types.js';
+import type {
+  Addresses,
+  AuditView,
+  BalanceView,
+  CallbackShow,
+  CallbackStatus,
+  CallbackView,
+  HeldPaymentView,
+  MerchantIdentity,
+  Order,
+  OrderDetail,
+  OrderShow,
+  OrderStatus,
+  RefundResult,
+  RefundView,
+  VerificationReport,
+  Withdrawal,
+  WithdrawalDetail,
+  WithdrawalStatus,
+} from './types.js';
 
 /**
  * The operations of the REST interface, and the one seam of cryptopay: the ledger implements
@@ -26,12 +45,31 @@ export interface PaymentService {
 
 /**
  * What an operator needs beyond the interface, served as signed extension endpoints (decisions
- * §12) so that remote mode can do it too; the ledger and the remote client both implement it.
+ * §12, docs/api.md "Extensions") so that remote mode can do it too; the ledger and the remote
+ * client both implement it. `mchId` names the merchant: locally an operator may leave it out
+ * (every merchant, or the only one); over HTTP it is always the merchant whose secret signed the
+ * request, so a merchant only ever reads its own data.
  */
 export interface OperatorExtensions {
   /** The chain's view of a withdrawal's transaction (its own, or one about to confirm it); changes nothing. */
   verifyWithdrawal(input: WithdrawVerifyRequest): Promise<VerificationReport>;
+  /** The merchant a signed request acts as (profile add and profile test check credentials with it). */
+  whoami(mchId?: string): Promise<MerchantIdentity>;
+  listOrders(filter: { mchId?: string; status?: OrderStatus; uid?: string; limit?: number }): Promise<OrderDetail[]>;
+  /** One order by id or oid, with its payments as the chain watcher saw them. */
+  showOrder(input: { mchId?: string; id?: string; oid?: string }): Promise<OrderShow>;
+  heldPayments(filter: { mchId?: string; orderId?: string }): Promise<HeldPaymentView[]>;
+  listWithdrawals(filter: { mchId?: string; status?: WithdrawalStatus; uid?: string; limit?: number }): Promise<Withdrawal[]>;
+  getWithdrawal(id: string, mchId?: string): Promise<WithdrawalDetail>;
+  listRefunds(filter: { orderId?: string; mchId?: string; limit?: number }): Promise<RefundView[]>;
+  balance(uid: string, opts?: { asset?: string; mchId?: string }): Promise<BalanceView>;
+  log(filter: { orderId?: string; withdrawalId?: string; mchId?: string; limit?: number }): Promise<AuditView[]>;
+  listCallbacks(filter: { status?: CallbackStatus; orderId?: string; withdrawalId?: string; mchId?: string; limit?: number }): Promise<CallbackView[]>;
+  showCallback(id: string, mchId?: string): Promise<CallbackShow>;
 }
+
+/** What a command holds: the interface's operations and the operator's extensions, local or remote alike. */
+export type OperatorService = PaymentService & OperatorExtensions;
 
 /** Who acts, for the audit log and replay protection. */
 export interface Caller {

@@ -106,3 +106,118 @@ export interface VerificationReport {
     transfers: { token: string; to: string; rawAmount: string; amount: string | null }[];
   };
 }
+
+/** A refund as the ledger keeps it: the interface's result plus the refund's own id. */
+export interface RefundView extends RefundResult {
+  refundId: string;
+  mchId: string;
+}
+
+/** A user's balance in one asset. */
+export interface BalanceView {
+  mchId: string;
+  uid: string;
+  asset: string;
+  available: string;
+  held: string;
+}
+
+/** One entry of the audit log. */
+export interface AuditView {
+  id: number;
+  at: number;
+  actor: string;
+  action: string;
+  mchId: string | null;
+  subject: string;
+  detail: Record<string, unknown>;
+}
+
+/** A payment seen on chain more than 24 h after its order expired, waiting for an operator. */
+export interface HeldPaymentView {
+  orderId: string;
+  oid: string;
+  uid: string;
+  mchId: string;
+  chainId: string;
+  txHash: string;
+  logIndex: number;
+  blockNumber: number;
+  token: string;
+  amount: string;
+  asset: string;
+  rawAmount: string;
+  expiredAt: number;
+  heldAt: number | null;
+}
+
+/** Everything `withdraw show` tells: the record, its merchant, and how its confirmation was trusted. */
+export interface WithdrawalDetail extends Withdrawal {
+  mchId: string;
+  /** null: not confirmed; `confirming`: matched on chain, waiting for depth; `verified`; `unverified`. */
+  verification: 'confirming' | 'verified' | 'unverified' | null;
+  /** Why it is unverified, or what a reorg undid. */
+  verificationNote: string | null;
+}
+
+/** A payment as the chain watcher saw it (src/chains/watch/seen.ts). */
+export interface OnChainPayment {
+  chainId: string;
+  txHash: string;
+  logIndex: number;
+  blockNumber: number;
+  token: string;
+  amount: string;
+  rawAmount: string;
+  /** seen (waiting for confirmations), counted, held (past the late window, for an operator), returned, or refused by the ledger. */
+  status: string;
+  confirmations: number;
+  required: number;
+}
+
+/** `order show`: the order, and its payments as the watcher saw them. */
+export interface OrderShow extends OrderDetail {
+  onChain: OnChainPayment[];
+}
+
+/** Who a merchant's signed request acts as: what `profile add` and `profile test` check. */
+export interface MerchantIdentity {
+  mchId: string;
+  name: string;
+  asset: string;
+}
+
+/** Where a callback stands (decisions §9). */
+export type CallbackStatus = 'pending' | 'delivered' | 'failed';
+
+/** One callback of the outbox, as `callbacks list` shows it. */
+export interface CallbackView {
+  id: string;
+  eventId: string;
+  mchId: string;
+  event: string;
+  subject: string;
+  url: string;
+  status: CallbackStatus;
+  attempts: number;
+  nextAttemptAt: number | null;
+  lastStatus: number | null;
+  lastError: string | null;
+  createdAt: number;
+  deliveredAt: number | null;
+}
+
+/** One delivery attempt; `by` is the sending process (over HTTP: `service`). */
+export interface AttemptView {
+  at: number;
+  statusCode: number | null;
+  latencyMs: number;
+  error: string | null;
+  by: string;
+}
+
+/** `callbacks show`: the callback, the event it carries, and every attempt. */
+export interface CallbackShow extends CallbackView {
+  payload: Record<string, string | number | boolean | null>;
+  history: AttemptView[];
+}

@@ -11,15 +11,45 @@ import type {
   WithdrawVerifyRequest,
 } from '../core/schemas.js';
 import type { OperatorExtensions, PaymentService } from '../core/service.js';
-import type { Addresses, Order, OrderStatus, RefundResult, VerificationReport, Withdrawal } from '../core/types.js';
+import type {
+  Addresses,
+  AuditView,
+  BalanceView,
+  CallbackShow,
+  CallbackStatus,
+  CallbackView,
+  HeldPaymentView,
+  MerchantIdentity,
+  Order,
+  OrderDetail,
+  OrderShow,
+  OrderStatus,
+  RefundResult,
+  RefundView,
+  VerificationReport,
+  Withdrawal,
+  WithdrawalDetail,
+  WithdrawalStatus,
+} from '../core/types.js';
 import { sign } from '../signing/index.js';
 import {
   addressesSchema,
+  balanceSchema,
+  callbackListSchema,
+  callbackShowSchema,
   envelopeSchema,
+  heldListSchema,
+  logSchema,
+  merchantIdentitySchema,
+  orderListSchema,
   orderSchema,
+  orderShowSchema,
+  refundListSchema,
   refundResultSchema,
   statusSchema,
   verificationReportSchema,
+  withdrawalDetailSchema,
+  withdrawalListSchema,
   withdrawalSchema,
 } from './responses.js';
 import { credentialsProblem } from './remote-url.js';
@@ -94,6 +124,53 @@ export class RemotePaymentService implements PaymentService, OperatorExtensions 
     return printableDeep(r) as VerificationReport;
   }
 
+  // The reads of the extensions (decisions §12, docs/api.md "Extensions"): signed, answered for
+  // the signing merchant only, checked like every answer (exchange makes their text printable).
+
+  whoami(mchId?: string): Promise<MerchantIdentity> {
+    return this.read('/api/v1/merchant', { mchId }, merchantIdentitySchema);
+  }
+
+  listOrders(filter: { mchId?: string; status?: OrderStatus; uid?: string; limit?: number }): Promise<OrderDetail[]> {
+    return this.read('/api/v1/order/list', filter, orderListSchema) as Promise<OrderDetail[]>;
+  }
+
+  showOrder(input: { mchId?: string; id?: string; oid?: string }): Promise<OrderShow> {
+    return this.read('/api/v1/order/show', input, orderShowSchema) as Promise<OrderShow>;
+  }
+
+  heldPayments(filter: { mchId?: string; orderId?: string }): Promise<HeldPaymentView[]> {
+    return this.read('/api/v1/order/held', filter, heldListSchema);
+  }
+
+  listWithdrawals(filter: { mchId?: string; status?: WithdrawalStatus; uid?: string; limit?: number }): Promise<Withdrawal[]> {
+    return this.read('/api/v1/withdraw/list', filter, withdrawalListSchema);
+  }
+
+  getWithdrawal(id: string, mchId?: string): Promise<WithdrawalDetail> {
+    return this.read('/api/v1/withdraw/show', { mchId, id }, withdrawalDetailSchema);
+  }
+
+  listRefunds(filter: { orderId?: string; mchId?: string; limit?: number }): Promise<RefundView[]> {
+    return this.read('/api/v1/refund/list', filter, refundListSchema);
+  }
+
+  balance(uid: string, opts: { asset?: string; mchId?: string } = {}): Promise<BalanceView> {
+    return this.read('/api/v1/balance', { mchId: opts.mchId, uid, asset: opts.asset }, balanceSchema);
+  }
+
+  log(filter: { orderId?: string; withdrawalId?: string; mchId?: string; limit?: number }): Promise<AuditView[]> {
+    return this.read('/api/v1/log', filter, logSchema);
+  }
+
+  listCallbacks(filter: { status?: CallbackStatus; orderId?: string; withdrawalId?: string; mchId?: string; limit?: number }): Promise<CallbackView[]> {
+    return this.read('/api/v1/callbacks/list', filter, callbackListSchema);
+  }
+
+  showCallback(id: string, mchId?: string): Promise<CallbackShow> {
+    return this.read('/api/v1/callbacks/show', { mchId, id }, callbackShowSchema);
+  }
+
   private async get<S extends z.ZodType>(path: string, schema: S): Promise<z.output<S>> {
     const retries = this.opts.getRetries ?? 2;
     for (let attempt = 0; ; attempt++) {
@@ -107,6 +184,34 @@ export class RemotePaymentService implements PaymentService, OperatorExtensions 
   }
 
   private async post<S extends z.ZodType>(path: string, input: object, schema: S): Promise<z.output<S>> {
+    const body = this.signed(input);
+    try {
+      return await this.exchange(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body }, schema, true);
+    } catch (e) {
+      throw toAppError(e, this.base, true);
+    }
+  }
+
+  /**
+   * A signed read of the extensions: it changes nothing, so after a connection failure it is
+   * tried again like a GET, signed anew (a new nonce), and its failures carry no warning about
+   * a change that may have happened.
+   */
+  private async read<S extends z.ZodType>(path: string, input: object, schema: S): Promise<z.output<S>> {
+    const retries = this.opts.getRetries ?? 2;
+    for (let attempt = 0; ; attempt++) {
+      const body = this.signed(input);
+      try {
+        return await this.exchange(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body }, schema, false);
+      } catch (e) {
+        if (!(e instanceof ConnectionFailure) || attempt >= retries) throw toAppError(e, this.base, false);
+        await new Promise((r) => setTimeout(r, 100 * 2 ** attempt));
+      }
+    }
+  }
+
+  /** The JSON text of a signed request (decisions §1): mchId, a fresh timestamp and nonce, sign. */
+  private signed(input: object): string {
     const secret = this.opts.secret;
     if (!secret) {
       throw new AppError('usage', 'remote mode needs the merchant secret: set CRYPTOPAY_SECRET, pass --secret-file FILE, or store it in a profile');
@@ -119,11 +224,7 @@ export class RemotePaymentService implements PaymentService, OperatorExtensions 
     body.timestamp = this.now();
     body.nonce = randomBytes(16).toString('hex');
     body.sign = sign(body, secret);
-    try {
-      return await this.exchange(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }, schema, true);
-    } catch (e) {
-      throw toAppError(e, this.base, true);
-    }
+    return JSON.stringify(body);
   }
 
   private async exchange<S extends z.ZodType>(path: string, init: RequestInit, schema: S, signed: boolean): Promise<z.output<S>> {

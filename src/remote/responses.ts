@@ -87,31 +87,34 @@ export const refundResultSchema = z.object({
   remark: text,
   refundTime: millis,
 });
-export const withdrawalSchema = z
-  .object({
-    id,
-    uid: text,
-    amount,
-    to: z.string(),
-    chainId,
-    chainType,
-    token: z.string(),
-    status: z.enum(['PENDING', 'CONFIRMED', 'REJECTED']),
-    txHash: z.string().nullable(),
-    blockNumber: z.number().int('not a block number').positive('not a block number').nullable(),
-    remark: text.nullable(),
-    createdAt: millis,
-    updatedAt: millis,
-  })
-  .superRefine((w, ctx) => {
-    // Which address and hash forms are right depends on the chain the record names.
-    const problem = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
-    if (!addressOn(w.chainType, w.to)) problem('to', `not a ${w.chainType} address`);
-    if (!addressOn(w.chainType, w.token)) problem('token', `not a ${w.chainType} token contract address`);
-    if (w.txHash !== null && !isTxHash(w.chainType, w.txHash.replace(w.chainType === 'TRON' ? /^0x/ : /^$/, ''))) {
-      problem('txHash', `not a ${w.chainType} transaction hash`);
-    }
-  });
+const withdrawalStatus = z.enum(['PENDING', 'CONFIRMED', 'REJECTED']);
+const withdrawalFields = {
+  id,
+  uid: text,
+  amount,
+  to: z.string(),
+  chainId,
+  chainType,
+  token: z.string(),
+  status: withdrawalStatus,
+  txHash: z.string().nullable(),
+  blockNumber: z.number().int('not a block number').positive('not a block number').nullable(),
+  remark: text.nullable(),
+  createdAt: millis,
+  updatedAt: millis,
+};
+
+/** Which address and hash forms are right depends on the chain the record names. */
+function checkWithdrawal(w: { chainType: 'EVM' | 'TRON'; to: string; token: string; txHash: string | null }, ctx: z.RefinementCtx): void {
+  const problem = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
+  if (!addressOn(w.chainType, w.to)) problem('to', `not a ${w.chainType} address`);
+  if (!addressOn(w.chainType, w.token)) problem('token', `not a ${w.chainType} token contract address`);
+  if (w.txHash !== null && !isTxHash(w.chainType, w.txHash.replace(w.chainType === 'TRON' ? /^0x/ : /^$/, ''))) {
+    problem('txHash', `not a ${w.chainType} transaction hash`);
+  }
+}
+
+export const withdrawalSchema = z.object(withdrawalFields).superRefine(checkWithdrawal);
 
 const anyAddress = z.string().refine((s) => isChecksummedEvmAddress(s) || isTronAddress(s), 'not an EVM or TRON address as the service writes it');
 const decimal = z.string().regex(/^\d{1,80}(\.\d{1,80})?$/, 'not a decimal amount');
@@ -140,4 +143,134 @@ export const verificationReportSchema = z.object({
     confirmations: block,
     transfers: z.array(z.object({ token: anyAddress, to: anyAddress, rawAmount: units, amount: decimal.nullable() })).max(1000),
   }),
+});
+
+// ------------------------------------------------------------------ the extensions (decisions §12)
+// Key order follows the ledger's own records: --json prints what the schema gives back, and it
+// must read the same locally and remotely.
+
+/** "0" is a balance or a total, never an amount of an operation. */
+const total = z.string().regex(/^(0|[1-9]\d{0,18})(\.\d{0,17}[1-9])?$/, 'not a canonical decimal amount');
+const txHashAny = z.string().refine((h) => isTxHash('EVM', h) || isTxHash('TRON', h), 'not a transaction hash');
+const count = z.number().int('not a whole number').min(0, 'not a whole number');
+const list = <T extends z.ZodType>(item: T) => z.array(item).max(1000, 'more rows than any list of the service');
+
+export const merchantIdentitySchema = z.object({ mchId: text, name: text, asset: text });
+
+const paymentSchema = z.object({
+  txHash: txHashAny,
+  amount: total,
+  chainType: chainType.nullable(),
+  chainId: chainId.nullable(),
+  token: anyAddress.nullable(),
+  late: z.boolean(),
+  source: z.enum(['manual', 'chain']),
+  createdAt: millis,
+});
+
+const orderDetailFields = {
+  id,
+  oid: text,
+  uid: text,
+  amount,
+  status: orderStatus,
+  expiredAt: millis,
+  addresses,
+  mchId: text,
+  asset: text,
+  memo: text.nullable(),
+  notifyUrl: text.nullable(),
+  redirectUrl: text.nullable(),
+  logo: text.nullable(),
+  paidAmount: total,
+  refundedAmount: total,
+  paidAt: millis.nullable(),
+  late: z.boolean(),
+  createdAt: millis,
+  payments: list(paymentSchema),
+};
+export const orderDetailSchema = z.object(orderDetailFields);
+export const orderListSchema = list(orderDetailSchema);
+
+const onChainSchema = z.object({
+  chainId,
+  txHash: txHashAny,
+  logIndex: count,
+  blockNumber: block,
+  token: anyAddress,
+  amount: total,
+  rawAmount: units,
+  status: z.enum(['seen', 'counted', 'held', 'returned', 'refused']),
+  confirmations: count,
+  required: count,
+});
+export const orderShowSchema = z.object({ ...orderDetailFields, onChain: list(onChainSchema) });
+
+export const heldListSchema = list(
+  z.object({
+    orderId: id,
+    oid: text,
+    uid: text,
+    mchId: text,
+    chainId,
+    txHash: txHashAny,
+    logIndex: count,
+    blockNumber: block,
+    token: anyAddress,
+    amount: total,
+    asset: text,
+    rawAmount: units,
+    expiredAt: millis,
+    heldAt: millis.nullable(),
+  }),
+);
+
+export const withdrawalListSchema = list(withdrawalSchema);
+export const withdrawalDetailSchema = z
+  .object({
+    ...withdrawalFields,
+    mchId: text,
+    verification: z.enum(['confirming', 'verified', 'unverified']).nullable(),
+    verificationNote: text.nullable(),
+  })
+  .superRefine(checkWithdrawal);
+
+export const refundListSchema = list(
+  z.object({ refundId: id, mchId: text, id, oid: text, amount, status: z.literal('REFUNDED'), remark: text, refundTime: millis }),
+);
+
+export const balanceSchema = z.object({ mchId: text, uid: text, asset: text, available: total, held: total });
+
+export const logSchema = list(
+  z.object({
+    id: count,
+    at: millis,
+    actor: text,
+    action: text,
+    mchId: text.nullable(),
+    subject: text,
+    detail: z.record(z.string().max(200), z.unknown()),
+  }),
+);
+
+const callbackFields = {
+  id,
+  eventId: id,
+  mchId: text,
+  event: z.enum(['order.paid', 'order.expired', 'order.refunded', 'withdraw.confirmed', 'withdraw.rejected']),
+  subject: text,
+  url: text,
+  status: z.enum(['pending', 'delivered', 'failed']),
+  attempts: count,
+  nextAttemptAt: millis.nullable(),
+  lastStatus: count.nullable(),
+  lastError: text.nullable(),
+  createdAt: millis,
+  deliveredAt: millis.nullable(),
+};
+export const callbackListSchema = list(z.object(callbackFields));
+export const callbackShowSchema = z.object({
+  ...callbackFields,
+  payload: z.record(z.string().max(200), z.union([text, z.number(), z.boolean(), z.null()])),
+  history: list(z.object({ at: millis, statusCode: count.nullable(), latencyMs: count, error: text.nullable(), by: text })),
 });

@@ -4,9 +4,20 @@ import type { z } from 'zod';
 import { AppError, httpStatusOf, invalid, isAppError, notFound } from '../core/errors.js';
 import {
   authFields,
+  balanceSchema,
+  callbackListSchema,
+  callbackShowSchema,
   createOrderSchema,
+  heldListSchema,
+  logSchema,
+  merchantMeSchema,
+  orderListSchema,
+  orderShowSchema,
   parseInput,
+  refundListSchema,
   refundSchema,
+  withdrawListSchema,
+  withdrawShowSchema,
   withdrawApplySchema,
   withdrawConfirmSchema,
   withdrawRejectSchema,
@@ -171,6 +182,35 @@ export function createApp(deps: AppDeps) {
   signed('/api/v1/withdraw/reject', withdrawRejectSchema, (s, i) => s.rejectWithdrawal(i as never));
   // Extension (decisions §12): what confirm would find on chain, for remote mode's question and withdraw verify.
   signed('/api/v1/withdraw/verify', withdrawVerifySchema, (s, i) => s.verifyWithdrawal(i as never));
+
+  /**
+   * Extensions for remote mode (decisions §12, issue #15 item 8): reads, signed like every
+   * operation, for the merchant whose secret verified and no other. `mchId` is that merchant
+   * (signed() puts it there), never a value the body chose, and every read below filters by it:
+   * another merchant's id answers exactly like an id that does not exist.
+   */
+  const read = <S extends z.ZodObject>(path: string, schema: S, run: (s: PaymentService & OperatorExtensions, q: z.output<S>, mchId: string) => Promise<unknown>) =>
+    signed(path, schema, (s, i) => {
+      const mchId = i.mchId;
+      if (typeof mchId !== 'string' || !mchId) throw new AppError('internal', 'a signed read without its merchant');
+      return run(s, parseInput(schema, i), mchId);
+    });
+  read('/api/v1/merchant', merchantMeSchema, (s, _q, mchId) => s.whoami(mchId));
+  read('/api/v1/order/list', orderListSchema, (s, q, mchId) => s.listOrders({ mchId, status: q.status, uid: q.uid, limit: q.limit }));
+  read('/api/v1/order/show', orderShowSchema, (s, q, mchId) => s.showOrder({ mchId, id: q.id, oid: q.oid }));
+  read('/api/v1/order/held', heldListSchema, (s, q, mchId) => s.heldPayments({ mchId, orderId: q.orderId }));
+  read('/api/v1/withdraw/list', withdrawListSchema, (s, q, mchId) => s.listWithdrawals({ mchId, status: q.status, uid: q.uid, limit: q.limit }));
+  read('/api/v1/withdraw/show', withdrawShowSchema, (s, q, mchId) => s.getWithdrawal(q.id, mchId));
+  read('/api/v1/refund/list', refundListSchema, (s, q, mchId) => s.listRefunds({ mchId, orderId: q.orderId, limit: q.limit }));
+  read('/api/v1/balance', balanceSchema, (s, q, mchId) => s.balance(q.uid, { mchId, asset: q.asset?.toUpperCase() }));
+  read('/api/v1/callbacks/list', callbackListSchema, (s, q, mchId) =>
+    s.listCallbacks({ mchId, status: q.status, orderId: q.orderId, withdrawalId: q.withdrawalId, limit: q.limit }));
+  // Which process of the service sent an attempt (host:pid) is the operator's business, not the merchant's.
+  read('/api/v1/callbacks/show', callbackShowSchema, async (s, q, mchId) => {
+    const c = await s.showCallback(q.id, mchId);
+    return { ...c, history: c.history.map((a) => ({ ...a, by: 'service' })) };
+  });
+  read('/api/v1/log', logSchema, (s, q, mchId) => s.log({ mchId, orderId: q.orderId, withdrawalId: q.withdrawalId, limit: q.limit }));
 
   // The payment page and the state it polls (decisions §11), loaded on first use.
   const payRoutes = () => import('./pay-page-route.js').then((m) => m.payPageRoutes(backend, now));

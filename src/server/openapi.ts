@@ -1,7 +1,18 @@
 import { z } from 'zod';
 import {
   authFields,
+  balanceSchema,
+  callbackListSchema,
+  callbackShowSchema,
   createOrderSchema,
+  heldListSchema,
+  logSchema,
+  merchantMeSchema,
+  orderListSchema,
+  orderShowSchema,
+  refundListSchema,
+  withdrawListSchema,
+  withdrawShowSchema,
   refundSchema,
   withdrawApplySchema,
   withdrawConfirmSchema,
@@ -253,6 +264,115 @@ const VERIFICATION = {
   },
 };
 
+// The extensions' answers (decisions §12): the ledger's own records, as the CLI prints them with --json.
+const NULLABLE_STRING = { type: ['string', 'null'] };
+const NULLABLE_TIME = { anyOf: [{ type: 'integer' }, { type: 'null' }] };
+const ORDER_DETAIL = {
+  type: 'object',
+  required: [...ORDER.required, 'mchId', 'asset', 'memo', 'notifyUrl', 'redirectUrl', 'logo', 'paidAmount', 'refundedAmount', 'paidAt', 'late', 'createdAt', 'payments'],
+  properties: {
+    ...ORDER.properties,
+    mchId: { type: 'string' }, asset: { type: 'string' }, memo: NULLABLE_STRING, notifyUrl: NULLABLE_STRING, redirectUrl: NULLABLE_STRING, logo: NULLABLE_STRING,
+    paidAmount: CANONICAL_AMOUNT, refundedAmount: CANONICAL_AMOUNT, paidAt: NULLABLE_TIME, late: { type: 'boolean' }, createdAt: { type: 'integer' },
+    payments: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['txHash', 'amount', 'chainType', 'chainId', 'token', 'late', 'source', 'createdAt'],
+        properties: {
+          txHash: { type: 'string', pattern: TX_HASH_PATTERN }, amount: CANONICAL_AMOUNT, chainType: { anyOf: [{ type: 'string', enum: ['EVM', 'TRON'] }, { type: 'null' }] },
+          chainId: NULLABLE_STRING, token: NULLABLE_STRING, late: { type: 'boolean' }, source: { type: 'string', enum: ['manual', 'chain'] }, createdAt: { type: 'integer' },
+        },
+      },
+    },
+  },
+};
+const ORDER_SHOW = {
+  ...ORDER_DETAIL,
+  required: [...ORDER_DETAIL.required, 'onChain'],
+  properties: {
+    ...ORDER_DETAIL.properties,
+    onChain: {
+      type: 'array',
+      description: 'payments as the chain watcher saw them: seen (k of n confirmations), counted, held, returned or refused',
+      items: {
+        type: 'object',
+        required: ['chainId', 'txHash', 'logIndex', 'blockNumber', 'token', 'amount', 'rawAmount', 'status', 'confirmations', 'required'],
+        properties: {
+          chainId: { type: 'string' }, txHash: { type: 'string', pattern: TX_HASH_PATTERN }, logIndex: { type: 'integer', minimum: 0 }, blockNumber: { type: 'integer', minimum: 0 },
+          token: ADDRESS, amount: CANONICAL_AMOUNT, rawAmount: { type: 'string', pattern: '^\\d+$' }, status: { type: 'string', enum: ['seen', 'counted', 'held', 'returned', 'refused'] },
+          confirmations: { type: 'integer', minimum: 0 }, required: { type: 'integer', minimum: 0 },
+        },
+      },
+    },
+  },
+};
+const WITHDRAWAL_DETAIL = {
+  ...WITHDRAWAL,
+  required: [...WITHDRAWAL.required, 'mchId', 'verification', 'verificationNote'],
+  properties: {
+    ...WITHDRAWAL.properties,
+    mchId: { type: 'string' },
+    verification: { anyOf: [{ type: 'string', enum: ['confirming', 'verified', 'unverified'] }, { type: 'null' }] },
+    verificationNote: NULLABLE_STRING,
+  },
+};
+const REFUND_VIEW = {
+  ...REFUND,
+  required: ['refundId', 'mchId', ...REFUND.required],
+  properties: { refundId: { type: 'string', pattern: '^rf_[A-Za-z0-9_-]+$' }, mchId: { type: 'string' }, ...REFUND.properties },
+};
+const HELD = {
+  type: 'object',
+  required: ['orderId', 'oid', 'uid', 'mchId', 'chainId', 'txHash', 'logIndex', 'blockNumber', 'token', 'amount', 'asset', 'rawAmount', 'expiredAt', 'heldAt'],
+  properties: {
+    orderId: ORDER_ID, oid: { type: 'string' }, uid: { type: 'string' }, mchId: { type: 'string' }, chainId: { type: 'string' }, txHash: { type: 'string', pattern: TX_HASH_PATTERN },
+    logIndex: { type: 'integer', minimum: 0 }, blockNumber: { type: 'integer', minimum: 0 }, token: ADDRESS, amount: CANONICAL_AMOUNT, asset: { type: 'string' },
+    rawAmount: { type: 'string', pattern: '^\\d+$' }, expiredAt: { type: 'integer' }, heldAt: NULLABLE_TIME,
+  },
+};
+const BALANCE = {
+  type: 'object',
+  required: ['mchId', 'uid', 'asset', 'available', 'held'],
+  properties: { mchId: { type: 'string' }, uid: { type: 'string' }, asset: { type: 'string' }, available: CANONICAL_AMOUNT, held: CANONICAL_AMOUNT },
+};
+const AUDIT_ENTRY = {
+  type: 'object',
+  required: ['id', 'at', 'actor', 'action', 'mchId', 'subject', 'detail'],
+  properties: {
+    id: { type: 'integer' }, at: { type: 'integer' }, actor: { type: 'string', description: 'api:<mchId> for a signed request, else the operator or chain:<chainId>' },
+    action: { type: 'string' }, mchId: NULLABLE_STRING, subject: { type: 'string', description: 'type:id, such as order:ord_…' }, detail: { type: 'object' },
+  },
+};
+const CALLBACK = {
+  type: 'object',
+  required: ['id', 'eventId', 'mchId', 'event', 'subject', 'url', 'status', 'attempts', 'nextAttemptAt', 'lastStatus', 'lastError', 'createdAt', 'deliveredAt'],
+  properties: {
+    id: { type: 'string' }, eventId: { type: 'string' }, mchId: { type: 'string' },
+    event: { type: 'string', enum: ['order.paid', 'order.expired', 'order.refunded', 'withdraw.confirmed', 'withdraw.rejected'] },
+    subject: { type: 'string' }, url: { type: 'string', description: 'the notifyUrl, a password in it shown as ***' }, status: { type: 'string', enum: ['pending', 'delivered', 'failed'] },
+    attempts: { type: 'integer', minimum: 0 }, nextAttemptAt: NULLABLE_TIME, lastStatus: NULLABLE_TIME, lastError: NULLABLE_STRING, createdAt: { type: 'integer' }, deliveredAt: NULLABLE_TIME,
+  },
+};
+const CALLBACK_SHOW = {
+  ...CALLBACK,
+  required: [...CALLBACK.required, 'payload', 'history'],
+  properties: {
+    ...CALLBACK.properties,
+    payload: { type: 'object', description: 'the event as it is sent, before mchId, timestamp, nonce and sign are added' },
+    history: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['at', 'statusCode', 'latencyMs', 'error', 'by'],
+        properties: { at: { type: 'integer' }, statusCode: NULLABLE_TIME, latencyMs: { type: 'integer', minimum: 0 }, error: NULLABLE_STRING, by: { const: 'service' } },
+      },
+    },
+  },
+};
+const listOf = (item: Json) => ({ type: 'array', maxItems: 1000, items: item });
+const EXT = 'Extension (decisions §12), signed; reads only the signing merchant\'s data (another merchant\'s ids answer like unknown ones) and changes nothing but the nonce. ';
+
 const ok = (data: Json) => ({ description: 'success', content: { 'application/json': { schema: envelope(data) } } });
 
 function unsignedGet(summary: string, responses: Json, parameters: Json[] = []) {
@@ -315,6 +435,19 @@ export function openApiDocument(): Record<string, unknown> {
         withdrawVerifySchema,
         VERIFICATION,
       ),
+      '/api/v1/merchant': signedPost(`${EXT}Who the signature acts as: what profile add and profile test check`, merchantMeSchema, {
+        type: 'object', required: ['mchId', 'name', 'asset'], properties: { mchId: { type: 'string' }, name: { type: 'string' }, asset: { type: 'string' } },
+      }),
+      '/api/v1/order/list': signedPost(`${EXT}Orders, newest first (status EXPIRED: unpaid past expiredAt)`, orderListSchema, listOf(ORDER_DETAIL)),
+      '/api/v1/order/show': signedPost(`${EXT}One order by id or oid (both given must name the same order), with its payments on chain`, orderShowSchema, ORDER_SHOW),
+      '/api/v1/order/held': signedPost(`${EXT}Payments seen more than 24 h after their order expired, waiting for an operator`, heldListSchema, listOf(HELD)),
+      '/api/v1/withdraw/list': signedPost(`${EXT}Withdrawals, newest first`, withdrawListSchema, listOf(WITHDRAWAL)),
+      '/api/v1/withdraw/show': signedPost(`${EXT}One withdrawal and how its confirmation was trusted`, withdrawShowSchema, WITHDRAWAL_DETAIL),
+      '/api/v1/refund/list': signedPost(`${EXT}Refunds, newest first, each with its own refundId`, refundListSchema, listOf(REFUND_VIEW)),
+      '/api/v1/balance': signedPost(`${EXT}A user's available and held balance (zeros for a user with no activity)`, balanceSchema, BALANCE),
+      '/api/v1/log': signedPost(`${EXT}The merchant's audit log, newest first`, logSchema, listOf(AUDIT_ENTRY)),
+      '/api/v1/callbacks/list': signedPost(`${EXT}Callbacks to the merchant's notifyUrls, newest first`, callbackListSchema, listOf(CALLBACK)),
+      '/api/v1/callbacks/show': signedPost(`${EXT}One callback with the event it carries and every attempt (the sending process shown as "service")`, callbackShowSchema, CALLBACK_SHOW),
       '/pay/{id}': unsignedGet(
         'The payment page of an order (HTML for people; no signature: the unguessable id is the capability)',
         {

@@ -1,16 +1,9 @@
 import { and, desc, eq, or, type SQL } from 'drizzle-orm';
+import type { AuditView } from '../core/types.js';
 import { auditLog } from './schema.js';
 import type { StoreCtx } from './store-context.js';
 
-export interface AuditView {
-  id: number;
-  at: number;
-  actor: string;
-  action: string;
-  mchId: string | null;
-  subject: string;
-  detail: Record<string, unknown>;
-}
+export type { AuditView };
 
 /** The audit log, newest first; entries are written by `audit()` in each change's own transaction. */
 export function readLog(s: StoreCtx, filter: { orderId?: string; withdrawalId?: string; mchId?: string; limit?: number }): AuditView[] {

@@ -1,16 +1,11 @@
 import { invalid } from '../core/errors.js';
+import type { BalanceView } from '../core/types.js';
 import { formatAmount, parseSignedAmount } from '../core/money.js';
 import { accountId, audit, balanceOf, postTransfer } from './ledger.js';
 import { findMerchant } from './merchants.js';
 import { decimalsOf, type StoreCtx } from './store-context.js';
 
-export interface BalanceView {
-  mchId: string;
-  uid: string;
-  asset: string;
-  available: string;
-  held: string;
-}
+export type { BalanceView };
 
 export function balance(s: StoreCtx, uid: string, opts: { asset?: string; mchId?: string } = {}): BalanceView {
   const m = findMerchant(s, s.db, opts.mchId);

@@ -90,7 +90,7 @@ function seenStatements(sqlite: Database.Database) {
         "select 1 from chain_payments where chain_id = ? and tx_hash = ? and status <> 'seen' and token = ? and to_address = ? and raw_amount = ? and block_hash <> ?",
       ),
       insert: sqlite.prepare(
-        "insert into chain_payments (chain_id, tx_hash, log_index, block_number, block_hash, order_id, token, to_address, raw_amount, amount, status, seen_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'seen', ?) on conflict do nothing",
+        "insert into chain_payments (chain_id, tx_hash, log_index, block_number, block_hash, block_time, order_id, token, to_address, raw_amount, amount, status, seen_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'seen', ?) on conflict do nothing",
       ),
     };
     seenPrepared.set(sqlite, st);
@@ -103,6 +103,8 @@ export interface SeenPayment {
   logIndex: number;
   blockNumber: number;
   blockHash: string;
+  /** The block's timestamp, ms. */
+  blockTime: number;
   orderId: string;
   token: string;
   toAddress: string;
@@ -127,7 +129,7 @@ export function commitRange(
   const st = seenStatements(sqlite);
   for (const p of a.payments) {
     if (st.again.get(a.chainId, p.txHash, p.token, p.toAddress, p.rawAmount, p.blockHash)) continue;
-    stored += st.insert.run(a.chainId, p.txHash, p.logIndex, p.blockNumber, p.blockHash, p.orderId, p.token, p.toAddress, p.rawAmount, p.amount, a.now).changes;
+    stored += st.insert.run(a.chainId, p.txHash, p.logIndex, p.blockNumber, p.blockHash, p.blockTime, p.orderId, p.token, p.toAddress, p.rawAmount, p.amount, a.now).changes;
   }
   for (const b of a.blocks) {
     q.insert(chainBlocks).values({ chainId: a.chainId, number: b.number, hash: b.hash }).onConflictDoUpdate({ target: [chainBlocks.chainId, chainBlocks.number], set: { hash: b.hash } }).run();
@@ -224,6 +226,26 @@ export function reportDeepReorg(q: Q, a: { chainId: string; actor: string; now: 
       detail: { chainId: a.chainId, message: a.message, payments: ps.map((p) => ({ txHash: p.txHash, logIndex: p.logIndex, blockNumber: p.blockNumber, blockHash: p.blockHash })) },
     });
   }
+}
+
+/**
+ * An operator has looked at a deep reorg's payments: the warning of `cryptopay chains` is
+ * cleared, and the acknowledgement, with its reason and the report it clears, goes into the
+ * audit log. Only the report the operator saw is cleared (a newer one stays). Nothing moves in
+ * the ledger: the payments stay credited either way.
+ */
+export function acknowledgeDeepReorg(q: Q, a: { chainId: string; report: string; actor: string; now: number; reason: string }): boolean {
+  const cleared = q
+    .update(chainCursors)
+    .set({ deepReorg: null, updatedAt: a.now })
+    .where(and(eq(chainCursors.chainId, a.chainId), eq(chainCursors.deepReorg, a.report)))
+    .run().changes;
+  if (cleared !== 1) return false;
+  audit(q, {
+    at: a.now, actor: a.actor, action: 'chain.deep_reorg_acknowledged', merchantId: null, subjectType: 'chain', subjectId: a.chainId,
+    detail: { chainId: a.chainId, report: a.report, reason: a.reason },
+  });
+  return true;
 }
 
 export function allCursors(q: Q): CursorRow[] {

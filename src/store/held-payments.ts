@@ -1,7 +1,7 @@
 import { and, asc, eq, inArray } from 'drizzle-orm';
 import { conflict, invalid, notFound } from '../core/errors.js';
 import { formatAmount } from '../core/money.js';
-import type { OrderDetail } from '../core/types.js';
+import type { HeldPaymentView, OrderDetail } from '../core/types.js';
 import { audit, type Q } from './ledger.js';
 import { getOrder } from './orders.js';
 import { normalizeTxHash, recordPayment } from './payments.js';
@@ -15,22 +15,7 @@ import { decimalsOf, type StoreCtx } from './store-context.js';
  * sent back; both with a reason in the audit log. A decided payment is never decided again.
  */
 
-export interface HeldPaymentView {
-  orderId: string;
-  oid: string;
-  uid: string;
-  mchId: string;
-  chainId: string;
-  txHash: string;
-  logIndex: number;
-  blockNumber: number;
-  token: string;
-  amount: string;
-  asset: string;
-  rawAmount: string;
-  expiredAt: number;
-  heldAt: number | null;
-}
+export type { HeldPaymentView };
 
 export interface HeldPaymentRef {
   orderId: string;
@@ -111,7 +96,7 @@ export async function creditHeld(s: StoreCtx, ref: HeldPaymentRef): Promise<Orde
     const row = tx.select().from(chainPayments).where(and(eq(chainPayments.chainId, p.chainId), eq(chainPayments.txHash, p.txHash), eq(chainPayments.logIndex, p.logIndex))).get()!;
     recordPayment(tx, {
       orderId: p.orderId, txHash: p.txHash, logIndex: p.logIndex, amount: row.amount, rawAmount: p.rawAmount,
-      chainType: registry.chain(p.chainId).chainType, chainId: p.chainId, token: p.token, blockNumber: p.blockNumber, blockHash: row.blockHash, source: 'chain',
+      chainType: registry.chain(p.chainId).chainType, chainId: p.chainId, token: p.token, blockNumber: p.blockNumber, blockHash: row.blockHash, blockTime: row.blockTime, source: 'chain',
     }, { now, actor: s.caller.actor });
     audit(tx, {
       at: now, actor: s.caller.actor, action: 'order.held_payment_credited', merchantId: p.mchId, subjectType: 'order', subjectId: p.orderId,

@@ -2,7 +2,7 @@ import { lte } from 'drizzle-orm';
 import type { ChainEntry, ChainInfo, Registry, RegistryConfig, TokenEntry } from '../chains/registry.js';
 import type { RpcClient } from '../chains/watch/rpc.js';
 import type { OnChainPayment } from '../chains/watch/seen.js';
-import { AppError } from '../core/errors.js';
+import { AppError, conflict, invalid } from '../core/errors.js';
 import type {
   CreateOrderRequest,
   RefundRequest,
@@ -12,7 +12,7 @@ import type {
   WithdrawVerifyRequest,
 } from '../core/schemas.js';
 import type { Caller, OperatorExtensions, PaymentService } from '../core/service.js';
-import type { Addresses, Order, OrderDetail, OrderStatus, RefundResult, VerificationReport, Withdrawal, WithdrawalStatus } from '../core/types.js';
+import type { Addresses, CallbackShow, MerchantIdentity, Order, OrderDetail, OrderShow, OrderStatus, RefundResult, VerificationReport, Withdrawal, WithdrawalStatus } from '../core/types.js';
 import { readLog, type AuditView } from './audit-log.js';
 import { adjustBalance, balance, type BalanceView } from './balances.js';
 import { checkLedger } from './check.js';
@@ -116,6 +116,21 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
     if (!this.deps.registry) this.registryBuilt = createRegistry(this.deps.registryConfig, readLedgerRegistry(this.ledger.db));
   }
 
+  /**
+   * Clears the deep reorg reported on a chain (`cryptopay chains --ack-reorg`), with the reason
+   * in the audit log; the report shown to the operator, and only it. Returns what was cleared.
+   */
+  async acknowledgeDeepReorg(chainId: string, reason: string): Promise<string> {
+    if (!reason.trim()) throw invalid('a reason is required');
+    const chain = (await this.registry()).chain(chainId);
+    const { readCursor, acknowledgeDeepReorg } = await import('./chain-state.js');
+    const report = readCursor(this.ledger.db, chain.chainId)?.deepReorg;
+    if (!report) throw invalid(`chain ${chain.chainId} has no deep reorg to acknowledge`);
+    const done = await this.write((tx) => acknowledgeDeepReorg(tx, { chainId: chain.chainId, report, actor: this.deps.caller.actor, now: this.deps.now(), reason }));
+    if (!done) throw conflict(`chain ${chain.chainId}: the deep reorg report changed meanwhile; look again with cryptopay chains`);
+    return report;
+  }
+
   private async rpc(chain: ChainInfo): Promise<RpcClient> {
     if (this.deps.rpcFor) return this.deps.rpcFor(chain);
     const { createRpcClient } = await import('../chains/watch/rpc.js');
@@ -180,6 +195,20 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
     }
   }
 
+  /**
+   * A signed read (the extension endpoints, decisions §12): its nonce is used up like any signed
+   * request's, once the read has succeeded (signedOp spends it on a refusal). Without a nonce (the
+   * CLI on a local ledger) it is the plain read.
+   */
+  private async signedRead<T>(read: () => T | Promise<T>): Promise<T> {
+    if (!this.deps.caller.nonce) return read();
+    return this.signedOp(async () => {
+      const result = await read();
+      await this.write(() => undefined);
+      return result;
+    });
+  }
+
   // ---------------------------------------------------------------- merchants
 
   /** The merchant's secret, for verifying a signed request; undefined when unknown. */
@@ -215,6 +244,14 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
 
   async listMerchants(): Promise<MerchantView[]> {
     return merchants.listMerchants(this.s);
+  }
+
+  /** Who a signed request acts as: only what the merchant itself chose (no xpubs, no counters). */
+  whoami(mchId?: string): Promise<MerchantIdentity> {
+    return this.signedRead(() => {
+      const m = merchants.findMerchant(this.s, this.s.db, mchId);
+      return { mchId: m.id, name: m.name, asset: m.asset };
+    });
   }
 
   async showMerchant(mchId?: string): Promise<MerchantView> {
@@ -255,7 +292,19 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
   }
 
   async listOrders(filter: { mchId?: string; status?: OrderStatus; uid?: string; limit?: number }): Promise<OrderDetail[]> {
-    return orders.listOrders(this.s, filter);
+    return this.signedRead(() => orders.listOrders(this.s, filter));
+  }
+
+  /**
+   * `order show`: by id (of any merchant when none is named, for an operator at the ledger) or by
+   * the merchant's oid, with the payments the chain watcher saw.
+   */
+  showOrder(input: { mchId?: string; id?: string; oid?: string }): Promise<OrderShow> {
+    return this.signedRead(async () => {
+      if (!input.id && !input.oid) throw invalid('id or oid is required');
+      const order = input.oid || input.mchId ? await this.findOrderDetail(this.resolveMerchantId(input.mchId), input.id, input.oid) : await this.getOrder(input.id!);
+      return { ...order, onChain: await this.paymentsOnChain(order.id) };
+    });
   }
 
   markPaid(input: MarkPaidInput): Promise<OrderDetail> {
@@ -264,7 +313,7 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
 
   /** Payments found on chain more than 24 h after their order expired, waiting for an operator. */
   async heldPayments(filter: { mchId?: string; orderId?: string } = {}): Promise<HeldPaymentView[]> {
-    return held.listHeld(this.s, filter);
+    return this.signedRead(() => held.listHeld(this.s, filter));
   }
 
   creditHeldPayment(ref: HeldPaymentRef): Promise<OrderDetail> {
@@ -287,7 +336,7 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
   }
 
   async listRefunds(filter: { orderId?: string; mchId?: string; limit?: number }): Promise<RefundView[]> {
-    return listRefunds(this.s, filter);
+    return this.signedRead(() => listRefunds(this.s, filter));
   }
 
   // ---------------------------------------------------------------- withdrawals
@@ -325,27 +374,27 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
   }
 
   async getWithdrawal(id: string, mchId?: string): Promise<WithdrawalDetail> {
-    return withdrawals.getWithdrawal(this.s, id, mchId);
+    return this.signedRead(() => withdrawals.getWithdrawal(this.s, id, mchId));
   }
 
   async listWithdrawals(filter: { mchId?: string; status?: WithdrawalStatus; uid?: string; limit?: number }): Promise<Withdrawal[]> {
-    return withdrawals.listWithdrawals(this.s, filter);
+    return this.signedRead(() => withdrawals.listWithdrawals(this.s, filter));
   }
 
   // ---------------------------------------------------------------- callbacks (the outbox)
 
   async listCallbacks(filter: { status?: CallbackStatus; orderId?: string; withdrawalId?: string; mchId?: string; limit?: number }): Promise<CallbackView[]> {
-    return outbox.listCallbacks(this.s.db, filter);
+    return this.signedRead(() => outbox.listCallbacks(this.s.db, filter));
   }
 
-  async showCallback(id: string, mchId?: string): Promise<ReturnType<typeof outbox.showCallback>> {
-    return outbox.showCallback(this.s.db, id, mchId);
+  async showCallback(id: string, mchId?: string): Promise<CallbackShow> {
+    return this.signedRead(() => outbox.showCallback(this.s.db, id, mchId));
   }
 
   // ---------------------------------------------------------------- balances, audit, invariants
 
   async balance(uid: string, opts: { asset?: string; mchId?: string } = {}): Promise<BalanceView> {
-    return balance(this.s, uid, opts);
+    return this.signedRead(() => balance(this.s, uid, opts));
   }
 
   adjustBalance(input: { uid: string; amount: string; reason: string; asset?: string; mchId?: string }): Promise<BalanceView & { change: string }> {
@@ -353,7 +402,7 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
   }
 
   async log(filter: { orderId?: string; withdrawalId?: string; mchId?: string; limit?: number }): Promise<AuditView[]> {
-    return readLog(this.s, filter);
+    return this.signedRead(() => readLog(this.s, filter));
   }
 
   /** Every invariant of the ledger; an empty list means all hold. */

@@ -1,6 +1,7 @@
 import { and, asc, desc, eq, gt, isNotNull, isNull, lt, lte, notInArray, or, sql, type Placeholder, type SQL } from 'drizzle-orm';
 import { conflict, notFound } from '../core/errors.js';
 import { formatAmount } from '../core/money.js';
+import type { AttemptView, CallbackShow, CallbackStatus, CallbackView } from '../core/types.js';
 import { defaultRandomId } from './ids.js';
 import type { Q } from './ledger.js';
 import { callbackAttempts, callbackCursors, callbacks, orders } from './schema.js';
@@ -15,7 +16,7 @@ import { decimalsOf } from './store-context.js';
  */
 export type CallbackEvent = 'order.paid' | 'order.expired' | 'order.refunded' | 'withdraw.confirmed' | 'withdraw.rejected';
 export const CALLBACK_EVENTS: readonly CallbackEvent[] = ['order.paid', 'order.expired', 'order.refunded', 'withdraw.confirmed', 'withdraw.rejected'];
-export type CallbackStatus = 'pending' | 'delivered' | 'failed';
+export type { CallbackStatus };
 export const CALLBACK_STATUSES: readonly CallbackStatus[] = ['pending', 'delivered', 'failed'];
 
 /** A flat object: every value is signed as text by decisions §1. */
@@ -324,29 +325,7 @@ export function releaseLeases(tx: Q, owner: string, ids: string[]): void {
   tx.update(callbacks).set({ leaseOwner: null, leaseUntil: null }).where(and(eq(callbacks.leaseOwner, owner), sql`${callbacks.id} in ${ids}`)).run();
 }
 
-export interface CallbackView {
-  id: string;
-  eventId: string;
-  mchId: string;
-  event: string;
-  subject: string;
-  url: string;
-  status: CallbackStatus;
-  attempts: number;
-  nextAttemptAt: number | null;
-  lastStatus: number | null;
-  lastError: string | null;
-  createdAt: number;
-  deliveredAt: number | null;
-}
-
-export interface AttemptView {
-  at: number;
-  statusCode: number | null;
-  latencyMs: number;
-  error: string | null;
-  by: string;
-}
+export type { AttemptView, CallbackView };
 
 /** A URL as it may be shown: a password in it (the merchant's, for Basic auth) is never printed. */
 export function shownUrl(url: string): string {
@@ -383,7 +362,7 @@ export function findCallback(q: Q, id: string, mchId?: string): CallbackRow {
   return row;
 }
 
-export function showCallback(q: Q, id: string, mchId?: string): CallbackView & { payload: EventFields; history: AttemptView[] } {
+export function showCallback(q: Q, id: string, mchId?: string): CallbackShow {
   const row = findCallback(q, id, mchId);
   const history = q.select().from(callbackAttempts).where(eq(callbackAttempts.callbackId, id)).orderBy(asc(callbackAttempts.id)).all()
     .map((a) => ({ at: a.at, statusCode: a.statusCode, latencyMs: a.latencyMs, error: a.error, by: a.owner }));

@@ -1,4 +1,4 @@
-import { and, eq } from 'drizzle-orm';
+import { and, eq, inArray } from 'drizzle-orm';
 import { isTxHash } from '../chains/tx-hash.js';
 import { conflict, invalid, notFound } from '../core/errors.js';
 import { MAX_LEDGER_AMOUNT, formatAmount, parseAmount, tooLarge } from '../core/money.js';
@@ -7,7 +7,7 @@ import type { ChainType, OrderDetail } from '../core/types.js';
 import { accountId, audit, postTransfer, type Q } from './ledger.js';
 import { getOrder } from './orders.js';
 import { orderPaidEvent } from './outbox.js';
-import { orders, payments } from './schema.js';
+import { chainPayments, orders, payments } from './schema.js';
 import { alreadyRecorded, claimTxKey } from './tx-keys.js';
 import { decimalsOf, type StoreCtx } from './store-context.js';
 
@@ -36,6 +36,11 @@ export interface PaymentRecord {
   token: string | null;
   blockNumber: number | null;
   blockHash: string | null;
+  /**
+   * When the payment arrived on chain (its block's timestamp, ms): late is judged by it. Null or
+   * absent when it is not known (a payment recorded by hand): then by the time it is recorded.
+   */
+  blockTime?: number | null;
   source: 'manual' | 'chain';
 }
 
@@ -64,7 +69,10 @@ export function recordPayment(tx: Q, p: PaymentRecord, ctx: { now: number; actor
   if (p.amount > MAX_LEDGER_AMOUNT) throw conflict(tooLarge('the payment', p.amount, d));
   const paid = o.paidAmount + p.amount;
   if (paid > MAX_LEDGER_AMOUNT) throw conflict(tooLarge(`order ${o.id}'s paid total`, paid, d));
-  const late = now > o.expiredAt;
+  // Decisions §6b: late means it arrived after expiredAt. The block's time says when it arrived;
+  // without one (by hand, nothing seen on chain) the moment it is recorded stands in for it.
+  const arrivedAt = p.blockTime ?? now;
+  const late = arrivedAt > o.expiredAt;
   const transferId = postTransfer(tx, {
     merchantId: o.merchantId, asset: o.asset, amount: p.amount, kind: 'payment', ref: o.id, now, decimals: d,
     debit: accountId(tx, { merchantId: o.merchantId, asset: o.asset, kind: 'payments' }),
@@ -72,7 +80,7 @@ export function recordPayment(tx: Q, p: PaymentRecord, ctx: { now: number; actor
   });
   tx.insert(payments).values({
     orderId: o.id, txHash: p.txHash, txKey, logIndex: p.logIndex, amount: p.amount, rawAmount: p.rawAmount, chainType: p.chainType, chainId: p.chainId,
-    token: p.token, blockNumber: p.blockNumber, blockHash: p.blockHash, late, source: p.source, transferId, createdAt: now,
+    token: p.token, blockNumber: p.blockNumber, blockHash: p.blockHash, blockTime: p.blockTime ?? null, late, source: p.source, transferId, createdAt: now,
   }).run();
   const status = statusFor(o.amount, paid, o.refundedAmount);
   const becamePaid = status === 'PAID' && o.status === 'PENDING_PAY';
@@ -89,7 +97,7 @@ export function recordPayment(tx: Q, p: PaymentRecord, ctx: { now: number; actor
     at: now, actor: ctx.actor, action: 'order.payment_recorded', merchantId: o.merchantId, subjectType: 'order', subjectId: o.id,
     detail: {
       txHash: p.txHash, amount: formatAmount(p.amount, d), paidTotal: formatAmount(paid, d), statusBefore: readStatus(o.status, o.expiredAt, now),
-      statusAfter: status, late, chainType: p.chainType, chainId: p.chainId, token: p.token,
+      statusAfter: status, late, ...(p.blockTime != null ? { blockTime: p.blockTime } : {}), chainType: p.chainType, chainId: p.chainId, token: p.token,
     },
   });
   return { orderId: o.id, status, late };
@@ -119,10 +127,23 @@ export async function markPaid(s: StoreCtx, input: MarkPaidInput): Promise<Order
     if (!o) throw notFound('Order not found');
     const amount = input.amount === undefined ? o.amount : parseAmount(input.amount, decimalsOf(o.asset));
     return recordPayment(tx, {
-      orderId: input.id, txHash, logIndex: null, amount, rawAmount: null, chainType, chainId, token, blockNumber: null, blockHash: null, source: 'manual',
+      orderId: input.id, txHash, logIndex: null, amount, rawAmount: null, chainType, chainId, token, blockNumber: null, blockHash: null,
+      blockTime: seenBlockTime(tx, input.id, txHash, chainId), source: 'manual',
     }, { now, actor: s.caller.actor }).orderId;
   });
   return getOrder(s, id);
+}
+
+/**
+ * The block time of this transaction, if the watcher saw it paying this order: an operator who
+ * records such a payment by hand gets it judged late by when it arrived, as the watcher would.
+ */
+function seenBlockTime(tx: Q, orderId: string, txHash: string, chainId: string | null): number | null {
+  const key = txHash.replace(/^0x/, '');
+  const rows = tx.select({ t: chainPayments.blockTime, chainId: chainPayments.chainId }).from(chainPayments)
+    .where(and(eq(chainPayments.orderId, orderId), inArray(chainPayments.txHash, [key, `0x${key}`]))).all()
+    .filter((r) => r.t !== null && (chainId === null || r.chainId === chainId));
+  return rows.length ? Math.min(...rows.map((r) => r.t!)) : null;
 }
 
 export function normalizeTxHash(value: unknown, chainType: ChainType | undefined, field: string): string {

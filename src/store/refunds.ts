@@ -3,7 +3,7 @@ import { invalid } from '../core/errors.js';
 import { formatAmount, parseAmount } from '../core/money.js';
 import type { RefundRequest } from '../core/schemas.js';
 import { applyRefund, readStatus } from '../core/state.js';
-import type { RefundResult } from '../core/types.js';
+import type { RefundView } from '../core/types.js';
 import { accountId, audit, postTransfer } from './ledger.js';
 import { findMerchant } from './merchants.js';
 import { findOrder } from './orders.js';
@@ -11,10 +11,7 @@ import { orderRefundedEvent } from './outbox.js';
 import { orders, refunds } from './schema.js';
 import { decimalsOf, type StoreCtx } from './store-context.js';
 
-export interface RefundView extends RefundResult {
-  refundId: string;
-  mchId: string;
-}
+export type { RefundView };
 
 const heavy = () => import('./heavy.js');
 

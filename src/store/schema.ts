@@ -103,6 +103,8 @@ export const payments = sqliteTable(
     token: text('token'),
     blockNumber: int('block_number'),
     blockHash: text('block_hash'),
+    /** When the block holding it was made (ms), as the chain says; null when recorded by hand. */
+    blockTime: int('block_time'),
     late: flag('late').notNull().default(false),
     source: text('source').notNull(),
     transferId: int('transfer_id').notNull(),
@@ -281,6 +283,8 @@ export const chainPayments = sqliteTable(
     logIndex: int('log_index').notNull(),
     blockNumber: int('block_number').notNull(),
     blockHash: text('block_hash').notNull(),
+    /** The block's timestamp (ms): when the payment arrived, for late and held. Null on rows seen before 0007. */
+    blockTime: int('block_time'),
     orderId: text('order_id').notNull().references(() => orders.id),
     token: text('token').notNull(),
     toAddress: text('to_address').notNull(),

@@ -6,7 +6,7 @@ import { formatAmount, parseAmount } from '../core/money.js';
 import { alreadyRecorded, claimTxKey, txKey } from './tx-keys.js';
 import type { WithdrawApplyRequest, WithdrawConfirmRequest, WithdrawRejectRequest } from '../core/schemas.js';
 import { withdrawalAfter } from '../core/state.js';
-import type { ChainType, Withdrawal, WithdrawalStatus } from '../core/types.js';
+import type { ChainType, Withdrawal, WithdrawalDetail, WithdrawalStatus } from '../core/types.js';
 import { accountId, audit, holdTransfer, resolvePending, type Q } from './ledger.js';
 import { findMerchant } from './merchants.js';
 import { withdrawalEvent } from './outbox.js';
@@ -184,14 +184,7 @@ export function findWithdrawal(q: Q, merchantId: string | undefined, id: string)
   return w;
 }
 
-/** Everything `withdraw show` tells: the record, its merchant, and how its confirmation was trusted. */
-export interface WithdrawalDetail extends Withdrawal {
-  mchId: string;
-  /** null: not confirmed; `confirming`: matched on chain, waiting for depth; `verified`; `unverified`. */
-  verification: 'confirming' | 'verified' | 'unverified' | null;
-  /** Why it is unverified, or what a reorg undid. */
-  verificationNote: string | null;
-}
+export type { WithdrawalDetail };
 
 function withdrawalDetail(w: WithdrawalRow): WithdrawalDetail {
   return { ...withdrawalView(w), mchId: w.merchantId, verification: w.verification as WithdrawalDetail['verification'], verificationNote: w.verificationNote };

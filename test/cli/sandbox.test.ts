@@ -57,6 +57,12 @@ async function tokenBalance(a: Announced, holder: string): Promise<bigint> {
   }
 }
 
+/** The ledger's invariants hold after what the sandbox did (decisions: `ledger check` after each chain test). */
+async function ledgerCheck(s: Sandbox): Promise<void> {
+  const r = await s.run(['ledger', 'check']);
+  expect(r.code, r.stdout + r.stderr).toBe(0);
+}
+
 async function until(probe: () => Promise<boolean>, ms = 20_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await probe())) {
@@ -138,6 +144,7 @@ describe('serve --dev', () => {
       expect(wd).toMatchObject({ status: 'PENDING', chainId: '31337', token: a.token });
 
       // Stopping serve stops anvil, which writes its state beside the ledger.
+      await ledgerCheck(s);
       expect((await srv.stop()).code).toBe(0);
       expect(await refuses(a.rpcUrl)).toBe(true);
       expect(existsSync(`${s.db}.anvil-state.json`)).toBe(true);
@@ -196,6 +203,7 @@ describe('serve --dev', () => {
       const pay = await s.run(['dev', 'pay', order.id]);
       expect(pay.code).toBe(1);
       expect(pay.stderr).toContain('this ledger has no development chain: start cryptopay serve --dev on it first');
+      await ledgerCheck(s);
       expect((await srv.stop()).code).toBe(0);
     },
     SLOW,
@@ -219,6 +227,7 @@ describe('serve --dev', () => {
       const pay = await s.run(['dev', 'pay', o.id, '--amount', '1']);
       expect(pay.code).toBe(3);
       expect(pay.stderr).toContain('the development chain 31337 is not running: start cryptopay serve --dev on this ledger');
+      await ledgerCheck(s);
       expect((await second.stop()).code).toBe(0);
     },
     SLOW,
@@ -254,6 +263,7 @@ describe('the sandbox with its chain watcher', () => {
       expect(extra.stdout).toMatch(/^status +PAID$/m);
       expect(extra.stderr).toBe("serve --dev's chain watcher credits it after 1 confirmation; add --wait to wait until the order reads PAID\n");
       await until(async () => (await s.json<{ available: string }>(['balance', 'u1'])).available === '13.5');
+      await ledgerCheck(s);
       expect((await srv.stop()).code).toBe(0);
     },
     SLOW,
@@ -281,6 +291,7 @@ describe('serve --dev, again', () => {
         expect(chains.find((c) => c.chainId === '31337')?.rpcUrl).toBe(b.rpcUrl);
         await s.json(['dev', 'pay', o.id]);
         expect(await tokenBalance(b, o.addresses.EVM)).toBe(2_000_000n);
+        await ledgerCheck(s);
         expect((await second.stop()).code).toBe(0);
       } finally {
         squatter.close();
@@ -319,6 +330,7 @@ describe('serve --dev, again', () => {
       const r = await s.run(['dev', 'pay', late.id, '--wait', '2']);
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(new RegExp(`but order ${late.id} is still PENDING_PAY after 2 s`));
+      await ledgerCheck(s);
       expect((await srv.stop()).code).toBe(0);
     },
     SLOW,
@@ -358,6 +370,7 @@ describe('dev pay refuses', () => {
       const unknown = await s.run(['dev', 'pay', 'ord_nope']);
       expect(unknown.code).toBe(1);
       expect(await tokenBalance(a, o.addresses.EVM)).toBe(1_000_000n);
+      await ledgerCheck(s);
       expect((await srv.stop()).code).toBe(0);
     },
     SLOW,

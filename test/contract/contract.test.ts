@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isAppError } from '../../src/core/errors.js';
-import type { PaymentService } from '../../src/core/service.js';
+import type { OperatorService } from '../../src/core/service.js';
 import { RemotePaymentService } from '../../src/remote/client.js';
 import { createApp } from '../../src/server/app.js';
 import { openLedger } from '../../src/store/db.js';
@@ -18,7 +18,7 @@ import { BIN } from '../helpers/cli.js';
  */
 interface Backend {
   name: string;
-  service: PaymentService;
+  service: OperatorService;
   /** The same ledger file, opened in this process, for seeding payments and checking invariants. */
   ledger: LocalPaymentService;
   stop(): Promise<void>;
@@ -89,7 +89,10 @@ function normalize(value: unknown, ids: Map<string, string>): unknown {
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
-      if (['refundTime', 'createdAt', 'updatedAt', 'expiredAt'].includes(k)) out[k] = typeof v === 'number' && v > 1.7e12 ? '<time>' : v;
+      if (['refundTime', 'createdAt', 'updatedAt', 'expiredAt', 'paidAt', 'at'].includes(k)) out[k] = typeof v === 'number' && v > 1.7e12 ? '<time>' : v;
+      // Who acted: the ledger's own caller, or the signing merchant's api:<mchId> on the server.
+      else if (k === 'actor') out[k] = v === 'contract' || (typeof v === 'string' && /^api:M\d+$/.test(v)) ? '<actor>' : v;
+      else if (k === 'refundId') out[k] = typeof v === 'string' && /^rf_[0-9a-v]{9}[A-Za-z0-9_-]{22}$/.test(v) ? '<refund>' : v;
       else if (k === 'id' && typeof v === 'string' && !ids.has(v)) out[k] = /^(ord|wd)_[0-9a-v]{9}[A-Za-z0-9_-]{22}$/.test(v) ? `<new ${v.split('_')[0]}>` : v;
       else if (k === 'EVM') out[k] = typeof v === 'string' && /^0x[0-9a-fA-F]{40}$/.test(v) ? '<evm>' : v;
       else if (k === 'TRON') out[k] = typeof v === 'string' && /^T[1-9A-HJ-NP-Za-km-z]{33}$/.test(v) ? '<tron>' : v;
@@ -181,6 +184,28 @@ async function scenario(b: Backend): Promise<Record<string, Outcome>> {
   await step('withdraw reject again', () => s.rejectWithdrawal({ id: w2.id }));
   await step('withdraw confirm of an unknown id', () => s.confirmWithdrawal({ logId: 'wd_doesnotexist00000000', txHash: hash('d'), blockNumber: 1 }));
   await step('withdraw apply on TRON', () => s.applyWithdrawal({ uid: 'u2', amount: '0.000001', to: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', chainId: '728126428', chainType: 'TRON', token: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t' }));
+
+  // The operator's extensions (decisions §12, issue #15 item 8): the same reads, the same refusals.
+  await step('whoami', () => s.whoami());
+  await step('list orders', () => s.listOrders({}));
+  await step('list orders, REFUNDED, limit 1', () => s.listOrders({ status: 'REFUNDED', limit: 1 }));
+  await step('list orders of an unknown user', () => s.listOrders({ uid: 'nobody' }));
+  await step('show order', () => s.showOrder({ id: first.id }));
+  await step('show order by oid', () => s.showOrder({ oid: 'c1' }));
+  await step('show order, id and oid disagree', () => s.showOrder({ id: first.id, oid: 'c2' }));
+  await step('show order, unknown', () => s.showOrder({ id: 'ord_doesnotexist000000000' }));
+  await step('show order without id or oid', () => s.showOrder({}));
+  await step('held payments', () => s.heldPayments({}));
+  await step('list withdrawals', () => s.listWithdrawals({}));
+  await step('list withdrawals, PENDING', () => s.listWithdrawals({ status: 'PENDING' }));
+  await step('get withdrawal', () => s.getWithdrawal(w1.id));
+  await step('get withdrawal, unknown', () => s.getWithdrawal('wd_doesnotexist00000000'));
+  await step('list refunds', () => s.listRefunds({}));
+  await step('list refunds of an order', () => s.listRefunds({ orderId: first.id, limit: 1 }));
+  await step('balance', () => s.balance('u2'));
+  await step('balance of an unknown user', () => s.balance('nobody'));
+  await step('log of an order', () => s.log({ orderId: first.id }));
+  await step('log of a withdrawal', () => s.log({ withdrawalId: w2.id }));
   return out;
 }
 
@@ -237,6 +262,19 @@ describe('the contract holds for the ledger itself', () => {
     expect(r['withdraw confirm with a hash already used']).toMatchObject({ ok: false, kind: 'conflict', message: expect.stringContaining('is already recorded in this ledger') });
     expect(r['withdraw reject']).toMatchObject({ ok: true, value: { status: 'REJECTED', remark: 'address on a sanctions list' } });
     expect(r['withdraw apply on TRON']).toMatchObject({ ok: true, value: { chainType: 'TRON', chainId: '728126428', amount: '0.000001' } });
+    expect(r['whoami']).toEqual({ ok: true, value: { mchId: 'M100001', name: 'Contract', asset: 'USDT' } });
+    expect(r['list orders, REFUNDED, limit 1']).toMatchObject({ ok: true, value: [{ id: '<order1>', status: 'REFUNDED', paidAmount: '10.5', refundedAmount: '10.5' }] });
+    expect(r['list orders of an unknown user']).toEqual({ ok: true, value: [] });
+    expect(r['show order']).toMatchObject({ ok: true, value: { id: '<order1>', memo: 'contract', onChain: [], payments: [{ txHash: hash('a'), amount: '10.5', source: 'manual' }] } });
+    expect(r['show order by oid']).toEqual(r['show order']);
+    expect(r['show order, unknown']).toEqual({ ok: false, kind: 'not_found', message: 'Order not found' });
+    expect(r['show order without id or oid']).toEqual({ ok: false, kind: 'invalid', message: 'id or oid is required' });
+    expect(r['held payments']).toEqual({ ok: true, value: [] });
+    expect(r['get withdrawal']).toMatchObject({ ok: true, value: { id: '<w1>', status: 'CONFIRMED', verification: 'unverified' } });
+    expect(r['get withdrawal, unknown']).toEqual({ ok: false, kind: 'not_found', message: 'withdrawal not found' });
+    expect(r['list refunds of an order']).toMatchObject({ ok: true, value: [{ refundId: '<refund>', id: '<order1>', amount: '7.5' }] });
+    expect(r['balance of an unknown user']).toMatchObject({ ok: true, value: { uid: 'nobody', available: '0', held: '0' } });
+    expect(r['log of a withdrawal']).toMatchObject({ ok: true, value: [{ action: 'withdrawal.rejected', actor: '<actor>' }, { action: 'withdrawal.applied' }] });
   });
 });
 

@@ -134,9 +134,9 @@ export interface Served {
   stop(): Promise<void>;
 }
 
-/** Spawns `cryptopay serve --port 0 --db FILE` and waits for its "serving" line. */
-export function serve(h: Home, db = h.db): Promise<Served> {
-  const child: ChildProcess = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--db', db], { env: cliEnv(h.env), stdio: ['ignore', 'pipe', 'pipe'] });
+/** Spawns `cryptopay serve --port 0 --db FILE [extra...]` and waits for its "serving" line. */
+export function serve(h: Home, db = h.db, extra: string[] = []): Promise<Served> {
+  const child: ChildProcess = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--db', db, ...extra], { env: cliEnv(h.env), stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   let exited = false;

@@ -109,6 +109,24 @@ const EXPECTED: Record<string, { code: number; out?: RegExp; err?: RegExp }> = {
   'withdraw reject --json': { code: 0, out: /"id": "<W3>"[\s\S]*"status": "REJECTED"[\s\S]*"remark": null/ },
   'withdraw confirm, rejected one --json': { code: 1, err: /"message":"withdrawal is REJECTED, not PENDING: only a pending withdrawal can be confirmed"/ },
   'withdraw confirm --json': { code: 0, out: /"id": "<W4>"[\s\S]*"status": "CONFIRMED",\n {2}"txHash": "0x0{63}3",\n {2}"blockNumber": 456/ },
+  // phase 4: the operator's reads (issue #15 item 8), through the extension endpoints on the remote side
+  'order list --uid u1': { code: 0, out: /^id\toid\tuid\tamount\tstatus\tpaid\trefunded\texpires\n<O1>\tO1\tu1\t10\.5\tREFUNDED\t10\.5\t10\.5\t<time>\n$/ },
+  // O2 and O4 are created side by side, so which is newer is a race: --uid makes the answer one order on both sides.
+  'order list --json --status PENDING_PAY --uid u2 --limit 1': { code: 0, out: /^\[\n {2}\{\n {4}"id": "<O2>"[\s\S]*"payments": \[\]\n {2}\}\n\]\n$/ },
+  'order show': { code: 0, out: /^id {12}<O1>\n[\s\S]*status {8}REFUNDED\n[\s\S]*merchant {6}<mchId>\npaid {10}10\.5\nrefunded {6}10\.5\npaid at {7}<time>\n[\s\S]*payment {7}10\.5 tx 0x0{63}1\n$/ },
+  'order show --json': { code: 0, out: /"id": "<O4>"[\s\S]*"memo": "gift card"[\s\S]*"payments": \[\],\n {2}"onChain": \[\]\n\}\n$/ },
+  'order show, unknown': { code: 1, err: /^error: Order not found\n$/ },
+  'withdraw list': { code: 0, out: /^id\tuid\tamount\tto\tchain\tstatus\ttx hash\tcreated\n<W4>\tu2\t1\t0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed\tEVM 1\tCONFIRMED\t0x0{63}3\t<time>\n<W3>\tu2\t6\tTLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7\tTRON 728126428\tREJECTED\t-\t<time>\n<W2>\t[\s\S]*<W1>\tu1\t7\t[\s\S]*REJECTED\t-\t<time>\n$/ },
+  'withdraw list --json --status CONFIRMED': { code: 0, out: /"id": "<W4>"[\s\S]*"id": "<W2>"/ },
+  'withdraw show': { code: 0, out: /^id {12}<W2>\n[\s\S]*status {8}CONFIRMED\n[\s\S]*verification {2}NOT verified on chain\nwhy {11}/ },
+  'withdraw show, unknown --json': { code: 1, err: /^\{"error":\{"kind":"not_found","message":"withdrawal not found"\}\}\n$/ },
+  'refund list --order O1': { code: 0, out: /^refund\torder\toid\tamount\tremark\ttime\n<refund>\t<O1>\tO1\t7\.5\t-\t<time>\n<refund>\t<O1>\tO1\t1\t-\t<time>\n<refund>\t<O1>\tO1\t2\tpartial\t<time>\n$/ },
+  'refund list --json --limit 1': { code: 0, out: /^\[\n {2}\{\n {4}"refundId": "<refund>",\n {4}"mchId": "<mchId>",\n {4}"id": "<O1>",[\s\S]*"amount": "7\.5"/ },
+  'balance u2': { code: 0, out: /^uid {8}u2\nmerchant {3}<mchId>\navailable {2}64 USDT\nheld {7}0 USDT\n$/ },
+  'balance u1 --json': { code: 0, out: /"available": "0",\n {2}"held": "0"/ },
+  'log --order O1': { code: 0, out: /^<time>\tapi:<mchId>\torder\.refunded\torder:<O1>\trefundId=<refund> amount=7\.5 [\s\S]*<time>\tseed\torder\.payment_recorded\torder:<O1>\ttxHash=0x0{63}1 /m },
+  'log --json --withdrawal W1': { code: 0, out: /"action": "withdrawal\.rejected"[\s\S]*"action": "withdrawal\.applied"/ },
+  'order held --json': { code: 0, out: /^\[\]\n$/ },
 };
 
 /** Replaces every random value by its name, and times by <time>/<ms>. */
@@ -117,7 +135,9 @@ function mask(text: string, names: Map<string, string>): string {
   for (const [actual, name] of [...names].sort((a, b) => b[0].length - a[0].length)) text = text.split(actual).join(`<${name}>`);
   return text
     .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z/g, '<time>')
-    .replace(/"(expiredAt|createdAt|updatedAt|refundTime)": \d+/g, '"$1": <ms>')
+    .replace(/"(expiredAt|createdAt|updatedAt|refundTime|paidAt|at)": \d+/g, '"$1": <ms>')
+    // Refund ids are in no answer of the interface; the lists and the log show them.
+    .replace(/rf_[0-9a-v]{9}[A-Za-z0-9_-]{22}/g, '<refund>')
     // Where payment pages are: serve's address on the remote side, serve's default on the local one.
     .replace(/http:\/\/127\.0\.0\.1:\d+\/pay\//g, '<pages>/pay/');
 }
@@ -242,6 +262,27 @@ async function scenario(s: Side): Promise<void> {
   await step('withdraw reject --json', ['--json', 'withdraw', 'reject', w3, '--yes']);
   await step('withdraw confirm, rejected one --json', ['--json', 'withdraw', 'confirm', w3, '--tx-hash', 'ab'.repeat(32), '--block-number', '7', '--yes']);
   await step('withdraw confirm --json', ['--json', 'withdraw', 'confirm', w4, '--tx-hash', txHash(3), '--block-number', '456', '--yes']);
+
+  // Phase 4: what an operator reads, locally from the ledger, remotely through the extensions.
+  const w1 = [...s.names].find(([, n]) => n === 'W1')![0];
+  await parallel([
+    ['order list --uid u1', ['order', 'list', '--uid', 'u1']],
+    ['order list --json --status PENDING_PAY --uid u2 --limit 1', ['--json', 'order', 'list', '--status', 'PENDING_PAY', '--uid', 'u2', '--limit', '1']],
+    ['order show', ['order', 'show', o1]],
+    ['order show --json', ['--json', 'order', 'show', o4.id]],
+    ['order show, unknown', ['order', 'show', UNKNOWN_ORDER]],
+    ['withdraw list', ['withdraw', 'list']],
+    ['withdraw list --json --status CONFIRMED', ['--json', 'withdraw', 'list', '--status', 'CONFIRMED']],
+    ['withdraw show', ['withdraw', 'show', w2]],
+    ['withdraw show, unknown --json', ['--json', 'withdraw', 'show', UNKNOWN_WD]],
+    ['refund list --order O1', ['refund', 'list', '--order', o1]],
+    ['refund list --json --limit 1', ['--json', 'refund', 'list', '--limit', '1']],
+    ['balance u2', ['balance', 'u2']],
+    ['balance u1 --json', ['--json', 'balance', 'u1']],
+    ['log --order O1', ['log', '--order', o1]],
+    ['log --json --withdrawal W1', ['--json', 'log', '--withdrawal', w1]],
+    ['order held --json', ['--json', 'order', 'held']],
+  ]);
 }
 
 /** Balances, orders and withdrawals of a ledger file after the scenario, read locally. */
@@ -285,12 +326,15 @@ describe('remote mode gives the same output and exit codes as local mode', () =>
         h,
         m,
         run: (args) => h.cli([...target, ...args], { env }),
-        seed: (args) => h.local(args),
+        // The same operator on both ledgers, so the audit log reads alike.
+        seed: (args) => h.local(['--operator', 'seed', ...args]),
         names: new Map([[m.mchId, 'mchId']]),
         results: new Map(),
       };
     };
-    local = side('local', hl, ml, ['--db', hl.db]);
+    // Locally the operator is named as the server names a signed request's actor, so the audit
+    // log (log --order) reads the same on both sides.
+    local = side('local', hl, ml, ['--db', hl.db, '--operator', `api:${ml.mchId}`]);
     remote = side('remote', hr, mr, ['--remote', server.url]);
     // Both sides at once: they share nothing.
     await Promise.all([scenario(local), scenario(remote)]);

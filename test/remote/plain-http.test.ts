@@ -66,7 +66,7 @@ describe('http:// to a host that is not loopback', () => {
     expect(refused).toEqual({ code: 2, stdout: '', stderr: `error: ${REFUSED(insecure)}\n` });
     expect(existsSync(p.configFile)).toBe(false);
 
-    const saved = await p.cli(['profile', 'add', 'lan', '--url', insecure, '--mch-id', 'M100001', '--insecure-http', '--use'], { env });
+    const saved = await p.cli(['profile', 'add', 'lan', '--url', insecure, '--mch-id', 'M100001', '--insecure-http', '--use', '--no-check'], { env });
     expect(saved.code).toBe(0);
     expect(JSON.parse(readFileSync(p.configFile, 'utf8')).profiles.lan).toEqual({ remote: insecure, mchId: 'M100001', secret: SIGNER.CRYPTOPAY_SECRET, insecureHttp: true });
     const list = await p.cli(['--json', 'profile', 'list']);

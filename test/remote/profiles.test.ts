@@ -36,7 +36,9 @@ describe('a session with profiles', () => {
     const r = await h.cli(['profile', 'add', 'prod', '--remote', server.url, '--mch-id', m.mchId, '--use'], { env: { CRYPTOPAY_SECRET: m.secret } });
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(`profile prod saved in ${h.configFile}\n`);
-    expect(r.stderr).toBe(`active: operations now go to ${server.url}; \`cryptopay profile use --none\` returns to the local ledger\n`);
+    expect(r.stderr).toBe(
+      `checked: ${server.url} accepts the credentials of ${m.mchId} (Shop)\nactive: operations now go to ${server.url}; \`cryptopay profile use --none\` returns to the local ledger\n`,
+    );
     expect(mode(h.configFile)).toBe(0o600);
     expect(mode(h.configDir)).toBe(0o700);
     const config = JSON.parse(readFileSync(h.configFile, 'utf8'));
@@ -98,8 +100,19 @@ describe('a session with profiles', () => {
 
   it('--profile NAME picks a profile that is not the active one', async () => {
     const other = (downUrl = `http://127.0.0.1:${await closedPort()}`);
-    const add = await h.cli(['profile', 'add', 'down', '--url', other, '--mch-id', m.mchId], { env: { CRYPTOPAY_SECRET: m.secret } });
-    expect(add).toMatchObject({ code: 0, stderr: 'use it with --profile down, or make it the default with `cryptopay profile use down`\n' });
+    // The server is down: profile add refuses to save unchecked credentials, unless told to.
+    const refused = await h.cli(['profile', 'add', 'down', '--url', other, '--mch-id', m.mchId], { env: { CRYPTOPAY_SECRET: m.secret } });
+    expect(refused).toEqual({
+      code: 3,
+      stdout: '',
+      stderr: `error: cannot reach the remote ${other}: ECONNREFUSED; the profile was not saved (--no-check saves it without asking the server)\n`,
+    });
+    expect(JSON.parse(readFileSync(h.configFile, 'utf8')).profiles.down).toBeUndefined();
+    const add = await h.cli(['profile', 'add', 'down', '--url', other, '--mch-id', m.mchId, '--no-check'], { env: { CRYPTOPAY_SECRET: m.secret } });
+    expect(add).toMatchObject({
+      code: 0,
+      stderr: 'not checked against the server (--no-check): `cryptopay profile test` checks it\nuse it with --profile down, or make it the default with `cryptopay profile use down`\n',
+    });
     const [viaOther, viaActive] = await Promise.all([h.cli(['--profile', 'down', 'order', 'status', remoteOrder]), h.cli(['order', 'status', remoteOrder])]);
     expect(viaOther).toMatchObject({ code: 3, stderr: `error: cannot reach the remote ${other}: ECONNREFUSED\n` });
     expect(viaActive).toEqual({ code: 0, stdout: 'PENDING_PAY\n', stderr: '' });
@@ -213,7 +226,7 @@ describe('secret files', () => {
     writeFileSync(file, `${m.secret}\n`, { mode: 0o600 });
     const add = await h.cli(['--json', 'profile', 'add', 'filed', '--remote', server.url, '--mch-id', m.mchId, '--secret-file', file, '--use']);
     expect(add.code).toBe(0);
-    expect(JSON.parse(add.stdout)).toEqual({ name: 'filed', remote: server.url, mchId: m.mchId, secret: `file ${file}`, active: true });
+    expect(JSON.parse(add.stdout)).toEqual({ name: 'filed', remote: server.url, mchId: m.mchId, secret: `file ${file}`, active: true, checked: { name: 'Shop', asset: 'USDT' } });
     const config = readFileSync(h.configFile, 'utf8');
     expect(JSON.parse(config).profiles.filed).toEqual({ remote: server.url, mchId: m.mchId, secretFile: file });
     expect(config).not.toContain(m.secret);
@@ -246,7 +259,7 @@ describe('a profile without a secret, with a timeout', () => {
   it('keeps the timeout for its requests, and signed operations then ask for a secret (exit 2)', async () => {
     const hang = await tiny(() => {});
     const h = home();
-    const add = await h.cli(['profile', 'add', 'slow', '--url', hang.url, '--mch-id', 'M100001', '--timeout', '250ms', '--use']);
+    const add = await h.cli(['profile', 'add', 'slow', '--url', hang.url, '--mch-id', 'M100001', '--timeout', '250ms', '--use', '--no-check']);
     expect(add.code).toBe(0);
     expect(add.stderr).toContain('no secret stored: signed operations will need CRYPTOPAY_SECRET or --secret-file\n');
     const [list, get, signed] = await Promise.all([

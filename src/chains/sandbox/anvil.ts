@@ -36,6 +36,8 @@ export interface AnvilOptions {
   stateInterval?: number;
   /** The binary; default: $CRYPTOPAY_ANVIL, else the npm package's. */
   binary?: string;
+  /** The genesis block's timestamp in seconds (anvil --timestamp); later blocks follow the clock from there. */
+  genesisTimestamp?: number;
   /** How long to wait for the node to answer eth_chainId; default 20 s. */
   readyTimeoutMs?: number;
 }
@@ -103,6 +105,7 @@ function anvilArgs(o: AnvilOptions, chainId: number): string[] {
   if (o.derivationPath !== undefined) args.push('--derivation-path', o.derivationPath);
   if (o.statePath !== undefined) args.push('--state', o.statePath);
   if (o.stateInterval !== undefined) args.push('--state-interval', String(o.stateInterval));
+  if (o.genesisTimestamp !== undefined) args.push('--timestamp', String(o.genesisTimestamp));
   return args;
 }
 

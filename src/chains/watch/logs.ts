@@ -49,14 +49,31 @@ export function decodeTransfer(raw: unknown): TransferLog | undefined {
 }
 
 /**
+ * A rate limiter's answer: HTTP 429 passed on as an error, Infura's -32005 "daily request count
+ * exceeded, request rate limited", Alchemy's "compute units per second capacity", QuickNode's
+ * "request limit reached", and a bare -32005 "limit exceeded" (EIP-1474's name for the code,
+ * which rate limiters use with no other word). The node asks to slow down: a smaller range
+ * would only send more requests, so the watcher backs off instead.
+ */
+export function isRateLimited(e: unknown): boolean {
+  if (!(e instanceof RpcError)) return false;
+  if (e.code === 429) return true;
+  const m = e.rpcMessage.trim();
+  if (/rate[- ]?limit|too many requests|request (count|limit)|requests? per (second|minute)|compute units|capacity|quota|throttl|credits/i.test(m)) return true;
+  return e.code === -32005 && /^(request )?limit (exceeded|reached)\.?$/i.test(m);
+}
+
+/**
  * The answers nodes give when a range holds too many blocks or logs: geth's "query returned
- * more than 10000 results", Infura's -32005, Alchemy's "block range", BSC's "exceed maximum
- * block range", TRON's "exceed max block range". Anything else is a real failure.
+ * more than 10000 results", Infura's -32005 with that text, Alchemy's "block range" and "Log
+ * response size exceeded", BSC's "exceed maximum block range", TRON's "exceed max block range".
+ * A rate limit (isRateLimited) is not one, whatever its code; anything else is a real failure.
  */
 export function isRangeTooLarge(e: unknown): boolean {
   if (!(e instanceof RpcError)) return false;
+  if (isRateLimited(e)) return false;
   if (e.code === -32005) return true;
-  return /range|too (many|large|big)|more than \d+|limit exceeded|exceed|response size|timeout/i.test(e.rpcMessage);
+  return /range|too (many|large|big)|more than \d+|exceed|response size|timeout/i.test(e.rpcMessage);
 }
 
 export interface RangeScanner {
@@ -64,25 +81,52 @@ export interface RangeScanner {
   readonly span: number;
   /**
    * The Transfer logs of `tokens` (0x-hex) in blocks from..to (inclusive), fetched together with
-   * the header of block `to`; the span shrinks while the node calls the range too large, and
-   * the blocks actually covered are returned.
+   * the headers of the first and last block covered; the span shrinks while the node calls the
+   * range too large, and the blocks actually covered are returned. Logs in the first or last
+   * block that do not carry that block's hash came from another fork than the headers (a
+   * load-balanced endpoint whose backends disagree, or a reorg between the calls): NodesDisagree.
    */
-  fetch(from: number, to: number, tokens: string[]): Promise<{ to: number; logs: TransferLog[]; tip: BlockHeader | null }>;
+  fetch(from: number, to: number, tokens: string[]): Promise<{ to: number; logs: TransferLog[]; first: BlockHeader | null; tip: BlockHeader | null }>;
 }
 
 export interface BlockHeader {
   number: number;
   hash: string;
   parentHash: string;
+  /** Milliseconds since the epoch (the node gives seconds). */
+  timestamp: number;
+}
+
+/**
+ * The node's answers belong to different forks: its logs and its headers disagree on a block's
+ * hash. Nothing is stored from such an answer; the watcher tries again after a pause.
+ */
+export class NodesDisagree extends RpcTransportError {
+  constructor(what: string) {
+    super(`the node's answers come from different forks (${what}); nothing stored, trying again`);
+    this.name = 'NodesDisagree';
+  }
+}
+
+/**
+ * A block's time in milliseconds. Ethereum nodes (and TRON's /jsonrpc) give seconds; a value
+ * too large to be seconds (after the year 5000) is taken as milliseconds already.
+ */
+export function blockTimeMs(v: unknown, what: string): number {
+  const t = quantity(v, what);
+  return t > 1e11 ? t : t * 1000;
 }
 
 export function parseHeader(raw: unknown, what: string): BlockHeader | null {
   if (raw === null) return null;
-  const b = raw as { number?: unknown; hash?: unknown; parentHash?: unknown } | undefined;
+  const b = raw as { number?: unknown; hash?: unknown; parentHash?: unknown; timestamp?: unknown } | undefined;
   if (typeof b !== 'object' || typeof b.hash !== 'string' || !HEX32.test(b.hash) || typeof b.parentHash !== 'string' || !HEX32.test(b.parentHash)) {
     throw new RpcTransportError(`the node answered ${what} with something that is not a block`);
   }
-  return { number: quantity(b.number, `${what} number`), hash: b.hash.toLowerCase(), parentHash: b.parentHash.toLowerCase() };
+  return {
+    number: quantity(b.number, `${what} number`), hash: b.hash.toLowerCase(), parentHash: b.parentHash.toLowerCase(),
+    timestamp: blockTimeMs(b.timestamp, `${what} timestamp`),
+  };
 }
 
 export function createRangeScanner(rpc: RpcClient, opts: { initialSpan?: number; maxSpan?: number; targetLogs?: number } = {}): RangeScanner {
@@ -100,8 +144,9 @@ export function createRangeScanner(rpc: RpcClient, opts: { initialSpan?: number;
     async fetch(from, to, tokens) {
       for (;;) {
         const end = Math.min(to, from + span - 1);
-        const [logsOut, tipOut] = await rpc.batch([
+        const [logsOut, firstOut, tipOut] = await rpc.batch([
           { method: 'eth_getLogs', params: [{ fromBlock: hexQuantity(from), toBlock: hexQuantity(end), address: tokens, topics: [TRANSFER_TOPIC] }] },
+          { method: 'eth_getBlockByNumber', params: [hexQuantity(from), false] },
           { method: 'eth_getBlockByNumber', params: [hexQuantity(end), false] },
         ]);
         if (!logsOut!.ok) {
@@ -113,6 +158,7 @@ export function createRangeScanner(rpc: RpcClient, opts: { initialSpan?: number;
           throw logsOut!.error;
         }
         if (!tipOut!.ok) throw tipOut!.error;
+        if (!firstOut!.ok) throw firstOut!.error;
         if (!Array.isArray(logsOut!.result)) throw new RpcTransportError('the node answered eth_getLogs with something that is not a list');
         const logs: TransferLog[] = [];
         for (const raw of logsOut!.result) {
@@ -127,7 +173,14 @@ export function createRangeScanner(rpc: RpcClient, opts: { initialSpan?: number;
           span = Math.min(maxSpan, span * 2);
           good = 0;
         }
-        return { to: end, logs, tip: parseHeader(tipOut!.result, `block ${end}`) };
+        const first = parseHeader(firstOut!.result, `block ${from}`);
+        const tip = parseHeader(tipOut!.result, `block ${end}`);
+        for (const h of [first, tip]) {
+          if (!h) continue;
+          const other = logs.find((l) => l.blockNumber === h.number && l.blockHash !== h.hash);
+          if (other) throw new NodesDisagree(`a log in block ${h.number} has hash ${other.blockHash}, the block ${h.hash}`);
+        }
+        return { to: end, logs, first, tip };
       }
     },
   };

@@ -3,20 +3,9 @@ import { formatAmount } from '../../core/money.js';
 import { paymentsSeenFor, readCursor } from '../../store/chain-state.js';
 import type { Q } from '../../store/ledger.js';
 import type { Registry } from '../registry.js';
+import type { OnChainPayment } from '../../core/types.js';
 
-export interface OnChainPayment {
-  chainId: string;
-  txHash: string;
-  logIndex: number;
-  blockNumber: number;
-  token: string;
-  amount: string;
-  rawAmount: string;
-  /** seen (waiting for confirmations), counted, held (past the late window, for an operator), returned, or refused by the ledger. */
-  status: string;
-  confirmations: number;
-  required: number;
-}
+export type { OnChainPayment };
 
 /** An order's payments as the watcher saw them, with "k of n" confirmations against the last head. */
 export function onChainPayments(q: Q, registry: Registry, orderId: string): OnChainPayment[] {

@@ -10,7 +10,7 @@ import type { PaymentRecord } from '../../store/payments.js';
 import { confirmingWithdrawals, dropConfirmation, expectedPayout, settleConfirming } from '../../store/withdrawal-verification.js';
 import type { ChainInfo, TokenInfo } from '../registry.js';
 import { adapterFor } from './adapter.js';
-import { createRangeScanner, parseHeader, type BlockHeader, type RangeScanner, type TransferLog } from './logs.js';
+import { createRangeScanner, NodesDisagree, parseHeader, type BlockHeader, type RangeScanner, type TransferLog } from './logs.js';
 import { hexQuantity, quantity, RpcTransportError, type RpcClient } from './rpc.js';
 
 /** Records one payment in the ledger, inside the caller's transaction (the ledger's recordPayment). */
@@ -100,8 +100,17 @@ export class ChainWatcher {
     while (next <= head && this.d.now() < deadline) {
       const r = await this.scanner.fetch(next, head, this.nodeTokens);
       // The node no longer has the block it just called its head: a reorg shortened the chain.
-      if (!r.tip) break;
-      await this.commit(next, r.to, head, r.logs, r.tip);
+      if (!r.tip || !r.first) break;
+      // The range must continue the chain scanned so far: a reorg between two ranges (even of
+      // one tick) replaced blocks already passed, and a payment only on the new fork would
+      // otherwise never be scanned. Walk back to the fork and rescan from there.
+      const [before] = state.recentBlocks(this.d.ledger.db, chain.chainId, 1, next);
+      if (before && before.number === next - 1 && before.hash !== r.first.parentHash) {
+        await this.walkBack(next);
+        next = state.readCursor(this.d.ledger.db, chain.chainId)!.nextBlock;
+        continue;
+      }
+      await this.commit(next, r.to, head, r.logs, r.first, r.tip);
       next = r.to + 1;
       this.d.onProgress?.(next, head);
     }
@@ -113,10 +122,10 @@ export class ChainWatcher {
     return { head, nextBlock: next, caughtUp: next > head, counted };
   }
 
-  private async commit(from: number, to: number, head: number, logs: TransferLog[], tip: BlockHeader): Promise<void> {
+  private async commit(from: number, to: number, head: number, logs: TransferLog[], first: BlockHeader, tip: BlockHeader): Promise<void> {
     const { chain } = this.d;
     const payments: state.SeenPayment[] = [];
-    const blocks = new Map<number, string>([[tip.number, tip.hash]]);
+    const known = new Map<number, BlockHeader>([[first.number, first], [tip.number, tip]]);
     for (const log of logs) {
       const token = this.tokenByNode.get(log.token);
       if (!token) continue;
@@ -131,14 +140,27 @@ export class ChainWatcher {
       }
       payments.push({
         txHash: this.adapter.txHash(log.txHash), logIndex: log.logIndex, blockNumber: log.blockNumber, blockHash: log.blockHash,
-        orderId: order.orderId, token: token.address, toAddress: to, rawAmount: log.value.toString(), amount,
+        blockTime: 0, orderId: order.orderId, token: token.address, toAddress: to, rawAmount: log.value.toString(), amount,
       });
-      blocks.set(log.blockNumber, log.blockHash);
+    }
+    // A payment's block header gives its time (late and held are judged by it, decisions §6b)
+    // and proves the logs came from the chain the headers describe.
+    const missing = [...new Set(payments.map((p) => p.blockNumber))].filter((n) => !known.has(n));
+    const fetched = await this.headers(missing);
+    for (const [i, n] of missing.entries()) {
+      const h = fetched[i];
+      if (!h) throw new NodesDisagree(`block ${n} of a payment is not on the node's chain`);
+      known.set(n, h);
+    }
+    for (const p of payments) {
+      const h = known.get(p.blockNumber)!;
+      if (h.hash !== p.blockHash) throw new NodesDisagree(`a log in block ${p.blockNumber} has hash ${p.blockHash}, the block ${h.hash}`);
+      p.blockTime = h.timestamp;
     }
     await this.write((q) =>
       state.commitRange(q, this.d.ledger.sqlite, {
         chainId: chain.chainId, holder: this.d.holder, from, to, head, now: this.d.now(),
-        blocks: [...blocks].map(([number, hash]) => ({ number, hash })), payments,
+        blocks: [...known.values()].map((h) => ({ number: h.number, hash: h.hash })), payments,
       }),
     );
   }
@@ -182,8 +204,9 @@ export class ChainWatcher {
       }
       page = stored[stored.length - 1]!.number;
     }
-    // No stored block matches: the reorg is deeper than the hashes kept; rescan all they covered.
-    fork ??= lowest - 1;
+    // No stored block matches: the reorg is deeper than the hashes kept. Where it forked is
+    // unknown, so rescan from as deep as a reorg is ever watched (rescans count nothing twice).
+    fork ??= Math.max(-1, lowest - 1 - (chain.confirmations + KEEP_EXTRA));
     await this.rollBack(fork);
   }
 
@@ -216,6 +239,7 @@ export class ChainWatcher {
     const numbers = [...new Set(due.map((p) => p.blockNumber))];
     const current = await this.headers(numbers);
     const hashOf = new Map(numbers.map((n, i) => [n, current[i]?.hash]));
+    const timeOf = new Map(numbers.map((n, i) => [n, current[i]?.timestamp]));
     const gone = due.filter((p) => hashOf.get(p.blockNumber) !== p.blockHash);
     if (gone.length) {
       await this.walkBack(Math.min(...gone.map((p) => p.blockNumber)));
@@ -228,7 +252,12 @@ export class ChainWatcher {
       state.holdsLease(q, chain.chainId, this.d.holder, now);
       for (const p of due) {
         const o = state.orderTerms(sqlite, p.orderId);
-        if (o && pastLateWindow(o.expiredAt, now)) {
+        // When the payment arrived on chain, not when it is counted: a watcher that was down for
+        // a day must not hold (or call late) a payment made while the order was open. A block
+        // time ahead of this clock counts as now. Rows seen before block times were stored
+        // take it from the header just read.
+        const arrived = Math.min(now, p.blockTime ?? timeOf.get(p.blockNumber) ?? now);
+        if (o && pastLateWindow(o.expiredAt, arrived)) {
           const amount = formatAmount(p.amount, ASSETS[o.asset]?.decimals ?? 6);
           if (state.holdPayment(sqlite, q, { row: p, actor: this.actor, now, expiredAt: o.expiredAt, merchantId: o.merchantId, amount })) {
             this.d.log(`chain ${chain.chainId}: payment tx ${p.txHash} log ${p.logIndex} of ${amount} to order ${p.orderId} came more than 24 h after it expired: held for an operator (cryptopay order held)`);
@@ -242,7 +271,7 @@ export class ChainWatcher {
         try {
           this.d.record(q, {
             orderId: p.orderId, txHash: p.txHash, logIndex: p.logIndex, amount: p.amount, rawAmount: p.rawAmount,
-            chainType: chain.chainType, chainId: chain.chainId, token: p.token, blockNumber: p.blockNumber, blockHash: p.blockHash, source: 'chain',
+            chainType: chain.chainType, chainId: chain.chainId, token: p.token, blockNumber: p.blockNumber, blockHash: p.blockHash, blockTime: arrived, source: 'chain',
           }, { now, actor: this.actor });
           sqlite.exec('RELEASE chain_payment');
           n++;

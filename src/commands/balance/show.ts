@@ -2,7 +2,7 @@ import type { Context } from '../../context.js';
 import { printJson, printRecord } from '../output.js';
 
 export async function run(ctx: Context, opts: Record<string, string | undefined>, uid: string): Promise<void> {
-  const b = await (await ctx.local('balance')).balance(uid, { asset: opts.asset?.toUpperCase(), mchId: ctx.globals.mchId });
+  const b = await (await ctx.service()).balance(uid, { asset: opts.asset?.toUpperCase(), mchId: ctx.globals.mchId });
   if (ctx.globals.json) return printJson(ctx, b);
   await printRecord(ctx, [
     ['uid', b.uid],

@@ -7,7 +7,7 @@ import { formatTime, printJson, printTable } from '../output.js';
 export async function run(ctx: Context, opts: Record<string, string | undefined>): Promise<void> {
   const status = opts.status?.toLowerCase() as CallbackStatus | undefined;
   if (status !== undefined && !CALLBACK_STATUSES.includes(status)) throw usage(`--status must be one of ${CALLBACK_STATUSES.join(', ')}`);
-  const list = await (await ctx.local('callbacks list')).listCallbacks({
+  const list = await (await ctx.service()).listCallbacks({
     status, orderId: opts.order, withdrawalId: opts.withdrawal, mchId: ctx.globals.mchId, limit: parseLimit(opts.limit),
   });
   if (ctx.globals.json) return printJson(ctx, list);

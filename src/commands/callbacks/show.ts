@@ -3,7 +3,7 @@ import { formatTime, printJson, printRecord, printTable } from '../output.js';
 import { lastAnswer } from './list.js';
 
 export async function run(ctx: Context, _opts: unknown, id: string): Promise<void> {
-  const c = await (await ctx.local('callbacks show')).showCallback(id, ctx.globals.mchId);
+  const c = await (await ctx.service()).showCallback(id, ctx.globals.mchId);
   if (ctx.globals.json) return printJson(ctx, c);
   await printRecord(ctx, [
     ['id', c.id],

@@ -3,7 +3,7 @@ import { formatTime, printJson, printTable } from '../output.js';
 
 /** `order held`: payments found on chain more than 24 h after their order expired, waiting for an operator. */
 export async function run(ctx: Context, opts: { order?: string }): Promise<void> {
-  const list = await (await ctx.local('order held')).heldPayments({ mchId: ctx.globals.mchId, orderId: opts.order });
+  const list = await (await ctx.service()).heldPayments({ mchId: ctx.globals.mchId, orderId: opts.order });
   if (ctx.globals.json) return printJson(ctx, list);
   await printTable(
     ctx,

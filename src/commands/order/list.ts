@@ -6,7 +6,7 @@ import { formatTime, printJson, printTable } from '../output.js';
 export async function run(ctx: Context, opts: Record<string, string | undefined>): Promise<void> {
   const status = oneOf(opts.status, ORDER_STATUSES, 'status');
   const limit = parseLimit(opts.limit);
-  const list = await (await ctx.local('order list')).listOrders({ mchId: ctx.globals.mchId, status, uid: opts.uid, limit });
+  const list = await (await ctx.service()).listOrders({ mchId: ctx.globals.mchId, status, uid: opts.uid, limit });
   if (ctx.globals.json) return printJson(ctx, list);
   await printTable(
     ctx,

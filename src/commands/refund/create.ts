@@ -1,7 +1,7 @@
 import type { Context } from '../../context.js';
 import { usage } from '../../core/errors.js';
 import type { RefundResult } from '../../core/types.js';
-import { checked, confirmChange, need } from '../common.js';
+import { asking, checked, confirmChange, need } from '../common.js';
 import { formatTime, printJson, printRecord } from '../output.js';
 
 export async function run(ctx: Context, opts: Record<string, string | undefined>): Promise<void> {
@@ -16,13 +16,11 @@ export async function run(ctx: Context, opts: Record<string, string | undefined>
     ['order', opts.id ?? `oid ${opts.oid}`],
     ['refund', amount],
   ];
-  if (!ctx.isRemote()) {
-    // Locally we can show what will happen to the order and the user's balance.
-    const local = await ctx.local('refund');
-    const mchId = ctx.globals.mchId ?? local.resolveMerchantId();
-    const order = await local.findOrderDetail(mchId, opts.id, opts.oid).catch(() => undefined);
+  if (asking(ctx)) {
+    // What will happen to the order and the user's balance, locally or on the remote alike.
+    const order = await service.showOrder({ mchId: ctx.globals.mchId, id: opts.id, oid: opts.oid }).catch(() => undefined);
     if (order) {
-      const b = await local.balance(order.uid, { mchId: order.mchId, asset: order.asset });
+      const b = await service.balance(order.uid, { mchId: order.mchId, asset: order.asset });
       summary.splice(0, 1, ['order', `${order.id} (oid ${order.oid}, ${order.status}), paid ${order.paidAmount}, refunded so far ${order.refundedAmount} ${order.asset}`]);
       summary.push(['user', `${order.uid}: available ${b.available} ${order.asset}, debited ${amount}`]);
     }

@@ -2,7 +2,8 @@ import type { Context } from '../../context.js';
 import { AppError, usage } from '../../core/errors.js';
 import type { OperatorExtensions } from '../../core/service.js';
 import type { VerificationReport } from '../../core/types.js';
-import { checked, confirmChange, need } from '../common.js';
+import type { LocalPaymentService } from '../../store/local-service.js';
+import { asking, checked, confirmChange, need } from '../common.js';
 import { printRecord, success } from '../output.js';
 import { chainRows } from './chain-rows.js';
 import { printWithdrawal } from '../views.js';
@@ -44,31 +45,32 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
   const txHash = await need(ctx, opts.txHash as string | undefined, 'tx-hash', 'Payout transaction hash');
   const blockNumber = await need(ctx, opts.blockNumber as string | undefined, 'block-number', 'Block number');
   // Skipping the chain is for an operator at a local ledger only: the API can never do it.
-  const local = unverified ? await ctx.local('withdraw confirm --unverified') : ctx.isRemote() ? undefined : await ctx.local('withdraw confirm');
+  const local = unverified ? await ctx.local('withdraw confirm --unverified') : undefined;
   const service = local ?? (await ctx.service());
+  const remote = ctx.isRemote() && !local;
   const summary: [string, string][] = [['withdrawal', logId]];
-  // Only worth a node round trip when someone is about to read it and answer.
-  const asking = !ctx.globals.yes && ctx.io.interactive;
   let from: string | undefined;
   let report: VerificationReport | undefined;
-  if (local) {
-    const w = await local.getWithdrawal(logId, ctx.globals.mchId).catch(() => undefined);
+  if (asking(ctx)) {
+    // The same rows locally and remotely: the record and the balance come through the service.
+    const w = await service.getWithdrawal(logId, ctx.globals.mchId).catch(() => undefined);
     if (w) {
       from = w.status;
-      const b = await local.balance(w.uid, { mchId: w.mchId });
+      const b = await service.balance(w.uid, { mchId: w.mchId });
       summary.push(
         ['pays out', `${w.amount} to ${w.to} (${w.chainType} ${w.chainId}, token ${w.token})`],
         ['user', `${w.uid}: ${w.amount} of the ${b.held} held is paid out; available stays ${b.available}`],
       );
-      const chain = (await local.registry()).chain(w.chainId);
       if (unverified) summary.push(['chain', `NOT verified on chain: ${reason}`]);
-      else if (!chain.rpcUrl) summary.push(['chain', `chain ${chain.chainId} (${chain.name}) has no rpcUrl: recorded as not verified on chain`]);
-      else if (asking) report = await preview(ctx, local, summary, logId, txHash, blockNumber);
+      else if (remote) {
+        // The service's extension endpoint reads the chain it confirms against.
+        report = await preview(ctx, service, summary, logId, txHash, blockNumber, true);
+      } else {
+        const chain = (await (service as LocalPaymentService).registry()).chain(w.chainId);
+        if (!chain.rpcUrl) summary.push(['chain', `chain ${chain.chainId} (${chain.name}) has no rpcUrl: recorded as not verified on chain`]);
+        else report = await preview(ctx, service, summary, logId, txHash, blockNumber);
+      }
     }
-  } else if (asking) {
-    // Remote: the service's extension endpoint reads the chain it confirms against.
-    report = await preview(ctx, service as unknown as OperatorExtensions, summary, logId, txHash, blockNumber, true);
-    from = report?.status;
   }
   if (from) {
     const waits = report !== undefined && !report.deep;
@@ -77,7 +79,7 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
   summary.push(['transaction', `${txHash} in block ${blockNumber}`]);
   await confirmChange(ctx, 'Confirm withdrawal', summary);
   const input = { mchId: ctx.globals.mchId, logId, txHash, blockNumber };
-  const w = unverified ? await local!.confirmWithdrawalUnverified(input, reason!) : await service.confirmWithdrawal(input);
+  const w = local ? await local.confirmWithdrawalUnverified(input, reason!) : await service.confirmWithdrawal(input);
   await printWithdrawal(ctx, w);
   if (w.status === 'PENDING' && w.txHash !== null) {
     await success(ctx, `accepted: transaction ${w.txHash} matches but is short of its confirmations; the watcher (cryptopay serve or cryptopay watch) confirms the withdrawal when they are reached`);

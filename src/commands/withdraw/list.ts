@@ -5,7 +5,7 @@ import { formatTime, printJson, printTable } from '../output.js';
 
 export async function run(ctx: Context, opts: Record<string, string | undefined>): Promise<void> {
   const status = oneOf(opts.status, WITHDRAWAL_STATUSES, 'status');
-  const list = await (await ctx.local('withdraw list')).listWithdrawals({ mchId: ctx.globals.mchId, status, uid: opts.uid, limit: parseLimit(opts.limit) });
+  const list = await (await ctx.service()).listWithdrawals({ mchId: ctx.globals.mchId, status, uid: opts.uid, limit: parseLimit(opts.limit) });
   if (ctx.globals.json) return printJson(ctx, list);
   await printTable(
     ctx,

@@ -1,15 +1,14 @@
 import type { Context } from '../../context.js';
-import { confirmChange } from '../common.js';
+import { asking, confirmChange } from '../common.js';
 import { printWithdrawal } from '../views.js';
 
 export async function run(ctx: Context, opts: Record<string, string | undefined>, id: string): Promise<void> {
   const service = await ctx.service();
   const summary: [string, string][] = [['withdrawal', id]];
-  if (!ctx.isRemote()) {
-    const local = await ctx.local('withdraw reject');
-    const w = await local.getWithdrawal(id, ctx.globals.mchId).catch(() => undefined);
+  if (asking(ctx)) {
+    const w = await service.getWithdrawal(id, ctx.globals.mchId).catch(() => undefined);
     if (w) {
-      const b = await local.balance(w.uid, { mchId: w.mchId });
+      const b = await service.balance(w.uid, { mchId: w.mchId });
       summary.push(
         ['amount', `${w.amount} to ${w.to}`],
         ['status', `${w.status} -> REJECTED`],

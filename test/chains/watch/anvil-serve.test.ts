@@ -24,6 +24,8 @@ afterEach(() => {
   killAll();
   proxy.mode = 'pass';
   proxy.maxRange = Infinity;
+  proxy.rateLimited = 0;
+  proxy.beforeLogs = undefined;
 });
 afterAll(async () => {
   await proxy?.close();
@@ -193,6 +195,9 @@ describe('serve watches the chain', () => {
     expect(await status(b.url, orders[0]!.id)).toBe('PAID');
     const holder = (await ledgerCheck(db, chains)).find((c) => c.chainId === '31337')!.watch.leaseHolder as string;
     const [dead, alive] = holder.includes(`:${a.child.pid}:`) ? [a, b] : [b, a];
+    // The other one stood by: it found the lease held by the scanning process and said so.
+    await alive.waitFor(new RegExp(`chain 31337: scanned by ${holder.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}; this process stands by`));
+    expect(dead.stderr()).not.toMatch(/this process stands by/);
     dead.child.kill('SIGKILL');
     await dead.exited;
     await pay(pc.usdt, orders[1]!.addresses.EVM!, 3_000_000n);
@@ -247,6 +252,145 @@ describe('serve watches the chain', () => {
     for (const o of orders) await paid(srv.url, o.id);
     expect(proxy.refusedRanges).toBeGreaterThan(0);
     await ledgerCheck(db, chains);
+  });
+
+  it('a rate-limited node (-32005 "limit exceeded"): serve backs off without shrinking the range, and misses nothing', async () => {
+    const db = newDb();
+    const chains = await config({ rpcUrl: proxy.url });
+    const { orders } = await ledgerWithOrders(db, ['3']);
+    const o = orders[0]!;
+    await pay(pc.usdt, o.addresses.EVM!, 3_000_000n);
+    await pc.chain.mine(3);
+    proxy.rateLimited = 2;
+    proxy.spans.length = 0;
+    const srv = await spawnServe(db, { CRYPTOPAY_CHAINS: chains });
+    await srv.waitFor(/chain 31337: .*limit exceeded; retrying in \d+ ms/);
+    await paid(srv.url, o.id);
+    expect(proxy.rateLimited).toBe(0);
+    // Every range asked for covers the whole gap: the span was never cut for a rate limit.
+    expect(new Set(proxy.spans).size).toBe(1);
+    await ledgerCheck(db, chains);
+  });
+
+  it('a reorg deeper than the confirmations: reported in chains (table, --json), on stderr and in the audit; nobody un-credited; acknowledged with a reason', async () => {
+    const db = newDb();
+    const chains = await config({ confirmations: 2 });
+    const { orders } = await ledgerWithOrders(db, ['5']);
+    const o = orders[0]!;
+    const cli = (args: string[]) => runCliEnv([...args, '--db', db], { env: { CRYPTOPAY_CHAINS: chains } });
+    const srv = await spawnServe(db, { CRYPTOPAY_CHAINS: chains });
+    await srv.waitFor(/watching chain 31337/);
+    const tx = await pay(pc.usdt, o.addresses.EVM!, 5_000_000n);
+    await pc.chain.mine(1);
+    await paid(srv.url, o.id);
+    // Three blocks replaced, the payment's among them, after it was counted at 2 confirmations.
+    await pc.chain.provider.send('anvil_reorg', [3, []]);
+    await pc.chain.mine(2);
+    await srv.waitFor(/chain 31337: DEEP REORG: 1 counted payment/);
+
+    const table = await cli(['chains']);
+    expect(table.code).toBe(0);
+    // Without a terminal the table is tab-separated, one chain a line: its deep reorg column.
+    const row = table.stdout.split('\n').find((l) => l.startsWith('31337\t'))!.split('\t');
+    expect(row[10]).toMatch(/^YES \d{4}-\d\d-\d\dT/);
+    expect(table.stderr).toMatch(new RegExp(`chain 31337: DEEP REORG .*reorg deeper than 2 confirmations: 1 counted payment.*tx ${tx}`));
+    expect(table.stderr).toContain('cryptopay chains --ack-reorg 31337 --reason');
+    const json = await cli(['chains', '--json']);
+    expect(JSON.parse(json.stdout).find((c: { chainId: string }) => c.chainId === '31337').watch.deepReorg).toMatch(/reorg deeper than 2 confirmations/);
+    const log = JSON.parse((await cli(['log', '--order', o.id, '--json'])).stdout) as { action: string; actor: string; detail: { payments: { txHash: string }[] } }[];
+    expect(log.find((e) => e.action === 'chain.deep_reorg')).toMatchObject({ actor: 'chain:31337', detail: { payments: [{ txHash: tx }] } });
+    expect(await status(srv.url, o.id)).toBe('PAID');
+    await withService(db, async (s) => expect(await s.balance('user-0')).toMatchObject({ available: '5' }));
+
+    // Acknowledged once checked: a reason is required; the warning goes, the audit keeps it.
+    expect((await cli(['chains', '--ack-reorg', '31337'])).code).toBe(2);
+    const ack = await cli(['chains', '--ack-reorg', '31337', '--reason', 'checked: the payer resent', '--operator', 'alice']);
+    expect(ack.code, ack.stderr).toBe(0);
+    const after = await cli(['chains', '--json']);
+    expect(after.stderr).not.toMatch(/DEEP REORG/);
+    expect(JSON.parse(after.stdout).find((c: { chainId: string }) => c.chainId === '31337').watch.deepReorg).toBeNull();
+    const all = JSON.parse((await cli(['log', '--json'])).stdout) as { action: string; actor: string; detail: Record<string, unknown> }[];
+    expect(all.find((e) => e.action === 'chain.deep_reorg_acknowledged')).toMatchObject({ actor: 'alice', detail: { chainId: '31337', reason: 'checked: the payer resent' } });
+    const again = await cli(['chains', '--ack-reorg', '31337', '--reason', 'twice']);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/no deep reorg to acknowledge/);
+    await withService(db, async (s) => expect(await s.balance('user-0')).toMatchObject({ available: '5' }));
+    await ledgerCheck(db, chains);
+    expect((await srv.stop()).code).toBe(0);
+  });
+
+  it('kill -9 in the middle of a range: the next serve resumes from the last stored range, missing and double-counting nothing', async () => {
+    const db = newDb();
+    const head = await pc.chain.provider.getBlockNumber();
+    const amounts = ['1', '2', '3', '4', '5', '6'];
+    const { orders } = await ledgerWithOrders(db, amounts);
+    for (const [i, o] of orders.entries()) {
+      await pay(pc.usdt, o.addresses.EVM!, BigInt(amounts[i]!) * 1_000_000n);
+      await pc.chain.mine(30);
+    }
+    await pc.chain.mine(3);
+    const chains = writeChainsConfig(tmp.dir, {
+      chains: [{ chainId: 31337, chainType: 'EVM', name: 'Anvil', rpcUrl: proxy.url, confirmations: 3, pollInterval: 200, startBlock: head }],
+      tokens: [{ chainId: 31337, address: await pc.usdt.getAddress(), symbol: 'USDT', asset: 'USDT', decimals: 6 }],
+    });
+    proxy.maxRange = 10;
+    // The 12th eth_getLogs is held unanswered: the process dies with that range in flight.
+    let inFlight!: () => void;
+    const held = new Promise<void>((r) => (inFlight = r));
+    proxy.beforeLogs = (n) => (n >= 12 ? (inFlight(), new Promise<void>(() => {})) : Promise.resolve());
+    const first = await spawnServe(db, { CRYPTOPAY_CHAINS: chains });
+    await held;
+    first.child.kill('SIGKILL');
+    await first.exited;
+    const midway = (await ledgerCheck(db, chains)).find((c) => c.chainId === '31337')!.watch;
+    expect(midway.scannedTo as number).toBeGreaterThan(head);
+    expect(midway.scannedTo as number).toBeLessThan(head + 180);
+    proxy.beforeLogs = undefined;
+    const second = await spawnServe(db, { CRYPTOPAY_CHAINS: chains });
+    for (const o of orders) await paid(second.url, o.id);
+    await withService(db, async (s) => {
+      for (const [i, o] of orders.entries()) {
+        expect(await s.getOrder(o.id)).toMatchObject({ status: 'PAID', paidAmount: amounts[i] });
+        expect(await s.balance(`user-${i}`)).toMatchObject({ available: amounts[i] });
+      }
+    });
+    await ledgerCheck(db, chains);
+    expect((await second.stop()).code).toBe(0);
+  });
+
+  it('with no startBlock, a chain is scanned from the head when first watched, and from its cursor after a restart', async () => {
+    const db = newDb();
+    const { orders } = await ledgerWithOrders(db, ['1', '2', '3']);
+    const [before, during, whileDown] = orders;
+    const chains = writeChainsConfig(tmp.dir, {
+      chains: [{ chainId: 31337, chainType: 'EVM', name: 'Anvil', rpcUrl: pc.chain.rpcUrl, confirmations: 2, pollInterval: 200 }],
+      tokens: [{ chainId: 31337, address: await pc.usdt.getAddress(), symbol: 'USDT', asset: 'USDT', decimals: 6 }],
+    });
+    const cli = (args: string[]) => runCliEnv([...args, '--db', db], { env: { CRYPTOPAY_CHAINS: chains } });
+    // Paid before the ledger ever watched this chain: older than the start, never scanned.
+    await pay(pc.usdt, before!.addresses.EVM!, 1_000_000n);
+    await pc.chain.mine(2);
+    const headAtStart = await pc.chain.provider.getBlockNumber();
+    const srv = await spawnServe(db, { CRYPTOPAY_CHAINS: chains });
+    await srv.waitFor(/watching chain 31337/);
+    await until('the cursor made', async () => {
+      const c = JSON.parse((await cli(['chains', '--json'])).stdout).find((x: { chainId: string }) => x.chainId === '31337');
+      return c.watch.scannedTo !== null && c.watch.scannedTo >= headAtStart;
+    });
+    await pay(pc.usdt, during!.addresses.EVM!, 2_000_000n);
+    await pc.chain.mine(1);
+    await paid(srv.url, during!.id);
+    expect((await srv.stop()).code).toBe(0);
+
+    // Stopped: a payment and more blocks. The next start resumes from its cursor, not the new head.
+    await pay(pc.usdt, whileDown!.addresses.EVM!, 3_000_000n);
+    await pc.chain.mine(5);
+    const again = await spawnServe(db, { CRYPTOPAY_CHAINS: chains });
+    await paid(again.url, whileDown!.id);
+    expect(await status(again.url, before!.id)).toBe('PENDING_PAY');
+    expect(JSON.parse((await cli(['order', 'show', before!.id, '--json'])).stdout)).toMatchObject({ paidAmount: '0', onChain: [] });
+    await ledgerCheck(db, chains);
+    expect((await again.stop()).code).toBe(0);
   });
 
   it('serve --no-watch does not watch', async () => {

@@ -19,8 +19,8 @@ export interface PayChain {
 }
 
 /** A real anvil with three test tokens deployed and minted to the first account. */
-export async function startPayChain(chainId = 31337): Promise<PayChain> {
-  const [chain, artifact] = await Promise.all([startTestChain({ chainId, accounts: 3 }), testTokenArtifact()]);
+export async function startPayChain(chainId = 31337, opts: { genesisTimestamp?: number } = {}): Promise<PayChain> {
+  const [chain, artifact] = await Promise.all([startTestChain({ chainId, accounts: 3, ...opts }), testTokenArtifact()]);
   const payer = chain.signers[0]!;
   const deploy = async (symbol: string, decimals: number) => {
     const address = await deployTestToken(payer, { name: `Test ${symbol}`, symbol, decimals }, artifact);

@@ -12,11 +12,17 @@ export interface RpcProxy {
   maxRange: number;
   /** eth_getLogs ranges refused so far. */
   refusedRanges: number;
+  /** The next this many eth_getLogs calls are refused as a rate limiter does (-32005 "limit exceeded"). */
+  rateLimited: number;
+  /** Every eth_getLogs range asked for, in blocks. */
+  spans: number[];
+  /** Awaited before an eth_getLogs call is forwarded (its number, from 1): a test holds a range in flight. */
+  beforeLogs?: (n: number) => Promise<void>;
   close(): Promise<void>;
 }
 
 export async function startRpcProxy(target: string): Promise<RpcProxy> {
-  const state = { mode: 'pass' as RpcProxy['mode'], maxRange: Infinity, refusedRanges: 0 };
+  const state = { mode: 'pass' as RpcProxy['mode'], maxRange: Infinity, refusedRanges: 0, rateLimited: 0, spans: [] as number[], logsCalls: 0, beforeLogs: undefined as RpcProxy['beforeLogs'] };
   const server: Server = createServer(async (req, res) => {
     if (state.mode === 'down') {
       req.socket.destroy();
@@ -34,7 +40,15 @@ export async function startRpcProxy(target: string): Promise<RpcProxy> {
     for (const c of calls) {
       if (c.method !== 'eth_getLogs') continue;
       const f = c.params[0];
-      if (Number.parseInt(f.toBlock, 16) - Number.parseInt(f.fromBlock, 16) + 1 > state.maxRange) {
+      const span = Number.parseInt(f.toBlock, 16) - Number.parseInt(f.fromBlock, 16) + 1;
+      state.spans.push(span);
+      await state.beforeLogs?.(++state.logsCalls);
+      if (state.rateLimited > 0) {
+        state.rateLimited--;
+        refused.set(c.id, { jsonrpc: '2.0', id: c.id, error: { code: -32005, message: 'limit exceeded' } });
+        continue;
+      }
+      if (span > state.maxRange) {
         state.refusedRanges++;
         refused.set(c.id, { jsonrpc: '2.0', id: c.id, error: { code: -32005, message: `query exceeds max block range ${state.maxRange}` } });
       }
@@ -67,6 +81,21 @@ export async function startRpcProxy(target: string): Promise<RpcProxy> {
     },
     get refusedRanges() {
       return state.refusedRanges;
+    },
+    get rateLimited() {
+      return state.rateLimited;
+    },
+    set rateLimited(n) {
+      state.rateLimited = n;
+    },
+    get spans() {
+      return state.spans;
+    },
+    get beforeLogs() {
+      return state.beforeLogs;
+    },
+    set beforeLogs(f) {
+      state.beforeLogs = f;
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRegistry } from '../../../src/chains/registry.js';
-import { TRANSFER_TOPIC, decodeTransfer, isRangeTooLarge } from '../../../src/chains/watch/logs.js';
+import { TRANSFER_TOPIC, decodeTransfer, isRangeTooLarge, isRateLimited } from '../../../src/chains/watch/logs.js';
 import { RpcError, RpcTransportError, createRpcClient, quantity, redactUrl } from '../../../src/chains/watch/rpc.js';
 
 /** A node on 127.0.0.1 whose answer each test sets. */
@@ -41,6 +41,28 @@ describe('the JSON-RPC client', () => {
     expect(out[1]!.ok).toBe(false);
     expect(isRangeTooLarge((out[1] as { error: RpcError }).error)).toBe(false);
     expect(out[2]).toEqual({ ok: true, result: 'c' });
+  });
+
+  it('tells a range too large from a rate limit: the first shrinks the range, the second backs off', () => {
+    const e = (code: number, message: string) => new RpcError('eth_getLogs', code, message);
+    const ranges = [
+      e(-32005, 'query returned more than 10000 results'),
+      e(-32005, 'query exceeds max block range 10'),
+      e(-32000, 'exceed maximum block range: 5000'),
+      e(-32602, 'Log response size exceeded. You can make eth_getLogs requests with up to a 2K block range'),
+      e(-32000, 'exceed max block range'),
+    ];
+    for (const x of ranges) expect([x.rpcMessage, isRangeTooLarge(x), isRateLimited(x)]).toEqual([x.rpcMessage, true, false]);
+    const limits = [
+      e(-32005, 'limit exceeded'),
+      e(-32005, 'Limit exceeded.'),
+      e(-32005, 'daily request count exceeded, request rate limited'),
+      e(429, 'Too Many Requests'),
+      e(-32000, 'Your app has exceeded its compute units per second capacity'),
+      e(-32007, 'request limit reached'),
+      e(-32016, 'rate limit exceeded'),
+    ];
+    for (const x of limits) expect([x.rpcMessage, isRangeTooLarge(x), isRateLimited(x)]).toEqual([x.rpcMessage, false, true]);
   });
 
   it('garbage, an HTTP error page, a timeout and a refused connection are transport errors that never show the URL path', async () => {

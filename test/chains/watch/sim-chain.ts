@@ -20,6 +20,8 @@ interface Block {
   number: number;
   hash: string;
   parentHash: string;
+  /** Seconds, as nodes give it. */
+  timestamp: number;
   transfers: SimTransfer[];
 }
 
@@ -34,8 +36,21 @@ export class SimChain {
   /** Every call fails as if the node were down. */
   down = false;
   calls: string[] = [];
+  /** The clock blocks are mined by (ms); the watcher tests set the harness's. */
+  clock: () => number = () => Date.now();
+  /**
+   * eth_getLogs answers from these blocks instead (a load-balanced endpoint whose backend for
+   * logs still has another fork than the one answering headers).
+   */
+  logsFrom?: Block[];
+  /** The next this many eth_getLogs calls are refused by a rate limiter (code, message). */
+  rateLimited = 0;
+  rateLimitError: { code: number; message: string } = { code: -32005, message: 'limit exceeded' };
+  /** Called before every call is answered: a test reorganises the chain in the middle of a tick. */
+  onCall?: (method: string, params: any[]) => void;
 
-  constructor(height = 10) {
+  constructor(height = 10, clock?: () => number) {
+    if (clock) this.clock = clock;
     for (let i = 0; i <= height; i++) this.mine([]);
   }
 
@@ -46,7 +61,8 @@ export class SimChain {
   mine(transfers: SimTransfer[] = []): number {
     const number = this.blocks.length;
     const parentHash = number === 0 ? h32('genesis-parent') : this.blocks[number - 1]!.hash;
-    this.blocks.push({ number, hash: h32(`${parentHash}:${number}:${this.salt}:${JSON.stringify(transfers, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))}`), parentHash, transfers });
+    const timestamp = Math.floor(this.clock() / 1000);
+    this.blocks.push({ number, hash: h32(`${parentHash}:${number}:${this.salt}:${timestamp}:${JSON.stringify(transfers, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))}`), parentHash, timestamp, transfers });
     return number;
   }
 
@@ -76,21 +92,26 @@ export class SimChain {
 
   handle(method: string, params: any[]): unknown {
     this.calls.push(method);
+    this.onCall?.(method, params);
     switch (method) {
       case 'eth_blockNumber':
         return `0x${this.head.toString(16)}`;
       case 'eth_getBlockByNumber': {
         const n = Number.parseInt(String(params[0]).slice(2), 16);
         const b = this.blocks[n];
-        return b ? { number: `0x${n.toString(16)}`, hash: b.hash, parentHash: b.parentHash } : null;
+        return b ? { number: `0x${n.toString(16)}`, hash: b.hash, parentHash: b.parentHash, timestamp: `0x${b.timestamp.toString(16)}` } : null;
       }
       case 'eth_getLogs': {
         const f = params[0] as { fromBlock: string; toBlock: string; address: string[] };
         const from = Number.parseInt(f.fromBlock.slice(2), 16);
         const to = Number.parseInt(f.toBlock.slice(2), 16);
+        if (this.rateLimited > 0) {
+          this.rateLimited--;
+          throw new RpcError('eth_getLogs', this.rateLimitError.code, this.rateLimitError.message);
+        }
         if (to - from + 1 > this.maxRange) throw new RpcError('eth_getLogs', -32005, `block range is too large, max ${this.maxRange}`);
         const tokens = new Set(f.address.map((a) => a.toLowerCase()));
-        return this.blocks.slice(from, to + 1).flatMap((b) => this.logsOf(b)).filter((l) => tokens.has(l.address));
+        return (this.logsFrom ?? this.blocks).slice(from, to + 1).flatMap((b) => this.logsOf(b)).filter((l) => tokens.has(l.address));
       }
       default:
         throw new RpcError(method, -32601, 'method not found');

@@ -64,7 +64,7 @@ describe('the chain watcher (simulated node)', () => {
     const { service, ledger } = h();
     await addTestMerchant(service);
     const o = await order(service, { uid: 'alice', amount: '12.5' });
-    const sim = new SimChain(5);
+    const sim = new SimChain(5, () => h().clock.now);
     const { w } = watcherFor(h(), sim);
     const block = sim.mine([{ token: TOKEN, to: o.addresses.EVM!, value: 12_500_000n }]);
     await untilCaughtUp(w);
@@ -100,7 +100,7 @@ describe('the chain watcher (simulated node)', () => {
     await addTestMerchant(service);
     const paid = await order(service, { uid: 'a', amount: '2' });
     const late = await order(service, { uid: 'b', amount: '3' });
-    const sim = new SimChain(1);
+    const sim = new SimChain(1, () => h().clock.now);
     const { w } = watcherFor(h(), sim);
     sim.mine([{ token: TOKEN, to: paid.addresses.EVM!, value: 2_000_000n }]);
     sim.mineEmpty(3);
@@ -132,7 +132,7 @@ describe('the chain watcher (simulated node)', () => {
     const under = await order(service, { uid: 'u1', amount: '10' });
     const over = await order(service, { uid: 'u2', amount: '10' });
     const two = await order(service, { uid: 'u3', amount: '10' });
-    const sim = new SimChain(2);
+    const sim = new SimChain(2, () => h().clock.now);
     const { w } = watcherFor(h(), sim);
     sim.mine([
       { token: TOKEN, to: under.addresses.EVM!, value: 4_000_000n },
@@ -158,7 +158,7 @@ describe('the chain watcher (simulated node)', () => {
     const { service, ledger } = h();
     await addTestMerchant(service);
     const o = await order(service, { uid: 'u', amount: '10' });
-    const sim = new SimChain(1);
+    const sim = new SimChain(1, () => h().clock.now);
     const { w } = watcherFor(h(), sim);
     sim.mine([{ token: TOKEN, to: o.addresses.EVM!, value: 3_000_000n, tx: 'batch' }, { token: TOKEN, to: o.addresses.EVM!, value: 7_000_000n, tx: 'batch' }]);
     sim.mineEmpty(2);
@@ -173,7 +173,7 @@ describe('the chain watcher (simulated node)', () => {
     const { service, ledger } = h();
     await addTestMerchant(service);
     const o = await order(service, { uid: 'u', amount: '1' });
-    const sim = new SimChain(1);
+    const sim = new SimChain(1, () => h().clock.now);
     const { w } = watcherFor(h(), sim);
     sim.mine([{ token: TOKEN18, to: o.addresses.EVM!, value: 1_000_000_999_999_999_999n }]);
     sim.mineEmpty(2);
@@ -188,7 +188,7 @@ describe('the chain watcher (simulated node)', () => {
     const { service, ledger } = h();
     await addTestMerchant(service);
     const o = await order(service, { uid: 'u', amount: '10' });
-    const sim = new SimChain(4);
+    const sim = new SimChain(4, () => h().clock.now);
     const { w, lines } = watcherFor(h(), sim);
     const b = sim.mine([{ token: TOKEN, to: o.addresses.EVM!, value: 10_000_000n }]);
     await untilCaughtUp(w);
@@ -205,7 +205,7 @@ describe('the chain watcher (simulated node)', () => {
     const { service } = h();
     await addTestMerchant(service);
     const o = await order(service, { uid: 'u', amount: '10' });
-    const sim = new SimChain(4);
+    const sim = new SimChain(4, () => h().clock.now);
     const { w } = watcherFor(h(), sim);
     const pay = { token: TOKEN, to: o.addresses.EVM!, value: 10_000_000n };
     const b = sim.mine([pay]);
@@ -219,7 +219,7 @@ describe('the chain watcher (simulated node)', () => {
     const { service, ledger } = h();
     await addTestMerchant(service);
     const o = await order(service, { uid: 'u', amount: '10' });
-    const sim = new SimChain(4);
+    const sim = new SimChain(4, () => h().clock.now);
     const { w, lines } = watcherFor(h(), sim);
     const b = sim.mine([{ token: TOKEN, to: o.addresses.EVM!, value: 10_000_000n }]);
     sim.mineEmpty(3);
@@ -242,7 +242,7 @@ describe('the chain watcher (simulated node)', () => {
     await addTestMerchant(service);
     const orders = [];
     for (let i = 0; i < 5; i++) orders.push(await order(service, { uid: `u${i}`, amount: '1' }));
-    const sim = new SimChain(0);
+    const sim = new SimChain(0, () => h().clock.now);
     sim.maxRange = 7;
     for (let i = 0; i < 60; i++) sim.mine(i % 12 === 0 ? [{ token: TOKEN, to: orders[i / 12]!.addresses.EVM!, value: 1_000_000n }] : []);
     sim.mineEmpty(3);
@@ -255,7 +255,7 @@ describe('the chain watcher (simulated node)', () => {
     const { service, clock } = h();
     await addTestMerchant(service);
     const o = await order(service, { uid: 'u', amount: '10' });
-    const sim = new SimChain(3);
+    const sim = new SimChain(3, () => h().clock.now);
     const first = watcherFor(h(), sim, { holder: 'A' }).w;
     sim.mine([{ token: TOKEN, to: o.addresses.EVM!, value: 10_000_000n }]);
     await untilCaughtUp(first);
@@ -277,7 +277,7 @@ describe('the chain watcher (simulated node)', () => {
     await addTestMerchant(service);
     const late = await order(service, { uid: 'late', amount: '5' });
     const held = await order(service, { uid: 'held', amount: '5' });
-    const sim = new SimChain(1);
+    const sim = new SimChain(1, () => h().clock.now);
     const { w } = watcherFor(h(), sim);
     clock.now = T0 + 40 * MINUTE;
     sim.mine([{ token: TOKEN, to: late.addresses.EVM!, value: 5_000_000n }]);
@@ -298,7 +298,7 @@ describe('the chain watcher (simulated node)', () => {
     await addTestMerchant(service);
     const o = await order(service, { uid: 'u', amount: '5' });
     clock.now = T0 + 2 * DAY;
-    const sim = new SimChain(4);
+    const sim = new SimChain(4, () => h().clock.now);
     const { w, lines } = watcherFor(h(), sim);
     const b = sim.mine([{ token: TOKEN, to: o.addresses.EVM!, value: 5_000_000n }]);
     sim.mineEmpty(3);
@@ -312,13 +312,132 @@ describe('the chain watcher (simulated node)', () => {
     expect(await service.balance('u')).toMatchObject({ available: '0' });
   });
 
+  it('late and held are judged by the block time: after a three-day outage an on-time payment is credited, not late; a late one is credited late, not held', async () => {
+    const { service, clock } = h();
+    await addTestMerchant(service);
+    // Expiry T0 + 30 min.
+    const onTime = await order(service, { uid: 'on-time', amount: '5' });
+    const late = await order(service, { uid: 'late', amount: '5' });
+    const held = await order(service, { uid: 'held', amount: '5' });
+    const sim = new SimChain(1, () => h().clock.now);
+    const { w } = watcherFor(h(), sim);
+    clock.now = T0 + 10 * MINUTE;
+    sim.mine([{ token: TOKEN, to: onTime.addresses.EVM!, value: 5_000_000n }]);
+    clock.now = T0 + 40 * MINUTE;
+    sim.mine([{ token: TOKEN, to: late.addresses.EVM!, value: 5_000_000n }]);
+    clock.now = T0 + 2 * DAY;
+    sim.mine([{ token: TOKEN, to: held.addresses.EVM!, value: 5_000_000n }]);
+    sim.mineEmpty(2);
+    // The watcher comes back three days after the order expired.
+    clock.now = T0 + 3 * DAY;
+    await untilCaughtUp(w);
+    expect(await service.getOrder(onTime.id)).toMatchObject({ status: 'PAID', late: false, payments: [{ late: false }] });
+    expect(await service.getOrder(late.id)).toMatchObject({ status: 'PAID', late: true, payments: [{ late: true }] });
+    expect(await service.balance('late')).toMatchObject({ available: '5' });
+    expect(await service.getOrderStatus(held.id)).toBe('EXPIRED');
+    expect((await service.heldPayments()).map((p) => p.orderId)).toEqual([held.id]);
+    // Held, then credited by hand: late, judged by its block time too.
+    const [p] = await service.heldPayments();
+    const credited = await cli(h(), ['order', 'credit-held', held.id, '--tx-hash', p!.txHash, '--reason', 'asked', '--yes', '--json']);
+    expect(JSON.parse(credited.stdout)).toMatchObject({ status: 'PAID', late: true, payments: [{ late: true }] });
+  });
+
+  it('order mark-paid with no block keeps judging late by the time it is recorded; with a block the watcher saw, by the block time', async () => {
+    const { service, clock } = h();
+    await addTestMerchant(service);
+    const byHand = await order(service, { uid: 'a', amount: '5' });
+    const seen = await order(service, { uid: 'b', amount: '5' });
+    const sim = new SimChain(1, () => h().clock.now);
+    const { w } = watcherFor(h(), sim);
+    clock.now = T0 + 10 * MINUTE;
+    sim.mine([{ token: TOKEN, to: seen.addresses.EVM!, value: 5_000_000n }]);
+    await untilCaughtUp(w);
+    const [row] = onChainPayments(h().ledger.db, registry, seen.id);
+    expect(row).toMatchObject({ status: 'seen' });
+    clock.now = T0 + 40 * MINUTE;
+    expect(await service.markPaid({ id: byHand.id, txHash: `0x${'12'.repeat(32)}` })).toMatchObject({ status: 'PAID', late: true });
+    expect(await service.markPaid({ id: seen.id, txHash: row!.txHash })).toMatchObject({ status: 'PAID', late: false });
+  });
+
+  it('a reorg between two ranges of one tick: a payment only on the new fork, in blocks already passed, is found and counted once', async () => {
+    const { service } = h();
+    await addTestMerchant(service);
+    const o = await order(service, { uid: 'u', amount: '10' });
+    const sim = new SimChain(29, () => h().clock.now);
+    const { w, lines } = watcherFor(h(), sim, { maxSpan: 10 });
+    let getLogs = 0;
+    sim.onCall = (method) => {
+      // Blocks 0..9 are scanned; before 10..19 are, blocks 5 on are replaced, a payment in 6.
+      if (method === 'eth_getLogs' && ++getLogs === 2) {
+        sim.reorg(5, Array.from({ length: 30 }, (_, i) => (i === 1 ? [{ token: TOKEN, to: o.addresses.EVM!, value: 10_000_000n }] : [])));
+      }
+    };
+    await untilCaughtUp(w);
+    expect(lines.join('\n')).toMatch(/reorg, rescanning from block/);
+    expect(await service.getOrder(o.id)).toMatchObject({ status: 'PAID', paidAmount: '10' });
+    sim.mineEmpty(5);
+    await untilCaughtUp(w);
+    expect(await service.balance('u')).toMatchObject({ available: '10' });
+    expect(onChainPayments(h().ledger.db, registry, o.id)).toMatchObject([{ blockNumber: 6, status: 'counted' }]);
+  });
+
+  it('logs and headers from different forks (load-balanced backends): nothing is stored until they agree, then the payment is found', async () => {
+    const { service, ledger } = h();
+    await addTestMerchant(service);
+    const o = await order(service, { uid: 'u', amount: '10' });
+    const sim = new SimChain(3, () => h().clock.now);
+    const { w } = watcherFor(h(), sim);
+    await untilCaughtUp(w);
+    const someone = { token: TOKEN, to: '0x2222222222222222222222222222222222222222', value: 1n };
+    sim.mine([]);
+    sim.mine([]);
+    sim.mine([someone]);
+    const oldFork = [...sim.blocks];
+    // The headers' backend moved to a fork with the payment; the logs' backend has not.
+    sim.reorg(4, [[{ token: TOKEN, to: o.addresses.EVM!, value: 10_000_000n }], [], [{ ...someone, value: 2n }]]);
+    sim.logsFrom = oldFork;
+    await expect(w.tick()).rejects.toThrow(/different forks/);
+    expect(readCursor(ledger.db, '31337')?.nextBlock).toBe(4);
+    sim.logsFrom = undefined;
+    sim.mineEmpty(2);
+    await untilCaughtUp(w);
+    expect(await service.getOrder(o.id)).toMatchObject({ status: 'PAID', paidAmount: '10' });
+    expect(await service.balance('u')).toMatchObject({ available: '10' });
+  });
+
+  it('a rate limit (-32005 "limit exceeded") is not a range too large: the tick fails and backs off, the span is kept', async () => {
+    const { service } = h();
+    await addTestMerchant(service);
+    const o = await order(service, { uid: 'u', amount: '1' });
+    const sim = new SimChain(40, () => h().clock.now);
+    sim.mine([{ token: TOKEN, to: o.addresses.EVM!, value: 1_000_000n }]);
+    sim.mineEmpty(2);
+    const spans: number[] = [];
+    sim.onCall = (method, params) => {
+      if (method === 'eth_getLogs') spans.push(Number.parseInt(params[0].toBlock, 16) - Number.parseInt(params[0].fromBlock, 16) + 1);
+    };
+    const { w } = watcherFor(h(), sim, { maxSpan: 10 });
+    for (const message of ['limit exceeded', 'daily request count exceeded, request rate limited', 'Too Many Requests']) {
+      sim.rateLimited = 3;
+      sim.rateLimitError = { code: message === 'Too Many Requests' ? 429 : -32005, message };
+      await expect(w.tick()).rejects.toThrow(message);
+      // One refused call, not a run of ever smaller ranges against a node that asks to slow down.
+      expect(sim.rateLimited).toBe(2);
+      sim.rateLimited = 0;
+    }
+    spans.length = 0;
+    await untilCaughtUp(w);
+    expect(spans[0]).toBe(10);
+    expect(await service.getOrderStatus(o.id)).toBe('PAID');
+  });
+
   it('TRON: base58 token and order addresses matched through the node hex form', async () => {
     const { service } = h();
     await addTestMerchant(service);
     const o = await order(service, { uid: 't', amount: '3' });
     const { adapterFor } = await import('../../../src/chains/watch/adapter.js');
     const tron = adapterFor('TRON');
-    const sim = new SimChain(1);
+    const sim = new SimChain(1, () => h().clock.now);
     const { w } = watcherFor(h(), sim, { chainId: '728126428' });
     sim.mine([{ token: tron.toNodeAddress(TRON_TOKEN), to: tron.toNodeAddress(o.addresses.TRON!), value: 3_000_000n }]);
     sim.mineEmpty(2);
@@ -333,7 +452,7 @@ describe('the chain watcher (simulated node)', () => {
     const { service } = h();
     await addTestMerchant(service);
     const o = await order(service, { uid: 'u', amount: '1' });
-    const sim = new SimChain(1);
+    const sim = new SimChain(1, () => h().clock.now);
     const { w } = watcherFor(h(), sim);
     await untilCaughtUp(w);
     sim.down = true;
