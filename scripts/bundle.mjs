@@ -20,7 +20,7 @@ await build({
   chunkNames: '[name]-[hash]',
   // solc (a devDependency, 8 MB) only compiles the test token when no built artifact exists.
   external: ['better-sqlite3', 'tronweb', 'solc'],
-  // Some dependencies (commander, cli-table3) are CommonJS and call require.
+  // Some dependencies (commander) are CommonJS and call require.
   banner: { js: "import { createRequire as __cpCreateRequire } from 'node:module'; const require = __cpCreateRequire(import.meta.url);" },
   legalComments: 'none',
   logLevel: 'warning',

@@ -16,6 +16,8 @@ export interface IO {
   isTTY: boolean;
   /** Both ends are a terminal: we may ask questions. */
   interactive: boolean;
+  /** The terminal's width, when stdout is one. */
+  columns?: number;
 }
 
 export interface Globals {
@@ -30,10 +32,13 @@ export interface Globals {
   timeout?: string;
   /** --insecure-http: plain http to a remote that is not this machine is allowed. */
   insecureHttp?: boolean;
+  /** --format: how lists are written (default: a table on a terminal, tab-separated in a pipe). */
+  format?: 'table' | 'tsv' | 'csv';
 }
 
 export interface Prompter {
-  input(message: string): Promise<string>;
+  /** `validate` answers true, or why the answer is refused (shown where it was typed, and asked again). */
+  input(message: string, opts?: { validate?: (value: string) => true | string }): Promise<string>;
   /** Hidden input, for secrets. */
   secret(message: string): Promise<string>;
   confirm(message: string): Promise<boolean>;
@@ -81,9 +86,9 @@ export interface ContextDeps {
 }
 
 const lazyPrompter: Prompter = {
-  async input(message) {
+  async input(message, opts) {
     const { input } = await import('@inquirer/prompts');
-    return input({ message, required: true });
+    return input({ message, required: true, validate: opts?.validate });
   },
   async secret(message) {
     const { password } = await import('@inquirer/prompts');

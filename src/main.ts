@@ -2,23 +2,36 @@ import { Command, CommanderError, Option } from 'commander';
 import { AppError, exitCodeOf, isAppError } from './core/errors.js';
 import { createContext, type Context, type ContextDeps, type Globals } from './context.js';
 import { defineCommands } from './commands/define.js';
+import { annotateHelp } from './commands/help-text.js';
 import { appVersion, schemaVersion } from './core/version.js';
+import { commandOf, flagsIn, missingCommand, rewriteHelp, wantsJson } from './commands/argv.js';
 
 /** What a command module exports: parse is done; do the work, print, return an exit code. */
 export type CommandRun = (ctx: Context, opts: Record<string, any>, ...args: any[]) => Promise<number | void>;
 
-export function buildProgram(deps: ContextDeps, state: { ctx?: Context; code: number }): Command {
+interface RunState {
+  ctx?: Context;
+  /** The command being run, for messages that name its options. */
+  cmd?: Command;
+  code: number;
+  /** --json is on the line: every error is JSON, commander's own included. */
+  json?: boolean;
+}
+
+export function buildProgram(deps: ContextDeps, state: RunState): Command {
   const program = new Command('cryptopay')
     .description('Crypto payment back office: payment orders, refunds and withdrawals on EVM chains and TRON')
     .version(`cryptopay ${appVersion()} (ledger schema ${schemaVersion()})`, '-V, --version')
     .exitOverride()
     .configureOutput({
       writeOut: (s) => deps.io.stdout.write(s),
-      writeErr: (s) => deps.io.stderr.write(s),
+      // Under --json, commander's messages (and the help it shows with them) become main's JSON error.
+      writeErr: (s) => (state.json ? undefined : deps.io.stderr.write(s)),
     })
     .showSuggestionAfterError()
     .option('--db <path>', 'ledger file (default: $CRYPTOPAY_DB, else $XDG_DATA_HOME/cryptopay/ledger.db)')
     .option('--json', 'print JSON for scripts')
+    .addOption(new Option('--format <format>', 'how lists are written: table (default on a terminal), tsv (default in a pipe), csv (for spreadsheets), json (as --json)').choices(['table', 'tsv', 'csv', 'json']))
     .option('-y, --yes', 'do not ask before changing money')
     .option('--mch-id <id>', 'merchant (default: $CRYPTOPAY_MCH_ID, else the only merchant of the ledger)')
     .option('--remote <url>', 'forward operations to a remote cryptopay service (default: $CRYPTOPAY_REMOTE)')
@@ -32,13 +45,16 @@ export function buildProgram(deps: ContextDeps, state: { ctx?: Context; code: nu
   const run = (load: () => Promise<{ run: CommandRun }>) =>
     async (...args: unknown[]) => {
       const cmd = args[args.length - 1] as Command;
+      state.cmd = cmd;
       const opts = cmd.optsWithGlobals() as Record<string, any>;
       if (opts.secret !== undefined) {
         throw new AppError('usage', 'a secret is never taken from a command-line flag (it would stay in your shell history): use CRYPTOPAY_SECRET or --secret-file');
       }
+      if (opts.json && opts.format && opts.format !== 'json') throw new AppError('usage', `--json and --format ${opts.format} ask for two different outputs: give one`);
       const globals: Globals = {
         db: opts.db,
-        json: !!opts.json,
+        json: !!opts.json || opts.format === 'json',
+        format: opts.format === 'json' ? undefined : opts.format,
         yes: !!opts.yes,
         mchId: opts.mchId ?? deps.env.CRYPTOPAY_MCH_ID,
         remote: opts.remote,
@@ -57,29 +73,36 @@ export function buildProgram(deps: ContextDeps, state: { ctx?: Context; code: nu
     };
 
   defineCommands(program, run);
+  annotateHelp(program);
   return program;
 }
 
 /** Parses argv, runs one command, and maps every failure to its exit code. */
 export async function main(argv: string[], deps: ContextDeps): Promise<number> {
-  const state: { ctx?: Context; code: number } = { code: 0 };
+  const state: RunState = { code: 0, json: wantsJson(argv) };
   const program = buildProgram(deps, state);
   try {
-    await program.parseAsync(argv, { from: 'user' });
+    await program.parseAsync(rewriteHelp(program, argv), { from: 'user' });
     return state.code;
   } catch (e) {
     if (e instanceof CommanderError) {
-      // 'commander.help' with exit code 1 is a group command given without its subcommand: a usage error.
-      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version') return 0;
-      return e.exitCode === 0 ? 0 : 2;
+      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.exitCode === 0) return 0;
+      // Every other parse failure is a usage error; 'commander.help' with exit code 1 is a group
+      // command given without its subcommand.
+      if (state.json) {
+        const message = e.code === 'commander.help' ? missingCommand(commandOf(program, argv).cmd, commandOf(program, argv).path) : e.message.replace(/^error: /, '');
+        deps.io.stderr.write(`${JSON.stringify({ error: { kind: 'usage', message } })}\n`);
+      }
+      return 2;
     }
     // Ctrl-C at a prompt (@inquirer's ExitPromptError): the user stopped before anything changed.
     if ((e as Error)?.name === 'ExitPromptError') {
-      deps.io.stderr.write(state.ctx?.globals.json ? `${JSON.stringify({ error: { kind: 'cancelled', message: 'cancelled: nothing was changed' } })}\n` : '\ncancelled: nothing was changed\n');
+      deps.io.stderr.write(state.json ? `${JSON.stringify({ error: { kind: 'cancelled', message: 'cancelled: nothing was changed' } })}\n` : '\ncancelled: nothing was changed\n');
       return 130;
     }
-    const err = isAppError(e) ? e : new AppError('internal', `internal error: ${(e as Error)?.message ?? String(e)}`);
-    if (state.ctx?.globals.json) {
+    let err = isAppError(e) ? e : new AppError('internal', `internal error: ${(e as Error)?.message ?? String(e)}`);
+    if (err.kind === 'invalid' || err.kind === 'usage') err = await nextStep(state, err);
+    if (state.json) {
       deps.io.stderr.write(`${JSON.stringify({ error: { kind: err.kind, message: err.message } })}\n`);
     } else {
       deps.io.stderr.write(`error: ${err.message}\n`);
@@ -89,4 +112,25 @@ export async function main(argv: string[], deps: ContextDeps): Promise<number> {
   } finally {
     state.ctx?.close();
   }
+}
+
+/**
+ * A refusal of the input says it in the CLI's words, with the next step: the options as typed
+ * (`--expired-at`, not `expiredAt`), and for a missing merchant the merchants to choose from.
+ */
+async function nextStep(state: RunState, err: AppError): Promise<AppError> {
+  if (/^mchId is required\b/.test(err.message) && state.ctx) {
+    const ctx = state.ctx;
+    let choices = '';
+    if (!ctx.isRemote()) {
+      const list = await (await ctx.local('merchant list')).listMerchants().catch(() => []);
+      const shown = list.slice(0, 10).map((m) => `${m.mchId} (${m.name})`).join(', ');
+      choices = list.length ? `: the ledger holds ${list.length} merchants: ${shown}${list.length > 10 ? `, and ${list.length - 10} more (cryptopay merchant list)` : ''}` : '';
+      const first = list[0]?.mchId ?? 'ID';
+      return new AppError('usage', `--mch-id is required${choices}; pass --mch-id ${first} or set CRYPTOPAY_MCH_ID`);
+    }
+    return new AppError('usage', '--mch-id is required: pass --mch-id ID, set CRYPTOPAY_MCH_ID, or save it in the profile (cryptopay profile add NAME --remote URL --mch-id ID)');
+  }
+  const message = flagsIn(err.message, state.cmd);
+  return message === err.message ? err : new AppError(err.kind, message);
 }

@@ -37,7 +37,7 @@ export async function run(ctx: Context, opts: { ackReorg?: string; reason?: stri
   if (ctx.globals.json) return printJson(ctx, data);
   await printTable(
     ctx,
-    ['chainId', 'type', 'name', 'confirmations', 'rpc', 'head', 'scanned', 'lag', 'lease', 'last error', 'deep reorg', 'tokens'],
+    ['chainId', 'type', { name: 'name', text: true, priority: 9 }, { name: 'confirmations', priority: 5 }, { name: 'rpc', text: true }, 'head', 'scanned', { name: 'lag', priority: 8 }, { name: 'lease', text: true }, { name: 'last error', text: true, priority: 7 }, { name: 'deep reorg', priority: 10 }, { name: 'tokens', text: true }],
     data.map((c) => [
       c.chainId, c.chainType, c.development ? `${c.name} [development: test money only]` : c.name, c.confirmations, c.watch.rpc ?? 'no', c.watch.head, c.watch.scannedTo, c.watch.lag, c.watch.leaseHolder,
       c.watch.lastError, c.watch.deepReorg ? `YES ${c.watch.deepReorg.split(' ')[0]}` : null, c.tokens.map((t) => `${t.symbol} ${t.address}`).join(', '),

@@ -3,15 +3,30 @@ import { AppError, usage } from '../core/errors.js';
 import { formatAmount, parseLedgerAmount } from '../core/money.js';
 import type { Context } from '../context.js';
 import { printRecord, type Cell } from './output.js';
+import { fieldOf, type Field } from './fields.js';
 
 /**
  * A required option: taken from the line, asked for on a terminal, a usage error elsewhere
- * (decisions §10).
+ * (decisions §10). Either way its value meets the field's rule before anything runs: a flag
+ * that breaks it is a usage error naming the flag; an answer that breaks it is refused as it
+ * is typed, and asked again (issue #15 items 6 and 7).
  */
-export async function need(ctx: Context, value: string | undefined, flag: string, question: string): Promise<string> {
-  if (value !== undefined && value !== '') return value;
-  if (!ctx.io.interactive) throw usage(`missing required option --${flag}`);
-  return ctx.prompter.input(question);
+export async function need(ctx: Context, value: string | undefined, flag: string | Field, question: string): Promise<string> {
+  const field = typeof flag === 'string' ? fieldOf(flag) : flag;
+  if (value !== undefined && value !== '') return checked(value, field)!;
+  if (!ctx.io.interactive) throw usage(`missing required option --${field.flag}`);
+  const check = field.check;
+  return ctx.prompter.input(question, check && { validate: (v) => (v === '' ? 'an answer is needed' : check(v)?.replace(`--${field.flag} `, `${field.flag} `) ?? true) });
+}
+
+/** An option's value, checked by its field's rule: a usage error naming the flag. */
+export function checked(value: string | undefined, flag: string | Field): string | undefined {
+  // "" is absent, as need() and the interface take it (decisions §1).
+  if (value === undefined || value === '') return value;
+  const field = typeof flag === 'string' ? fieldOf(flag) : flag;
+  const problem = field.check?.(value);
+  if (problem) throw usage(problem);
+  return value;
 }
 
 /**

@@ -35,7 +35,7 @@ export function defineCommands(program: Command, run: Runner): void {
     .option('--uid <uid>', 'user id')
     .option('--amount <amount>', 'amount, a decimal such as 12.5')
     .option('--memo <text>', 'remark')
-    .option('--expired-at <ms>', 'expiry, milliseconds since the epoch (default: now + order lifetime)')
+    .option('--expired-at <time>', 'expiry: a duration from now (2h, 30m), an ISO 8601 time (2026-05-01T12:00Z) or milliseconds since the epoch (default: now + order lifetime)')
     .option('--notify-url <url>', 'callback for payment results')
     .option('--redirect-url <url>', 'where the payment page sends the user afterwards')
     .option('--logo <url>', 'logo for the payment page')

@@ -33,7 +33,7 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
   if (ctx.globals.json) return printJson(ctx, page.items);
   await printTable(
     ctx,
-    ['time', 'actor', 'action', 'subject', 'detail'],
+    ['time', { name: 'actor', text: true, minWidth: 8 }, { name: 'action', text: true, minWidth: 16 }, 'subject', { name: 'detail', text: true, below: true }],
     page.items.map((e) => [formatTime(e.at), e.actor, e.action, e.subject, detailText(e)]),
   );
   pageNote(ctx, page);

@@ -1,10 +1,13 @@
 import type { Context } from '../context.js';
+import { csv, terminalTable, tsv, wrap, type Cell, type Column } from './table.js';
+
+export type { Cell, Column };
 
 /**
- * Three audiences: a person at a terminal (tables, colour), a pipe (plain tab-separated text,
- * no header), a script (--json). Commands hand over data; only this file decides how it looks.
+ * Four audiences: a person at a terminal (tables fitted to its width, colour), a pipe (plain
+ * tab-separated text with a header row), a spreadsheet (--format csv), a script (--json).
+ * Commands hand over data; only this file (and table.ts) decides how it looks.
  */
-export type Cell = string | number | boolean | null | undefined;
 
 export function printJson(ctx: Context, data: unknown): void {
   ctx.io.stdout.write(`${JSON.stringify(data, (_k, v) => (typeof v === 'bigint' ? v.toString() : v), 2)}\n`);
@@ -17,33 +20,51 @@ export function formatTime(ms: number | null | undefined): string {
   return new Date(ms).toISOString().replace('.000Z', 'Z');
 }
 
-/** A list of rows. */
-export async function printTable(ctx: Context, head: string[], rows: Cell[][]): Promise<void> {
-  if (!ctx.io.isTTY) {
-    for (const r of rows) ctx.io.stdout.write(`${r.map(show).join('\t')}\n`);
-    return;
-  }
+/** How a list is written: --format, else a table on a terminal and tab-separated text in a pipe. */
+export function tableFormat(ctx: Context): 'table' | 'tsv' | 'csv' {
+  return ctx.globals.format ?? (ctx.io.isTTY ? 'table' : 'tsv');
+}
+
+/**
+ * The terminal's width: $COLUMNS when set (a user or a test that asks for a width gets it),
+ * else what the terminal says, else 80.
+ */
+export function terminalWidth(ctx: Context): number {
+  const env = Number(ctx.env.COLUMNS);
+  if (Number.isInteger(env) && env > 0) return env;
+  return ctx.io.columns && ctx.io.columns > 0 ? ctx.io.columns : 80;
+}
+
+/** A list of rows; a column is its header, or a Column saying how it gives way on a narrow terminal. */
+export async function printTable(ctx: Context, head: Array<string | Column>, rows: Cell[][]): Promise<void> {
+  const columns = head.map((h) => (typeof h === 'string' ? { name: h } : h));
+  const format = tableFormat(ctx);
+  if (format === 'tsv') return void ctx.io.stdout.write(tsv(columns, rows));
+  if (format === 'csv') return void ctx.io.stdout.write(csv(columns, rows));
   if (rows.length === 0) {
     ctx.io.stdout.write('(none)\n');
     return;
   }
-  const { default: Table } = await import('cli-table3');
   const chalk = ctx.color ? (await import('chalk')).default : undefined;
-  const table = new Table({
-    head: chalk ? head.map((h) => chalk.bold(h)) : head,
-    style: { head: [], border: [] },
-  });
-  for (const r of rows) table.push(r.map(show));
-  ctx.io.stdout.write(`${table.toString()}\n`);
+  const width = terminalWidth(ctx);
+  const t = terminalTable(columns, rows, { width, now: ctx.now(), ascii: ctx.env.TERM === 'dumb', bold: chalk && ((s) => chalk.bold(s)) });
+  ctx.io.stdout.write(`${t.lines.join('\n')}\n`);
+  if (t.hidden.length) {
+    const note = wrap(`(left out to fit ${width} columns: ${t.hidden.join(', ')}; see them with a wider terminal, --format csv or --json)`, width).join('\n');
+    ctx.io.stderr.write(`${chalk ? chalk.dim(note) : note}\n`);
+  }
 }
 
-/** One record, as aligned "label  value" lines. */
+/** One record, as aligned "label  value" lines; with --format csv, rows of field,value. */
 export async function printRecord(ctx: Context, pairs: [string, Cell][]): Promise<void> {
+  if (ctx.globals.format === 'csv') return void ctx.io.stdout.write(csv([{ name: 'field' }, { name: 'value' }], pairs));
   const width = Math.max(...pairs.map(([k]) => k.length));
   const chalk = ctx.color ? (await import('chalk')).default : undefined;
   for (const [k, v] of pairs) {
     const label = k.padEnd(width);
-    ctx.io.stdout.write(`${chalk ? chalk.dim(label) : label}  ${show(v)}\n`);
+    // A terminal could act on a control character in stored text (an ESC in a remark).
+    const value = ctx.io.isTTY ? show(v).replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu, ctx.env.TERM === 'dumb' ? '?' : '\ufffd') : show(v);
+    ctx.io.stdout.write(`${chalk ? chalk.dim(label) : label}  ${value}\n`);
   }
 }
 

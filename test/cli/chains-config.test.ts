@@ -34,7 +34,7 @@ describe('the chain registry from a config file', () => {
     // Without the file the chain is unknown.
     const without = await runCli(['withdraw', 'apply', '--uid', 'u1', '--amount', '1', '--to', TO, '--chain-id', '11155111', '--chain-type', 'EVM', '--token', SEPOLIA_USDT], { env: { ...env, CRYPTOPAY_CHAINS: undefined } });
     expect(without.code).toBe(1);
-    expect(without.stderr).toMatch(/chainId 11155111 is not a chain this service knows/);
+    expect(without.stderr).toMatch(/--chain-id 11155111 is not a chain this service knows/);
 
     writeFileSync(chains, '{ not json');
     const bad = await runCli(['chains'], { env });

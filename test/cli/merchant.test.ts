@@ -32,7 +32,7 @@ describe.concurrent('merchants', { timeout: SLOW }, () => {
       const words = rec['wallet words']!.split(' ');
       expect(words).toHaveLength(24);
       expect(Mnemonic.isValidMnemonic(words.join(' '))).toBe(true);
-      expect(r.stderr).toMatch(/WARNING/);
+      expect(r.stderr).toMatch(/^warning: /m);
       expect(r.stderr).toMatch(/24 words/);
       expect(r.stderr).toMatch(/shown once/);
 
@@ -137,7 +137,7 @@ describe.concurrent('merchants', { timeout: SLOW }, () => {
         expect(v.stdout).not.toMatch(/sk_/);
       }
       const [list, listJson, showA, showB, showBByFlag] = views.map((v) => v.stdout);
-      expect(list!.split('\n').filter(Boolean).map((l) => l.split('\t').slice(0, 2))).toEqual([[a.mchId, 'Alpha'], [b.mchId, 'Beta']]);
+      expect(list!.split('\n').filter(Boolean).map((l) => l.split('\t').slice(0, 2))).toEqual([['mchId', 'name'], [a.mchId, 'Alpha'], [b.mchId, 'Beta']]);
       expect(JSON.parse(listJson!).map((m: { mchId: string }) => m.mchId)).toEqual([a.mchId, b.mchId]);
       expect(record(showA!)).toMatchObject({ mchId: a.mchId, name: 'Alpha', 'order lifetime': '30m', 'rate limit': '60/min' });
       expect(JSON.parse(showB!)).toMatchObject({ mchId: b.mchId, orderLifetime: '2h', rateLimit: 0, tronXpub: null });

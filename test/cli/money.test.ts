@@ -43,8 +43,8 @@ describe.concurrent('money commands', { timeout: SLOW }, () => {
       ]);
       expect(reused.code).toBe(1);
       expect(reused.stderr).toContain(`transaction ${tx} is already recorded in this ledger`);
-      expect(malformed.code).toBe(1);
-      expect(malformed.stderr).toMatch(/tx-hash must be a transaction hash/);
+      expect(malformed.code).toBe(2);
+      expect(malformed.stderr).toMatch(/--tx-hash must be a transaction hash/);
       expect(missing.code).toBe(2);
       expect(missing.stderr).toContain('missing required option --tx-hash');
       expect(unknown.code).toBe(1);
@@ -96,7 +96,8 @@ describe.concurrent('money commands', { timeout: SLOW }, () => {
       expect(noTarget.stderr).toMatch(/--id or --oid/);
       expect(noAmount.code).toBe(2);
       expect(noAmount.stderr).toContain('missing required option --amount');
-      expect(badAmount.code).toBe(1);
+      expect(badAmount.code).toBe(2);
+      expect(badAmount.stderr).toMatch(/^error: --amount /);
       for (const r of [noYes, over, notPaid, mismatch, unknown, noTarget, noAmount, badAmount]) expect(r.stdout).toBe('');
       expect(await balanceOf(s, 'u1')).toEqual({ available: '10', held: '0' });
       expect(await s.json(['refund', 'list'])).toEqual([]);
@@ -126,7 +127,9 @@ describe.concurrent('money commands', { timeout: SLOW }, () => {
       expect(status.stdout).toBe('REFUNDED\n');
       expect(bal).toEqual({ available: '0', held: '0' });
       expect(list.map((r: { amount: string; remark: string }) => [r.amount, r.remark])).toEqual([['6', ''], ['4', 'damaged']]);
-      expect(listPlain.stdout.split('\n').filter(Boolean)).toHaveLength(2);
+      // A header row, then one row per refund.
+      expect(listPlain.stdout.split('\n').filter(Boolean)).toHaveLength(3);
+      expect(listPlain.stdout).toMatch(/^refund\torder\toid\tamount\tremark\ttime\n/);
       expect(listPlain.stdout).toMatch(new RegExp(`^rf_\\S+\\t${id}\\tR-1\\t4\\tdamaged\\t`, 'm'));
       expect(byOrder).toEqual([]);
       expect(again.code).toBe(1);
@@ -174,8 +177,8 @@ describe.concurrent('money commands', { timeout: SLOW }, () => {
       expect(noYes.stderr).toMatch(NEEDS_YES);
       expect(noReason.code).toBe(2);
       expect(noReason.stderr).toContain('missing required option --reason');
-      expect(blankReason.code).toBe(1);
-      expect(blankReason.stderr).toMatch(/reason is required/);
+      expect(blankReason.code).toBe(2);
+      expect(blankReason.stderr).toMatch(/--reason is required/);
       expect((await s.run(['balance', 'newbie'])).code).toBe(1); // still no activity: nothing was changed
 
       // A user with nothing yet can be credited.
@@ -190,7 +193,8 @@ describe.concurrent('money commands', { timeout: SLOW }, () => {
       ]);
       expect(tooMuch.code).toBe(1);
       expect(tooMuch.stderr).toMatch(/insufficient balance: user newbie has 70 USDT available, 70\.000001 needed/);
-      expect(badAmount.code).toBe(1);
+      expect(badAmount.code).toBe(2);
+      expect(badAmount.stderr).toMatch(/^error: --amount /);
       const debit = await s.json(['balance', 'adjust', 'newbie', '--amount', '-20.5', '--reason', 'chargeback', '--yes']);
       expect(debit).toMatchObject({ uid: 'newbie', change: '-20.5', available: '49.5', held: '0' });
 
@@ -235,18 +239,21 @@ describe.concurrent('money commands', { timeout: SLOW }, () => {
         s.run(['withdraw', 'apply', '--uid', 'u1', '--amount', '1', '--to', EVM_TO, '--chain-id', '999', '--chain-type', 'EVM', '--token', USDT_ETH]),
         s.run(['withdraw', 'apply', '--uid', 'u1', '--amount', '1', '--to', EVM_TO, '--chain-id', '1', '--chain-type', 'TRON', '--token', USDT_ETH]),
         s.run(['withdraw', 'apply', '--uid', 'u1', '--amount', '1', '--to', EVM_TO, '--chain-id', '1', '--chain-type', 'EVM', '--token', EVM_TO]),
-        s.run(['withdraw', 'apply', '--uid', 'u1', '--amount', '1', '--to', EVM_TO, '--chain-id', '1', '--chain-type', 'EVM']),
+        // (Without --token the chain's one token is meant: test/cli/prompts.test.ts.)
+        s.run(['withdraw', 'apply', '--uid', 'u1', '--amount', '1', '--to', EVM_TO, '--chain-type', 'EVM']),
         s.run(apply(s, 'u1', '0')),
       ]);
       const expected = [
         [1, /insufficient balance: user u1 has 50 USDT available, 50\.000001 needed/],
-        [1, /to is not a valid EVM address: mixed-case checksum \(EIP-55\) does not match/],
-        [1, /to is not a valid TRON address/],
-        [1, /chainId 999 is not a chain this service knows/],
-        [1, /chainType TRON does not match chain 1/],
+        // A value judged by its form is a usage error before anything runs; what only the
+        // service knows (its chains and tokens, the balance) is its refusal (issue #15 item 7).
+        [2, /--to is not a valid EVM address: mixed-case checksum \(EIP-55\) does not match/],
+        [2, /--to is not a valid TRON address/],
+        [1, /--chain-id 999 is not a chain this service knows/],
+        [2, /--chain-type TRON does not match --chain-id 1/],
         [1, /is not a token this service knows on chain 1/],
-        [2, /missing required option --token/],
-        [1, /amount must be positive/],
+        [2, /missing required option --chain-id/],
+        [2, /--amount must be positive/],
       ] as const;
       refusals.forEach((r, i) => {
         expect(r.code, String(expected[i]![1])).toBe(expected[i]![0]);
@@ -273,10 +280,10 @@ describe.concurrent('money commands', { timeout: SLOW }, () => {
         s.run(['withdraw', 'confirm', w1.id, '--tx-hash', tx, '--block-number', '0', '--yes']),
         s.run(['withdraw', 'confirm', w1.id, '--tx-hash', tx, '--yes']),
       ]);
-      expect(badHash.code).toBe(1);
-      expect(badHash.stderr).toMatch(/txHash must be a transaction hash: 0x and 64 hex digits/);
-      expect(badBlock.code).toBe(1);
-      expect(badBlock.stderr).toMatch(/blockNumber must be a positive integer/);
+      expect(badHash.code).toBe(2);
+      expect(badHash.stderr).toMatch(/--tx-hash must be a transaction hash: 0x and 64 hex digits/);
+      expect(badBlock.code).toBe(2);
+      expect(badBlock.stderr).toMatch(/--block-number must be a positive whole number/);
       expect(noBlock.code).toBe(2);
       expect(noBlock.stderr).toContain('missing required option --block-number');
 
@@ -325,7 +332,7 @@ describe.concurrent('money commands', { timeout: SLOW }, () => {
       ]);
       expect(pending.map((w: { id: string }) => w.id)).toEqual([w3.id]);
       expect(confirmedList.map((w: { id: string }) => w.id)).toEqual([w1.id]);
-      expect(plain.stdout.split('\n').filter(Boolean)).toEqual([expect.stringMatching(new RegExp(`^${w3.id}\\tu1\\t5\\t`))]);
+      expect(plain.stdout.split('\n').filter(Boolean)).toEqual([expect.stringMatching(/^id\tuid\tamount\t/), expect.stringMatching(new RegExp(`^${w3.id}\\tu1\\t5\\t`))]);
       expect(shown.stdout).toMatch(/^status\s+REJECTED$/m);
       expect(shown.stdout).toMatch(/^remark\s+suspicious$/m);
       expect((await s.run(['withdraw', 'list', '--status', 'DONE'])).code).toBe(2);
@@ -351,7 +358,8 @@ describe.concurrent('money commands', { timeout: SLOW }, () => {
       expect(log.map((e: { action: string }) => e.action)).toEqual(['order.refunded', 'order.payment_recorded', 'merchant.created']);
       expect(log[0]).toMatchObject({ subject: `order:${id}`, mchId: s.mchId, detail: { amount: '2', remark: 'late delivery', statusAfter: 'PAID' } });
       expect(log[0].actor).toEqual(expect.any(String));
-      const rows = plain.stdout.split('\n').filter(Boolean);
+      const [head, ...rows] = plain.stdout.split('\n').filter(Boolean);
+      expect(head).toBe('time\tactor\taction\tsubject\tdetail');
       expect(rows).toHaveLength(2);
       expect(rows[0]).toMatch(/\torder\.refunded\torder:ord_\S+\t.*remark=late delivery/);
       expect(byOrder.map((e: { action: string }) => e.action)).toEqual(['order.refunded', 'order.payment_recorded']);

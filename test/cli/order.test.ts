@@ -98,18 +98,19 @@ describe.concurrent('orders', { timeout: SLOW }, () => {
         s.run(['order', 'create', '--oid', 'F', '--uid', 'u', '--amount', '1', '--expired-at', String(Date.now() + 8 * 86_400_000)]),
         s.run(['order', 'create', '--oid', 'G', '--uid', 'u', '--amount', '1', '--expired-at', 'tomorrow']),
       ]);
-      expect(past.code).toBe(1);
-      expect(past.stderr).toMatch(/expiredAt must lie in the future/);
-      expect(far.code).toBe(1);
-      expect(far.stderr).toMatch(/at most 7 days/);
-      expect(garbage.code).toBe(1);
-      expect(garbage.stderr).toMatch(/expiredAt must be a milliseconds timestamp/);
+      // Judged before anything runs: usage errors naming the option (issue #15 item 7).
+      expect(past.code).toBe(2);
+      expect(past.stderr).toMatch(/--expired-at must lie in the future/);
+      expect(far.code).toBe(2);
+      expect(far.stderr).toMatch(/--expired-at must be at most 7 days/);
+      expect(garbage.code).toBe(2);
+      expect(garbage.stderr).toMatch(/--expired-at must be a duration from now such as 2h or 30m, milliseconds since the epoch, or an ISO 8601 time/);
       expect(await s.json(['order', 'list'])).toEqual([]);
     });
   });
 
   describe('order create refusals', () => {
-    it('refuses every amount outside the grammar with exit 1 and the reason on stderr, creating nothing', async () => {
+    it('refuses every amount outside the grammar with exit 2 (a usage error) and the reason on stderr, creating nothing', async () => {
       const s = await withMerchant();
       const cases: Array<[string, RegExp]> = [
         ['1e3', /plain decimal.*"1e3"/],
@@ -124,9 +125,9 @@ describe.concurrent('orders', { timeout: SLOW }, () => {
       ];
       const results = await Promise.all(cases.map(([amount], i) => s.run(['order', 'create', '--oid', `BAD-${i}`, '--uid', 'u1', '--amount', amount])));
       results.forEach((r, i) => {
-        expect(r.code, `--amount ${JSON.stringify(cases[i]![0])}`).toBe(1);
+        expect(r.code, `--amount ${JSON.stringify(cases[i]![0])}`).toBe(2);
         expect(r.stdout).toBe('');
-        expect(r.stderr).toMatch(/amount/);
+        expect(r.stderr).toMatch(/^error: --amount /);
         expect(r.stderr).toMatch(cases[i]![1]);
       });
       expect(await s.json(['order', 'list'])).toEqual([]);
@@ -180,8 +181,8 @@ describe.concurrent('orders', { timeout: SLOW }, () => {
         s.json(['order', 'create', '--oid', 'M-2', '--uid', 'u1', '--amount', '1'], { env: { CRYPTOPAY_MCH_ID: s.mchId } }),
         s.run(['order', 'create', '--oid', 'M-3', '--uid', 'u1', '--amount', '1', '--mch-id', 'M999999']),
       ]);
-      expect(none.code).toBe(1);
-      expect(none.stderr).toMatch(/mchId is required: the ledger holds more than one merchant/);
+      expect(none.code).toBe(2);
+      expect(none.stderr).toMatch(new RegExp(`--mch-id is required: the ledger holds 2 merchants: ${s.mchId} \\(One\\), ${two.mchId} \\(Two\\)`));
       expect(unknown.code).toBe(1);
       expect(unknown.stderr).toMatch(/merchant M999999 not found/);
       const [d1, d2] = await Promise.all([s.json(['order', 'show', flagged.id]), s.json(['order', 'show', byEnv.id])]);
@@ -229,9 +230,10 @@ describe.concurrent('orders', { timeout: SLOW }, () => {
       expect(ids(pending)).toEqual([c.id, a.id]);
       expect(ids(alice)).toEqual([c.id, a.id]);
       expect(ids(one)).toEqual([c.id]);
-      // Piped: one tab-separated row per order, no header.
-      expect(lines(plain.stdout)).toHaveLength(1);
-      expect(plain.stdout.split('\t').slice(0, 6)).toEqual([b.id, 'L-2', 'bob', '2', 'PAID', '2']);
+      // Piped: a header row, then one tab-separated row per order.
+      expect(lines(plain.stdout)).toHaveLength(2);
+      expect(lines(plain.stdout)[0]).toBe('id\toid\tuid\tamount\tstatus\tpaid\trefunded\texpires');
+      expect(lines(plain.stdout)[1]!.split('\t').slice(0, 6)).toEqual([b.id, 'L-2', 'bob', '2', 'PAID', '2']);
       expect(badStatus.code).toBe(2);
       expect(badStatus.stderr).toMatch(/--status must be one of PENDING_PAY, PAID, EXPIRED, REFUNDED/);
       expect(badLimit.code).toBe(2);

@@ -24,7 +24,8 @@ describe('pipes', { timeout: SLOW }, () => {
       env: cliEnv(CLEAN_ENV), encoding: 'utf8',
     });
     expect(r.stderr).toBe('');
-    expect(r.stdout.split('\n')[0]).toMatch(/^ord_/);
+    // The header row, then head closes the pipe while 1000 rows are still to come.
+    expect(r.stdout).toBe('id\toid\tuid\tamount\tstatus\tpaid\trefunded\texpires\n');
     expect(r.stdout).not.toMatch(/EPIPE|node:events|Unhandled/);
   });
 });

@@ -84,7 +84,8 @@ describe.concurrent('usage', { timeout: SLOW }, () => {
       // Plain rows, tab-separated, no table borders.
       const list = runs[0]!.stdout;
       expect(list).not.toMatch(/[│┌─]/);
-      expect(list.split('\t')[0]).toBe(id);
+      expect(list.split('\n')[0]).toBe('id\toid\tuid\tamount\tstatus\tpaid\trefunded\texpires');
+      expect(list.split('\n')[1]!.split('\t')[0]).toBe(id);
       expect(runs[commands.length]!.stdout).toBe(list);
       // The refund without --yes was refused and changed nothing.
       expect(runs[4]!.code).toBe(2);

@@ -252,7 +252,7 @@ describe('a remote that never answers', () => {
       h.cli(['--remote', server.url, '--timeout', 'soon', 'address', ORDER]),
     ]);
     expect(env).toEqual({ code: 3, stdout: '', stderr: `error: the remote ${server.url} did not answer within 0.2 s\n` });
-    expect(bad).toEqual({ code: 2, stdout: '', stderr: 'error: timeout must look like 10s, 500ms or 2m, got "soon"\n' });
+    expect(bad).toEqual({ code: 2, stdout: '', stderr: 'error: --timeout must look like 10s, 500ms or 2m, got "soon"\n' });
   });
 });
 

@@ -181,7 +181,8 @@ describe("a remote's list is input", () => {
     expect(refused.stderr).toMatch(/answered success with data this client does not understand \(1\.to: not a EVM address\); nothing of it is printed\n$/);
     expect(bad.hits).toEqual(['POST /api/v1/withdraw/list']);
     expect(shown).toMatchObject({ code: 0, stderr: '' });
-    expect(shown.stdout.split('\t')[1]).toBe('u\ufffd[2J1\ufffd');
+    // Below the header row.
+    expect(shown.stdout.split('\n')[1]!.split('\t')[1]).toBe('u\ufffd[2J1\ufffd');
   });
 });
 
@@ -224,7 +225,7 @@ describe('callbacks list and show on the remote', () => {
       as(ma, ['callbacks', 'show', 'evt_AAAAAAAAAAAAAAAAAAAAAA']),
     ]);
     expect(listR).toMatchObject({ code: 0, stderr: '' });
-    expect(listR.stdout).toMatch(new RegExp(`^${ca}\\torder\\.paid\\torder:${oa}\\tdelivered\\t1\\t200\\t`));
+    expect(listR.stdout).toMatch(new RegExp(`^id\\tevent\\tsubject\\tstatus\\tattempts\\tlast answer\\tnext attempt\\tcreated\\n${ca}\\torder\\.paid\\torder:${oa}\\tdelivered\\t1\\t200\\t`));
     expect(listR).toEqual(listL);
     expect(listJsonR).toEqual(listJsonL);
     const shownLocally = JSON.parse(showL.stdout);

@@ -47,7 +47,7 @@ describe('a session with profiles', () => {
 
   it('profile list shows it, active, without the secret (plain and --json)', async () => {
     const [plain, json] = await Promise.all([h.cli(['profile', 'list']), h.cli(['--json', 'profile', 'list'])]);
-    expect(plain).toEqual({ code: 0, stdout: `*\tprod\t${server.url}\t${m.mchId}\tstored\t-\n`, stderr: '' });
+    expect(plain).toEqual({ code: 0, stdout: `active\tname\tremote\tmchId\tsecret\ttimeout\n*\tprod\t${server.url}\t${m.mchId}\tstored\t-\n`, stderr: '' });
     expect(json.code).toBe(0);
     expect(JSON.parse(json.stdout)).toEqual([{ name: 'prod', active: true, remote: server.url, mchId: m.mchId, secret: 'stored', timeout: null }]);
     expect(plain.stdout + json.stdout).not.toContain(m.secret);
@@ -135,7 +135,7 @@ describe('a session with profiles', () => {
     expect(merchants.code).toBe(3);
     expect(JSON.parse(merchants.stderr)).toEqual({ error: { kind: 'unavailable', message: expect.stringContaining(`no ledger at ${h.defaultLedger}`) } });
     // No row is marked active (plain output writes an empty cell as -).
-    expect(list.stdout).toBe(`-\tprod\t${server.url}\t${m.mchId}\tstored\t-\n-\tdown\t${downUrl}\t${m.mchId}\tstored\t-\n`);
+    expect(list.stdout).toBe(`active\tname\tremote\tmchId\tsecret\ttimeout\n-\tprod\t${server.url}\t${m.mchId}\tstored\t-\n-\tdown\t${downUrl}\t${m.mchId}\tstored\t-\n`);
     expect(existsSync(h.defaultLedger)).toBe(false);
     expect(server.stdout()).toBe(before);
 

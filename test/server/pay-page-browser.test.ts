@@ -291,7 +291,7 @@ describe('the payment page in a real browser', () => {
 
     // A redirect that is not http(s) never gets into an order.
     const refused = await cli(['order', 'create', '--oid', `js-${seq}`, '--uid', 'u', '--amount', '1', '--redirect-url', 'javascript:alert(1)']);
-    expect({ code: refused.code, stderr: refused.stderr }).toEqual({ code: 1, stderr: 'error: redirectUrl must be an http or https URL\n' });
+    expect({ code: refused.code, stderr: refused.stderr }).toEqual({ code: 2, stderr: 'error: --redirect-url must be an http or https URL\n' });
   });
 
   it('shows the amount, the addresses and their QR codes without JavaScript', async () => {

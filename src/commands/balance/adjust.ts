@@ -1,11 +1,16 @@
 import type { Context } from '../../context.js';
 import { formatAmount, parseLedgerAmount, parseSignedAmount } from '../../core/money.js';
 import { ASSETS } from '../../core/assets.js';
-import { confirmChange, need } from '../common.js';
+import { checked, need } from '../common.js';
+import { confirmChange } from '../common.js';
+import { FIELDS, SIGNED_AMOUNT } from '../fields.js';
 import { printJson, printRecord } from '../output.js';
 
 export async function run(ctx: Context, opts: Record<string, string | undefined>, uid: string): Promise<void> {
-  const amount = await need(ctx, opts.amount, 'amount', 'Signed amount (+5 credits, -5 debits)');
+  checked(uid, FIELDS.uid!);
+  checked(opts.amount, SIGNED_AMOUNT);
+  checked(opts.reason, 'reason');
+  const amount = await need(ctx, opts.amount, SIGNED_AMOUNT, 'Signed amount (+5 credits, -5 debits)');
   const reason = await need(ctx, opts.reason, 'reason', 'Reason (kept in the audit log)');
   const service = await ctx.local('balance adjust');
   const before = await service.balance(uid, { asset: opts.asset?.toUpperCase(), mchId: ctx.globals.mchId });

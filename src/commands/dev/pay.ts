@@ -4,6 +4,7 @@ import { AppError, usage } from '../../core/errors.js';
 import { formatAmount, parseAmount } from '../../core/money.js';
 import type { OrderStatus } from '../../core/types.js';
 import { printJson, printRecord } from '../output.js';
+import { checked } from '../common.js';
 
 interface PayOptions {
   amount?: string;
@@ -15,6 +16,7 @@ interface PayOptions {
 export async function run(ctx: Context, opts: PayOptions, id: string): Promise<void> {
   const from = Number(opts.from ?? '1');
   if (!/^\d$/.test(opts.from ?? '1')) throw usage('--from must be a funded test account from 0 to 9');
+  checked(opts.amount, 'amount');
   const waitSeconds = opts.wait === undefined || opts.wait === false ? undefined : opts.wait === true ? 60 : Number(opts.wait);
   if (waitSeconds !== undefined && (!/^\d{1,4}$/.test(String(opts.wait === true ? 60 : opts.wait)) || waitSeconds < 1)) {
     throw usage('--wait takes a number of seconds from 1 to 9999');

@@ -1,10 +1,19 @@
 import type { Context } from '../../context.js';
 import { usage } from '../../core/errors.js';
-import { need } from '../common.js';
+import { parseDuration } from '../../core/duration.js';
+import { checked, need } from '../common.js';
 import { printJson, printRecord, warn } from '../output.js';
 
 export async function run(ctx: Context, opts: Record<string, string | boolean | undefined>): Promise<void> {
   const name = await need(ctx, opts.name as string | undefined, 'name', 'Merchant name');
+  checked(opts.name as string | undefined, 'name');
+  if (typeof opts.orderLifetime === 'string') {
+    try {
+      parseDuration(opts.orderLifetime, '--order-lifetime');
+    } catch (e) {
+      throw usage((e as Error).message);
+    }
+  }
   const rate = String(opts.rateLimit ?? '60');
   if (!/^\d{1,7}$/.test(rate)) throw usage('--rate-limit must be a whole number of requests per minute (0 means no limit)');
   const service = await ctx.local('merchant add', { create: true });
@@ -23,12 +32,12 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
     ['mchId', created.merchant.mchId],
     ['secret', created.secret],
   ]);
-  await warn(ctx, 'The secret is shown this once. Keep it in a file with mode 0600 or a secrets manager; `merchant rotate-secret` issues a new one.');
+  await warn(ctx, 'the secret is shown this once: keep it in a file with mode 0600 or a secrets manager; `cryptopay merchant rotate-secret` issues a new one');
   if (created.mnemonic) {
     ctx.io.stdout.write(`\nwallet words  ${created.mnemonic}\n`);
     await warn(
       ctx,
-      'WARNING: these 24 words are the wallet that receives every payment. They are shown once and are NOT stored anywhere: write them down offline now. Anyone who has them can take the funds.',
+      'warning: these 24 words are the wallet that receives every payment; they are shown once and are NOT stored anywhere: write them down offline now (anyone who has them can take the funds)',
     );
   }
 }

@@ -6,7 +6,7 @@ export async function run(ctx: Context): Promise<void> {
   if (ctx.globals.json) return printJson(ctx, list);
   await printTable(
     ctx,
-    ['mchId', 'name', 'wallets', 'lifetime', 'rate limit', 'addresses'],
+    ['mchId', { name: 'name', text: true }, 'wallets', 'lifetime', 'rate limit', 'addresses'],
     list.map((m) => [
       m.mchId,
       m.name,

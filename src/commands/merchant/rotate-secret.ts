@@ -12,5 +12,5 @@ export async function run(ctx: Context, _opts: unknown, mchId?: string): Promise
   const r = await service.rotateSecret(m.mchId);
   if (ctx.globals.json) return printJson(ctx, r);
   await printRecord(ctx, [['mchId', r.mchId], ['secret', r.secret]]);
-  await warn(ctx, 'The new secret is shown this once; requests signed with the old one are refused from now on.');
+  await warn(ctx, 'the new secret is shown this once; requests signed with the old one are refused from now on');
 }

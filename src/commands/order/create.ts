@@ -1,10 +1,18 @@
 import type { Context } from '../../context.js';
 import type { Order } from '../../core/types.js';
-import { need } from '../common.js';
+import { usage } from '../../core/errors.js';
+import { checked, need } from '../common.js';
+import { expiry } from '../fields.js';
 import { printOrder } from '../views.js';
 
 export async function run(ctx: Context, opts: Record<string, string | boolean | undefined>): Promise<void> {
   const text = (v: string | boolean | undefined) => (typeof v === 'string' ? v : undefined);
+  // Every value given is checked before a question is asked or anything is created.
+  for (const flag of ['oid', 'uid', 'amount', 'memo', 'notify-url', 'redirect-url', 'logo']) {
+    checked(text(opts[flag.replace(/-(.)/g, (_, c: string) => c.toUpperCase())]), flag);
+  }
+  const expiredAt = text(opts.expiredAt) === undefined ? undefined : expiry(text(opts.expiredAt)!, ctx.now());
+  if (typeof expiredAt === 'string') throw usage(expiredAt);
   const oid = await need(ctx, text(opts.oid), 'oid', 'Merchant order number (oid)');
   const uid = await need(ctx, text(opts.uid), 'uid', 'User id (uid)');
   const amount = await need(ctx, text(opts.amount), 'amount', 'Amount');
@@ -15,7 +23,7 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
     uid,
     amount,
     memo: text(opts.memo),
-    expiredAt: text(opts.expiredAt),
+    expiredAt,
     notifyUrl: text(opts.notifyUrl),
     redirectUrl: text(opts.redirectUrl),
     logo: text(opts.logo),

@@ -1,7 +1,7 @@
 import type { Context } from '../../context.js';
 import { usage } from '../../core/errors.js';
 import type { HeldPaymentRef, HeldPaymentView, LocalPaymentService } from '../../store/local-service.js';
-import { need } from '../common.js';
+import { checked, need } from '../common.js';
 
 export interface HeldOptions {
   txHash?: string;
@@ -12,8 +12,10 @@ export interface HeldOptions {
 
 /** The held payment an operator names (`order credit-held`, `order return-held`), asking on a terminal for what is missing. */
 export async function heldReference(ctx: Context, opts: HeldOptions, id: string): Promise<HeldPaymentRef> {
-  const txHash = await need(ctx, opts.txHash, 'tx-hash', 'Transaction hash of the held payment');
+  checked(opts.txHash, 'tx-hash');
+  checked(opts.returnTx, 'return-tx');
   if (opts.logIndex !== undefined && !/^\d{1,9}$/.test(opts.logIndex)) throw usage('--log-index must be a whole number');
+  const txHash = await need(ctx, opts.txHash, 'tx-hash', 'Transaction hash of the held payment');
   const reason = await need(ctx, opts.reason, 'reason', 'Reason (kept in the audit log)');
   return { orderId: id, txHash, logIndex: opts.logIndex === undefined ? undefined : Number(opts.logIndex), mchId: ctx.globals.mchId, reason };
 }

@@ -7,7 +7,7 @@ export async function run(ctx: Context, opts: { order?: string }): Promise<void>
   if (ctx.globals.json) return printJson(ctx, list);
   await printTable(
     ctx,
-    ['order', 'oid', 'uid', 'amount', 'chain', 'tx hash', 'log', 'order expired', 'held since'],
+    ['order', { name: 'oid', text: true, minWidth: 8, priority: 8 }, { name: 'uid', text: true, minWidth: 8, priority: 7 }, { name: 'amount', priority: 9 }, { name: 'chain', priority: 6 }, { name: 'tx hash', priority: 6 }, { name: 'log', priority: 4 }, 'order expired', 'held since'],
     list.map((p) => [p.orderId, p.oid, p.uid, `${p.amount} ${p.asset}`, p.chainId, p.txHash, p.logIndex, formatTime(p.expiredAt), formatTime(p.heldAt)]),
   );
 }

@@ -16,7 +16,7 @@ export async function run(ctx: Context, opts: Record<string, string | undefined>
   if (ctx.globals.json) return printJson(ctx, page.items);
   await printTable(
     ctx,
-    ['id', 'oid', 'uid', 'amount', 'status', 'paid', 'refunded', 'expires'],
+    ['id', { name: 'oid', text: true, minWidth: 8, priority: 8 }, { name: 'uid', text: true, minWidth: 8, priority: 7 }, { name: 'amount', priority: 9 }, { name: 'status', priority: 9 }, { name: 'paid', priority: 4 }, { name: 'refunded', priority: 3 }, { name: 'expires', priority: 5 }],
     page.items.map((o) => [o.id, o.oid, o.uid, o.amount, o.status, o.paidAmount, o.refundedAmount, formatTime(o.expiredAt)]),
   );
   pageNote(ctx, page);

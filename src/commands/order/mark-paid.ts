@@ -1,8 +1,12 @@
 import type { Context } from '../../context.js';
-import { confirmChange, credited, need } from '../common.js';
+import { checked, confirmChange, credited, need } from '../common.js';
 import { printOrder } from '../views.js';
 
 export async function run(ctx: Context, opts: Record<string, string | undefined>, id: string): Promise<void> {
+  checked(opts.txHash, 'tx-hash');
+  checked(opts.amount, 'amount');
+  checked(opts.chainType, 'chain-type');
+  checked(opts.chainId, 'chain-id');
   const txHash = await need(ctx, opts.txHash, 'tx-hash', 'Transaction hash of the payment');
   const service = await ctx.local('order mark-paid');
   const order = await service.getOrder(id, ctx.globals.mchId);

@@ -14,5 +14,5 @@ export async function run(ctx: Context): Promise<void> {
     ...(p.insecureHttp ? { insecureHttp: true } : {}),
   }));
   if (ctx.globals.json) return printJson(ctx, rows);
-  await printTable(ctx, ['', 'name', 'remote', 'mchId', 'secret', 'timeout'], rows.map((r) => [r.active ? '*' : '', r.name, r.insecureHttp ? `${r.remote} (insecure http allowed)` : r.remote, r.mchId, r.secret, r.timeout]));
+  await printTable(ctx, ['active', 'name', 'remote', 'mchId', 'secret', 'timeout'], rows.map((r) => [r.active ? '*' : '', r.name, r.insecureHttp ? `${r.remote} (insecure http allowed)` : r.remote, r.mchId, r.secret, r.timeout]));
 }

@@ -5,7 +5,7 @@ import { formatAmount, parseAmount, parseLedgerAmount } from '../../core/money.j
 import type { RefundRequest } from '../../core/schemas.js';
 import type { OperatorService } from '../../core/service.js';
 import type { OrderDetail, RefundDone } from '../../core/types.js';
-import { asking, confirmChange, need } from '../common.js';
+import { asking, checked, confirmChange, need } from '../common.js';
 import { formatTime, printJson, printRecord, type Cell } from '../output.js';
 
 /**
@@ -15,13 +15,14 @@ import { formatTime, printJson, printRecord, type Cell } from '../output.js';
  */
 export async function run(ctx: Context, opts: Record<string, string | boolean | undefined>): Promise<void> {
   const text = (v: string | boolean | undefined) => (typeof v === 'string' ? v : undefined);
+  for (const flag of ['id', 'oid', 'amount', 'remark']) checked(text(opts[flag]), flag);
   let id = text(opts.id);
   const oid = text(opts.oid);
   const rest = opts.rest === true;
   if (rest && opts.amount !== undefined) throw usage('give either --amount or --rest (what remains to refund), not both');
   if (!id && !oid) {
     if (!ctx.io.interactive) throw usage('refund needs --id or --oid');
-    id = await ctx.prompter.input('Order id');
+    id = await need(ctx, undefined, 'id', 'Order id');
   }
   const remark = text(opts.remark);
   const service = await ctx.service();

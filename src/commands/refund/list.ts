@@ -16,6 +16,6 @@ export async function run(ctx: Context, opts: Record<string, string | undefined>
     (r) => r.refundId,
   );
   if (ctx.globals.json) return printJson(ctx, page.items);
-  await printTable(ctx, ['refund', 'order', 'oid', 'amount', 'remark', 'time'], page.items.map((r) => [r.refundId, r.id, r.oid, r.amount, r.remark, formatTime(r.refundTime)]));
+  await printTable(ctx, ['refund', 'order', { name: 'oid', text: true, minWidth: 8 }, 'amount', { name: 'remark', text: true, below: true }, 'time'], page.items.map((r) => [r.refundId, r.id, r.oid, r.amount, r.remark, formatTime(r.refundTime)]));
   pageNote(ctx, page);
 }

@@ -1,14 +1,74 @@
 import type { Context } from '../../context.js';
-import { need } from '../common.js';
+import { usage } from '../../core/errors.js';
+import type { ChainInfo, Registry } from '../../chains/registry.js';
+import { checked, need } from '../common.js';
+import type { Field } from '../fields.js';
 import { printWithdrawal } from '../views.js';
 
+/**
+ * The chains this command can reason about before asking the service: the ledger's registry
+ * locally; on a remote, only the built-in chains, which no configuration may retype (a chain or
+ * token the remote alone knows is asked about, not refused: the remote judges it).
+ */
+async function registryOf(ctx: Context): Promise<Registry> {
+  if (!ctx.isRemote()) return (await ctx.local('withdraw apply')).registry();
+  const { createRegistry } = await import('../../chains/registry.js');
+  return createRegistry();
+}
+
 export async function run(ctx: Context, opts: Record<string, string | undefined>): Promise<void> {
+  // Every value given is checked first: a wrong flag is refused before the first question.
+  for (const flag of ['uid', 'amount', 'chain-id', 'chain-type', 'to', 'token', 'notify-url']) {
+    checked(opts[flag.replace(/-(.)/g, (_, c: string) => c.toUpperCase())], flag);
+  }
+  const registry = await registryOf(ctx);
+  const known = (id: string): ChainInfo | undefined => registry.chains().find((c) => c.chainId === id);
+  // Whether the service knows a chain or token is the service's to say (a refusal, exit 1, the
+  // same locally and on a remote); a question on a terminal still refuses what the ledger does
+  // not know, so that it can be asked again.
+  const chainIdField: Field = {
+    flag: 'chain-id',
+    check: (v) => {
+      if (!/^[1-9][0-9]{0,15}$/.test(v)) return `--chain-id must be a positive decimal integer such as 56, got ${JSON.stringify(v.slice(0, 40))}`;
+      if (!ctx.isRemote() && !known(v)) return `--chain-id ${v} is not a chain this ledger knows (known: ${registry.chains().map((c) => c.chainId).join(', ')}; see cryptopay chains)`;
+      return undefined;
+    },
+  };
+  // The chain decides its type, and its token when it has only one: nothing to ask about those.
+  const chainGiven = opts.chainId !== undefined ? known(opts.chainId) : undefined;
+  if (chainGiven && opts.chainType && opts.chainType.toUpperCase() !== chainGiven.chainType) {
+    throw usage(`--chain-type ${opts.chainType} does not match --chain-id ${chainGiven.chainId} (${chainGiven.name} is ${chainGiven.chainType}); leave --chain-type out, it follows from the chain`);
+  }
+
   const uid = await need(ctx, opts.uid, 'uid', 'User id');
   const amount = await need(ctx, opts.amount, 'amount', 'Amount');
-  const to = await need(ctx, opts.to, 'to', 'Target address');
-  const chainId = await need(ctx, opts.chainId, 'chain-id', 'Chain id (1, 56, 137, 728126428)');
-  const chainType = await need(ctx, opts.chainType, 'chain-type', 'Chain type (EVM or TRON)');
-  const token = await need(ctx, opts.token, 'token', 'Token contract');
+  const chainId = await need(ctx, opts.chainId, opts.chainId === undefined ? chainIdField : 'chain-id', `Chain id (${registry.chains().map((c) => `${c.chainId} ${c.name}`).join(', ')})`);
+  const chain = known(chainId);
+  const chainType = (chain?.chainType ?? (await need(ctx, opts.chainType, 'chain-type', 'Chain type (EVM or TRON)')).toUpperCase()) as 'EVM' | 'TRON';
+  const { validateAddress } = await import('../../chains/address.js');
+  const toField: Field = {
+    flag: 'to',
+    check: (v) => {
+      try {
+        validateAddress(chainType, v, '--to');
+        return undefined;
+      } catch (e) {
+        return (e as Error).message;
+      }
+    },
+  };
+  checked(opts.to, toField);
+  const to = await need(ctx, opts.to, toField, `Target address (${chainType})`);
+  const tokens = chain ? registry.tokens().filter((t) => t.chainId === chain.chainId) : [];
+  const tokenField: Field = {
+    flag: 'token',
+    check: (v) => {
+      if (tokens.length === 0 || ctx.isRemote()) return v.length > 128 ? '--token must be at most 128 characters' : undefined;
+      const key = (a: string) => (chainType === 'EVM' ? a.toLowerCase() : a);
+      return tokens.some((t) => key(t.address) === key(v)) ? undefined : `--token ${v} is not a token of chain ${chainId} (known: ${tokens.map((t) => `${t.symbol} ${t.address}`).join(', ')})`;
+    },
+  };
+  const token = opts.token ?? (tokens.length === 1 ? tokens[0]!.address : await need(ctx, undefined, tokenField, `Token contract${tokens.length ? ` (${tokens.map((t) => `${t.symbol} ${t.address}`).join(', ')})` : ''}`));
   const service = await ctx.service();
   const w = await service.applyWithdrawal({
     mchId: ctx.globals.mchId,
@@ -16,7 +76,7 @@ export async function run(ctx: Context, opts: Record<string, string | undefined>
     amount,
     to,
     chainId,
-    chainType: chainType.toUpperCase() as 'EVM' | 'TRON',
+    chainType,
     token,
     notifyUrl: opts.notifyUrl,
   });

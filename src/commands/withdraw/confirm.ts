@@ -3,7 +3,7 @@ import { AppError, usage } from '../../core/errors.js';
 import type { OperatorExtensions } from '../../core/service.js';
 import type { VerificationReport } from '../../core/types.js';
 import type { LocalPaymentService } from '../../store/local-service.js';
-import { asking, beforeAfter, confirmChange, need } from '../common.js';
+import { asking, beforeAfter, checked, confirmChange, need } from '../common.js';
 import { printRecord, success } from '../output.js';
 import { chainRows } from './chain-rows.js';
 import { printWithdrawal } from '../views.js';
@@ -40,6 +40,8 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
   const reason = typeof opts.reason === 'string' ? opts.reason.trim() : undefined;
   if (unverified && !reason) throw usage('--unverified needs --reason TEXT: why the chain is not asked (kept in the audit log)');
   if (!unverified && opts.reason !== undefined) throw usage('--reason goes with --unverified');
+  checked(opts.txHash as string | undefined, 'tx-hash');
+  checked(opts.blockNumber as string | undefined, 'block-number');
   const txHash = await need(ctx, opts.txHash as string | undefined, 'tx-hash', 'Payout transaction hash');
   const blockNumber = await need(ctx, opts.blockNumber as string | undefined, 'block-number', 'Block number');
   // Skipping the chain is for an operator at a local ledger only: the API can never do it.

@@ -16,7 +16,8 @@ export async function run(ctx: Context, opts: Record<string, string | undefined>
   if (ctx.globals.json) return printJson(ctx, page.items);
   await printTable(
     ctx,
-    ['id', 'uid', 'amount', 'to', 'chain', 'status', 'tx hash', 'created'],
+    // At 80 columns the id, who, how much, where to and the state stay; the rest goes first.
+    ['id', { name: 'uid', text: true, minWidth: 8, priority: 8 }, { name: 'amount', priority: 9 }, { name: 'to', priority: 7 }, { name: 'chain', priority: 6 }, { name: 'status', text: true, minWidth: 10, priority: 9 }, { name: 'tx hash', priority: 3 }, { name: 'created', priority: 2 }],
     page.items.map((w) => [w.id, w.uid, w.amount, w.to, `${w.chainType} ${w.chainId}`, w.status === 'PENDING' && w.txHash ? 'PENDING (confirmations)' : w.status, w.txHash, formatTime(w.createdAt)]),
   );
   pageNote(ctx, page);

