@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, sql, type SQL } from 'drizzle-orm';
+import { and, desc, eq, sql, type SQL } from 'drizzle-orm';
 import { checkNotifyUrl } from '../callbacks/guard.js';
 import { MAX_ORDER_AHEAD } from '../core/duration.js';
 import { conflict, invalid, notFound } from '../core/errors.js';
@@ -8,7 +8,7 @@ import { readStatus } from '../core/state.js';
 import type { Addresses, ChainType, Order, OrderDetail, OrderStatus, Payment } from '../core/types.js';
 import type { Q } from './ledger.js';
 import { findMerchant, type MerchantRow } from './merchants.js';
-import { orders, payments } from './schema.js';
+import { orders } from './schema.js';
 import { decimalsOf, type StoreCtx } from './store-context.js';
 
 export type OrderRow = typeof orders.$inferSelect;
@@ -112,7 +112,8 @@ export function getOrderStatus(s: StoreCtx, id: string): OrderStatus {
 }
 
 export function getOrder(s: StoreCtx, id: string, mchId?: string): OrderDetail {
-  const o = s.db.select().from(orders).where(mchId ? and(eq(orders.id, id), eq(orders.merchantId, mchId)) : eq(orders.id, id)).get();
+  const found = s.stmts().orderById.get({ id });
+  const o = found && (!mchId || found.merchantId === mchId) ? found : undefined;
   if (!o) throw notFound('Order not found');
   return orderDetail(s, o);
 }
@@ -129,7 +130,7 @@ export function findOrder(q: Q, merchantId: string, id?: string, oid?: string): 
 
 export function orderDetail(s: StoreCtx, o: OrderRow): OrderDetail {
   const d = decimalsOf(o.asset);
-  const pays: Payment[] = s.db.select().from(payments).where(eq(payments.orderId, o.id)).orderBy(asc(payments.id)).all().map((p) => ({
+  const pays: Payment[] = s.stmts().paymentsOf.all({ id: o.id }).map((p) => ({
     txHash: p.txHash, amount: formatAmount(p.amount, d), chainType: p.chainType as ChainType | null, chainId: p.chainId,
     token: p.token, late: p.late, source: p.source as 'manual' | 'chain', createdAt: p.createdAt,
   }));
