@@ -5,7 +5,7 @@
 // Prints wrk's figures, serve's RSS once a second and its peak; then `node bench/flame.mjs FILE`
 // sums the profile by function.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sign } from '../dist/signing/index.js';
@@ -48,6 +48,9 @@ const r = await runWrk({ url, path, seconds, connections: 50, threads: 2, bodies
 clearInterval(iv);
 console.log(`${what}: ${Math.round(r.rps)} rps, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors}, non-2xx ${r.non2xx}, client CPU ${r.clientCpuShare.toFixed(2)}, serve CPU ${r.serverCpuShares[0].toFixed(2)}`);
 console.log(`serve RSS MB each second: ${rss.join(' ')}; peak ${Math.round(memoryOf(child.pid).peak / 1e6)} MB`);
+// Where the resident memory is at the end: file-backed (code), anonymous (heaps), shared.
+const rollup = readFileSync(`/proc/${child.pid}/smaps_rollup`, 'utf8');
+console.log(rollup.split('\n').filter((l) => /^(Rss|Pss_Anon|Pss_File|Anonymous|Shared_Clean|Private_Clean|Private_Dirty):/.test(l)).map((l) => l.replace(/\s+/g, ' ')).join('; '));
 child.kill('SIGTERM');
 await new Promise((res) => child.once('exit', res));
 rmSync(dir, { recursive: true, force: true });
