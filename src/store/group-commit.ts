@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { open } from 'node:fs/promises';
+import { close, fdatasync, open } from 'node:fs';
 import { AppError } from '../core/errors.js';
 
 /**
@@ -240,13 +240,16 @@ export function syncInBackground(ledger: { path: string; sqlite: Database.Databa
   // Without a WAL file (an in-memory ledger) there is nothing to fsync: COMMIT stays as it is.
   if (ledger.path === ':memory:' || mode !== 'wal') return g;
   const wal = `${ledger.path}-wal`;
-  g.syncInBackground(async () => {
-    const file = await open(wal, 'r');
-    try {
-      await file.datasync();
-    } finally {
-      await file.close();
-    }
-  });
+  // node:fs's callbacks, not node:fs/promises: every CLI command loads this module, and
+  // fs/promises (with the readline and stream code it pulls in) would slow their start-up.
+  g.syncInBackground(
+    () =>
+      new Promise<void>((resolve, reject) => {
+        open(wal, 'r', (err, fd) => {
+          if (err) return reject(err);
+          fdatasync(fd, (syncErr) => close(fd, () => (syncErr ? reject(syncErr) : resolve())));
+        });
+      }),
+  );
   return g;
 }

@@ -1,5 +1,4 @@
 import { and, desc, eq, sql, type SQL } from 'drizzle-orm';
-import { checkNotifyUrl } from '../callbacks/guard.js';
 import { MAX_ORDER_AHEAD } from '../core/duration.js';
 import { conflict, invalid, notFound } from '../core/errors.js';
 import { formatAmount, parseAmount } from '../core/money.js';
@@ -22,7 +21,7 @@ let orderDeps: typeof import('./order-deps.js') | undefined;
 export async function createOrder(s: StoreCtx, input: CreateOrderRequest): Promise<Order> {
   const h = (orderDeps ??= await import('./order-deps.js'));
   const req = h.parseInput(h.createOrderSchema, input);
-  if (req.notifyUrl && !s.allowPrivateCallbacks) checkNotifyUrl(req.notifyUrl);
+  if (req.notifyUrl && !s.allowPrivateCallbacks) h.checkNotifyUrl(req.notifyUrl);
   const now = s.now();
   return s.write((tx) => {
     const m = findMerchant(s, tx, req.mchId);
