@@ -1,17 +1,20 @@
 // The baselines of bench/run.mjs: the least a node:http server can do per request.
-//   insert: read the body, one SHA-256 of it, one SQLite insert (same file settings as the
-//           ledger: WAL, synchronous FULL), answer a small JSON.
+//   insert FILE [full|normal]: read the body, one SHA-256 of it, one SQLite insert on a WAL
+//           file, answer a small JSON. full (the default): synchronous FULL, as the ledger, an
+//           fsync per commit; normal: synchronous NORMAL, no fsync per commit (not durable: a
+//           power cut loses the last commits), the baseline of issue #16.
 //   fixed:  answer a fixed JSON.
 import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 
-const [mode, dbPath] = process.argv.slice(2);
+const [mode, dbPath, sync = 'full'] = process.argv.slice(2);
+if (sync !== 'full' && sync !== 'normal') throw new Error(`synchronous must be full or normal, not ${sync}`);
 let insert;
 if (mode === 'insert') {
   const db = new Database(dbPath);
   db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = FULL');
+  db.pragma(`synchronous = ${sync.toUpperCase()}`);
   db.exec('create table if not exists t (id integer primary key, sign text not null, body text not null)');
   insert = db.prepare('insert into t (sign, body) values (?, ?)');
 }

@@ -2,11 +2,10 @@
 //   1. deliveries per second from the outbox's sender to a local receiver, against a bare loop of
 //      signed POSTs with Node's own http client to the same receiver, alternating, in this run;
 //   2. the first attempt after the committing change (a refund through the API) under the
-//      create-order load of bench/run.mjs: p99 of the time from sending the refund to the
+//      create-order load of bench/run.mjs (wrk): p99 of the time from sending the refund to the
 //      callback's arrival.
 // Prints {rows, notes} as JSON on stdout (run.mjs adds them to RESULTS.md); progress on stderr.
 // Sizes: BENCH_QUICK=1 (smoke), or CALLBACKS_N, CALLBACKS_SAMPLES, CALLBACKS_LOAD_SECONDS.
-import autocannon from 'autocannon';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -18,6 +17,7 @@ import { CallbackWorker, openSenderLedger } from '../dist/callbacks/worker.js';
 import { sign } from '../dist/signing/index.js';
 import { openLedger } from '../dist/store/db.js';
 import { LocalPaymentService } from '../dist/store/local-service.js';
+import { ensureWrk, runWrk, writeBodies } from './wrk.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const N = Number(process.env.CALLBACKS_N ?? (QUICK ? 500 : 5000));
@@ -136,7 +136,7 @@ async function baselineRun(receiverUrl) {
   return { rate: N / seconds, failed };
 }
 
-/** Part 2: refunds through serve's API while autocannon creates orders; each refund's callback timed. */
+/** Part 2: refunds through serve's API while wrk creates orders; each refund's callback timed. */
 async function latencyUnderLoad() {
   const arrivals = new Map();
   const receiver = createServer((req, res) => {
@@ -163,15 +163,13 @@ async function latencyUnderLoad() {
     // The order.paid events of the setup go out first, before the clock starts.
     await sleep(1500);
     const now = Date.now();
-    const bodies = Array.from({ length: 200_000 }, (_, i) => {
+    // The create-order load of bench/run.mjs: wrk, one pre-signed body per request.
+    const bodies = join(dir, 'bodies.jsonl');
+    writeBodies(bodies, 16_000 * LOAD_SECONDS, (i) => {
       const b = { mchId, oid: `load-${now}-${i}`, uid: `u${i % 1000}`, amount: '12.5', timestamp: now, nonce: `n${now}-${i}` };
       return JSON.stringify({ ...b, sign: sign(b, secret) });
     });
-    let k = 0;
-    const load = autocannon({
-      url: serve.url, connections: CONNECTIONS, duration: LOAD_SECONDS,
-      requests: [{ method: 'POST', path: '/api/v1/order', headers: { 'content-type': 'application/json' }, setupRequest: (r) => ({ ...r, body: bodies[k++] }) }],
-    });
+    const load = runWrk({ url: serve.url, path: '/api/v1/order', seconds: LOAD_SECONDS, connections: CONNECTIONS, threads: 2, bodies, servers: [serve.child.pid] });
     await sleep(1000);
     const gap = Math.max(5, ((LOAD_SECONDS - 2) * 1000) / SAMPLES);
     for (const id of ids) {
@@ -185,7 +183,8 @@ async function latencyUnderLoad() {
     const end = performance.now() + 15_000;
     while (arrivals.size < ids.length && performance.now() < end) await sleep(20);
     const latencies = ids.filter((id) => arrivals.has(id)).map((id) => arrivals.get(id));
-    return { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), samples: latencies.length, missing: ids.length - latencies.length, loadRps: result.requests.average, loadP99: result.latency.p99 };
+    if (result.exhausted) throw new Error('wrk ran out of pre-signed bodies');
+    return { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), samples: latencies.length, missing: ids.length - latencies.length, loadRps: result.rps, loadP99: result.p99, loadClientCpu: result.clientCpuShare };
   } finally {
     await stop(serve.child);
     receiver.close();
@@ -193,6 +192,7 @@ async function latencyUnderLoad() {
 }
 
 async function main() {
+  ensureWrk(log);
   const receiver = await startProcess([join(HERE, 'baseline-server.mjs'), 'fixed'], /baseline serving (http:\S+)/);
   const products = [];
   const baselines = [];
@@ -216,7 +216,7 @@ async function main() {
   ];
   const notes = [
     `- Callbacks delivered per second: ${N.toLocaleString('en')} order.paid events waiting in a fresh ledger's outbox, sent by the CallbackWorker of serve (in this process, ${CONCURRENCY} in flight, each attempt leased, signed and recorded in the ledger) to \`bench/baseline-server.mjs fixed\` on 127.0.0.1. Baseline in the same run, alternating: ${CONCURRENCY} loops of signed POSTs of the same shape with Node's http client (keep-alive) to the same receiver, nothing recorded. Failed attempts: product ${products.reduce((s, p) => s + p.failed, 0)}, baseline ${baselines.reduce((s, b) => s + b.failed, 0)}. Median of ${REPEATS}.`,
-    `- First attempt after the commit: a \`serve --allow-private-callbacks\` process under autocannon's create-order load (${CONNECTIONS} connections, ${LOAD_SECONDS} s, ${round(latency.loadRps)} rps, p99 ${latency.loadP99} ms); ${SAMPLES} refunds sent one at a time through \`POST /api/v1/refund\` during it, each timed from the refund's own time (its \`refundTime\`, taken by serve before the refund's transaction) to its order.refunded reaching a receiver in the bench process, in milliseconds of the same clock (an upper bound of commit to first attempt: it includes the refund's transaction and its wait for a group commit). Missing callbacks: ${latency.missing}. Commits by another process (a CLI \`order mark-paid\`) are found by the sender's poll, every 500 ms, and are not in this figure.`,
+    `- First attempt after the commit: a \`serve --allow-private-callbacks\` process under wrk's create-order load (${CONNECTIONS} connections, ${LOAD_SECONDS} s, ${round(latency.loadRps)} rps, p99 ${round(latency.loadP99, 1)} ms, client CPU ${round(latency.loadClientCpu, 2)}); ${SAMPLES} refunds sent one at a time through \`POST /api/v1/refund\` during it, each timed from the refund's own time (its \`refundTime\`, taken by serve before the refund's transaction) to its order.refunded reaching a receiver in the bench process, in milliseconds of the same clock (an upper bound of commit to first attempt: it includes the refund's transaction and its wait for a group commit). Missing callbacks: ${latency.missing}. Commits by another process (a CLI \`order mark-paid\`) are found by the sender's poll, every 500 ms, and are not in this figure.`,
   ];
   process.stdout.write(`${JSON.stringify({ rows, notes })}\n`);
 }

@@ -1,10 +1,30 @@
 // The CLI ships as one ESM bundle with lazily loaded chunks (dist/bundle): Node resolves and
 // reads a few files instead of hundreds, which is most of start-up. tsc still type-checks and
-// emits dist/ for the benchmarks. better-sqlite3 (native) and tronweb stay external.
+// emits dist/ for the benchmarks. tronweb stays external; better-sqlite3's JavaScript is bundled
+// and its native addon loaded by path (src/store/db.ts, sqliteAddon).
 import { build } from 'esbuild';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 
 rmSync('dist/bundle', { recursive: true, force: true });
+
+/**
+ * commander requires node:child_process when it loads, for executable subcommands, which
+ * cryptopay has none of; child_process brings net, dgram and the stream machinery with it, ~10 ms
+ * of every command's start-up (a third of what `order status` adds to a bare `node`). Here it is
+ * required on the first spawn instead.
+ */
+const lazyChildProcess = {
+  name: 'lazy-child-process',
+  setup(b) {
+    b.onLoad({ filter: /commander[\\/]lib[\\/]command\.js$/ }, (args) => {
+      const source = readFileSync(args.path, 'utf8');
+      const eager = "const childProcess = require('node:child_process');";
+      if (!source.includes(eager)) throw new Error(`commander changed: ${eager} not found in ${args.path}`);
+      const lazy = "const childProcess = { spawn: (...a) => require('node:child_process').spawn(...a) };";
+      return { contents: source.replace(eager, lazy), loader: 'js' };
+    });
+  },
+};
 
 await build({
   // The derivation thread of serve is its own entry, found beside the chunks at run time.
@@ -19,11 +39,12 @@ await build({
   // src/store/db.ts expects to find its migrations (../../src/store/migrations).
   chunkNames: '[name]-[hash]',
   // solc (a devDependency, 8 MB) only compiles the test token when no built artifact exists.
-  external: ['better-sqlite3', 'tronweb', 'solc'],
+  external: ['tronweb', 'solc'],
   // Some dependencies (commander) are CommonJS and call require.
   banner: { js: "import { createRequire as __cpCreateRequire } from 'node:module'; const require = __cpCreateRequire(import.meta.url);" },
   legalComments: 'none',
   logLevel: 'warning',
+  plugins: [lazyChildProcess],
 });
 
 // The development sandbox deploys contracts/TestUSDT.sol; solc takes over a second, so it is

@@ -69,6 +69,12 @@ export interface WorkerOptions {
   handoff?: boolean;
   /** Each attempt as it is recorded (for serve's log line, tests and the bench). */
   onAttempt?: (row: CallbackRow, result: DeliveryResult, status: CallbackStatus) => void;
+  /**
+   * serve: settles once what the ledger's own connection committed is on disk (it fsyncs after
+   * COMMIT, off the event loop). An event read before then is not sent before then: a callback
+   * must never announce a change a power cut could still take back.
+   */
+  durable?: () => Promise<void> | undefined;
 }
 
 export interface AttemptReport extends DeliveryResult {
@@ -83,7 +89,7 @@ export interface AttemptReport extends DeliveryResult {
  * that hangs holds only its own slots, each for at most the timeout.
  */
 export class CallbackWorker {
-  private readonly o: Required<Omit<WorkerOptions, 'resolver' | 'connector' | 'log' | 'onAttempt'>> & Pick<WorkerOptions, 'resolver' | 'connector' | 'log' | 'onAttempt'>;
+  private readonly o: Required<Omit<WorkerOptions, 'resolver' | 'connector' | 'log' | 'onAttempt' | 'durable'>> & Pick<WorkerOptions, 'resolver' | 'connector' | 'log' | 'onAttempt' | 'durable'>;
   private stopHandoff: (() => void) | undefined;
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly perHostNow = new Map<string, number>();
@@ -251,6 +257,8 @@ export class CallbackWorker {
 
   /** One attempt of a leased row, recorded. `answered` is called once the receiver has answered (or not). */
   private async attempt(row: CallbackRow, answered: () => void = () => {}): Promise<AttemptReport> {
+    const durable = this.o.durable?.();
+    if (durable) await durable;
     const at = this.o.now();
     const secret = statementsOf(this.o.ledger).merchantAuth.get({ id: row.merchantId })?.secret;
     let result: DeliveryResult;

@@ -2,6 +2,7 @@ import { DEFAULT_SCHEDULE, parseSchedule } from '../callbacks/schedule.js';
 import { allowPrivateCallbacks, type Context } from '../context.js';
 import { AppError, usage } from '../core/errors.js';
 import { createApp } from '../server/app.js';
+import { syncInBackground } from '../store/group-commit.js';
 import { DEFAULT_HTTP_LIMITS, listen, type HttpLimits } from '../server/listen.js';
 import { startCallbacks } from './callbacks/start.js';
 import { startDev, type DevMode } from './serve-dev.js';
@@ -37,6 +38,8 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   // --dev sends callbacks to the developer's own machine, where its receiver runs.
   const allowPrivate = !!opts.allowPrivateCallbacks || !!opts.dev || allowPrivateCallbacks(ctx.env);
   const service = (await ctx.local('serve', { create: true })).withPrivateCallbacks(allowPrivate);
+  // Many requests in flight: COMMIT's fsync moves off the event loop, answers still wait for it.
+  syncInBackground(service.ledger);
   const err = (s: string) => ctx.io.stderr.write(`${s}\n`);
   // A chains config that does not hold stops serve here, before it binds a port or starts a
   // chain, rather than after it says it serves.

@@ -8,13 +8,13 @@ import { printJson, printRecord } from './output.js';
  * this command would use (read only: `version` never creates or migrates a ledger).
  */
 export async function run(ctx: Context): Promise<void> {
-  const { resolveLedgerPath } = await import('../store/db.js');
+  const { resolveLedgerPath, sqliteAddon } = await import('../store/db.js');
   const path = resolveLedgerPath(ctx.globals.db, ctx.env);
   let ledgerSchema: number | null = null;
   if (existsSync(path)) {
     const Database = (await import('better-sqlite3')).default;
     try {
-      const db = new Database(path, { readonly: true, fileMustExist: true });
+      const db = new Database(path, { readonly: true, fileMustExist: true, nativeBinding: sqliteAddon() });
       try {
         ledgerSchema = Number(db.pragma('user_version', { simple: true }));
       } finally {

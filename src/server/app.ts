@@ -37,6 +37,12 @@ export interface ServerBackend extends PaymentService, PayPageSource {
   merchantAuth(mchId: string): { secret: string; rateLimit: number } | undefined;
   resolveMerchantId(mchId?: string): string;
   ping(): void;
+  /**
+   * Undefined when every change committed so far is on disk, else settles once it is. GET
+   * answers wait for it: a change is committed before its fsync (serve's group commit) and must
+   * not be shown before it is durable. Signed requests wait for their own write's fsync.
+   */
+  durable?(): Promise<void> | undefined;
 }
 
 export interface AppDeps {
@@ -253,6 +259,10 @@ export function createApp(deps: AppDeps) {
     try {
       const r = route(req.method, req.path);
       answer = r ? await r.run(req, r.param) : envelope(404, 0, 'Not found', null);
+      if (req.method === 'GET' || req.method === 'HEAD') {
+        const durable = backend.durable?.();
+        if (durable) await durable;
+      }
     } catch (err) {
       if (isAppError(err)) {
         answer = envelope(httpStatusOf[err.kind], 0, err.message, null, err.retryAfter ? { 'Retry-After': String(err.retryAfter) } : undefined);

@@ -255,6 +255,8 @@ export function allCursors(q: Q): CursorRow[] {
 /** Payments of these orders seen on chain, for `order show`. */
 export function paymentsSeenFor(q: Q, orderIds: string[]): ChainPaymentRow[] {
   if (orderIds.length === 0) return [];
+  // One order (the payment page, order show): a statement prepared once per connection.
+  if (orderIds.length === 1) return seenForOne(q, orderIds[0]!);
   return q.select().from(chainPayments).where(inArray(chainPayments.orderId, orderIds)).orderBy(asc(chainPayments.blockNumber), asc(chainPayments.logIndex)).all();
 }
 
@@ -303,4 +305,15 @@ export function holdPayment(sqlite: Database.Database, q: Q, a: { row: ChainPaym
     },
   });
   return true;
+}
+
+const seenForStatements = new WeakMap<object, { all(p: { id: string }): ChainPaymentRow[] }>();
+
+function seenForOne(q: Q, orderId: string): ChainPaymentRow[] {
+  let st = seenForStatements.get(q);
+  if (!st) {
+    st = q.select().from(chainPayments).where(eq(chainPayments.orderId, sql.placeholder('id'))).orderBy(asc(chainPayments.blockNumber), asc(chainPayments.logIndex)).prepare();
+    seenForStatements.set(q, st);
+  }
+  return st.all({ id: orderId });
 }

@@ -1,4 +1,6 @@
 import type Database from 'better-sqlite3';
+import { close, fdatasync, open } from 'node:fs';
+import { AppError } from '../core/errors.js';
 
 /**
  * Group commit. Every change asked for in one turn of the event loop runs inside one
@@ -15,6 +17,14 @@ import type Database from 'better-sqlite3';
  *   that never landed.
  *
  * A CLI process asks for one change, so its batch is that change alone.
+ *
+ * With `syncInBackground` (serve), the fsync leaves the event loop: a batch commits with
+ * synchronous = NORMAL (its WAL frames written, not yet flushed), the WAL file is fdatasync'ed on
+ * libuv's thread pool, and only then is anyone of the batch answered. Meanwhile the event loop
+ * goes on reading requests, whose changes wait and go in as the next batch once the fsync is done. Under synchronous = FULL, COMMIT held
+ * the event loop for the whole fsync. Durability is the same: nobody is answered before the WAL
+ * frames of their change are on disk, and a change that builds on another (a refund of a payment
+ * just recorded) comes later in the WAL, so its fsync covers both.
  */
 export class GroupCommit {
   private queue: Pending[] = [];
@@ -25,6 +35,17 @@ export class GroupCommit {
   private readonly savepoint: Database.Statement;
   private readonly release: Database.Statement;
   private readonly rollbackTo: Database.Statement;
+  /** syncInBackground: flushes the WAL to disk; batches are answered once it resolves. */
+  private sync?: () => Promise<void>;
+  private relaxed = false;
+  private flushAfterSync = false;
+  /** Batches committed, and of those the ones a finished fsync made durable. */
+  private committed = 0;
+  private synced = 0;
+  private syncing = false;
+  private waiting: Waiter[] = [];
+  /** A failed fsync: what was committed may not be on disk, so nothing more is accepted. */
+  private broken?: AppError;
 
   constructor(
     private readonly sqlite: Database.Database,
@@ -41,10 +62,30 @@ export class GroupCommit {
 
   /** Runs `change` in the next batch; settles once the batch is durable (or refused). */
   submit<T>(change: () => T): Promise<T> {
+    if (this.broken) return Promise.reject(this.broken);
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ change, resolve: resolve as (v: unknown) => void, reject });
       this.schedule();
     });
+  }
+
+  /**
+   * Commits without waiting for the disk (synchronous = NORMAL for the batch's transaction only;
+   * anything else on the connection keeps FULL) and answers each batch once `sync` (an fsync of
+   * the WAL file) has finished after its COMMIT.
+   */
+  syncInBackground(sync: () => Promise<void>): void {
+    this.sync = sync;
+  }
+
+  /**
+   * Undefined when every batch committed so far is on disk; else settles once it is. A read
+   * answered after this shows nothing that a power cut could still take back.
+   */
+  durable(): Promise<void> | undefined {
+    if (this.broken) return Promise.reject(this.broken);
+    if (this.synced === this.committed) return undefined;
+    return new Promise<void>((settle, fail) => this.waiting.push({ seq: this.committed, settle, fail }));
   }
 
   private schedule(): void {
@@ -57,13 +98,29 @@ export class GroupCommit {
   }
 
   private flush(): void {
+    // While an fsync is in flight the queue fills up and goes in as one batch once it is done:
+    // fewer, larger transactions (each COMMIT writes the pages it touched to the WAL again).
+    if (this.syncing) {
+      this.flushAfterSync = true;
+      return;
+    }
     const batch = this.queue.splice(0, this.maxBatch);
     if (this.queue.length) this.schedule();
     if (batch.length === 0) return;
+    if (this.broken) {
+      for (const p of batch) p.reject(this.broken);
+      return;
+    }
 
     try {
+      // exec, not a prepared statement: a prepared PRAGMA did not take effect on its first run.
+      if (this.sync) {
+        this.sqlite.exec('PRAGMA synchronous = NORMAL');
+        this.relaxed = true;
+      }
       this.begin.run();
     } catch (e) {
+      this.restoreFull();
       for (const p of batch) p.reject(e);
       return;
     }
@@ -90,15 +147,70 @@ export class GroupCommit {
       } catch {
         // The connection already ended the transaction; nothing of the batch was kept either way.
       }
+      this.restoreFull();
       for (const p of batch) p.reject(e);
       return;
     }
-    for (let i = 0; i < batch.length; i++) {
-      const o = outcomes[i]!;
-      if (o.ok) batch[i]!.resolve(o.value);
-      else batch[i]!.reject(o.error);
+    this.restoreFull();
+    const settle = () => {
+      for (let i = 0; i < batch.length; i++) {
+        const o = outcomes[i]!;
+        if (o.ok) batch[i]!.resolve(o.value);
+        else batch[i]!.reject(o.error);
+      }
+    };
+    if (!this.sync) {
+      settle();
+      return;
+    }
+    this.waiting.push({ seq: ++this.committed, settle, fail: (e) => batch.forEach((p) => p.reject(e)) });
+    this.startSync();
+  }
+
+  private restoreFull(): void {
+    if (!this.relaxed) return;
+    try {
+      this.sqlite.exec('PRAGMA synchronous = FULL');
+      this.relaxed = false;
+    } catch {
+      // Only fails inside a transaction, which every path above has ended.
     }
   }
+
+  /** One fsync at a time; it covers every batch committed before it started. */
+  private startSync(): void {
+    if (this.syncing || this.broken || this.synced === this.committed) return;
+    this.syncing = true;
+    const upTo = this.committed;
+    this.sync!().then(
+      () => {
+        this.synced = upTo;
+        const done = this.waiting.filter((w) => w.seq <= upTo);
+        this.waiting = this.waiting.filter((w) => w.seq > upTo);
+        for (const w of done) w.settle();
+      },
+      (e: unknown) => {
+        this.broken = new AppError('unavailable', `the ledger could not be flushed to disk (${(e as Error)?.message ?? String(e)}); restart serve`, { cause: e });
+        const failed = this.waiting;
+        this.waiting = [];
+        for (const w of failed) w.fail(this.broken);
+      },
+    ).finally(() => {
+      this.syncing = false;
+      if (this.flushAfterSync) {
+        this.flushAfterSync = false;
+        this.flush();
+      }
+      this.startSync();
+    });
+  }
+}
+
+interface Waiter {
+  /** Settled once the batches up to this one are durable. */
+  seq: number;
+  settle: () => void;
+  fail: (error: unknown) => void;
 }
 
 interface Pending {
@@ -115,5 +227,29 @@ const committers = new WeakMap<Database.Database, GroupCommit>();
 export function groupCommit(sqlite: Database.Database): GroupCommit {
   let g = committers.get(sqlite);
   if (!g) committers.set(sqlite, (g = new GroupCommit(sqlite)));
+  return g;
+}
+
+/**
+ * serve's ledger connection: its group commit fsyncs the WAL file off the event loop (see
+ * GroupCommit). The file is opened for each fsync, so it is always the WAL SQLite writes now.
+ */
+export function syncInBackground(ledger: { path: string; sqlite: Database.Database }): GroupCommit {
+  const g = groupCommit(ledger.sqlite);
+  const mode = String(ledger.sqlite.pragma('journal_mode', { simple: true }));
+  // Without a WAL file (an in-memory ledger) there is nothing to fsync: COMMIT stays as it is.
+  if (ledger.path === ':memory:' || mode !== 'wal') return g;
+  const wal = `${ledger.path}-wal`;
+  // node:fs's callbacks, not node:fs/promises: every CLI command loads this module, and
+  // fs/promises (with the readline and stream code it pulls in) would slow their start-up.
+  g.syncInBackground(
+    () =>
+      new Promise<void>((resolve, reject) => {
+        open(wal, 'r', (err, fd) => {
+          if (err) return reject(err);
+          fdatasync(fd, (syncErr) => close(fd, () => (syncErr ? reject(syncErr) : resolve())));
+        });
+      }),
+  );
   return g;
 }

@@ -148,6 +148,15 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
   }
 
   /**
+   * Undefined when everything this connection committed is on disk; else settles once it is
+   * (serve fsyncs after COMMIT, off the event loop: src/store/group-commit.ts). The server awaits
+   * it before answering a read, so no answer shows a change a power cut could take back.
+   */
+  durable(): Promise<void> | undefined {
+    return groupCommit(this.ledger.sqlite).durable();
+  }
+
+  /**
    * Every change runs in a BEGIN IMMEDIATE transaction (writers queue on the file lock instead of
    * failing), shared through group commit with the other changes of this event-loop turn, each
    * in its own savepoint (src/store/group-commit.ts). The nonce of a signed request is used up

@@ -1,5 +1,4 @@
 import { and, asc, desc, eq, gte, inArray, lt, sql, type SQL } from 'drizzle-orm';
-import { checkNotifyUrl } from '../callbacks/guard.js';
 import { MAX_ORDER_AHEAD } from '../core/duration.js';
 import { AppError, conflict, invalid, notFound } from '../core/errors.js';
 import { formatAmount, parseAmount } from '../core/money.js';
@@ -25,7 +24,7 @@ let orderDeps: typeof import('./order-deps.js') | undefined;
 export async function createOrder(s: StoreCtx, input: CreateOrderRequest): Promise<Order> {
   const h = (orderDeps ??= await import('./order-deps.js'));
   const req = h.parseInput(h.createOrderSchema, input);
-  if (req.notifyUrl && !s.allowPrivateCallbacks) checkNotifyUrl(req.notifyUrl);
+  if (req.notifyUrl && !s.allowPrivateCallbacks) h.checkNotifyUrl(req.notifyUrl);
   const now = s.now();
   return s.write((tx) => {
     const m = findMerchant(s, tx, req.mchId);
@@ -115,7 +114,8 @@ export function getOrderStatus(s: StoreCtx, id: string): OrderStatus {
 }
 
 export function getOrder(s: StoreCtx, id: string, mchId?: string): OrderDetail {
-  const o = s.db.select().from(orders).where(mchId ? and(eq(orders.id, id), eq(orders.merchantId, mchId)) : eq(orders.id, id)).get();
+  const found = s.stmts().orderById.get({ id });
+  const o = found && (!mchId || found.merchantId === mchId) ? found : undefined;
   if (!o) throw notFound('Order not found');
   return orderDetail(s, o);
 }
@@ -132,7 +132,7 @@ export function findOrder(q: Q, merchantId: string, id?: string, oid?: string): 
 
 export function orderDetail(s: StoreCtx, o: OrderRow): OrderDetail {
   const d = decimalsOf(o.asset);
-  const pays: Payment[] = s.db.select().from(payments).where(eq(payments.orderId, o.id)).orderBy(asc(payments.id)).all().map((p) => ({
+  const pays: Payment[] = s.stmts().paymentsOf.all({ id: o.id }).map((p) => ({
     txHash: p.txHash, amount: formatAmount(p.amount, d), chainType: p.chainType as ChainType | null, chainId: p.chainId,
     token: p.token, late: p.late, source: p.source as 'manual' | 'chain', createdAt: p.createdAt,
   }));

@@ -1,5 +1,4 @@
 import { and, desc, eq, gte, lt, sql, type SQL } from 'drizzle-orm';
-import { checkNotifyUrl } from '../callbacks/guard.js';
 import type { ChainCheck } from '../chains/withdrawal-check.js';
 import { conflict, invalid, notFound } from '../core/errors.js';
 import { formatAmount, parseAmount } from '../core/money.js';
@@ -23,7 +22,7 @@ const heavy = () => import('./heavy.js');
 export async function applyWithdrawal(s: StoreCtx, input: WithdrawApplyRequest): Promise<Withdrawal> {
   const h = await heavy();
   const req = h.parseInput(h.withdrawApplySchema, input);
-  if (req.notifyUrl && !s.allowPrivateCallbacks) checkNotifyUrl(req.notifyUrl);
+  if (req.notifyUrl && !s.allowPrivateCallbacks) (await import('../callbacks/guard.js')).checkNotifyUrl(req.notifyUrl);
   const registry = await s.registry();
   const chain = registry.chain(req.chainId);
   if (chain.chainType !== req.chainType) {

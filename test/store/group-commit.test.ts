@@ -124,3 +124,105 @@ describe('GroupCommit', () => {
     expect(rows()).toHaveLength(10);
   });
 });
+
+describe('GroupCommit, fsync off the event loop (serve)', () => {
+  /** An fsync the test finishes by hand. */
+  const manualSync = () => {
+    const calls: { done: () => void; fail: (e: Error) => void }[] = [];
+    const sync = () => new Promise<void>((done, fail) => calls.push({ done, fail }));
+    return { calls, sync };
+  };
+  const turn = () => new Promise((r) => setImmediate(r));
+
+  it('answers a change only once the fsync after its COMMIT has finished', async () => {
+    const g = new GroupCommit(db);
+    const { calls, sync } = manualSync();
+    g.syncInBackground(sync);
+    let answered = false;
+    const p = g.submit(() => insert('a')).then((id) => ((answered = true), id));
+    await turn();
+    // Committed (another connection sees it), but not on disk yet: nobody is told.
+    expect(rows()).toEqual(['a']);
+    expect(calls).toHaveLength(1);
+    await turn();
+    expect(answered).toBe(false);
+    const barrier = g.durable();
+    expect(barrier).toBeInstanceOf(Promise);
+    calls[0]!.done();
+    expect(Number(await p)).toBe(1);
+    await barrier;
+    expect(g.durable()).toBeUndefined();
+  });
+
+  it('gathers the changes asked for during an fsync into one batch, committed and answered after the next fsync', async () => {
+    const g = new GroupCommit(db);
+    const { calls, sync } = manualSync();
+    g.syncInBackground(sync);
+    const first = g.submit(() => insert('a'));
+    await turn();
+    const second = g.submit(() => insert('b'));
+    await turn();
+    const third = g.submit(() => insert('c'));
+    await turn();
+    // One fsync at a time, and nothing committed behind it.
+    expect(rows()).toEqual(['a']);
+    expect(calls).toHaveLength(1);
+    let laterDone = false;
+    void Promise.all([second, third]).then(() => (laterDone = true));
+    calls[0]!.done();
+    await first;
+    await turn();
+    // b and c went in together; they are told once the fsync after their COMMIT is done.
+    expect(rows()).toEqual(['a', 'b', 'c']);
+    expect(laterDone).toBe(false);
+    expect(calls).toHaveLength(2);
+    calls[1]!.done();
+    await Promise.all([second, third]);
+  });
+
+  it('refuses the waiting changes and every later one when the fsync fails', async () => {
+    const g = new GroupCommit(db);
+    const { calls, sync } = manualSync();
+    g.syncInBackground(sync);
+    const p = g.submit(() => insert('a'));
+    await turn();
+    calls[0]!.fail(new Error('EIO'));
+    await expect(p).rejects.toMatchObject({ kind: 'unavailable' });
+    await expect(g.submit(() => insert('b'))).rejects.toMatchObject({ kind: 'unavailable' });
+    expect(rows()).toEqual(['a']);
+  });
+
+  it('relaxes synchronous only inside its own transactions', async () => {
+    const g = new GroupCommit(db);
+    const { calls, sync } = manualSync();
+    g.syncInBackground(sync);
+    let inside: unknown;
+    const p = g.submit(() => {
+      inside = db.pragma('synchronous', { simple: true });
+      return insert('a');
+    });
+    await turn();
+    calls[0]!.done();
+    await p;
+    // NORMAL (1) for the batch; FULL (2) for anything else written on the connection.
+    expect(inside).toBe(1);
+    expect(db.pragma('synchronous', { simple: true })).toBe(2);
+  });
+
+  it('syncInBackground on a real ledger file: every answered change is in the file', async () => {
+    const { openLedger } = await import('../../src/store/db.js');
+    const { syncInBackground } = await import('../../src/store/group-commit.js');
+    const ledger = openLedger(join(dir, 'real.db'));
+    try {
+      const g = syncInBackground(ledger);
+      const ids = await Promise.all(Array.from({ length: 20 }, (_, i) => g.submit(() => ledger.sqlite.prepare("insert into settings (key, value, updated_at) values (?, 'v', 0)").run(`k${i}`).changes)));
+      expect(ids).toEqual(Array(20).fill(1));
+      expect(g.durable()).toBeUndefined();
+      const check = new Database(join(dir, 'real.db'), { readonly: true });
+      expect(check.prepare("select count(*) from settings where key like 'k%'").pluck().get()).toBe(20);
+      check.close();
+    } finally {
+      ledger.close();
+    }
+  });
+});

@@ -16,6 +16,7 @@ export function startCallbacks(ctx: Context, service: LocalPaymentService, o: { 
     schedule: o.schedule,
     allowPrivate: o.allowPrivate,
     log: o.err,
+    durable: () => service.durable(),
     onAttempt: (row, r, status) => {
       const answer = r.statusCode !== null ? String(r.statusCode) : `error (${r.error})`;
       o.line(`${new Date(ctx.now()).toISOString()} callback ${row.event} ${row.id} ${row.host} ${answer} ${r.latencyMs}ms ${status}`);

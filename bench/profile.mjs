@@ -1,0 +1,56 @@
+// Profiling aid, not a benchmark: one `serve` under wrk load, with a CPU profile of it.
+//   node bench/profile.mjs status|pay|create [seconds]      (npm run build first)
+// status: GET /api/v1/order/{id}/status; pay: GET /pay/{id}; create: signed POST /api/v1/order.
+// The profile lands in /tmp/cryptopay-prof (NOPROF=1: none); SERVE_FLAGS="..." adds node flags.
+// Prints wrk's figures, serve's RSS once a second and its peak; then `node bench/flame.mjs FILE`
+// sums the profile by function.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sign } from '../dist/signing/index.js';
+import { ensureWrk, memoryOf, runWrk, writeBodies } from './wrk.mjs';
+
+const [what = 'status', secondsArg = '8'] = process.argv.slice(2);
+const seconds = Number(secondsArg);
+ensureWrk();
+const dir = mkdtempSync(join(tmpdir(), 'cryptopay-prof-'));
+const env = { ...process.env, NO_COLOR: '1', CRYPTOPAY_DB: join(dir, 'l.db'), XDG_CONFIG_HOME: dir };
+delete env.CRYPTOPAY_CHAINS;
+delete env.CRYPTOPAY_REMOTE;
+const BIN = new URL('../bin/cryptopay', import.meta.url).pathname;
+const cli = (...a) => JSON.parse(spawnSync(process.execPath, [BIN, ...a, '--json'], { env, encoding: 'utf8' }).stdout);
+const m = cli('merchant', 'add', '--name', 'P', '--generate-wallet', '--rate-limit', '0');
+const o = cli('order', 'create', '--oid', 'probe', '--uid', 'u', '--amount', '1');
+const flags = [...(process.env.SERVE_FLAGS ? process.env.SERVE_FLAGS.split(' ') : []), ...(process.env.NOPROF ? [] : ['--cpu-prof', '--cpu-prof-dir=/tmp/cryptopay-prof'])];
+const child = spawn(process.execPath, [...flags, BIN, 'serve', '--port', '0'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+const url = await new Promise((res) => {
+  let e = '';
+  child.stderr.on('data', (d) => {
+    e += d;
+    const x = /serving (http:\S+?)\/api/.exec(e);
+    if (x) res(x[1]);
+  });
+});
+let bodies;
+if (what === 'create') {
+  bodies = join(dir, 'bodies.jsonl');
+  const now = Date.now();
+  writeBodies(bodies, 16_000 * seconds, (i) => {
+    const b = { mchId: m.mchId, oid: `p${i}`, uid: `u${i % 1000}`, amount: '12.5', timestamp: now, nonce: `n${i}` };
+    return JSON.stringify({ ...b, sign: sign(b, m.secret) });
+  });
+}
+const path = { status: `/api/v1/order/${o.id}/status`, pay: `/pay/${o.id}`, create: '/api/v1/order' }[what];
+const rss = [];
+const iv = setInterval(() => rss.push(Math.round(memoryOf(child.pid).rss / 1e6)), 1000);
+const r = await runWrk({ url, path, seconds, connections: 50, threads: 2, bodies, servers: [child.pid] });
+clearInterval(iv);
+console.log(`${what}: ${Math.round(r.rps)} rps, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors}, non-2xx ${r.non2xx}, client CPU ${r.clientCpuShare.toFixed(2)}, serve CPU ${r.serverCpuShares[0].toFixed(2)}`);
+console.log(`serve RSS MB each second: ${rss.join(' ')}; peak ${Math.round(memoryOf(child.pid).peak / 1e6)} MB`);
+// Where the resident memory is at the end: file-backed (code), anonymous (heaps), shared.
+const rollup = readFileSync(`/proc/${child.pid}/smaps_rollup`, 'utf8');
+console.log(rollup.split('\n').filter((l) => /^(Rss|Pss_Anon|Pss_File|Anonymous|Shared_Clean|Private_Clean|Private_Dirty):/.test(l)).map((l) => l.replace(/\s+/g, ' ')).join('; '));
+child.kill('SIGTERM');
+await new Promise((res) => child.once('exit', res));
+rmSync(dir, { recursive: true, force: true });
