@@ -14,9 +14,9 @@ import { tmpdir, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
-import { HDNodeWallet, Interface, JsonRpcProvider, Network } from 'ethers';
+import { ContractFactory, HDNodeWallet, Interface, JsonRpcProvider, Network } from 'ethers';
+import { createRequire } from 'node:module';
 import { startAnvil } from '../dist/chains/sandbox/anvil.js';
-import { deployTestToken, testTokenArtifact, testTokenAt } from '../dist/chains/sandbox/test-token.js';
 import { evmAddressOf, tronAddressOf } from '../dist/chains/encode.js';
 import { createRegistry } from '../dist/chains/registry.js';
 import { ChainWatcher } from '../dist/chains/watch/watcher.js';
@@ -67,6 +67,9 @@ async function buildLedger(file, keep) {
   const service = new LocalPaymentService(ledger, { now: Date.now, caller: { actor: 'bench' } });
   const m = (await service.addMerchant({ name: 'Bench', generateWallet: true, rateLimit: 0 })).merchant;
   const db = ledger.sqlite;
+  // This connection only: the index pages of 1M random addresses stay in memory while they are
+  // built (the ledger's 4 MiB cache would read and write most of them again for every row).
+  db.pragma('cache_size = -1000000');
   const now = Date.now();
   const insOrder = db.prepare("insert into orders (id, merchant_id, oid, uid, asset, amount, status, expired_at, created_at) values (?, ?, ?, ?, 'USDT', 1000000, 'PENDING_PAY', ?, ?)");
   const insAddr = db.prepare('insert into order_addresses (order_id, chain_type, address, derivation_index) values (?, ?, ?, ?)');
@@ -88,6 +91,7 @@ async function buildLedger(file, keep) {
         ids.push(id);
       }
     }
+    log(`ledger: ${ORDERS} orders generated and inserted, committing`);
     db.prepare('update merchants set evm_next_index = ?, tron_next_index = ? where id = ?').run(ORDERS, ORDERS, m.mchId);
   })();
   db.pragma('wal_checkpoint(TRUNCATE)');
@@ -115,10 +119,10 @@ async function main() {
   log(`sizes: ${BLOCKS} blocks x ${PER_BLOCK} transfers, ${ORDERS} orders, ${REPEATS} scan runs, ${SAMPLES} latency samples`);
   try {
     noteLoad();
-    const artifact = await testTokenArtifact();
-    const tokenAddress = await deployTestToken(payer, { name: 'Bench USDT', symbol: 'USDT', decimals: 6 }, artifact);
-    const token = testTokenAt(tokenAddress, payer, artifact);
-    await (await token.getFunction('mint')(payer.address, 10n ** 30n)).wait();
+    const artifact = compileBenchToken();
+    const deployed = await new ContractFactory(artifact.abi, artifact.bytecode, payer).deploy();
+    await deployed.waitForDeployment();
+    const tokenAddress = await deployed.getAddress();
     const iface = new Interface(artifact.abi);
 
     const total = BLOCKS * PER_BLOCK;
@@ -129,10 +133,10 @@ async function main() {
     if (addresses.length < paying + SAMPLES) throw new Error(`BENCH_WATCH_ORDERS must be at least ${paying + SAMPLES}`);
     noteLoad();
 
-    // One transferBatch of the real test token per block: every 100th transfer pays an order
+    // One transferBatch of bench/BenchToken.sol per block: every 100th transfer pays an order
     // (1%), the rest go to strangers. anvil's payer account is unlocked, so the transactions go
     // unsigned, 50 to a JSON-RPC batch, into the pool with automine off; then anvil_mine mines
-    // them, one a block (each asks for the block's whole gas limit).
+    // those 50, one a block (each asks for the block's whole gas limit).
     log(`chain: ${BLOCKS} blocks of ${PER_BLOCK} transfers`);
     const first = (await provider.getBlockNumber()) + 1;
     await rpcBatch(node.rpcUrl, [['evm_setAutomine', [false]]]);
@@ -140,7 +144,9 @@ async function main() {
     const paidIds = [];
     let pending = [];
     const flush = async () => {
-      if (pending.length) await rpcBatch(node.rpcUrl, pending);
+      if (!pending.length) return;
+      await rpcBatch(node.rpcUrl, pending);
+      await rpcBatch(node.rpcUrl, [['anvil_mine', [`0x${pending.length.toString(16)}`]]]);
       pending = [];
     };
     for (let b = 0; b < BLOCKS; b++) {
@@ -151,16 +157,17 @@ async function main() {
           paidIds.push(ids[paidIds.length]);
         } else to.push(evmAddressOf(randomBytes(20)));
       }
-      const data = iface.encodeFunctionData('transferBatch', [to, to.map(() => 1_000_000n)]);
+      const data = iface.encodeFunctionData('transferBatch', [to, 1_000_000n]);
       pending.push(['eth_sendTransaction', [{ from: payer.address, to: tokenAddress, data, gas: '0x1c9c380', nonce: `0x${(nonce++).toString(16)}` }]]);
       if (pending.length === 50) await flush();
     }
     await flush();
-    await rpcBatch(node.rpcUrl, [['anvil_mine', [`0x${BLOCKS.toString(16)}`]], ['evm_setAutomine', [true]]]);
+    await rpcBatch(node.rpcUrl, [['evm_setAutomine', [true]]]);
     const end = await provider.getBlockNumber();
     const pool = (await rpcBatch(node.rpcUrl, [['txpool_status', []]]))[0];
     if (Number(pool.pending) + Number(pool.queued) !== 0) throw new Error(`transactions left unmined: ${JSON.stringify(pool)}`);
     if (end - first + 1 < BLOCKS) throw new Error(`the chain has ${end - first + 1} new blocks, expected ${BLOCKS}`);
+    log(`chain built: blocks ${first}-${end}`);
     noteLoad();
 
     // Baseline: the same ranges, only fetched with eth_getLogs, parsed and decoded.
@@ -308,12 +315,26 @@ async function main() {
     [`\`serve\` RSS with ${ORDERS.toLocaleString('en')} watched addresses`, `${round(rss.peak / 1e6, 1)} MB`, '-', 'at most 200 MB', rss.peak <= 200e6],
   ];
   const notes = [
-    `- Watcher scan rate: anvil chain of ${scan.blocks} blocks holding ${scan.total.toLocaleString('en')} Transfer logs of one registry token (${PER_BLOCK} per block, one transferBatch each), ${ORDERS.toLocaleString('en')} orders in the ledger (each with an EVM and a TRON address, inserted with SQL in one transaction: valid addresses of random keys, not derived), ${scan.paid} transfers (1%) paying them. Product: the ChainWatcher from the first block to the head (ranges of ${SPAN} blocks, confirmations 1, every payment counted in the ledger). Baseline in the same run: the same ranges fetched with eth_getLogs over fetch, parsed and decoded, nothing else. Median of ${REPEATS} (ratios ${scan.ratios.map((r) => `${round(100 * r, 0)}%`).join(', ')}).`,
+    `- Watcher scan rate: anvil chain of ${scan.blocks} blocks holding ${scan.total.toLocaleString('en')} Transfer logs of one registry token (${PER_BLOCK} per block, one transaction each of bench/BenchToken.sol, which emits an ERC-20's Transfer events and keeps no balances), ${ORDERS.toLocaleString('en')} orders in the ledger (each with an EVM and a TRON address, inserted with SQL in one transaction: valid addresses of random keys, not derived), ${scan.paid} transfers (1%) paying them. Product: the ChainWatcher from the first block to the head (ranges of ${SPAN} blocks, confirmations 1, every payment counted in the ledger). Baseline in the same run: the same ranges fetched with eth_getLogs over fetch, parsed and decoded, nothing else. Median of ${REPEATS} (ratios ${scan.ratios.map((r) => `${round(100 * r, 0)}%`).join(', ')}).`,
     `- Detection latency: a \`serve\` process (poll interval ${POLL_MS} ms, confirmations ${CONFIRMATIONS}) on that ledger, after it scanned the history above; ${latency.samples} payments at random moments (gaps of 0-1,200 ms), each timed from sending the transaction whose block completes its confirmations to the first \`GET /api/v1/order/{id}/status\` answering PAID (polled every 5 ms). Max ${round(latency.max, 0)} ms.`,
     `- \`serve\` RSS: VmHWM of that process after it scanned the whole history and the latency samples, with ${ORDERS.toLocaleString('en')} orders (${(2 * ORDERS).toLocaleString('en')} addresses, ${ORDERS.toLocaleString('en')} of them on the watched EVM chain) in its ledger.`,
     `- Watcher ${loadNote}.`,
   ];
   process.stdout.write(`${JSON.stringify({ rows, notes, scan, latency, rss, loads })}\n`);
+}
+
+/** bench/BenchToken.sol, compiled as the test token is (solc, cancun, optimizer 200 runs). */
+function compileBenchToken() {
+  const solc = createRequire(import.meta.url)('solc');
+  const input = {
+    language: 'Solidity', sources: { 'BenchToken.sol': { content: readFileSync(join(HERE, 'BenchToken.sol'), 'utf8') } },
+    settings: { evmVersion: 'cancun', optimizer: { enabled: true, runs: 200 }, outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } },
+  };
+  const out = JSON.parse(solc.compile(JSON.stringify(input)));
+  const errors = (out.errors ?? []).filter((e) => e.severity === 'error');
+  if (errors.length) throw new Error(errors.map((e) => e.formattedMessage).join('\n'));
+  const c = out.contracts['BenchToken.sol'].BenchToken;
+  return { abi: c.abi, bytecode: `0x${c.evm.bytecode.object}` };
 }
 
 async function startProfile() {
