@@ -97,8 +97,20 @@ export class ChainWatcher {
     let next = state.readCursor(this.d.ledger.db, chain.chainId)!.nextBlock;
     const deadline = this.d.now() + (this.d.tickBudgetMs ?? 2_000);
     if (next > head) await this.write((q) => state.noteHead(q, chain.chainId, this.d.holder, head, this.d.now()));
-    while (next <= head && this.d.now() < deadline) {
-      const r = await this.scanner.fetch(next, head, this.nodeTokens);
+    // The next range is fetched while the one before it is matched and committed (the node
+    // works while this process does). It is judged only after that commit, exactly as if it had
+    // been fetched then: its first block must continue the chain stored so far.
+    const fetchFrom = (from: number) => {
+      if (from > head || this.d.now() >= deadline) return undefined;
+      const f = this.scanner.fetch(from, head, this.nodeTokens);
+      // A commit that fails leaves this answer unread: its error must not go unhandled.
+      f.catch(() => {});
+      return f;
+    };
+    let ahead = fetchFrom(next);
+    while (ahead) {
+      const r = await ahead;
+      ahead = undefined;
       // The node no longer has the block it just called its head: a reorg shortened the chain.
       if (!r.tip || !r.first) break;
       // The range must continue the chain scanned so far: a reorg between two ranges (even of
@@ -108,8 +120,10 @@ export class ChainWatcher {
       if (before && before.number === next - 1 && before.hash !== r.first.parentHash) {
         await this.walkBack(next);
         next = state.readCursor(this.d.ledger.db, chain.chainId)!.nextBlock;
+        ahead = fetchFrom(next);
         continue;
       }
+      ahead = fetchFrom(r.to + 1);
       await this.commit(next, r.to, head, r.logs, r.first, r.tip);
       next = r.to + 1;
       this.d.onProgress?.(next, head);
