@@ -75,7 +75,12 @@ async function buildLedger(file, keep) {
   const insAddr = db.prepare('insert into order_addresses (order_id, chain_type, address, derivation_index) values (?, ?, ?, ?)');
   const addresses = [];
   const ids = [];
+  // A bulk load: the tables' own secondary indexes (not the keys and UNIQUE constraints) are
+  // dropped and then created again from their own SQL in sqlite_master, so they are built by
+  // sorting instead of by a million random inserts. The ledger ends up with the same schema.
+  const indexes = db.prepare("select name, sql from sqlite_master where type = 'index' and tbl_name in ('orders', 'order_addresses') and sql is not null").all();
   db.transaction(() => {
+    for (const i of indexes) db.exec(`drop index "${i.name}"`);
     const bytes = randomBytes(40 * ORDERS);
     const rand = randomBytes(16 * ORDERS);
     for (let i = 0; i < ORDERS; i++) {
@@ -91,7 +96,8 @@ async function buildLedger(file, keep) {
         ids.push(id);
       }
     }
-    log(`ledger: ${ORDERS} orders generated and inserted, committing`);
+    log(`ledger: ${ORDERS} orders generated and inserted, indexing`);
+    for (const i of indexes) db.exec(i.sql);
     db.prepare('update merchants set evm_next_index = ?, tron_next_index = ? where id = ?').run(ORDERS, ORDERS, m.mchId);
   })();
   db.pragma('wal_checkpoint(TRUNCATE)');
