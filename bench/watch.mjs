@@ -248,6 +248,11 @@ async function main() {
         await sleep(50);
       }
       if (!url) throw new Error(`serve did not start: ${err}`);
+      const mem = () => {
+        const st = readFileSync(`/proc/${serve.pid}/status`, 'utf8');
+        return ['VmRSS', 'VmHWM', 'RssAnon', 'RssFile'].map((k) => `${k} ${round(Number(new RegExp(`${k}:\\s+(\\d+) kB`).exec(st)?.[1]) / 1024, 0)} MB`).join(', ');
+      };
+      log(`serve started: ${mem()}`);
       const status = async (id) => (await (await fetch(`${url}/api/v1/order/${id}/status`)).json()).data;
       // Caught up with the history: its last paid order is PAID (needs the next block for its confirmations).
       await rpcBatch(node.rpcUrl, [transfer(payer.address, 1n)]);
@@ -256,7 +261,7 @@ async function main() {
         if (i > 36_000) throw new Error('serve never caught up');
         await sleep(50);
       }
-      log(`serve caught up with the history in ${round((performance.now() - t0) / 1000, 1)} s`);
+      log(`serve caught up with the history in ${round((performance.now() - t0) / 1000, 1)} s: ${mem()}`);
       noteLoad();
 
       // Payments arrive one at a time at random moments (uniform gaps of 0-1,200 ms, so their
@@ -297,7 +302,7 @@ async function main() {
       log(`latency p50 ${round(results.latency.p50, 0)} ms, p99 ${round(results.latency.p99, 0)} ms, max ${round(results.latency.max, 0)} ms over ${latencies.length} samples`);
       const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${serve.pid}/status`, 'utf8'));
       results.rss = { peak: hwm ? Number(hwm[1]) * 1024 : NaN, orders: ORDERS };
-      log(`serve VmHWM ${round(results.rss.peak / 1e6, 1)} MB`);
+      log(`serve VmHWM ${round(results.rss.peak / 1e6, 1)} MB: ${mem()}`);
     } finally {
       serve.kill('SIGTERM');
       await new Promise((r) => serve.on('exit', r));

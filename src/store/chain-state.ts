@@ -89,7 +89,7 @@ export function ordersForAddresses(
   return out;
 }
 
-const seenPrepared = new WeakMap<Database.Database, { again: Database.Statement; insert: Database.Statement }>();
+const seenPrepared = new WeakMap<Database.Database, { again: Database.Statement; insert: Database.Statement; block: Database.Statement }>();
 function seenStatements(sqlite: Database.Database) {
   let st = seenPrepared.get(sqlite);
   if (!st) {
@@ -100,6 +100,8 @@ function seenStatements(sqlite: Database.Database) {
       insert: sqlite.prepare(
         "insert into chain_payments (chain_id, tx_hash, log_index, block_number, block_hash, block_time, order_id, token, to_address, raw_amount, amount, status, seen_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'seen', ?) on conflict do nothing",
       ),
+      // A range stores the hash of every block a payment is in (each of its 500 blocks on a busy token).
+      block: sqlite.prepare('insert into chain_blocks (chain_id, number, hash) values (?, ?, ?) on conflict (chain_id, number) do update set hash = excluded.hash'),
     };
     seenPrepared.set(sqlite, st);
   }
@@ -139,9 +141,7 @@ export function commitRange(
     if (st.again.get(a.chainId, p.txHash, p.token, p.toAddress, p.rawAmount, p.blockHash)) continue;
     stored += st.insert.run(a.chainId, p.txHash, p.logIndex, p.blockNumber, p.blockHash, p.blockTime, p.orderId, p.token, p.toAddress, p.rawAmount, p.amount, a.now).changes;
   }
-  for (const b of a.blocks) {
-    q.insert(chainBlocks).values({ chainId: a.chainId, number: b.number, hash: b.hash }).onConflictDoUpdate({ target: [chainBlocks.chainId, chainBlocks.number], set: { hash: b.hash } }).run();
-  }
+  for (const b of a.blocks) st.block.run(a.chainId, b.number, b.hash);
   q.update(chainCursors)
     .set({ nextBlock: a.to + 1, head: a.head, headAt: a.now, lastError: null, lastErrorAt: null, updatedAt: a.now })
     .where(eq(chainCursors.chainId, a.chainId))
