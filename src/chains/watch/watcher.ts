@@ -34,13 +34,6 @@ export interface WatcherDeps {
   initialSpan?: number;
   maxSpan?: number;
   targetLogs?: number;
-  /**
-   * At most this many payments are counted in one transaction (default 100). A catch-up after
-   * an outage may find thousands due at once; in one transaction every page they touch was kept
-   * twice in memory until the COMMIT (serve's RSS rose ~100 MB for 2,000). Each transaction is
-   * durable before the next starts.
-   */
-  countChunk?: number;
   /** After every range stored: the next block to scan and the head (the progress bar of watch). */
   onProgress?: (nextBlock: number, head: number) => void;
 }
@@ -273,15 +266,6 @@ export class ChainWatcher {
       await this.walkBack(Math.min(...gone.map((p) => p.blockNumber)));
       return 0;
     }
-    const chunk = Math.max(1, this.d.countChunk ?? 100);
-    let n = 0;
-    for (let i = 0; i < due.length; i += chunk) n += await this.countSome(due.slice(i, i + chunk), timeOf);
-    return n;
-  }
-
-  /** Counts (or holds) these due payments in one transaction, after checking the lease once. */
-  private countSome(due: state.ChainPaymentRow[], timeOf: Map<number, number | undefined>): Promise<number> {
-    const { chain } = this.d;
     const sqlite = this.d.ledger.sqlite;
     return this.write((q) => {
       let n = 0;
