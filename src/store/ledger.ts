@@ -20,16 +20,64 @@ export interface AccountRef {
   uid?: string;
 }
 
+/**
+ * The statements every posting runs (a payment from the chain posts one transfer, two account
+ * lookups and an audit entry), prepared once per connection: building and preparing drizzle SQL
+ * for each was most of the time of counting a payment (bench/RESULTS.md, the watcher).
+ */
+function prepareLedgerStatements(q: Q) {
+  const p = sql.placeholder;
+  const accountKey = and(eq(accounts.merchantId, p('merchantId')), eq(accounts.asset, p('asset')), eq(accounts.kind, p('kind')), eq(accounts.uid, p('uid')));
+  const byId = eq(accounts.id, p('id'));
+  return {
+    findAccount: q.select({ id: accounts.id }).from(accounts).where(accountKey).prepare(),
+    insertAccount: q.insert(accounts).values({ merchantId: p('merchantId'), asset: p('asset'), kind: p('kind'), uid: p('uid') }).returning({ id: accounts.id }).prepare(),
+    kindOf: q.select({ kind: accounts.kind }).from(accounts).where(byId).prepare(),
+    // A user's available balance must cover the amount; a system account stays above -MAX.
+    debitPostedUser: q.update(accounts).set({ posted: sql`${accounts.posted} - ${p('amount')}` })
+      .where(and(byId, sql`${accounts.posted} - ${accounts.pendingDebits} >= ${p('amount')}`)).prepare(),
+    debitPostedSystem: q.update(accounts).set({ posted: sql`${accounts.posted} - ${p('amount')}` })
+      .where(and(byId, sql`${accounts.posted} >= ${p('bound')}`)).prepare(),
+    holdUser: q.update(accounts).set({ pendingDebits: sql`${accounts.pendingDebits} + ${p('amount')}` })
+      .where(and(byId, sql`${accounts.posted} - ${accounts.pendingDebits} >= ${p('amount')}`)).prepare(),
+    holdSystem: q.update(accounts).set({ pendingDebits: sql`${accounts.pendingDebits} + ${p('amount')}` })
+      .where(and(byId, sql`${accounts.pendingDebits} <= ${p('bound')}`)).prepare(),
+    credit: q.update(accounts).set({ posted: sql`${accounts.posted} + ${p('amount')}` })
+      .where(and(byId, sql`${accounts.posted} <= ${p('bound')}`)).prepare(),
+    insertTransfer: q.insert(transfers).values({
+      merchantId: p('merchantId'), asset: p('asset'), debitAccountId: p('debit'), creditAccountId: p('credit'), amount: p('amount'),
+      state: p('state'), kind: p('kind'), ref: p('ref'), createdAt: p('createdAt'), resolvedAt: p('resolvedAt'),
+    }).returning({ id: transfers.id }).prepare(),
+    audit: q.insert(auditLog).values({
+      at: p('at'), actor: p('actor'), action: p('action'), merchantId: p('merchantId'), subjectType: p('subjectType'), subjectId: p('subjectId'), detail: p('detail'),
+    }).prepare(),
+  };
+}
+
+type LedgerStatements = ReturnType<typeof prepareLedgerStatements>;
+const ledgerStatements = new WeakMap<object, LedgerStatements>();
+
+/**
+ * The session is the connection's (a drizzle transaction shares its database's), so statements
+ * prepared through either serve both.
+ */
+export function sessionOf(q: Q): object {
+  return (q as unknown as { session: object }).session;
+}
+
+function stmts(q: Q): LedgerStatements {
+  const key = sessionOf(q);
+  let st = ledgerStatements.get(key);
+  if (!st) ledgerStatements.set(key, (st = prepareLedgerStatements(q)));
+  return st;
+}
+
 export function accountId(q: Q, ref: AccountRef): number {
-  const uid = ref.uid ?? '';
-  const found = q
-    .select({ id: accounts.id })
-    .from(accounts)
-    .where(and(eq(accounts.merchantId, ref.merchantId), eq(accounts.asset, ref.asset), eq(accounts.kind, ref.kind), eq(accounts.uid, uid)))
-    .get();
+  const key = { merchantId: ref.merchantId, asset: ref.asset, kind: ref.kind, uid: ref.uid ?? '' };
+  const st = stmts(q);
+  const found = st.findAccount.get(key);
   if (found) return Number(found.id);
-  const row = q.insert(accounts).values({ merchantId: ref.merchantId, asset: ref.asset, kind: ref.kind, uid }).returning({ id: accounts.id }).get();
-  return Number(row.id);
+  return Number(st.insertAccount.get(key)!.id);
 }
 
 export interface Balance {
@@ -64,21 +112,14 @@ interface TransferSpec {
  * update are one statement, so no interleaving can take a balance below zero.
  */
 function debitAvailable(q: Q, id: number, amount: bigint, column: 'posted' | 'pending_debits', decimals: number): void {
-  const isUser = q.select({ kind: accounts.kind }).from(accounts).where(eq(accounts.id, id)).get()?.kind === 'user';
-  const change =
-    column === 'posted'
-      ? { posted: sql`${accounts.posted} - ${amount}` }
-      : { pendingDebits: sql`${accounts.pendingDebits} + ${amount}` };
+  const st = stmts(q);
+  const isUser = st.kindOf.get({ id })?.kind === 'user';
   // A user's available balance must cover the amount, which also keeps it in range. A system
   // account may go below zero, but not past -MAX_LEDGER_AMOUNT: the bound is compared before the
   // update, written so that the comparison itself cannot overflow.
-  const inRange = column === 'posted'
-    ? sql`${accounts.posted} >= ${amount - MAX_LEDGER_AMOUNT}`
-    : sql`${accounts.pendingDebits} <= ${MAX_LEDGER_AMOUNT - amount}`;
-  const where = isUser
-    ? and(eq(accounts.id, id), sql`${accounts.posted} - ${accounts.pendingDebits} >= ${amount}`)
-    : and(eq(accounts.id, id), inRange);
-  const result = q.update(accounts).set(change).where(where).run();
+  const result = column === 'posted'
+    ? (isUser ? st.debitPostedUser.run({ id, amount }) : st.debitPostedSystem.run({ id, amount, bound: amount - MAX_LEDGER_AMOUNT }))
+    : (isUser ? st.holdUser.run({ id, amount }) : st.holdSystem.run({ id, amount, bound: MAX_LEDGER_AMOUNT - amount }));
   if (result.changes === 0) {
     const row = q.select().from(accounts).where(eq(accounts.id, id)).get();
     if (!isUser && row) {
@@ -95,10 +136,7 @@ function debitAvailable(q: Q, id: number, amount: bigint, column: 'posted' | 'pe
 
 /** Credits an account, refused (not wrapped to a float) when it would pass the ledger's range. */
 function credit(q: Q, id: number, amount: bigint, decimals: number): void {
-  const result = q.update(accounts)
-    .set({ posted: sql`${accounts.posted} + ${amount}` })
-    .where(and(eq(accounts.id, id), sql`${accounts.posted} <= ${MAX_LEDGER_AMOUNT - amount}`))
-    .run();
+  const result = stmts(q).credit.run({ id, amount, bound: MAX_LEDGER_AMOUNT - amount });
   if (result.changes === 0) {
     const row = q.select().from(accounts).where(eq(accounts.id, id)).get();
     const who = row?.kind === 'user' ? `user ${row.uid}'s balance` : `the ${row?.kind ?? '?'} account`;
@@ -122,23 +160,11 @@ export function holdTransfer(q: Q, t: TransferSpec): number {
 }
 
 function insertTransfer(q: Q, t: TransferSpec, state: 'posted' | 'pending'): number {
-  const row = q
-    .insert(transfers)
-    .values({
-      merchantId: t.merchantId,
-      asset: t.asset,
-      debitAccountId: t.debit,
-      creditAccountId: t.credit,
-      amount: t.amount,
-      state,
-      kind: t.kind,
-      ref: t.ref,
-      createdAt: t.now,
-      resolvedAt: state === 'posted' ? t.now : null,
-    })
-    .returning({ id: transfers.id })
-    .get();
-  return Number(row.id);
+  const row = stmts(q).insertTransfer.get({
+    merchantId: t.merchantId, asset: t.asset, debit: t.debit, credit: t.credit, amount: t.amount, state, kind: t.kind, ref: t.ref,
+    createdAt: t.now, resolvedAt: state === 'posted' ? t.now : null,
+  });
+  return Number(row!.id);
 }
 
 /** Posts (confirm) or voids (reject) a pending transfer, exactly once. */
@@ -172,5 +198,5 @@ export interface AuditEntry {
 }
 
 export function audit(q: Q, e: AuditEntry): void {
-  q.insert(auditLog).values({ ...e, detail: JSON.stringify(e.detail) }).run();
+  stmts(q).audit.run({ ...e, detail: JSON.stringify(e.detail) });
 }

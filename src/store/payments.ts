@@ -1,10 +1,10 @@
-import { and, eq, inArray } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import { isTxHash } from '../chains/tx-hash.js';
 import { conflict, invalid, notFound } from '../core/errors.js';
 import { MAX_LEDGER_AMOUNT, formatAmount, parseAmount, tooLarge } from '../core/money.js';
 import { readStatus, statusFor } from '../core/state.js';
 import type { ChainType, OrderDetail } from '../core/types.js';
-import { accountId, audit, postTransfer, type Q } from './ledger.js';
+import { accountId, audit, postTransfer, sessionOf, type Q } from './ledger.js';
 import { getOrder } from './orders.js';
 import { orderPaidEvent } from './outbox.js';
 import { chainPayments, orders, payments } from './schema.js';
@@ -50,19 +50,43 @@ export interface RecordedPayment {
   late: boolean;
 }
 
+/** recordPayment's statements, prepared once per connection (the watcher counts thousands in a row). */
+function preparePaymentStatements(tx: Q) {
+  const p = sql.placeholder;
+  return {
+    order: tx.select().from(orders).where(eq(orders.id, p('id'))).prepare(),
+    seen: tx.select({ id: payments.id }).from(payments)
+      .where(and(eq(payments.chainId, p('chainId')), eq(payments.txKey, p('txKey')), eq(payments.logIndex, p('logIndex')))).prepare(),
+    insert: tx.insert(payments).values({
+      orderId: p('orderId'), txHash: p('txHash'), txKey: p('txKey'), logIndex: p('logIndex'), amount: p('amount'), rawAmount: p('rawAmount'),
+      chainType: p('chainType'), chainId: p('chainId'), token: p('token'), blockNumber: p('blockNumber'), blockHash: p('blockHash'),
+      blockTime: p('blockTime'), late: p('late'), source: p('source'), transferId: p('transferId'), createdAt: p('createdAt'),
+    }).prepare(),
+    // A set of placeholders has no column encoder: late goes as 0 or 1.
+    update: tx.update(orders).set({ paidAmount: sql`${p('paidAmount')}`, status: sql`${p('status')}`, late: sql`${p('late')}`, paidAt: sql`${p('paidAt')}` })
+      .where(eq(orders.id, p('id'))).prepare(),
+  };
+}
+const paymentStatements = new WeakMap<object, ReturnType<typeof preparePaymentStatements>>();
+function paymentStmts(tx: Q) {
+  let st = paymentStatements.get(sessionOf(tx));
+  if (!st) paymentStatements.set(sessionOf(tx), (st = preparePaymentStatements(tx)));
+  return st;
+}
+
 /**
  * The one function that records a payment (decisions §3, §6b): credits the order's user and
  * moves the order's paid total and status, with its audit entry, in the caller's transaction.
  */
 export function recordPayment(tx: Q, p: PaymentRecord, ctx: { now: number; actor: string }): RecordedPayment {
   const { now } = ctx;
-  const o = tx.select().from(orders).where(eq(orders.id, p.orderId)).get();
+  const st = paymentStmts(tx);
+  const o = st.order.get({ id: p.orderId });
   if (!o) throw notFound('Order not found');
   const d = decimalsOf(o.asset);
   const txKey = claimTxKey(tx, p.txHash, 'payment', { shared: p.source === 'chain' && p.logIndex !== null, now });
   if (p.logIndex !== null) {
-    const seen = tx.select({ id: payments.id }).from(payments)
-      .where(and(eq(payments.chainId, p.chainId ?? ''), eq(payments.txKey, txKey), eq(payments.logIndex, p.logIndex))).get();
+    const seen = st.seen.get({ chainId: p.chainId ?? '', txKey, logIndex: p.logIndex });
     if (seen) throw alreadyRecorded(p.txHash);
   }
   if (p.amount <= 0n) throw invalid('a payment must be positive');
@@ -78,16 +102,14 @@ export function recordPayment(tx: Q, p: PaymentRecord, ctx: { now: number; actor
     debit: accountId(tx, { merchantId: o.merchantId, asset: o.asset, kind: 'payments' }),
     credit: accountId(tx, { merchantId: o.merchantId, asset: o.asset, kind: 'user', uid: o.uid }),
   });
-  tx.insert(payments).values({
+  st.insert.run({
     orderId: o.id, txHash: p.txHash, txKey, logIndex: p.logIndex, amount: p.amount, rawAmount: p.rawAmount, chainType: p.chainType, chainId: p.chainId,
     token: p.token, blockNumber: p.blockNumber, blockHash: p.blockHash, blockTime: p.blockTime ?? null, late, source: p.source, transferId, createdAt: now,
-  }).run();
+  });
   const status = statusFor(o.amount, paid, o.refundedAmount);
   const becamePaid = status === 'PAID' && o.status === 'PENDING_PAY';
   const paidAt = becamePaid ? now : o.paidAt;
-  tx.update(orders).set({
-    paidAmount: paid, status, late: o.late || (becamePaid && late), paidAt,
-  }).where(eq(orders.id, o.id)).run();
+  st.update.run({ paidAmount: paid, status, late: o.late || (becamePaid && late) ? 1 : 0, paidAt, id: o.id });
   // The merchant hears of the order becoming PAID in this same transaction (decisions §9): a
   // payment that completes an underpaid order too, and one after expiry, marked late.
   if (becamePaid) {

@@ -1,6 +1,6 @@
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { conflict } from '../core/errors.js';
-import type { Q } from './ledger.js';
+import { sessionOf, type Q } from './ledger.js';
 import { txKeys } from './schema.js';
 
 /**
@@ -24,14 +24,25 @@ export type TxUse = 'payment' | 'withdrawal';
  * The refusal is the same whoever holds the key: it never names an order, a withdrawal or a
  * merchant, so a merchant cannot learn what another did with a transaction.
  */
+function prepareKeyStatements(tx: Q) {
+  const p = sql.placeholder;
+  return {
+    held: tx.select({ use: txKeys.use, shared: txKeys.shared }).from(txKeys).where(eq(txKeys.key, p('key'))).prepare(),
+    claim: tx.insert(txKeys).values({ key: p('key'), use: p('use'), shared: p('shared'), createdAt: p('createdAt') }).prepare(),
+  };
+}
+const keyStatements = new WeakMap<object, ReturnType<typeof prepareKeyStatements>>();
+
 export function claimTxKey(tx: Q, hash: string, use: TxUse, opts: { shared: boolean; now: number }): string {
   const key = txKey(hash);
-  const held = tx.select({ use: txKeys.use, shared: txKeys.shared }).from(txKeys).where(eq(txKeys.key, key)).get();
+  let st = keyStatements.get(sessionOf(tx));
+  if (!st) keyStatements.set(sessionOf(tx), (st = prepareKeyStatements(tx)));
+  const held = st.held.get({ key });
   if (held) {
     if (!(opts.shared && held.shared && held.use === use)) throw alreadyRecorded(hash);
     return key;
   }
-  tx.insert(txKeys).values({ key, use, shared: opts.shared, createdAt: opts.now }).run();
+  st.claim.run({ key, use, shared: opts.shared, createdAt: opts.now });
   return key;
 }
 

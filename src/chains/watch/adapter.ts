@@ -10,7 +10,7 @@ export interface ChainAdapter {
   readonly chainType: ChainType;
   /** A registry token address as the node's log filter and logs spell it: 0x + 40 lower-case hex. */
   toNodeAddress(address: string): string;
-  /** 40 hex digits from a log to the key orderForAddress looks up (0x hex on EVM, base58check on TRON). */
+  /** 40 hex digits from a log to the key ordersForAddresses looks up (0x hex on EVM, base58check on TRON). */
   lookupKey(hex40: string): string;
   /** 40 hex digits from a log to the form the ledger stores (EIP-55, or base58check on TRON). */
   fromNodeAddress(hex40: string): string;

@@ -97,8 +97,20 @@ export class ChainWatcher {
     let next = state.readCursor(this.d.ledger.db, chain.chainId)!.nextBlock;
     const deadline = this.d.now() + (this.d.tickBudgetMs ?? 2_000);
     if (next > head) await this.write((q) => state.noteHead(q, chain.chainId, this.d.holder, head, this.d.now()));
-    while (next <= head && this.d.now() < deadline) {
-      const r = await this.scanner.fetch(next, head, this.nodeTokens);
+    // The next range is fetched while the one before it is matched and committed (the node
+    // works while this process does). It is judged only after that commit, exactly as if it had
+    // been fetched then: its first block must continue the chain stored so far.
+    const fetchFrom = (from: number) => {
+      if (from > head || this.d.now() >= deadline) return undefined;
+      const f = this.scanner.fetch(from, head, this.nodeTokens);
+      // A commit that fails leaves this answer unread: its error must not go unhandled.
+      f.catch(() => {});
+      return f;
+    };
+    let ahead = fetchFrom(next);
+    while (ahead) {
+      const r = await ahead;
+      ahead = undefined;
       // The node no longer has the block it just called its head: a reorg shortened the chain.
       if (!r.tip || !r.first) break;
       // The range must continue the chain scanned so far: a reorg between two ranges (even of
@@ -108,8 +120,10 @@ export class ChainWatcher {
       if (before && before.number === next - 1 && before.hash !== r.first.parentHash) {
         await this.walkBack(next);
         next = state.readCursor(this.d.ledger.db, chain.chainId)!.nextBlock;
+        ahead = fetchFrom(next);
         continue;
       }
+      ahead = fetchFrom(r.to + 1);
       await this.commit(next, r.to, head, r.logs, r.first, r.tip);
       next = r.to + 1;
       this.d.onProgress?.(next, head);
@@ -126,10 +140,17 @@ export class ChainWatcher {
     const { chain } = this.d;
     const payments: state.SeenPayment[] = [];
     const known = new Map<number, BlockHeader>([[first.number, first], [tip.number, tip]]);
-    for (const log of logs) {
-      const token = this.tokenByNode.get(log.token);
-      if (!token) continue;
-      const order = state.orderForAddress(this.d.ledger.sqlite, chain.chainType, this.adapter.lookupKey(log.to));
+    // Every recipient of the range looked up in one statement (99% of them pay nobody).
+    const keyOf = (log: TransferLog) => {
+      const k = this.adapter.lookupKey(log.to);
+      return chain.chainType === 'EVM' ? k.toLowerCase() : k;
+    };
+    const mine = logs.filter((log) => this.tokenByNode.has(log.token));
+    const keys = mine.map(keyOf);
+    const owners = state.ordersForAddresses(this.d.ledger.sqlite, chain.chainType, keys);
+    for (const [i, log] of mine.entries()) {
+      const token = this.tokenByNode.get(log.token)!;
+      const order = owners.get(keys[i]!);
       if (!order) continue;
       const to = order.address;
       const amount = credited(log.value, token.decimals, ASSETS[order.asset]?.decimals ?? token.decimals);

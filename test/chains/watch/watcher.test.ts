@@ -381,6 +381,54 @@ describe('the chain watcher (simulated node)', () => {
     expect(onChainPayments(h().ledger.db, registry, o.id)).toMatchObject([{ blockNumber: 6, status: 'counted' }]);
   });
 
+  it('fetches the next range while it commits the one before; every payment is still found, once, in order', async () => {
+    const { service, ledger } = h();
+    await addTestMerchant(service);
+    const a = await order(service, { uid: 'u', amount: '1' });
+    const b = await order(service, { uid: 'u', amount: '2' });
+    const sim = new SimChain(0, () => h().clock.now);
+    sim.mineEmpty(3);
+    sim.mine([{ token: TOKEN, to: a.addresses.EVM!, value: 1_000_000n }]);
+    sim.mineEmpty(10);
+    sim.mine([{ token: TOKEN, to: b.addresses.EVM!, value: 2_000_000n }]);
+    sim.mineEmpty(5);
+    // The cursor (what is committed) each time a range's logs are asked for.
+    const committedAt: { from: number; cursor: number | undefined }[] = [];
+    sim.onCall = (method, params) => {
+      if (method === 'eth_getLogs') committedAt.push({ from: Number.parseInt(params[0].fromBlock, 16), cursor: readCursor(ledger.db, '31337')?.nextBlock });
+    };
+    const { w } = watcherFor(h(), sim, { maxSpan: 5 });
+    await untilCaughtUp(w);
+    // Each range is asked for before the one before it is committed.
+    expect(committedAt).toEqual([0, 5, 10, 15, 20].map((from) => ({ from, cursor: Math.max(0, from - 5) })));
+    sim.mineEmpty(3);
+    await untilCaughtUp(w);
+    expect(await service.getOrder(a.id)).toMatchObject({ status: 'PAID', paidAmount: '1' });
+    expect(await service.getOrder(b.id)).toMatchObject({ status: 'PAID', paidAmount: '2' });
+    expect(await service.balance('u')).toMatchObject({ available: '3' });
+  });
+
+  it('a range fetched ahead that fails fails the tick after the range before it is committed; the next tick resumes there', async () => {
+    const { service, ledger } = h();
+    await addTestMerchant(service);
+    const o = await order(service, { uid: 'u', amount: '1' });
+    const sim = new SimChain(7, () => h().clock.now);
+    sim.mine([{ token: TOKEN, to: o.addresses.EVM!, value: 1_000_000n }]);
+    sim.mineEmpty(6);
+    let getLogs = 0;
+    sim.onCall = (method) => {
+      if (method === 'eth_getLogs' && ++getLogs === 2) throw new Error('connect ECONNREFUSED 127.0.0.1:1');
+    };
+    const { w } = watcherFor(h(), sim, { maxSpan: 5 });
+    await expect(w.tick()).rejects.toThrow();
+    expect(readCursor(ledger.db, '31337')?.nextBlock).toBe(5);
+    await untilCaughtUp(w);
+    expect(readCursor(ledger.db, '31337')?.nextBlock).toBe(15);
+    sim.mineEmpty(3);
+    await untilCaughtUp(w);
+    expect(await service.getOrder(o.id)).toMatchObject({ status: 'PAID', paidAmount: '1' });
+  });
+
   it('logs and headers from different forks (load-balanced backends): nothing is stored until they agree, then the payment is found', async () => {
     const { service, ledger } = h();
     await addTestMerchant(service);
