@@ -15,6 +15,8 @@ export interface AheadPool {
   take(chain: ChainType, xpub: string, index: number): string | undefined;
   /** Starts deriving a wallet's addresses from `next` on, before any order asks (serve's start). */
   prime(chain: ChainType, xpub: string, next: number): void;
+  /** How far ahead the pool reaches for a wallet: one past the last ready index (0 if none). Asks for nothing. */
+  readyUntil(chain: ChainType, xpub: string): number;
   close(): Promise<void>;
 }
 
@@ -97,6 +99,10 @@ export function startDerivationWorker(opts: { onError?: (message: string) => voi
     prime(chain, xpub, next) {
       const e = entryOf(chain, xpub, next - 1);
       refill(chain, xpub, e, next - 1);
+    },
+    readyUntil(chain, xpub) {
+      const e = entries.get(keyOf(chain, xpub));
+      return e ? e.start + e.addresses.length : 0;
     },
     take(chain, xpub, index) {
       const e = entryOf(chain, xpub, index);

@@ -26,6 +26,10 @@ async function ready(p: AheadPool, chain: 'EVM' | 'TRON', xpub: string, index: n
   return undefined;
 }
 
+async function until(done: () => boolean): Promise<void> {
+  while (!done()) await new Promise((r) => setTimeout(r, 20));
+}
+
 describe('address pool on a worker thread', () => {
   it('the shipped worker file exists (npm test builds it first)', () => {
     expect(existsSync(WORKER)).toBe(true);
@@ -50,15 +54,16 @@ describe('address pool on a worker thread', () => {
     pool = startDerivationWorker({ workerUrl: WORKER });
     pool.prime('TRON', wallet.tronXpub, 700);
     pool.prime('EVM', wallet.evmXpub, 0);
-    // Wait for the priming to deliver without taking anything (a take would itself ask).
-    await new Promise((r) => setTimeout(r, 1500));
+    // Wait for the priming to deliver without taking anything (a take would itself ask). The
+    // wait is bounded by the test's time-out, not by a guess at how busy the machine is.
+    await until(() => pool!.readyUntil('TRON', wallet.tronXpub) > 700 && pool!.readyUntil('EVM', wallet.evmXpub) > 0);
     expect(pool.take('TRON', wallet.tronXpub, 700)).toBe(deriveAddress('TRON', wallet.tronXpub, 700));
     expect(pool.take('EVM', wallet.evmXpub, 0)).toBe(deriveAddress('EVM', wallet.evmXpub, 0));
     // Before: never handed out; far enough ahead (two chunks) for a burst of orders.
     expect(pool.take('TRON', wallet.tronXpub, 699)).toBeUndefined();
-    await new Promise((r) => setTimeout(r, 1500));
+    await until(() => pool!.readyUntil('EVM', wallet.evmXpub) > 2047);
     expect(pool.take('EVM', wallet.evmXpub, 2047)).toBe(deriveAddress('EVM', wallet.evmXpub, 2047));
-  });
+  }, 30_000);
 
   it('keeps up past its first range, and after a jump (orders made by another process) starts again from there', async () => {
     pool = startDerivationWorker({ workerUrl: WORKER });
