@@ -106,13 +106,13 @@ export function parseTimeRange(opts: { since?: string; until?: string }, now: nu
  * rows: "showing 50 of 56; next page: --cursor ID". Nothing when the page is the whole list, and
  * nothing under --json (a script pages with the id of the last item as the cursor).
  */
-export function pageNote(ctx: Context, page: { items: unknown[]; total: number | null; before: number; next: string | null }): void {
+export function pageNote(ctx: Context, page: { items: unknown[]; total: number; before: number; next: string | null }): void {
   if (ctx.globals.json) return;
   if (page.before === 0 && page.next === null) return;
   const shown = page.items.length;
   const range = page.before === 0 ? `${shown}` : shown === 0 ? 'none' : `${page.before + 1}-${page.before + shown}`;
   const next = page.next === null ? '' : `; next page: --cursor ${page.next}`;
-  ctx.io.stderr.write(`showing ${range}${page.total === null ? '' : ` of ${page.total}`}${next}\n`);
+  ctx.io.stderr.write(`showing ${range} of ${page.total}${next}\n`);
 }
 
 /** `--cursor`: the id of the last row of the previous page. */
@@ -141,20 +141,3 @@ export function credited(before: string, amount: string, asset: string): string 
   }
 }
 
-/**
- * A page of a list, locally with the count of all that match; on a remote, where the extension
- * reads answer rows only, the page is the rows and the next cursor the last row's id when the
- * page is full (the note then says "showing 50; next page: …", without the total).
- */
-export async function pageOfList<T>(
-  ctx: Context,
-  limit: number | undefined,
-  local: (() => Promise<{ items: T[]; total: number; before: number; next: string | null }>) | undefined,
-  remote: () => Promise<T[]>,
-  idOf: (row: T) => string | number = (row) => (row as { id: string }).id,
-): Promise<{ items: T[]; total: number | null; before: number; next: string | null }> {
-  if (local && !ctx.isRemote()) return local();
-  const items = await remote();
-  const full = items.length > 0 && items.length === (limit ?? 50);
-  return { items, total: null, before: 0, next: full ? String(idOf(items[items.length - 1]!)) : null };
-}

@@ -60,11 +60,17 @@ export async function printRecord(ctx: Context, pairs: [string, Cell][]): Promis
   if (ctx.globals.format === 'csv') return void ctx.io.stdout.write(csv([{ name: 'field' }, { name: 'value' }], pairs));
   const width = Math.max(...pairs.map(([k]) => k.length));
   const chalk = ctx.color ? (await import('chalk')).default : undefined;
+  // For a person (a terminal, or --format table): values wrap at word boundaries under their
+  // own column, to the terminal's width; a word is never broken, so a hash, an address or a URL
+  // stays whole to copy. In a pipe each field stays on one line, for grep and cut.
+  const room = tableFormat(ctx) === 'table' ? terminalWidth(ctx) - width - 2 : Infinity;
+  const indent = ' '.repeat(width + 2);
   for (const [k, v] of pairs) {
     const label = k.padEnd(width);
     // A terminal could act on a control character in stored text (an ESC in a remark).
     const value = ctx.io.isTTY ? show(v).replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu, ctx.env.TERM === 'dumb' ? '?' : '\ufffd') : show(v);
-    ctx.io.stdout.write(`${chalk ? chalk.dim(label) : label}  ${value}\n`);
+    const lines = room >= 20 ? wrap(value, room, true) : [value];
+    ctx.io.stdout.write(`${chalk ? chalk.dim(label) : label}  ${lines.join(`\n${indent}`)}\n`);
   }
 }
 

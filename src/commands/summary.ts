@@ -1,5 +1,5 @@
 import type { Context } from '../context.js';
-import type { Tally, Totals } from '../store/summary.js';
+import type { Tally, Totals } from '../core/types.js';
 import { formatTime, printJson, printRecord, type Cell } from './output.js';
 
 const totals = (t: Totals) => Object.entries(t).map(([asset, v]) => `${v} ${asset}`).join(', ') || '0';
@@ -11,17 +11,8 @@ const tallied = (t: Tally) => (t.count === 0 ? 'none' : `${t.count}, ${totals(t.
  * callbacks that gave up. Of one merchant with --mch-id, else of the whole ledger.
  */
 export async function run(ctx: Context): Promise<void> {
-  const service = await ctx.local('summary');
-  const s = await service.summary({ mchId: ctx.globals.mchId });
+  const s = await (await ctx.service()).summary({ mchId: ctx.globals.mchId });
   if (ctx.globals.json) return printJson(ctx, s);
-  const registry = await service.registry();
-  const chainName = (id: string) => {
-    try {
-      return registry.chain(id).name;
-    } catch {
-      return 'not in the registry';
-    }
-  };
   const p = s.pendingWithdrawals;
   const rows: [string, Cell][] = [
     ['ledger', `${s.mchId ? `merchant ${s.mchId}` : 'every merchant'}, at ${formatTime(s.at)}`],
@@ -41,7 +32,7 @@ export async function run(ctx: Context): Promise<void> {
   for (const c of s.chains) {
     const state = c.lag === null ? 'not scanned yet' : `${c.lag} block${c.lag === 1 ? '' : 's'} behind (block ${c.scannedTo} of ${c.head}, head seen ${formatTime(c.headAt)})`;
     const trouble = [c.lastError && `last error: ${c.lastError}`, c.deepReorg && `deep reorg: ${c.deepReorg}`].filter(Boolean).join('; ');
-    rows.push([`chain ${c.chainId}`, `${chainName(c.chainId)}: ${state}${trouble ? `; ${trouble}` : ''}`]);
+    rows.push([`chain ${c.chainId}`, `${c.name ?? 'not in the registry'}: ${state}${trouble ? `; ${trouble}` : ''}`]);
   }
   rows.push(['failed callbacks', s.failedCallbacks === 0 ? 'none' : `${s.failedCallbacks}: cryptopay callbacks list --status failed`]);
   await printRecord(ctx, rows);

@@ -83,12 +83,15 @@ function terminalCell(v: Cell, o: TerminalOptions): string {
   return s.replace(LONG_TOKEN, (t) => shortenMiddle(t, o.ascii));
 }
 
-/** Words wrapped to `width` columns; a word longer than that is cut into pieces. */
-export function wrap(s: string, width: number): string[] {
+/**
+ * Words wrapped to `width` columns; a word longer than that is cut into pieces, or with `whole`
+ * stands alone on its line (a hash or an address the user copies must never be broken).
+ */
+export function wrap(s: string, width: number, whole = false): string[] {
   const lines: string[] = [];
   let cur = '';
   for (let word of s.split(' ')) {
-    while (displayWidth(word) > width) {
+    while (!whole && displayWidth(word) > width) {
       if (cur) lines.push(cur);
       cur = '';
       let piece = '';

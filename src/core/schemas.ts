@@ -125,18 +125,31 @@ const limit = z.union([z.number().int({ error: LIMIT }).min(1, { error: LIMIT })
 const orderStatus = z.enum(['PENDING_PAY', 'PAID', 'EXPIRED', 'REFUNDED'], { error: 'status must be PENDING_PAY, PAID, EXPIRED or REFUNDED' });
 const withdrawalStatus = z.enum(['PENDING', 'CONFIRMED', 'REJECTED'], { error: 'status must be PENDING, CONFIRMED or REJECTED' });
 
+/** `page: true` answers a list as a page: `{items, total, before, next}` (the CLI's "showing 51-100 of 230"). */
+const page = z.boolean({ error: 'page must be true or false' }).optional();
+const MARK = 'after must be the mark of the previous answer (an entry number, 0 or more)';
+const mark = z.union([z.number().int({ error: MARK }).nonnegative({ error: MARK }).max(Number.MAX_SAFE_INTEGER, { error: MARK }), z.string().regex(/^(0|[1-9]\d{0,15})$/, { error: MARK })], { error: MARK })
+  .transform((v) => Number(v))
+  .refine((v) => Number.isSafeInteger(v), MARK);
+const entryNumber = (field: string) => z.string().regex(/^[1-9][0-9]{0,15}$/, { error: `${field} must be an entry number` });
+
 export const merchantMeSchema = z.strictObject({ mchId });
 // since, until and cursor page and filter the lists (issue #15 item 2): creation time in ms, and the id of the last row of the page before.
-export const orderListSchema = z.strictObject({ mchId, status: orderStatus.optional(), uid: id64('uid').optional(), oid: id64('oid').optional(), since: millis('since').optional(), until: millis('until').optional(), cursor: id64('cursor').optional(), limit: limit.optional() });
+export const orderListSchema = z.strictObject({ mchId, status: orderStatus.optional(), uid: id64('uid').optional(), oid: id64('oid').optional(), since: millis('since').optional(), until: millis('until').optional(), cursor: id64('cursor').optional(), limit: limit.optional(), page });
 /** One order by id or by the merchant's oid (as a refund names it); both given must agree; one is required. */
 export const orderShowSchema = z.strictObject({ mchId, id: id64('id').optional(), oid: id64('oid').optional() });
 export const heldListSchema = z.strictObject({ mchId, orderId: id64('orderId').optional() });
-export const withdrawListSchema = z.strictObject({ mchId, status: withdrawalStatus.optional(), uid: id64('uid').optional(), since: millis('since').optional(), until: millis('until').optional(), cursor: id64('cursor').optional(), limit: limit.optional() });
+export const withdrawListSchema = z.strictObject({ mchId, status: withdrawalStatus.optional(), uid: id64('uid').optional(), since: millis('since').optional(), until: millis('until').optional(), cursor: id64('cursor').optional(), limit: limit.optional(), page });
 export const withdrawShowSchema = z.strictObject({ mchId, id: id64('id') });
-export const refundListSchema = z.strictObject({ mchId, orderId: id64('orderId').optional(), cursor: id64('cursor').optional(), limit: limit.optional() });
+export const refundListSchema = z.strictObject({ mchId, orderId: id64('orderId').optional(), cursor: id64('cursor').optional(), limit: limit.optional(), page });
 /** known: true refuses a uid the merchant never saw (`balance` on the CLI), instead of answering zeros. */
 export const balanceSchema = z.strictObject({ mchId, uid: id64('uid'), asset: text('asset', 16).optional(), known: z.boolean({ error: 'known must be true or false' }).optional() });
-export const logSchema = z.strictObject({ mchId, orderId: id64('orderId').optional(), withdrawalId: id64('withdrawalId').optional(), since: millis('since').optional(), until: millis('until').optional(), cursor: z.string().regex(/^[1-9][0-9]{0,15}$/, { error: 'cursor must be an entry number' }).optional(), limit: limit.optional() });
+export const logSchema = z.strictObject({ mchId, orderId: id64('orderId').optional(), withdrawalId: id64('withdrawalId').optional(), since: millis('since').optional(), until: millis('until').optional(), cursor: entryNumber('cursor').optional(), limit: limit.optional(), page });
+/** `log --follow`: the entries after the entry number `after` (its answer's mark), or the newest `limit` without it. */
+export const logFollowSchema = z.strictObject({ mchId, orderId: id64('orderId').optional(), withdrawalId: id64('withdrawalId').optional(), since: millis('since').optional(), after: mark.optional(), limit: limit.optional() });
+/** `order find`: an id, oid, uid, transaction hash or deposit address of the merchant's. */
+export const orderFindSchema = z.strictObject({ mchId, q: text('q', 80).refine((v) => !CONTROL.test(v), 'q must not contain control characters').refine((v) => v.trim() === v, 'q must not start or end with spaces'), limit: limit.optional() });
+export const summarySchema = z.strictObject({ mchId });
 
 export const callbackListSchema = z.strictObject({
   mchId,

@@ -13,14 +13,18 @@ import type {
   CallbackShow,
   CallbackStatus,
   CallbackView,
+  FindResult,
   HeldPaymentView,
+  LogFollow,
   MerchantIdentity,
   Order,
   OrderDetail,
   OrderShow,
   OrderStatus,
+  Page,
   RefundResult,
   RefundView,
+  Summary,
   VerificationReport,
   Withdrawal,
   WithdrawalDetail,
@@ -68,6 +72,18 @@ export interface OperatorExtensions {
   log(filter: { orderId?: string; withdrawalId?: string; mchId?: string; since?: number; until?: number; cursor?: string; limit?: number }): Promise<AuditView[]>;
   listCallbacks(filter: { status?: CallbackStatus; orderId?: string; withdrawalId?: string; mchId?: string; limit?: number }): Promise<CallbackView[]>;
   showCallback(id: string, mchId?: string): Promise<CallbackShow>;
+  // The lists as pages: the rows with how many match in all and where the page stands (the
+  // CLI's "showing 51-100 of 230"); over HTTP the list endpoints with `"page": true`.
+  pageOrders(filter: { mchId?: string; status?: OrderStatus; uid?: string; oid?: string; since?: number; until?: number; cursor?: string; limit?: number }): Promise<Page<OrderDetail>>;
+  pageWithdrawals(filter: { mchId?: string; status?: WithdrawalStatus; uid?: string; since?: number; until?: number; cursor?: string; limit?: number }): Promise<Page<Withdrawal>>;
+  pageRefunds(filter: { orderId?: string; mchId?: string; cursor?: string; limit?: number }): Promise<Page<RefundView>>;
+  pageLog(filter: { orderId?: string; withdrawalId?: string; mchId?: string; since?: number; until?: number; cursor?: string; limit?: number }): Promise<Page<AuditView>>;
+  /** `order find`: by id, oid, uid, transaction hash (payments and payouts) or deposit address. */
+  findOrders(q: string, opts?: { mchId?: string; limit?: number }): Promise<FindResult>;
+  /** `cryptopay summary`. */
+  summary(opts?: { mchId?: string }): Promise<Summary>;
+  /** `log --follow`: what was committed after a mark (see LogFollow). */
+  followLog(filter: { orderId?: string; withdrawalId?: string; mchId?: string; since?: number; after?: number; limit?: number }): Promise<LogFollow>;
 }
 
 /** What a command holds: the interface's operations and the operator's extensions, local or remote alike. */

@@ -242,3 +242,63 @@ export interface RefundDone extends RefundView {
   paidAmount: string;
   refundedAmount: string;
 }
+
+/** Amounts by asset, each a canonical decimal string. */
+export type Totals = Record<string, string>;
+
+export interface Tally {
+  count: number;
+  total: Totals;
+}
+
+export interface Period {
+  since: number;
+  payments: Tally;
+  refunds: Tally;
+  /** Withdrawals paid out (confirmed) in the period. */
+  withdrawals: Tally;
+}
+
+/**
+ * `cryptopay summary` (issue #15 item 10): the state of the ledger at a glance, of one merchant
+ * or (locally, no merchant named) of all. A chain's `name` is the registry's (null when the
+ * registry no longer has it).
+ */
+export interface Summary {
+  at: number;
+  mchId: string | null;
+  pendingWithdrawals: Tally & { confirming: number };
+  today: Period;
+  week: Period;
+  balances: { available: Totals; held: Totals };
+  heldPayments: Tally;
+  chains: { chainId: string; name: string | null; head: number | null; scannedTo: number | null; lag: number | null; headAt: number | null; lastError: string | null; deepReorg: string | null }[];
+  /** Callbacks that used up their retries. */
+  failedCallbacks: number;
+}
+
+/** How `order find` found an order. */
+export type MatchedBy = 'id' | 'oid' | 'uid' | 'txHash' | 'address';
+
+/**
+ * `order find`: the orders whose id, oid, uid, payment transaction or deposit address is the
+ * text, newest first; the withdrawals whose payout transaction it is; `more` when more orders
+ * match than were answered.
+ */
+export interface FindResult {
+  orders: (OrderDetail & { matchedBy: MatchedBy[] })[];
+  withdrawals: (Withdrawal & { mchId: string; matchedBy: MatchedBy[] })[];
+  more: boolean;
+}
+
+/**
+ * `log --follow`: the entries after `after` (entry numbers), oldest first, and the mark to ask
+ * from next time: every entry up to it has been read. Without `after`, the newest entries.
+ */
+export interface LogFollow {
+  entries: AuditView[];
+  mark: number;
+}
+
+/** Most entries one answer of `log --follow` carries after a mark; the rest come with the next ask. */
+export const FOLLOW_MAX = 500;

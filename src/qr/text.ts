@@ -8,9 +8,11 @@ const INK_ON_PAPER = '\u001b[30;47m';
 /**
  * The QR code of `text` for a terminal, two modules per character cell (half blocks). With
  * colour it is drawn black on white; without (NO_COLOR, a pipe) the glyphs are the dark modules,
- * which reads right on a light background and scans inverted on a dark one.
+ * which reads right on a light background and scans inverted on a dark one. `ascii` (TERM=dumb,
+ * a terminal without Unicode blocks) draws each module as two characters, `##` or two spaces,
+ * one line per row of modules: twice as tall, and still square on a terminal's tall cells.
  */
-export function qrText(text: string, color: boolean): string {
+export function qrText(text: string, color: boolean, ascii = false): string {
   const m = qrMatrix(text);
   const n = m.length + 2 * MARGIN;
   const dark = (x: number, y: number) => {
@@ -18,6 +20,14 @@ export function qrText(text: string, color: boolean): string {
     return r !== undefined && r[x - MARGIN] === true;
   };
   const lines: string[] = [];
+  if (ascii) {
+    for (let y = 0; y < n; y++) {
+      let line = '';
+      for (let x = 0; x < n; x++) line += dark(x, y) ? '##' : '  ';
+      lines.push(line);
+    }
+    return `${lines.join('\n')}\n`;
+  }
   for (let y = 0; y < n; y += 2) {
     let line = '';
     for (let x = 0; x < n; x++) {

@@ -18,14 +18,18 @@ import type {
   CallbackShow,
   CallbackStatus,
   CallbackView,
+  FindResult,
   HeldPaymentView,
+  LogFollow,
   MerchantIdentity,
   Order,
   OrderDetail,
   OrderShow,
   OrderStatus,
+  Page,
   RefundResult,
   RefundView,
+  Summary,
   VerificationReport,
   Withdrawal,
   WithdrawalDetail,
@@ -38,18 +42,25 @@ import {
   callbackListSchema,
   callbackShowSchema,
   envelopeSchema,
+  findResultSchema,
   heldListSchema,
+  logFollowSchema,
+  logPageSchema,
   logSchema,
   merchantIdentitySchema,
   orderListSchema,
+  orderPageSchema,
   orderSchema,
   orderShowSchema,
   refundListSchema,
+  refundPageSchema,
   refundResultSchema,
   statusSchema,
+  summarySchema,
   verificationReportSchema,
   withdrawalDetailSchema,
   withdrawalListSchema,
+  withdrawalPageSchema,
   withdrawalSchema,
 } from './responses.js';
 import { credentialsProblem } from './remote-url.js';
@@ -169,6 +180,34 @@ export class RemotePaymentService implements PaymentService, OperatorExtensions 
 
   showCallback(id: string, mchId?: string): Promise<CallbackShow> {
     return this.read('/api/v1/callbacks/show', { mchId, id }, callbackShowSchema);
+  }
+
+  pageOrders(filter: { mchId?: string; status?: OrderStatus; uid?: string; oid?: string; since?: number; until?: number; cursor?: string; limit?: number }): Promise<Page<OrderDetail>> {
+    return this.read('/api/v1/order/list', { ...filter, page: true }, orderPageSchema) as Promise<Page<OrderDetail>>;
+  }
+
+  pageWithdrawals(filter: { mchId?: string; status?: WithdrawalStatus; uid?: string; since?: number; until?: number; cursor?: string; limit?: number }): Promise<Page<Withdrawal>> {
+    return this.read('/api/v1/withdraw/list', { ...filter, page: true }, withdrawalPageSchema);
+  }
+
+  pageRefunds(filter: { orderId?: string; mchId?: string; cursor?: string; limit?: number }): Promise<Page<RefundView>> {
+    return this.read('/api/v1/refund/list', { ...filter, page: true }, refundPageSchema);
+  }
+
+  pageLog(filter: { orderId?: string; withdrawalId?: string; mchId?: string; since?: number; until?: number; cursor?: string; limit?: number }): Promise<Page<AuditView>> {
+    return this.read('/api/v1/log', { ...filter, page: true }, logPageSchema);
+  }
+
+  findOrders(q: string, opts: { mchId?: string; limit?: number } = {}): Promise<FindResult> {
+    return this.read('/api/v1/order/find', { mchId: opts.mchId, q, limit: opts.limit }, findResultSchema) as Promise<FindResult>;
+  }
+
+  summary(opts: { mchId?: string } = {}): Promise<Summary> {
+    return this.read('/api/v1/summary', { mchId: opts.mchId }, summarySchema);
+  }
+
+  followLog(filter: { orderId?: string; withdrawalId?: string; mchId?: string; since?: number; after?: number; limit?: number }): Promise<LogFollow> {
+    return this.read('/api/v1/log/follow', filter, logFollowSchema);
   }
 
   private async get<S extends z.ZodType>(path: string, schema: S): Promise<z.output<S>> {

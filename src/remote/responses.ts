@@ -154,6 +154,8 @@ const total = z.string().regex(/^(0|[1-9]\d{0,18})(\.\d{0,17}[1-9])?$/, 'not a c
 const txHashAny = z.string().refine((h) => isTxHash('EVM', h) || isTxHash('TRON', h), 'not a transaction hash');
 const count = z.number().int('not a whole number').min(0, 'not a whole number');
 const list = <T extends z.ZodType>(item: T) => z.array(item).max(1000, 'more rows than any list of the service');
+/** A list answered with `page: true`: the rows, how many match in all, how many come before, the next cursor. */
+const pageOf = <T extends z.ZodType>(item: T) => z.object({ items: list(item), total: count, before: count, next: id.nullable() });
 
 export const merchantIdentitySchema = z.object({ mchId: text, name: text, asset: text });
 
@@ -191,6 +193,14 @@ const orderDetailFields = {
 };
 export const orderDetailSchema = z.object(orderDetailFields);
 export const orderListSchema = list(orderDetailSchema);
+export const orderPageSchema = pageOf(orderDetailSchema);
+
+const matchedBy = list(z.enum(['id', 'oid', 'uid', 'txHash', 'address']));
+export const findResultSchema = z.object({
+  orders: list(z.object({ ...orderDetailFields, matchedBy })),
+  withdrawals: list(z.object({ ...withdrawalFields, mchId: text, matchedBy }).superRefine(checkWithdrawal)),
+  more: z.boolean(),
+});
 
 const onChainSchema = z.object({
   chainId,
@@ -226,6 +236,7 @@ export const heldListSchema = list(
 );
 
 export const withdrawalListSchema = list(withdrawalSchema);
+export const withdrawalPageSchema = pageOf(withdrawalSchema);
 export const withdrawalDetailSchema = z
   .object({
     ...withdrawalFields,
@@ -235,23 +246,51 @@ export const withdrawalDetailSchema = z
   })
   .superRefine(checkWithdrawal);
 
-export const refundListSchema = list(
-  z.object({ refundId: id, mchId: text, id, oid: text, amount, status: z.literal('REFUNDED'), remark: text, refundTime: millis }),
-);
+const refundView = z.object({ refundId: id, mchId: text, id, oid: text, amount, status: z.literal('REFUNDED'), remark: text, refundTime: millis });
+export const refundListSchema = list(refundView);
+export const refundPageSchema = pageOf(refundView);
 
 export const balanceSchema = z.object({ mchId: text, uid: text, asset: text, available: total, held: total });
 
-export const logSchema = list(
-  z.object({
-    id: count,
-    at: millis,
-    actor: text,
-    action: text,
-    mchId: text.nullable(),
-    subject: text,
-    detail: z.record(z.string().max(200), z.unknown()),
-  }),
-);
+const logEntry = z.object({
+  id: count,
+  at: millis,
+  actor: text,
+  action: text,
+  mchId: text.nullable(),
+  subject: text,
+  detail: z.record(z.string().max(200), z.unknown()),
+});
+export const logSchema = list(logEntry);
+export const logPageSchema = pageOf(logEntry);
+export const logFollowSchema = z.object({ entries: list(logEntry), mark: count });
+
+/** Amounts by asset. */
+const totals = z.record(z.string().regex(/^[A-Za-z0-9]{1,16}$/, 'not an asset'), total);
+const tally = z.object({ count, total: totals });
+const period = z.object({ since: millis, payments: tally, refunds: tally, withdrawals: tally });
+export const summarySchema = z.object({
+  at: millis,
+  mchId: text.nullable(),
+  pendingWithdrawals: tally.extend({ confirming: count }),
+  today: period,
+  week: period,
+  balances: z.object({ available: totals, held: totals }),
+  heldPayments: tally,
+  chains: list(
+    z.object({
+      chainId,
+      name: text.nullable(),
+      head: block.nullable(),
+      scannedTo: block.nullable(),
+      lag: count.nullable(),
+      headAt: millis.nullable(),
+      lastError: text.nullable(),
+      deepReorg: text.nullable(),
+    }),
+  ),
+  failedCallbacks: count,
+});
 
 const callbackFields = {
   id,

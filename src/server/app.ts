@@ -9,13 +9,16 @@ import {
   callbackShowSchema,
   createOrderSchema,
   heldListSchema,
+  logFollowSchema,
   logSchema,
   merchantMeSchema,
+  orderFindSchema,
   orderListSchema,
   orderShowSchema,
   parseInput,
   refundListSchema,
   refundSchema,
+  summarySchema,
   withdrawListSchema,
   withdrawShowSchema,
   withdrawApplySchema,
@@ -202,12 +205,24 @@ export function createApp(deps: AppDeps) {
       return run(s, parseInput(schema, i), mchId);
     });
   read('/api/v1/merchant', merchantMeSchema, (s, _q, mchId) => s.whoami(mchId));
-  read('/api/v1/order/list', orderListSchema, (s, q, mchId) => s.listOrders({ mchId, status: q.status, uid: q.uid, oid: q.oid, since: q.since, until: q.until, cursor: q.cursor, limit: q.limit }));
+  // The lists answer an array, or with `page: true` a page: the rows, how many match in all, how
+  // many come before, the next cursor (the CLI's "showing 51-100 of 230").
+  read('/api/v1/order/list', orderListSchema, (s, q, mchId) => {
+    const f = { mchId, status: q.status, uid: q.uid, oid: q.oid, since: q.since, until: q.until, cursor: q.cursor, limit: q.limit };
+    return q.page ? s.pageOrders(f) : s.listOrders(f);
+  });
   read('/api/v1/order/show', orderShowSchema, (s, q, mchId) => s.showOrder({ mchId, id: q.id, oid: q.oid }));
+  read('/api/v1/order/find', orderFindSchema, (s, q, mchId) => s.findOrders(q.q, { mchId, limit: q.limit }));
   read('/api/v1/order/held', heldListSchema, (s, q, mchId) => s.heldPayments({ mchId, orderId: q.orderId }));
-  read('/api/v1/withdraw/list', withdrawListSchema, (s, q, mchId) => s.listWithdrawals({ mchId, status: q.status, uid: q.uid, since: q.since, until: q.until, cursor: q.cursor, limit: q.limit }));
+  read('/api/v1/withdraw/list', withdrawListSchema, (s, q, mchId) => {
+    const f = { mchId, status: q.status, uid: q.uid, since: q.since, until: q.until, cursor: q.cursor, limit: q.limit };
+    return q.page ? s.pageWithdrawals(f) : s.listWithdrawals(f);
+  });
   read('/api/v1/withdraw/show', withdrawShowSchema, (s, q, mchId) => s.getWithdrawal(q.id, mchId));
-  read('/api/v1/refund/list', refundListSchema, (s, q, mchId) => s.listRefunds({ mchId, orderId: q.orderId, cursor: q.cursor, limit: q.limit }));
+  read('/api/v1/refund/list', refundListSchema, (s, q, mchId) => {
+    const f = { mchId, orderId: q.orderId, cursor: q.cursor, limit: q.limit };
+    return q.page ? s.pageRefunds(f) : s.listRefunds(f);
+  });
   read('/api/v1/balance', balanceSchema, (s, q, mchId) => s.balance(q.uid, { mchId, asset: q.asset?.toUpperCase(), known: q.known }));
   read('/api/v1/callbacks/list', callbackListSchema, (s, q, mchId) =>
     s.listCallbacks({ mchId, status: q.status, orderId: q.orderId, withdrawalId: q.withdrawalId, limit: q.limit }));
@@ -216,7 +231,12 @@ export function createApp(deps: AppDeps) {
     const c = await s.showCallback(q.id, mchId);
     return { ...c, history: c.history.map((a) => ({ ...a, by: 'service' })) };
   });
-  read('/api/v1/log', logSchema, (s, q, mchId) => s.log({ mchId, orderId: q.orderId, withdrawalId: q.withdrawalId, since: q.since, until: q.until, cursor: q.cursor, limit: q.limit }));
+  read('/api/v1/log', logSchema, (s, q, mchId) => {
+    const f = { mchId, orderId: q.orderId, withdrawalId: q.withdrawalId, since: q.since, until: q.until, cursor: q.cursor, limit: q.limit };
+    return q.page ? s.pageLog(f) : s.log(f);
+  });
+  read('/api/v1/log/follow', logFollowSchema, (s, q, mchId) => s.followLog({ mchId, orderId: q.orderId, withdrawalId: q.withdrawalId, since: q.since, after: q.after, limit: q.limit }));
+  read('/api/v1/summary', summarySchema, (s, _q, mchId) => s.summary({ mchId }));
 
   // The payment page and the state it polls (decisions §11), loaded on first use.
   const payRoutes = () => import('./pay-page-route.js').then((m) => m.payPageRoutes(backend, now));

@@ -6,14 +6,17 @@ import {
   callbackShowSchema,
   createOrderSchema,
   heldListSchema,
+  logFollowSchema,
   logSchema,
   merchantMeSchema,
+  orderFindSchema,
   orderListSchema,
   orderShowSchema,
   refundListSchema,
   withdrawListSchema,
   withdrawShowSchema,
   refundSchema,
+  summarySchema,
   withdrawApplySchema,
   withdrawConfirmSchema,
   withdrawRejectSchema,
@@ -371,6 +374,61 @@ const CALLBACK_SHOW = {
   },
 };
 const listOf = (item: Json) => ({ type: 'array', maxItems: 1000, items: item });
+/** A list endpoint answers its array, or with "page": true in the body the page. */
+const listOrPage = (item: Json) => ({
+  anyOf: [
+    listOf(item),
+    {
+      type: 'object',
+      description: 'with "page": true: the rows, how many match in all, how many come before this page, and the cursor of the next page (null on the last)',
+      required: ['items', 'total', 'before', 'next'],
+      properties: { items: listOf(item), total: { type: 'integer', minimum: 0 }, before: { type: 'integer', minimum: 0 }, next: NULLABLE_STRING },
+    },
+  ],
+});
+const MATCHED_BY = { type: 'array', items: { type: 'string', enum: ['id', 'oid', 'uid', 'txHash', 'address'] } };
+const FIND = {
+  type: 'object',
+  required: ['orders', 'withdrawals', 'more'],
+  properties: {
+    orders: listOf({ ...ORDER_DETAIL, required: [...ORDER_DETAIL.required, 'matchedBy'], properties: { ...ORDER_DETAIL.properties, matchedBy: MATCHED_BY } }),
+    withdrawals: listOf({ ...WITHDRAWAL, required: [...WITHDRAWAL.required, 'mchId', 'matchedBy'], properties: { ...WITHDRAWAL.properties, mchId: { type: 'string' }, matchedBy: MATCHED_BY } }),
+    more: { type: 'boolean', description: 'more orders match than were answered' },
+  },
+};
+const LOG_FOLLOW = {
+  type: 'object',
+  required: ['entries', 'mark'],
+  properties: {
+    entries: listOf(AUDIT_ENTRY),
+    mark: { type: 'integer', minimum: 0, description: 'ask next with "after": mark; every entry up to it has been answered' },
+  },
+};
+const TOTALS = { type: 'object', description: 'amounts (canonical decimals) by asset', additionalProperties: CANONICAL_AMOUNT };
+const TALLY = { type: 'object', required: ['count', 'total'], properties: { count: { type: 'integer', minimum: 0 }, total: TOTALS } };
+const PERIOD = { type: 'object', required: ['since', 'payments', 'refunds', 'withdrawals'], properties: { since: { type: 'integer' }, payments: TALLY, refunds: TALLY, withdrawals: TALLY } };
+const NULLABLE_COUNT = { anyOf: [{ type: 'integer', minimum: 0 }, { type: 'null' }] };
+const SUMMARY = {
+  type: 'object',
+  required: ['at', 'mchId', 'pendingWithdrawals', 'today', 'week', 'balances', 'heldPayments', 'chains', 'failedCallbacks'],
+  properties: {
+    at: { type: 'integer' },
+    mchId: NULLABLE_STRING,
+    pendingWithdrawals: { ...TALLY, required: [...TALLY.required, 'confirming'], properties: { ...TALLY.properties, confirming: { type: 'integer', minimum: 0 } } },
+    today: PERIOD,
+    week: PERIOD,
+    balances: { type: 'object', required: ['available', 'held'], properties: { available: TOTALS, held: TOTALS } },
+    heldPayments: TALLY,
+    chains: listOf({
+      type: 'object',
+      required: ['chainId', 'name', 'head', 'scannedTo', 'lag', 'headAt', 'lastError', 'deepReorg'],
+      properties: {
+        chainId: { type: 'string' }, name: NULLABLE_STRING, head: NULLABLE_COUNT, scannedTo: NULLABLE_COUNT, lag: NULLABLE_COUNT, headAt: NULLABLE_TIME, lastError: NULLABLE_STRING, deepReorg: NULLABLE_STRING,
+      },
+    }),
+    failedCallbacks: { type: 'integer', minimum: 0 },
+  },
+};
 const EXT = 'Extension (decisions §12), signed; reads only the signing merchant\'s data (another merchant\'s ids answer like unknown ones) and changes nothing but the nonce. ';
 
 const ok = (data: Json) => ({ description: 'success', content: { 'application/json': { schema: envelope(data) } } });
@@ -438,14 +496,21 @@ export function openApiDocument(): Record<string, unknown> {
       '/api/v1/merchant': signedPost(`${EXT}Who the signature acts as: what profile add and profile test check`, merchantMeSchema, {
         type: 'object', required: ['mchId', 'name', 'asset'], properties: { mchId: { type: 'string' }, name: { type: 'string' }, asset: { type: 'string' } },
       }),
-      '/api/v1/order/list': signedPost(`${EXT}Orders, newest first (status EXPIRED: unpaid past expiredAt)`, orderListSchema, listOf(ORDER_DETAIL)),
+      '/api/v1/order/list': signedPost(`${EXT}Orders, newest first (status EXPIRED: unpaid past expiredAt)`, orderListSchema, listOrPage(ORDER_DETAIL)),
+      '/api/v1/order/find': signedPost(`${EXT}The orders whose id, oid, uid, payment transaction hash (any case, with or without 0x) or deposit address is q, newest first; and the withdrawals whose payout transaction it is`, orderFindSchema, FIND),
       '/api/v1/order/show': signedPost(`${EXT}One order by id or oid (both given must name the same order), with its payments on chain`, orderShowSchema, ORDER_SHOW),
       '/api/v1/order/held': signedPost(`${EXT}Payments seen more than 24 h after their order expired, waiting for an operator`, heldListSchema, listOf(HELD)),
-      '/api/v1/withdraw/list': signedPost(`${EXT}Withdrawals, newest first`, withdrawListSchema, listOf(WITHDRAWAL)),
+      '/api/v1/withdraw/list': signedPost(`${EXT}Withdrawals, newest first`, withdrawListSchema, listOrPage(WITHDRAWAL)),
       '/api/v1/withdraw/show': signedPost(`${EXT}One withdrawal and how its confirmation was trusted`, withdrawShowSchema, WITHDRAWAL_DETAIL),
-      '/api/v1/refund/list': signedPost(`${EXT}Refunds, newest first, each with its own refundId`, refundListSchema, listOf(REFUND_VIEW)),
+      '/api/v1/refund/list': signedPost(`${EXT}Refunds, newest first, each with its own refundId`, refundListSchema, listOrPage(REFUND_VIEW)),
       '/api/v1/balance': signedPost(`${EXT}A user's available and held balance (zeros for a user with no activity)`, balanceSchema, BALANCE),
-      '/api/v1/log': signedPost(`${EXT}The merchant's audit log, newest first`, logSchema, listOf(AUDIT_ENTRY)),
+      '/api/v1/log': signedPost(`${EXT}The merchant's audit log, newest first`, logSchema, listOrPage(AUDIT_ENTRY)),
+      '/api/v1/log/follow': signedPost(
+        `${EXT}What the audit log gained after the mark "after" (oldest first, at most limit, default and most 500), or without it the newest limit entries (default 10); ask again with the answer's mark to follow it`,
+        logFollowSchema,
+        LOG_FOLLOW,
+      ),
+      '/api/v1/summary': signedPost(`${EXT}The merchant's ledger at a glance: pending withdrawals, payments, refunds and withdrawals today and this week (UTC), balances, held payments, the chains' lag, failed callbacks`, summarySchema, SUMMARY),
       '/api/v1/callbacks/list': signedPost(`${EXT}Callbacks to the merchant's notifyUrls, newest first`, callbackListSchema, listOf(CALLBACK)),
       '/api/v1/callbacks/show': signedPost(`${EXT}One callback with the event it carries and every attempt (the sending process shown as "service")`, callbackShowSchema, CALLBACK_SHOW),
       '/pay/{id}': unsignedGet(

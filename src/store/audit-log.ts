@@ -1,5 +1,5 @@
 import { and, asc, desc, eq, gt, gte, lt, lte, or, sql, type SQL } from 'drizzle-orm';
-import type { AuditView } from '../core/types.js';
+import { FOLLOW_MAX, type AuditView, type LogFollow } from '../core/types.js';
 import { auditLog } from './schema.js';
 import { pageOf, unknownCursor, type Page } from './paging.js';
 import type { StoreCtx } from './store-context.js';
@@ -54,13 +54,26 @@ export function pageLog(s: StoreCtx, filter: LogFilter & { limit?: number; curso
   return pageOf(rows, limit, count(), before, (e) => String(e.id), view);
 }
 
-/** Entries after entry `afterId` up to entry `upTo`, oldest first (`log --follow`). */
-export function logAfter(s: StoreCtx, filter: LogFilter & { afterId: number; upTo: number }): AuditView[] {
-  return s.db.select().from(auditLog).where(and(...logWhere(filter), gt(auditLog.id, filter.afterId), lte(auditLog.id, filter.upTo))).orderBy(asc(auditLog.id)).all().map(view);
+/**
+ * `log --follow`, locally and through the extension (decisions "Remote mode, whole"). Entries
+ * are numbered in commit order (one writer at a time), so reading up to the newest number taken
+ * first, and next time after it, misses nothing and repeats nothing, whoever commits meanwhile.
+ * Without `after`: the newest `limit` entries (default 10), oldest first. With it: those after
+ * it, oldest first, at most `limit` (default and most FOLLOW_MAX); the mark is the last entry
+ * read, or the newest of the whole log when all were answered, so that the next ask reads only
+ * what is new, however few of the entries the filter keeps.
+ */
+export function followLog(s: StoreCtx, filter: LogFilter & { after?: number; limit?: number }): LogFollow {
+  const upTo = lastLogId(s);
+  if (filter.after === undefined) return { entries: readLog(s, { ...filter, limit: filter.limit ?? 10 }).reverse(), mark: upTo };
+  const max = Math.min(filter.limit ?? FOLLOW_MAX, FOLLOW_MAX);
+  const rows = s.db.select().from(auditLog).where(and(...logWhere(filter), gt(auditLog.id, filter.after), lte(auditLog.id, upTo))).orderBy(asc(auditLog.id)).limit(max + 1).all();
+  if (rows.length > max) return { entries: rows.slice(0, max).map(view), mark: Number(rows[max - 1]!.id) };
+  return { entries: rows.map(view), mark: Math.max(upTo, filter.after) };
 }
 
 /** The number of the newest entry (0 on an empty log). */
-export function lastLogId(s: StoreCtx): number {
+function lastLogId(s: StoreCtx): number {
   return Number(s.db.select({ id: sql<bigint>`coalesce(max(${auditLog.id}), 0)` }).from(auditLog).get()?.id ?? 0);
 }
 

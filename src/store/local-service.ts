@@ -12,8 +12,8 @@ import type {
   WithdrawVerifyRequest,
 } from '../core/schemas.js';
 import type { Caller, OperatorExtensions, PaymentService } from '../core/service.js';
-import type { Addresses, CallbackShow, MerchantIdentity, Order, OrderDetail, OrderShow, OrderStatus, RefundResult, VerificationReport, Withdrawal, WithdrawalStatus } from '../core/types.js';
-import { lastLogId, logAfter, pageLog, readLog, type AuditView, type LogFilter } from './audit-log.js';
+import type { Addresses, CallbackShow, FindResult, LogFollow, MerchantIdentity, Order, OrderDetail, OrderShow, OrderStatus, RefundResult, VerificationReport, Withdrawal, WithdrawalStatus } from '../core/types.js';
+import { followLog, pageLog, readLog, type AuditView, type LogFilter } from './audit-log.js';
 import { adjustBalance, balance, type BalanceView } from './balances.js';
 import { checkLedger } from './check.js';
 import type { Ledger } from './db.js';
@@ -323,7 +323,7 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
 
   /** `order list`: a page, filtered, with the count of all that match. */
   async pageOrders(filter: orders.OrderFilter & { limit?: number; cursor?: string }): Promise<Page<OrderDetail>> {
-    return orders.pageOrders(this.s, filter);
+    return this.signedRead(() => orders.pageOrders(this.s, filter));
   }
 
   /** The order an operator names by id or oid (`order show|status`, `log --order`). */
@@ -332,8 +332,8 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
   }
 
   /** `order find`: by id, oid, uid, transaction hash (any spelling) or deposit address. */
-  async findOrders(q: string, opts: { mchId?: string; limit?: number } = {}): Promise<ReturnType<typeof orders.findOrders>> {
-    return orders.findOrders(this.s, q, opts);
+  async findOrders(q: string, opts: { mchId?: string; limit?: number } = {}): Promise<FindResult> {
+    return this.signedRead(() => orders.findOrders(this.s, q, opts));
   }
 
   markPaid(input: MarkPaidInput): Promise<OrderDetail> {
@@ -370,7 +370,7 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
   }
 
   async pageRefunds(filter: { orderId?: string; mchId?: string; limit?: number; cursor?: string }): Promise<Page<RefundView>> {
-    return pageRefunds(this.s, filter);
+    return this.signedRead(() => pageRefunds(this.s, filter));
   }
 
   // ---------------------------------------------------------------- withdrawals
@@ -416,7 +416,7 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
   }
 
   async pageWithdrawals(filter: withdrawals.WithdrawalFilter & { limit?: number; cursor?: string }): Promise<Page<Withdrawal>> {
-    return withdrawals.pageWithdrawals(this.s, filter);
+    return this.signedRead(() => withdrawals.pageWithdrawals(this.s, filter));
   }
 
   // ---------------------------------------------------------------- callbacks (the outbox)
@@ -445,22 +445,28 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
   }
 
   async pageLog(filter: LogFilter & { limit?: number; cursor?: string }): Promise<Page<AuditView>> {
-    return pageLog(this.s, filter);
+    return this.signedRead(() => pageLog(this.s, filter));
   }
 
-  /** Entries after `afterId`, oldest first (`log --follow`). */
-  async logAfter(filter: LogFilter & { afterId: number; upTo: number }): Promise<AuditView[]> {
-    return logAfter(this.s, filter);
-  }
-
-  lastLogId(): number {
-    return lastLogId(this.s);
+  /** `log --follow`: the entries after `after`, oldest first, or the newest `limit` without it. */
+  async followLog(filter: LogFilter & { after?: number; limit?: number }): Promise<LogFollow> {
+    return this.signedRead(() => followLog(this.s, filter));
   }
 
   /** `cryptopay summary`: the ledger at a glance, of one merchant or of all. */
   async summary(opts: { mchId?: string } = {}): Promise<Summary> {
-    if (opts.mchId) merchants.findMerchant(this.s, this.s.db, opts.mchId);
-    return summarize(this.s, opts);
+    const registry = await this.registry();
+    const chainName = (id: string) => {
+      try {
+        return registry.chain(id).name;
+      } catch {
+        return null;
+      }
+    };
+    return this.signedRead(() => {
+      if (opts.mchId) merchants.findMerchant(this.s, this.s.db, opts.mchId);
+      return summarize(this.s, { mchId: opts.mchId, chainName });
+    });
   }
 
   /** Every invariant of the ledger; an empty list means all hold. */

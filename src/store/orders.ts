@@ -4,7 +4,7 @@ import { AppError, conflict, invalid, notFound } from '../core/errors.js';
 import { formatAmount, parseAmount } from '../core/money.js';
 import type { CreateOrderRequest } from '../core/schemas.js';
 import { readStatus } from '../core/state.js';
-import type { Addresses, ChainType, Order, OrderDetail, OrderStatus, Payment, Withdrawal } from '../core/types.js';
+import type { Addresses, ChainType, FindResult, MatchedBy, Order, OrderDetail, OrderStatus, Payment, Withdrawal } from '../core/types.js';
 import type { Q } from './ledger.js';
 import { findMerchant, type MerchantRow } from './merchants.js';
 import { keyset, pageOf, unknownCursor, type Page } from './paging.js';
@@ -213,8 +213,6 @@ function ordersByOid(s: StoreCtx, oid: string, mchId?: string): OrderRow[] {
   return ids.flatMap((merchantId) => s.stmts().orderByOid.all({ merchantId, oid }));
 }
 
-/** How `order find` found an order. */
-export type MatchedBy = 'id' | 'oid' | 'uid' | 'txHash' | 'address';
 
 /**
  * `order find`: every order whose id, oid, uid, payment transaction (recorded, or seen on chain
@@ -222,11 +220,7 @@ export type MatchedBy = 'id' | 'oid' | 'uid' | 'txHash' | 'address';
  * withdrawals whose payout transaction it is. A hash is matched by its key (any case, with or
  * without 0x); an EVM address in any case.
  */
-export function findOrders(s: StoreCtx, q: string, opts: { mchId?: string; limit?: number }): {
-  orders: (OrderDetail & { matchedBy: MatchedBy[] })[];
-  withdrawals: (Withdrawal & { mchId: string; matchedBy: MatchedBy[] })[];
-  more: boolean;
-} {
+export function findOrders(s: StoreCtx, q: string, opts: { mchId?: string; limit?: number }): FindResult {
   const limit = opts.limit ?? 50;
   const hits = new Map<string, Set<MatchedBy>>();
   const hit = (id: string, by: MatchedBy) => (hits.get(id) ?? hits.set(id, new Set()).get(id)!).add(by);

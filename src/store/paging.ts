@@ -16,9 +16,13 @@ export function keyset(time: SQLiteColumn, id: SQLiteColumn, at: { time: number;
   };
 }
 
-/** A cursor that names no row of the list's kind: the command line was wrong. */
+/**
+ * A cursor that names no row of the list's kind (or another merchant's row): well-formed, so
+ * not a usage error found before the read, but one the read finds, like an unknown id; 400 over
+ * HTTP and exit 1 on the CLI, locally and on a profile alike.
+ */
 export function unknownCursor(cursor: string, what: string): AppError {
-  return new AppError('usage', `cursor ${cursor} is not ${what} of this ledger: pass the id the previous page named`);
+  return new AppError('invalid', `cursor ${cursor} is not ${what} of this ledger: pass the id the previous page named`);
 }
 
 /** The page's bookkeeping from its rows (one more than the limit was read to tell whether more follow). */

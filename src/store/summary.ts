@@ -3,35 +3,9 @@ import { formatAmount } from '../core/money.js';
 import { allCursors } from './chain-state.js';
 import { decimalsOf, type StoreCtx } from './store-context.js';
 
-/** Amounts by asset, each a canonical decimal string. */
-export type Totals = Record<string, string>;
+import type { Period, Summary, Tally, Totals } from '../core/types.js';
 
-export interface Tally {
-  count: number;
-  total: Totals;
-}
-
-export interface Period {
-  since: number;
-  payments: Tally;
-  refunds: Tally;
-  /** Withdrawals paid out (confirmed) in the period. */
-  withdrawals: Tally;
-}
-
-/** `cryptopay summary` (issue #15 item 10): the state of the ledger at a glance. */
-export interface Summary {
-  at: number;
-  mchId: string | null;
-  pendingWithdrawals: Tally & { confirming: number };
-  today: Period;
-  week: Period;
-  balances: { available: Totals; held: Totals };
-  heldPayments: Tally;
-  chains: { chainId: string; head: number | null; scannedTo: number | null; lag: number | null; headAt: number | null; lastError: string | null; deepReorg: string | null }[];
-  /** Callbacks that used up their retries. */
-  failedCallbacks: number;
-}
+export type { Period, Summary, Tally, Totals };
 
 const DAY = 86_400_000;
 
@@ -57,7 +31,8 @@ function tally(s: StoreCtx, query: ReturnType<typeof sql>): Tally {
   return { count, total };
 }
 
-export function summarize(s: StoreCtx, opts: { mchId?: string }): Summary {
+/** `chainName` is the registry's name of a chain, null when the registry has no such chain. */
+export function summarize(s: StoreCtx, opts: { mchId?: string; chainName: (chainId: string) => string | null }): Summary {
   const now = s.now();
   const m = opts.mchId ?? null;
   const byMerchant = (col: string) => (m === null ? sql`1` : sql`${sql.raw(col)} = ${m}`);
@@ -88,7 +63,7 @@ export function summarize(s: StoreCtx, opts: { mchId?: string }): Summary {
   const chains = allCursors(s.db).map((c) => {
     const scannedTo = c.nextBlock >= 0 ? c.nextBlock - 1 : null;
     return {
-      chainId: c.chainId, head: c.head ?? null, scannedTo, lag: c.head != null && scannedTo !== null ? Math.max(0, c.head - scannedTo) : null,
+      chainId: c.chainId, name: opts.chainName(c.chainId), head: c.head ?? null, scannedTo, lag: c.head != null && scannedTo !== null ? Math.max(0, c.head - scannedTo) : null,
       headAt: c.headAt ?? null, lastError: c.lastError ?? null, deepReorg: c.deepReorg ?? null,
     };
   });

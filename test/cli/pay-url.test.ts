@@ -118,7 +118,25 @@ describe('order create', () => {
     // --json stays one JSON document.
     expect(JSON.parse(json.stdout).addresses.EVM).toMatch(/^0x/);
   });
+
+  it('--qr under TERM=dumb draws with ASCII only (## a module), and still scans as the address', async () => {
+    const db = newDb();
+    await merchant(db);
+    const r = await runCli(['--db', db, 'order', 'create', '--oid', 'Q-3', '--uid', 'u1', '--amount', '1', '--qr'], { env: { TERM: 'dumb' } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^[\x20-\x7e\n]*$/);
+    const evm = /^EVM address {3}(\S+)$/m.exec(r.stdout)![1]!;
+    const tron = /^TRON address {2}(\S+)$/m.exec(r.stdout)![1]!;
+    const blocks = r.stdout.split(/^(?:EVM|TRON) \S+$/m).slice(1);
+    expect(blocks.map(decodeAsciiQr)).toEqual([evm, tron]);
+  });
 });
+
+/** `##` cells back to modules (ASCII drawing, one line a row of modules). */
+function decodeAsciiQr(block: string): string | null {
+  const rows = block.split('\n').filter((l) => l.length > 0).map((line) => Array.from({ length: line.length / 2 }, (_, i) => line.slice(2 * i, 2 * i + 2) === '##'));
+  return readModules(rows);
+}
 
 /** Half-block characters back to modules, drawn 4 px a module, read with jsQR. */
 function decodeTerminalQr(block: string): string | null {
@@ -129,6 +147,11 @@ function decodeTerminalQr(block: string): string | null {
     rows.push(chars.map((c) => c === '█' || c === '▀'));
     rows.push(chars.map((c) => c === '█' || c === '▄'));
   }
+  return readModules(rows);
+}
+
+/** Modules drawn 4 px each on white, read with jsQR. */
+function readModules(rows: boolean[][]): string | null {
   const scale = 4;
   const pad = 4 * scale;
   const w = rows[0]!.length * scale + 2 * pad;

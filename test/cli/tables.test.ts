@@ -52,6 +52,35 @@ describe.skipIf(!HAS_SCRIPT).concurrent('on a terminal 80 columns wide', { timeo
     expect(log.text).not.toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d/);
   });
 
+  it('records (order show, withdraw show, summary) fit in 80 columns: values wrap under their column at word boundaries; hashes, addresses and URLs stay whole', async () => {
+    const s = await withWithdrawals();
+    const memo = 'the customer asked twice for this order because the first parcel arrived broken and the second one never came';
+    const long = await s.json<{ id: string }>(['order', 'create', '--oid', 'MEMO-1', '--uid', 'user-1', '--amount', '5', '--memo', memo]);
+    const env = { COLUMNS: '80', NO_COLOR: '1' };
+    const wd = (await s.json<{ id: string; txHash: string | null }[]>(['withdraw', 'list'])).find((w) => w.txHash)!;
+    const runs = await Promise.all([['order', 'show', s.orderId], ['withdraw', 'show', wd.id], ['summary'], ['order', 'show', long.id]].map((args) => runPty(['--db', s.db, ...args], { env })));
+    for (const r of runs) {
+      expect(r.code, r.text).toBe(0);
+      // Every line fits but one holding a single word longer than the room (none here).
+      expect(widest(r.text), r.text).toBeLessThanOrEqual(80);
+    }
+    const [order, withdrawal, , memoed] = runs.map((r) => r.text.replace(/\r/g, ''));
+    // Whole: the payment's hash, the order's addresses and the withdrawal's destination and hash.
+    const o = await s.json<{ addresses: { EVM: string; TRON: string }; payments: { txHash: string }[] }>(['order', 'show', s.orderId]);
+    for (const whole of [o.payments[0]!.txHash, o.addresses.EVM, o.addresses.TRON]) expect(order).toContain(whole);
+    expect(withdrawal).toContain(EVM_TO);
+    expect(withdrawal).toContain(wd.txHash!);
+    // A long value goes on under its own column, not under the labels, every word whole.
+    const lines = memoed.split('\n');
+    const at = lines.findIndex((l) => l.startsWith('memo '));
+    const column = lines[at]!.indexOf('the customer');
+    expect(column, memoed).toBeGreaterThan(0);
+    const text: string[] = [lines[at]!.slice(column)];
+    for (let i = at + 1; i < lines.length && lines[i]!.slice(0, column).trim() === ''; i++) text.push(lines[i]!.slice(column));
+    expect(text.length, memoed).toBeGreaterThan(1);
+    expect(text.join(' ')).toBe(memo);
+  });
+
   it('TERM=dumb: plain ASCII, still fitted and shortened', async () => {
     const s = await withWithdrawals();
     const env = { COLUMNS: '80', TERM: 'dumb' };

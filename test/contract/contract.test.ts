@@ -206,6 +206,25 @@ async function scenario(b: Backend): Promise<Record<string, Outcome>> {
   await step('balance of an unknown user', () => s.balance('nobody'));
   await step('log of an order', () => s.log({ orderId: first.id }));
   await step('log of a withdrawal', () => s.log({ withdrawalId: w2.id }));
+  // Pages, find, summary and the log's follow (issue #15 items 2, 8, 10).
+  await step('page of orders, limit 1', () => s.pageOrders({ limit: 1 }));
+  await step('page of withdrawals', () => s.pageWithdrawals({}));
+  await step('page of refunds of an order', () => s.pageRefunds({ orderId: first.id }));
+  await step('page of the log of an order', () => s.pageLog({ orderId: first.id }));
+  await step('page with an unknown cursor', () => s.pageOrders({ cursor: 'ord_doesnotexist000000000' }));
+  await step('find by oid', () => s.findOrders('c1'));
+  await step('find by payment hash, upper case without 0x', () => s.findOrders(hash('a').slice(2).toUpperCase()));
+  await step('find nothing', () => s.findOrders('nobody'));
+  await step('summary', async () => {
+    // Locally no merchant means every merchant; over HTTP it is always the signing one.
+    const { at: _at, today: _today, week: _week, ...rest } = await s.summary({ mchId: (await s.whoami()).mchId });
+    return rest;
+  });
+  await step('follow the log from its start', async () => {
+    const newest = await s.followLog({ orderId: first.id, limit: 2 });
+    const all = await s.followLog({ orderId: first.id, after: 0 });
+    return { newest: newest.entries.map((e) => e.action), all: all.entries.map((e) => e.action), caughtUp: all.mark === newest.mark };
+  });
   return out;
 }
 

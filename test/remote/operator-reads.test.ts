@@ -110,6 +110,42 @@ describe("a merchant's signed reads on the remote", () => {
     expect(own.stdout).toMatch(new RegExp(`\\tseed\\torder\\.payment_recorded\\torder:${ids.a1}\\t`));
   });
 
+  it("order find: its own order by oid, uid, payment hash and deposit address; B's order, hash and payout answer like nothing at all", async () => {
+    const own = (await h.json(['--db', h.db, '--mch-id', a.mchId, 'order', 'show', ids.a1])) as { addresses: { EVM: string } };
+    const [byOid, byUid, byHash, byAddress, bOid, bHash, bPayout] = await Promise.all([
+      asA(['--json', 'order', 'find', 'A-1']),
+      asA(['--json', 'order', 'find', 'u1']),
+      asA(['--json', 'order', 'find', txHash(0xa1).slice(2).toUpperCase()]),
+      asA(['--json', 'order', 'find', own.addresses.EVM.toLowerCase()]),
+      asA(['order', 'find', 'B-1']),
+      asA(['order', 'find', txHash(0xb1)]),
+      asA(['order', 'find', ids.b1]),
+    ]);
+    for (const [r, by] of [[byOid, 'oid'], [byUid, 'uid'], [byHash, 'txHash'], [byAddress, 'address']] as const) {
+      expect(r, by).toMatchObject({ code: 0, stderr: '' });
+      const found = JSON.parse(r.stdout) as { orders: { id: string; mchId: string; matchedBy: string[] }[]; withdrawals: unknown[] };
+      // u1 is a user of both merchants: A finds its own order only.
+      expect(found.orders.map((o) => [o.id, o.mchId, o.matchedBy])).toEqual([[ids.a1, a.mchId, [by]]]);
+      expect(found.withdrawals).toEqual([]);
+    }
+    for (const [r, q] of [[bOid, 'B-1'], [bHash, txHash(0xb1)], [bPayout, ids.b1]] as const) {
+      expect(r).toEqual({ code: 1, stdout: '', stderr: `error: nothing of merchant ${a.mchId} matches ${q}: no order has it as id, oid, uid, transaction hash or deposit address, and no withdrawal as transaction hash\n` });
+    }
+  });
+
+  it("summary: A's own figures only (B's refund, balance and pending withdrawal are not in them)", async () => {
+    const r = await asA(['--json', 'summary']);
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    const s = JSON.parse(r.stdout);
+    expect(s).toMatchObject({
+      mchId: a.mchId,
+      pendingWithdrawals: { count: 1, total: { USDT: '2' }, confirming: 0 },
+      today: { payments: { count: 1, total: { USDT: '10' } }, refunds: { count: 1, total: { USDT: '1' } } },
+      balances: { available: { USDT: '7' }, held: { USDT: '2' } },
+      failedCallbacks: 0,
+    });
+  });
+
   it('order held: an empty list is an answer, not an error', async () => {
     expect(await asA(['--json', 'order', 'held'])).toEqual({ code: 0, stdout: '[]\n', stderr: '' });
   });
@@ -170,15 +206,17 @@ describe("a remote's list is input", () => {
   });
 
   it('one malformed row refuses the whole list (exit 3, nothing printed); control characters in text are replaced', async () => {
-    const bad = await tiny((_req, res) => envelope(res, [withdrawal(), withdrawal({ to: `${EVM_TO.slice(0, -1)}D` })]));
-    const nasty = await tiny((_req, res) => envelope(res, [withdrawal({ uid: 'u\u001b[2J1\u202e' })]));
+    // The CLI asks for a page ("page": true): the rows, the total, where the page stands.
+    const page = (items: unknown[]) => ({ items, total: items.length, before: 0, next: null });
+    const bad = await tiny((_req, res) => envelope(res, page([withdrawal(), withdrawal({ to: `${EVM_TO.slice(0, -1)}D` })])));
+    const nasty = await tiny((_req, res) => envelope(res, page([withdrawal({ uid: 'u\u001b[2J1\u202e' })])));
     const [refused, shown] = await Promise.all([
       home().cli(['--remote', bad.url, 'withdraw', 'list'], { env: SIGNER }),
       home().cli(['--remote', nasty.url, 'withdraw', 'list'], { env: SIGNER }),
     ]);
     expect(refused.code).toBe(3);
     expect(refused.stdout).toBe('');
-    expect(refused.stderr).toMatch(/answered success with data this client does not understand \(1\.to: not a EVM address\); nothing of it is printed\n$/);
+    expect(refused.stderr).toMatch(/answered success with data this client does not understand \(items\.1\.to: not a EVM address\); nothing of it is printed\n$/);
     expect(bad.hits).toEqual(['POST /api/v1/withdraw/list']);
     expect(shown).toMatchObject({ code: 0, stderr: '' });
     // Below the header row.
@@ -236,4 +274,42 @@ describe('callbacks list and show on the remote', () => {
     expect(other).toEqual({ code: 1, stdout: '', stderr: `error: callback ${cb} not found\n` });
     expect(unknown).toEqual({ code: 1, stdout: '', stderr: 'error: callback evt_AAAAAAAAAAAAAAAAAAAAAA not found\n' });
   }, 60_000);
+});
+
+// Last: it refunds at both merchants, which the tests above do not expect.
+describe('following the log on the remote', () => {
+  it('log --follow on the remote: the newest entries of A, then each new one of A as it is committed, none of B; SIGTERM ends it with 0', async () => {
+    const { spawn } = await import('node:child_process');
+    const { BIN, cliEnv } = await import('../helpers/cli.js');
+    const child = spawn(process.execPath, [BIN, '--remote', server.url, '--json', 'log', '--follow', '--limit', '2'], {
+      env: cliEnv({ ...h.env, CRYPTOPAY_MCH_ID: a.mchId, CRYPTOPAY_SECRET: a.secret }),
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    const lines = () => out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { id: number; mchId: string; action: string; subject: string });
+    const until = async (what: string, done: () => boolean) => {
+      for (let i = 0; i < 300 && !done(); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(done(), `${what}; stdout: ${out}; stderr: ${err}`).toBe(true);
+    };
+    await until('the two newest entries of A', () => lines().length === 2);
+    expect(lines().map((e) => e.action)).toEqual(['order.refunded', 'withdrawal.applied']);
+    // B changes something, then A does: only A's entry follows.
+    const other = await h.json(['--db', h.db, '--mch-id', b.mchId, 'refund', '--id', ids.b1, '--amount', '1', '--remark', 'followed by B', '--yes']);
+    expect(other.refundId).toBeTruthy();
+    const mine = await asA(['--json', 'refund', '--id', ids.a1, '--amount', '1', '--remark', 'followed by A', '--yes']);
+    expect(mine).toMatchObject({ code: 0 });
+    await until("A's new refund", () => lines().some((e) => e.action === 'order.refunded' && e.subject === `order:${ids.a1}` && out.includes('followed by A')));
+    const seen = lines();
+    expect(new Set(seen.map((e) => e.mchId))).toEqual(new Set([a.mchId]));
+    expect(out).not.toContain('followed by B');
+    expect(out).not.toContain(other.refundId);
+    // In commit order, each once.
+    expect(seen.map((e) => e.id)).toEqual([...new Set(seen.map((e) => e.id))].sort((x, y) => x - y));
+    child.kill('SIGTERM');
+    const code = await new Promise((r) => child.on('exit', r));
+    expect(code).toBe(0);
+    expect(err).toBe('');
+  });
 });

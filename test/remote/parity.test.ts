@@ -133,6 +133,20 @@ const EXPECTED: Record<string, { code: number; out?: RegExp; err?: RegExp }> = {
   'log --order O1': { code: 0, out: /^<time>\tapi:<mchId>\torder\.refunded\torder:<O1>\trefundId=<refund> amount=7\.5 [\s\S]*<time>\tseed\torder\.payment_recorded\torder:<O1>\ttxHash=0x0{63}1 /m },
   'log --json --withdrawal W1': { code: 0, out: /"action": "withdrawal\.rejected"[\s\S]*"action": "withdrawal\.applied"/ },
   'order held --json': { code: 0, out: /^\[\]\n$/ },
+  // Finding, paging with the total, and the summary: the same on a profile (issue #15 items 2, 8, 10).
+  'order find O1': { code: 0, out: /^matched by\tid\toid\tuid\tamount\tstatus\tpaid\trefunded\tcreated\noid\t<O1>\tO1\tu1\t10\.5 USDT\tREFUNDED\t10\.5\t10\.5\t<time>\n$/ },
+  'order find --json, the payment hash in capitals without 0x': { code: 0, out: /^\{\n {2}"orders": \[\n {4}\{\n {6}"id": "<O1>"[\s\S]*"matchedBy": \[\n {8}"txHash"\n {6}\][\s\S]*"withdrawals": \[\]\n\}\n$/ },
+  'order find, a payout hash': { code: 0, out: /^matched by\tid\toid\tuid\tamount\tstatus\tpaid\trefunded\tcreated\ntx hash \(withdrawal\)\t<W2>\t-\tu2\t5\tCONFIRMED\t-\t-\t<time>\n$/ },
+  'order find, nothing': { code: 1, err: /^error: nothing of merchant <mchId> matches nobody-at-all: no order has it as id, oid, uid, transaction hash or deposit address, and no withdrawal as transaction hash\n$/ },
+  'withdraw list --limit 2': { code: 0, out: /^id\tuid\tamount\tto\tchain\tstatus\ttx hash\tcreated\n<W4>\t[^\n]*\n<W3>\t[^\n]*\n$/, err: /^showing 2 of 4; next page: --cursor <W3>\n$/ },
+  'withdraw list --limit 2, next page': { code: 0, out: /^id\tuid\tamount\tto\tchain\tstatus\ttx hash\tcreated\n<W2>\t[^\n]*\n<W1>\t[^\n]*\n$/, err: /^showing 3-4 of 4\n$/ },
+  'order list, unknown cursor': { code: 1, err: /^error: cursor ord_AAAAAAAAAAAAAAAAAAAAAA is not an order of this ledger: pass the id the previous page named\n$/ },
+  summary: {
+    code: 0,
+    // Today's figures (1 payment of 10.5, 3 refunds, 2 withdrawals) unless the run crossed midnight UTC: both sides alike.
+    out: /^ledger {15}merchant <mchId>, at <time>\npending withdrawals {2}none\ntoday {16}since <time>\n {2}payments {11}(1, 10\.5 USDT|none)\n {2}refunds {12}(3, 10\.5 USDT|[^\n]+)\n {2}withdrawals {8}(2, 6 USDT|[^\n]+)\n[\s\S]*users hold {11}available 64 USDT; held for withdrawals 0 USDT\nheld payments {8}none\nchains {15}none watched on this ledger\nfailed callbacks {5}none\n$/,
+  },
+  'summary --json': { code: 0, out: /^\{\n {2}"at": <ms>,\n {2}"mchId": "<mchId>",[\s\S]*"balances": \{\n {4}"available": \{\n {6}"USDT": "64"\n {4}\},\n {4}"held": \{\n {6}"USDT": "0"/ },
 };
 
 /** Replaces every random value by its name, and times by <time>/<ms>. */
@@ -292,6 +306,15 @@ async function scenario(s: Side): Promise<void> {
     ['log --order O1', ['log', '--order', o1]],
     ['log --json --withdrawal W1', ['--json', 'log', '--withdrawal', w1]],
     ['order held --json', ['--json', 'order', 'held']],
+    ['order find O1', ['order', 'find', 'O1']],
+    ['order find --json, the payment hash in capitals without 0x', ['--json', 'order', 'find', txHash(1).slice(2).toUpperCase()]],
+    ['order find, a payout hash', ['order', 'find', txHash(2)]],
+    ['order find, nothing', ['order', 'find', 'nobody-at-all']],
+    ['withdraw list --limit 2', ['withdraw', 'list', '--limit', '2']],
+    ['withdraw list --limit 2, next page', ['withdraw', 'list', '--limit', '2', '--cursor', w3]],
+    ['order list, unknown cursor', ['order', 'list', '--cursor', UNKNOWN_ORDER]],
+    ['summary', ['summary']],
+    ['summary --json', ['--json', 'summary']],
   ]);
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { LocalPaymentService } from '../../src/store/local-service.js';
-import { MINUTE, T0, USDT, addTestMerchant, evmTx, order, paidOrder, refused, useHarness } from '../helpers/service.js';
+import { MINUTE, T0, USDT, addOtherMerchant, addTestMerchant, evmTx, order, paidOrder, refused, useHarness } from '../helpers/service.js';
 
 const TO = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
 const apply = (service: LocalPaymentService) =>
@@ -84,5 +84,40 @@ describe('audit log', () => {
     ]);
     expect(forA[0]!.detail).toMatchObject({ amount: '2', refundedTotal: '2', statusAfter: 'PAID' });
     expect(await service.log({ orderId: 'ord_none' })).toEqual([]);
+  });
+
+  it('followLog: the newest entries, then from each mark only what is new, in order, at most 500 an answer, missing none', async () => {
+    const { service } = h();
+    const { mchId } = await addTestMerchant(service);
+    const other = await addOtherMerchant(service);
+    const first = await service.followLog({ mchId, limit: 3 });
+    expect(first.entries.map((e) => e.action)).toEqual(['merchant.created']);
+    // 1,200 entries, one in three of the other merchant's.
+    for (let i = 0; i < 1200; i++) await service.adjustBalance({ uid: `u${i}`, amount: '1', reason: 'seed', mchId: i % 3 === 2 ? other.mchId : mchId });
+    const seen: number[] = [];
+    let mark = first.mark;
+    let asks = 0;
+    for (;;) {
+      const next = await service.followLog({ mchId, after: mark });
+      asks++;
+      expect(next.entries.length).toBeLessThanOrEqual(500);
+      expect(next.entries.every((e) => e.mchId === mchId)).toBe(true);
+      seen.push(...next.entries.map((e) => e.id));
+      if (next.mark === mark) break;
+      mark = next.mark;
+    }
+    expect(seen).toHaveLength(800);
+    expect(seen).toEqual([...seen].sort((a, b) => a - b));
+    expect(new Set(seen).size).toBe(800);
+    // 500, then the other 300, then nothing new.
+    expect(asks).toBe(3);
+    // Nothing new: the same mark, nothing answered; one more entry: exactly it.
+    expect(await service.followLog({ mchId, after: mark })).toEqual({ entries: [], mark });
+    await service.adjustBalance({ uid: 'late', amount: '1', reason: 'seed', mchId });
+    const late = await service.followLog({ mchId, after: mark });
+    expect(late.entries.map((e) => e.subject)).toEqual(['balance:late']);
+    expect(late.mark).toBe(late.entries[0]!.id);
+    // Without a mark: the newest `limit`, oldest first.
+    expect((await service.followLog({ mchId, limit: 2 })).entries.map((e) => e.subject)).toEqual(['balance:u1198', 'balance:late']);
   });
 });

@@ -34,7 +34,7 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
   if (opts.qr && !ctx.globals.json) {
     const { qrText } = await import('../../qr/text.js');
     for (const [chain, address] of Object.entries(shown.addresses)) {
-      if (address) ctx.io.stdout.write(`\n${chain} ${address}\n${qrText(address, ctx.color)}`);
+      if (address) ctx.io.stdout.write(`\n${chain} ${address}\n${qrText(address, ctx.color, ctx.env.TERM === 'dumb')}`);
     }
   }
 }

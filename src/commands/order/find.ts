@@ -12,7 +12,7 @@ const LABEL = { id: 'id', oid: 'oid', uid: 'uid', txHash: 'tx hash', address: 'a
 export async function run(ctx: Context, opts: Record<string, string | undefined>, text: string): Promise<void> {
   const q = text.trim();
   const limit = parseLimit(opts.limit);
-  const found = await (await ctx.local('order find')).findOrders(q, { mchId: ctx.globals.mchId, limit });
+  const found = await (await ctx.service()).findOrders(q, { mchId: ctx.globals.mchId, limit });
   if (found.orders.length === 0 && found.withdrawals.length === 0) {
     const scope = ctx.globals.mchId ? ` of merchant ${ctx.globals.mchId}` : '';
     throw new AppError('not_found', `nothing${scope} matches ${q}: no order has it as id, oid, uid, transaction hash or deposit address, and no withdrawal as transaction hash`);

@@ -1,18 +1,13 @@
 import type { Context } from '../../context.js';
 import { ORDER_STATUSES } from '../../core/types.js';
-import { oneOf, pageNote, pageOfList, parseCursor, parseLimit, parseTimeRange } from '../common.js';
+import { oneOf, pageNote, parseCursor, parseLimit, parseTimeRange } from '../common.js';
 import { formatTime, printJson, printTable } from '../output.js';
 
 export async function run(ctx: Context, opts: Record<string, string | undefined>): Promise<void> {
   const status = oneOf(opts.status, ORDER_STATUSES, 'status');
   const limit = parseLimit(opts.limit);
   const filter = { mchId: ctx.globals.mchId, status, uid: opts.uid, oid: opts.oid, ...parseTimeRange(opts, ctx.now()), cursor: parseCursor(opts.cursor), limit };
-  const page = await pageOfList(
-    ctx,
-    limit,
-    ctx.isRemote() ? undefined : async () => (await ctx.local('order list')).pageOrders(filter),
-    async () => (await ctx.service()).listOrders(filter),
-  );
+  const page = await (await ctx.service()).pageOrders(filter);
   if (ctx.globals.json) return printJson(ctx, page.items);
   await printTable(
     ctx,

@@ -1,5 +1,5 @@
 import type { Context } from '../../context.js';
-import { pageNote, pageOfList, parseCursor, parseLimit } from '../common.js';
+import { pageNote, parseCursor, parseLimit } from '../common.js';
 import { formatTime, printJson, printTable } from '../output.js';
 import { orderIdOf } from '../order/ref.js';
 
@@ -8,13 +8,7 @@ export async function run(ctx: Context, opts: Record<string, string | undefined>
   const cursor = parseCursor(opts.cursor);
   // --order takes an order's id or its oid, like order show.
   const filter = { orderId: await orderIdOf(ctx, opts.order), mchId: ctx.globals.mchId, cursor, limit };
-  const page = await pageOfList(
-    ctx,
-    limit,
-    ctx.isRemote() ? undefined : async () => (await ctx.local('refund list')).pageRefunds(filter),
-    async () => (await ctx.service()).listRefunds(filter),
-    (r) => r.refundId,
-  );
+  const page = await (await ctx.service()).pageRefunds(filter);
   if (ctx.globals.json) return printJson(ctx, page.items);
   await printTable(ctx, ['refund', 'order', { name: 'oid', text: true, minWidth: 8 }, 'amount', { name: 'remark', text: true, below: true }, 'time'], page.items.map((r) => [r.refundId, r.id, r.oid, r.amount, r.remark, formatTime(r.refundTime)]));
   pageNote(ctx, page);
