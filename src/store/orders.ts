@@ -108,9 +108,9 @@ export function getAddresses(s: StoreCtx, id: string): Addresses {
 }
 
 export function getOrderStatus(s: StoreCtx, id: string): OrderStatus {
-  const o = s.stmts().status.get({ id });
-  if (!o) throw notFound('Order not found');
-  return readStatus(o.status, o.expiredAt, s.now());
+  const row = s.stmts().status.get(id);
+  if (!row) throw notFound('Order not found');
+  return readStatus(row[0], Number(row[1]), s.now());
 }
 
 export function getOrder(s: StoreCtx, id: string, mchId?: string): OrderDetail {

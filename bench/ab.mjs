@@ -1,0 +1,79 @@
+// A/B aid, not a benchmark: the CPU each request costs `serve` of two builds, alternating.
+//   node bench/ab.mjs status|pay|state DIR_A DIR_B [rounds] [seconds]
+// DIR_A and DIR_B are checkouts with dist/ built (e.g. a `git archive` of the commit before a
+// change, and this tree). Each gets its own ledger (one merchant with a generated wallet, one
+// order) and its own `serve --no-watch`; then, `rounds` times, wrk (2 threads, 50 connections)
+// runs `seconds` against A, then B, then the bare node:http fixed-JSON server. Per run: rps and
+// serve's CPU (every thread, /proc/PID/stat) per request in µs, which is far less sensitive than
+// rps to the other work sharing the machine. Prints every run and the medians.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { ensureWrk, runWrk } from './wrk.mjs';
+
+const [what = 'status', dirA, dirB, roundsArg = '5', secondsArg = '6'] = process.argv.slice(2);
+if (!dirA || !dirB) throw new Error('usage: node bench/ab.mjs status|pay|state DIR_A DIR_B [rounds] [seconds]');
+const rounds = Number(roundsArg);
+const seconds = Number(secondsArg);
+ensureWrk();
+
+const waitFor = (child, re) =>
+  new Promise((res, rej) => {
+    let e = '';
+    child.stderr.on('data', (d) => {
+      e += d;
+      const x = re.exec(e);
+      if (x) res(x[1]);
+    });
+    child.once('exit', (code) => rej(new Error(`exited ${code}: ${e}`)));
+  });
+
+async function start(dir) {
+  const tmp = mkdtempSync(join(tmpdir(), 'cryptopay-ab-'));
+  const env = { ...process.env, NO_COLOR: '1', CRYPTOPAY_DB: join(tmp, 'l.db'), XDG_CONFIG_HOME: tmp };
+  delete env.CRYPTOPAY_CHAINS;
+  delete env.CRYPTOPAY_REMOTE;
+  const bin = join(resolve(dir), 'bin/cryptopay');
+  const cli = (...a) => JSON.parse(spawnSync(process.execPath, [bin, ...a, '--json'], { env, encoding: 'utf8' }).stdout);
+  cli('merchant', 'add', '--name', 'P', '--generate-wallet', '--rate-limit', '0');
+  const o = cli('order', 'create', '--oid', 'probe', '--uid', 'u', '--amount', '1');
+  const child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--no-watch'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const url = await waitFor(child, /serving (http:\S+?)\/api/);
+  const path = { status: `/api/v1/order/${o.id}/status`, pay: `/pay/${o.id}`, state: `/pay/${o.id}/state` }[what];
+  return { name: dir, child, url, path, tmp };
+}
+
+const servers = [await start(dirA), await start(dirB)];
+const bare = spawn(process.execPath, [new URL('./baseline-server.mjs', import.meta.url).pathname, 'fixed'], { stdio: ['ignore', 'ignore', 'pipe'] });
+const bareUrl = await waitFor(bare, /serving (http:\S+)\n/);
+const targets = [...servers, { name: 'bare node:http fixed JSON', child: bare, url: bareUrl, path: '/' }];
+// Warm-up: JIT and caches of each.
+for (const t of targets) await runWrk({ url: t.url, path: t.path, seconds: 2, connections: 50, threads: 2 });
+
+const runs = targets.map(() => []);
+for (let r = 0; r < rounds; r++) {
+  for (const [i, t] of targets.entries()) {
+    const x = await runWrk({ url: t.url, path: t.path, seconds, connections: 50, threads: 2, servers: [t.child.pid] });
+    if (x.errors || x.non2xx) throw new Error(`${t.name}: ${x.errors} errors, ${x.non2xx} non-2xx`);
+    const us = (x.serverCpuShares[0] * 1e6) / x.rps;
+    runs[i].push({ rps: x.rps, us, cpu: x.serverCpuShares[0], client: x.clientCpuShare, load: loadavg()[0] });
+    console.log(`round ${r + 1} ${t.name}: ${Math.round(x.rps)} rps, ${us.toFixed(1)} µs CPU/request (serve ${x.serverCpuShares[0].toFixed(2)} cores, wrk ${x.clientCpuShare.toFixed(2)}), p99 ${x.p99} ms, load ${loadavg()[0].toFixed(1)}`);
+  }
+}
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+console.log(`\n${what}, ${rounds} rounds of ${seconds} s, medians:`);
+for (const [i, t] of targets.entries()) {
+  const loads = runs[i].map((x) => x.load);
+  console.log(`  ${t.name}: ${Math.round(median(runs[i].map((x) => x.rps)))} rps, ${median(runs[i].map((x) => x.us)).toFixed(1)} µs CPU/request, load ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)}`);
+}
+// Per-round ratio B/A (CPU per request) and B/bare (rps), medians.
+const ratio = (a, b, f) => median(runs[a].map((x, k) => f(runs[b][k]) / f(x)));
+console.log(`  CPU/request B/A: ${ratio(0, 1, (x) => x.us).toFixed(3)}; rps B/A: ${ratio(0, 1, (x) => x.rps).toFixed(3)}; rps A/bare: ${(1 / ratio(0, 2, (x) => x.rps)).toFixed(3)}, B/bare: ${(1 / ratio(1, 2, (x) => x.rps)).toFixed(3)}`);
+
+for (const t of targets) t.child.kill('SIGTERM');
+await Promise.all(targets.map((t) => new Promise((res) => (t.child.exitCode !== null ? res() : t.child.once('exit', res)))));
+for (const s of servers) rmSync(s.tmp, { recursive: true, force: true });
