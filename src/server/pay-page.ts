@@ -1,3 +1,4 @@
+import { Lru } from '../core/lru.js';
 import { qrSvg } from '../qr/svg.js';
 import { html, httpUrl, trusted, type Html } from './html.js';
 import { CSS_HASH, PAGE_CSS, PAGE_SCRIPT, SCRIPT_HASH } from './pay-page-assets.js';
@@ -60,6 +61,22 @@ function countdown(ms: number): string {
   return `${h ? `${h}:${pad(m)}` : m}:${pad(s % 60)}`;
 }
 
+/**
+ * An address's QR code never changes, and drawing one (the symbol, its error correction, eight
+ * masks scored) was over a third of a page: kept for the addresses of the pages served lately
+ * (a payer reloads the page; ~3 KB each).
+ */
+const qrCodes = new Lru<string, string>(512);
+
+function qrOf(text: string): string {
+  let svg = qrCodes.get(text);
+  if (svg === undefined) {
+    svg = qrSvg(text);
+    qrCodes.set(text, svg);
+  }
+  return svg;
+}
+
 /** `data-when` names the statuses a block shows in; the script flips them as the order moves. */
 const when = (statuses: string, current: string) => html`data-when="${statuses}"${statuses.split(' ').includes(current) ? '' : trusted(' hidden')}`;
 
@@ -69,7 +86,7 @@ function method(m: PayMethod, asset: string): Html {
   const where = names.length > 1 ? `${names.slice(0, -1).join(', ')} or ${names.at(-1)}` : (names[0] ?? m.chainType);
   return html`<article class="method" aria-labelledby="m-${key}">
 <h3 id="m-${key}">Pay on ${where}</h3>
-<div class="qr" role="img" aria-label="QR code of the ${m.chainType} address">${trusted(qrSvg(m.address))}</div>
+<div class="qr" role="img" aria-label="QR code of the ${m.chainType} address">${trusted(qrOf(m.address))}</div>
 <div class="addr">
 <span class="muted" id="l-${key}">${m.chainType} address</span>
 <code id="a-${key}" aria-labelledby="l-${key}">${m.address}</code>

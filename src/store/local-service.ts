@@ -61,6 +61,7 @@ export interface LocalDeps {
 }
 
 const heavy = () => import('./heavy.js');
+let seenModule: typeof import('../chains/watch/seen.js') | undefined;
 
 /** The refusal of a replayed request; a nonce spent by a refusal must not be spent twice. */
 export const NONCE_USED = 'nonce has already been used';
@@ -301,7 +302,8 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
 
   /** The payments the chain watcher has seen for an order, with "k of n" confirmations (order show, the payment page). */
   async paymentsOnChain(id: string): Promise<OnChainPayment[]> {
-    const { onChainPayments } = await import('../chains/watch/seen.js');
+    // Loaded on first use and kept: a dynamic import per page, even of a loaded module, costs.
+    const { onChainPayments } = (seenModule ??= await import('../chains/watch/seen.js'));
     return onChainPayments(this.s.db, await this.registry(), id);
   }
 
