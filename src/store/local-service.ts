@@ -12,7 +12,7 @@ import type {
   WithdrawVerifyRequest,
 } from '../core/schemas.js';
 import type { Caller, OperatorExtensions, PaymentService } from '../core/service.js';
-import type { Addresses, CallbackShow, MerchantIdentity, Order, OrderDetail, OrderShow, OrderStatus, RefundResult, VerificationReport, Withdrawal, WithdrawalStatus } from '../core/types.js';
+import type { Addresses, CallbackShow, MerchantIdentity, Order, OrderDetail, OrderShow, OrderStatus, PayPageOrder, RefundResult, VerificationReport, Withdrawal, WithdrawalStatus } from '../core/types.js';
 import { lastLogId, logAfter, pageLog, readLog, type AuditView, type LogFilter } from './audit-log.js';
 import { adjustBalance, balance, type BalanceView } from './balances.js';
 import { checkLedger } from './check.js';
@@ -289,6 +289,11 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
 
   async getOrderStatus(id: string): Promise<OrderStatus> {
     return orders.getOrderStatus(this.s, id);
+  }
+
+  /** What the payment page shows of an order, with its merchant's name, in one read. */
+  payPageOrder(id: string): PayPageOrder {
+    return orders.payPageOrder(this.s, id);
   }
 
   /** getOrderStatus without the promise: the server's status GET answers in the request's own turn. */
