@@ -106,14 +106,52 @@ function depth(c: PayPageModel['state']['confirming']): string {
   return c ? `${c.confirmations} of ${c.required || '?'} confirmations` : '';
 }
 
+/**
+ * The page of a model around the two things that depend on the time it is served: `data-now`
+ * (the script's clock offset) and the countdown's first text. `page = before + now + between +
+ * countdown + after`.
+ */
+interface PageTemplate {
+  /** The model the template was made from, as JSON: a page is reused only for an identical one. */
+  model: string;
+  before: string;
+  between: string;
+  after: string;
+  headers: Record<string, string>;
+}
+
+/**
+ * Templates of the pages served lately, by order id. The page is a function of its model (the
+ * order's status, amounts, expiry, addresses, merchant values, the networks) and of the time:
+ * each request still reads the model from the ledger, and a template is used only if the model
+ * is exactly the one it was made from, so a page never shows a state other than the ledger's.
+ * At most 64 (~17 KB each).
+ */
+const templates = new Lru<string, PageTemplate>(64);
+
 export function renderPayPage(p: PayPageModel, now: number): Page {
+  const model = JSON.stringify(p);
+  let t = templates.get(p.id);
+  if (!t || t.model !== model) {
+    t = pageTemplate(p, model);
+    templates.set(p.id, t);
+  }
+  const s = p.state;
+  return {
+    status: 200,
+    body: `${t.before}${now}${t.between}${countdown(s.expiredAt - now)}${t.after}`,
+    headers: t.headers,
+  };
+}
+
+function pageTemplate(p: PayPageModel, model: string): PageTemplate {
   const s = p.state;
   const logo = httpUrl(p.logo);
   const back = httpUrl(p.redirectUrl);
   const pending = s.status === 'PENDING_PAY';
   // Asking for the rest only while the order can still be paid; once expired the banner there says what arrived.
   const partial = pending && s.paidAmount !== '0';
-  const body = html`<!doctype html>
+  const before = html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -122,7 +160,8 @@ export function renderPayPage(p: PayPageModel, now: number): Page {
 <title>Pay ${s.amount} ${s.asset} to ${p.merchantName}</title>
 <style>${trusted(PAGE_CSS)}</style>
 </head>
-<body data-state="${encodeURIComponent(p.id)}/state" data-status="${s.status}" data-expires="${s.expiredAt}" data-now="${now}">
+<body data-state="${encodeURIComponent(p.id)}/state" data-status="${s.status}" data-expires="${s.expiredAt}" data-now="`;
+  const between = html`">
 <main>
 <div class="card">
 <header class="merchant">
@@ -137,7 +176,8 @@ ${logo && html`<img class="logo" src="${logo.href}" alt="" width="56" height="56
 ${p.memo && html`<dt>Note</dt><dd>${p.memo}</dd>`}
 </dl>
 </div>
-<p class="timer" ${when('PENDING_PAY', s.status)}>Time left <time id="left" datetime="${new Date(s.expiredAt).toISOString()}">${countdown(s.expiredAt - now)}</time><br>until <span id="until">${utc(s.expiredAt)}</span></p>
+<p class="timer" ${when('PENDING_PAY', s.status)}>Time left <time id="left" datetime="${new Date(s.expiredAt).toISOString()}">`;
+  const after = html`</time><br>until <span id="until">${utc(s.expiredAt)}</span></p>
 </section>
 <div class="status" role="status" aria-live="polite">
 <div class="banner wait" id="waiting" ${when('PENDING_PAY', s.status)}${s.confirming ? trusted(' hidden') : ''}><p class="title">Waiting for your payment</p><p>This page updates by itself once the payment is confirmed on the network.</p></div>
@@ -162,7 +202,9 @@ ${pending && html`<section id="pay" ${when('PENDING_PAY', s.status)} aria-labell
 </body>
 </html>
 `;
-  return { status: 200, body: body.text, headers: headers(contentSecurityPolicy(logo)) };
+  // Flat strings: each request joins them with the time, rather than walking a rope of hundreds of parts.
+  const flat = (h: Html) => Buffer.from(h.text, 'utf8').toString('utf8');
+  return { model, before: flat(before), between: flat(between), after: flat(after), headers: Object.freeze(headers(contentSecurityPolicy(logo))) };
 }
 
 /** An id that names no order: a plain page, the same for every such id. */
