@@ -1,9 +1,9 @@
-// A/B aid, not a benchmark: the CPU each request costs `serve` of two builds, alternating.
-//   node bench/ab.mjs status|pay|state DIR_A DIR_B [rounds] [seconds]
-// DIR_A and DIR_B are checkouts with dist/ built (e.g. a `git archive` of the commit before a
+// A/B aid, not a benchmark: the CPU each request costs `serve` of two (or more) builds, alternating.
+//   AB_ROUNDS=5 AB_SECONDS=6 node bench/ab.mjs status|pay|state DIR_A DIR_B [DIR_C ...]
+// The DIRs are checkouts with dist/ built (e.g. a `git archive` of the commit before a
 // change, and this tree). Each gets its own ledger (one merchant with a generated wallet, one
-// order) and its own `serve --no-watch`; then, `rounds` times, wrk (2 threads, 50 connections)
-// runs `seconds` against A, then B, then the bare node:http fixed-JSON server. Per run: rps and
+// order) and its own `serve --no-watch`; then, AB_ROUNDS times, wrk (2 threads, 50 connections)
+// runs AB_SECONDS against each in turn, then the bare node:http fixed-JSON server. Per run: rps and
 // serve's CPU (every thread, /proc/PID/stat) per request in µs, which is far less sensitive than
 // rps to the other work sharing the machine. Prints every run and the medians.
 import { spawn, spawnSync } from 'node:child_process';
@@ -12,10 +12,10 @@ import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ensureWrk, runWrk } from './wrk.mjs';
 
-const [what = 'status', dirA, dirB, roundsArg = '5', secondsArg = '6'] = process.argv.slice(2);
-if (!dirA || !dirB) throw new Error('usage: node bench/ab.mjs status|pay|state DIR_A DIR_B [rounds] [seconds]');
-const rounds = Number(roundsArg);
-const seconds = Number(secondsArg);
+const [what = 'status', ...dirs] = process.argv.slice(2);
+if (dirs.length < 2) throw new Error('usage: AB_ROUNDS=5 AB_SECONDS=6 node bench/ab.mjs status|pay|state DIR_A DIR_B [DIR_C ...]');
+const rounds = Number(process.env.AB_ROUNDS ?? 5);
+const seconds = Number(process.env.AB_SECONDS ?? 6);
 ensureWrk();
 
 const waitFor = (child, re) =>
@@ -44,7 +44,8 @@ async function start(dir) {
   return { name: dir, child, url, path, tmp };
 }
 
-const servers = [await start(dirA), await start(dirB)];
+const servers = [];
+for (const dir of dirs) servers.push(await start(dir));
 const bare = spawn(process.execPath, [new URL('./baseline-server.mjs', import.meta.url).pathname, 'fixed'], { stdio: ['ignore', 'ignore', 'pipe'] });
 const bareUrl = await waitFor(bare, /serving (http:\S+)\n/);
 const targets = [...servers, { name: 'bare node:http fixed JSON', child: bare, url: bareUrl, path: '/' }];
@@ -70,9 +71,11 @@ for (const [i, t] of targets.entries()) {
   const loads = runs[i].map((x) => x.load);
   console.log(`  ${t.name}: ${Math.round(median(runs[i].map((x) => x.rps)))} rps, ${median(runs[i].map((x) => x.us)).toFixed(1)} µs CPU/request, load ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)}`);
 }
-// Per-round ratio B/A (CPU per request) and B/bare (rps), medians.
+// Per-round ratios against the first build (CPU per request, rps) and against the bare server (rps), medians.
 const ratio = (a, b, f) => median(runs[a].map((x, k) => f(runs[b][k]) / f(x)));
-console.log(`  CPU/request B/A: ${ratio(0, 1, (x) => x.us).toFixed(3)}; rps B/A: ${ratio(0, 1, (x) => x.rps).toFixed(3)}; rps A/bare: ${(1 / ratio(0, 2, (x) => x.rps)).toFixed(3)}, B/bare: ${(1 / ratio(1, 2, (x) => x.rps)).toFixed(3)}`);
+const bareAt = targets.length - 1;
+for (let i = 1; i < servers.length; i++) console.log(`  ${servers[i].name} / ${servers[0].name}: CPU/request ${ratio(0, i, (x) => x.us).toFixed(3)}, rps ${ratio(0, i, (x) => x.rps).toFixed(3)}`);
+for (let i = 0; i < servers.length; i++) console.log(`  ${servers[i].name} rps / bare rps: ${ratio(bareAt, i, (x) => x.rps).toFixed(3)}`);
 
 for (const t of targets) t.child.kill('SIGTERM');
 await Promise.all(targets.map((t) => new Promise((res) => (t.child.exitCode !== null ? res() : t.child.once('exit', res)))));

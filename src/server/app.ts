@@ -75,6 +75,17 @@ const UNKNOWN_MERCHANT_SECRET = randomBytes(24).toString('base64url');
 const BASE_HEADERS = { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' } as const;
 /** BASE_HEADERS as Node's flat header list, for the common answer that adds none of its own. */
 const BASE_HEADER_LIST = Object.entries(BASE_HEADERS).flat();
+/** The flat header list of a frozen headers object (a payment page's), made once. */
+const headerLists = new WeakMap<Record<string, string>, string[]>();
+
+function headerListOf(headers: Record<string, string>): string[] {
+  let list = headerLists.get(headers);
+  if (!list) {
+    list = Object.entries({ ...BASE_HEADERS, ...headers }).flat();
+    headerLists.set(headers, list);
+  }
+  return list;
+}
 
 /**
  * One request as the routes see it, whether it came over a socket (Node's IncomingMessage) or in
@@ -350,8 +361,9 @@ export function createApp(deps: AppDeps) {
         // The socket layer (listen.ts) may have answered already: a malformed or too slow body.
         if (res.headersSent || res.destroyed) return;
         const length = Buffer.byteLength(a.body);
-        if (a.headers) res.writeHead(a.status, { ...BASE_HEADERS, 'Content-Length': length, ...a.headers });
-        else res.writeHead(a.status, [...BASE_HEADER_LIST, 'Content-Length', length]);
+        if (!a.headers) res.writeHead(a.status, [...BASE_HEADER_LIST, 'Content-Length', length]);
+        else if (Object.isFrozen(a.headers)) res.writeHead(a.status, [...headerListOf(a.headers), 'Content-Length', length]);
+        else res.writeHead(a.status, { ...BASE_HEADERS, 'Content-Length': length, ...a.headers });
         res.end(a.body);
       };
       // handle() answers every refusal itself; this is a failure of the log writer or the socket.

@@ -112,8 +112,8 @@ function depth(c: PayPageModel['state']['confirming']): string {
  * countdown + after`.
  */
 interface PageTemplate {
-  /** The model the template was made from, as JSON: a page is reused only for an identical one. */
-  model: string;
+  /** The model the template was made from: a page is reused only for an equal one. */
+  model: PayPageModel;
   before: string;
   between: string;
   after: string;
@@ -130,10 +130,9 @@ interface PageTemplate {
 const templates = new Lru<string, PageTemplate>(64);
 
 export function renderPayPage(p: PayPageModel, now: number): Page {
-  const model = JSON.stringify(p);
   let t = templates.get(p.id);
-  if (!t || t.model !== model) {
-    t = pageTemplate(p, model);
+  if (!t || !same(t.model, p)) {
+    t = pageTemplate(p);
     templates.set(p.id, t);
   }
   const s = p.state;
@@ -144,7 +143,28 @@ export function renderPayPage(p: PayPageModel, now: number): Page {
   };
 }
 
-function pageTemplate(p: PayPageModel, model: string): PageTemplate {
+/**
+ * Deep equality of two models (plain data: strings, numbers, null, arrays, objects), every field
+ * compared whatever the model comes to hold; the networks lists are shared per registry, so
+ * they are mostly the same object.
+ */
+function same(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!same(a[i], b[i])) return false;
+    return true;
+  }
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  for (const k of ka) {
+    if (!Object.hasOwn(b, k) || !same((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+  }
+  return true;
+}
+
+function pageTemplate(p: PayPageModel): PageTemplate {
   const s = p.state;
   const logo = httpUrl(p.logo);
   const back = httpUrl(p.redirectUrl);
@@ -204,7 +224,7 @@ ${pending && html`<section id="pay" ${when('PENDING_PAY', s.status)} aria-labell
 `;
   // Flat strings: each request joins them with the time, rather than walking a rope of hundreds of parts.
   const flat = (h: Html) => Buffer.from(h.text, 'utf8').toString('utf8');
-  return { model, before: flat(before), between: flat(between), after: flat(after), headers: Object.freeze(headers(contentSecurityPolicy(logo))) };
+  return { model: p, before: flat(before), between: flat(between), after: flat(after), headers: Object.freeze(headers(contentSecurityPolicy(logo))) };
 }
 
 /** An id that names no order: a plain page, the same for every such id. */
