@@ -127,14 +127,7 @@ export function createApp(deps: AppDeps) {
     body: JSON.stringify({ code, msg, data, systemTime: now() }),
     ...(headers ? { headers } : {}),
   });
-  /** envelope(200, 1, 'success', data), with only `data` going through JSON.stringify. */
-  const ok = (data: unknown): Answer => {
-    const json = JSON.stringify(data);
-    const t = now();
-    // undefined data leaves its key out, as JSON.stringify of the whole envelope does.
-    if (json === undefined || !Number.isFinite(t)) return envelope(200, 1, 'success', data);
-    return { status: 200, body: `{"code":1,"msg":"success","data":${json},"systemTime":${t}}` };
-  };
+  const ok = (data: unknown) => envelope(200, 1, 'success', data);
 
   const fixed = new Map<string, PathRoutes>();
   fixed.set('/healthz', {
