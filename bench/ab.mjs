@@ -1,5 +1,5 @@
 // A/B aid, not a benchmark: the CPU each request costs `serve` of two (or more) builds, alternating.
-//   AB_ROUNDS=5 AB_SECONDS=6 node bench/ab.mjs status|pay|state DIR_A DIR_B [DIR_C ...]
+//   AB_ROUNDS=5 AB_SECONDS=6 node bench/ab.mjs status|pay|state[,...] DIR_A [DIR_B ...]
 // The DIRs are checkouts with dist/ built (e.g. a `git archive` of the commit before a
 // change, and this tree). Each gets its own ledger (one merchant with a generated wallet, one
 // order) and its own `serve --no-watch`; then, AB_ROUNDS times, wrk (2 threads, 50 connections)
@@ -13,7 +13,8 @@ import { join, resolve } from 'node:path';
 import { ensureWrk, runWrk } from './wrk.mjs';
 
 const [what = 'status', ...dirs] = process.argv.slice(2);
-if (dirs.length < 2) throw new Error('usage: AB_ROUNDS=5 AB_SECONDS=6 node bench/ab.mjs status|pay|state DIR_A DIR_B [DIR_C ...]');
+if (dirs.length < 1) throw new Error('usage: AB_ROUNDS=5 AB_SECONDS=6 node bench/ab.mjs status|pay|state[,...] DIR_A [DIR_B ...]');
+const whats = what.split(',');
 const rounds = Number(process.env.AB_ROUNDS ?? 5);
 const seconds = Number(process.env.AB_SECONDS ?? 6);
 ensureWrk();
@@ -40,12 +41,12 @@ async function start(dir) {
   const o = cli('order', 'create', '--oid', 'probe', '--uid', 'u', '--amount', '1');
   const child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--no-watch'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   const url = await waitFor(child, /serving (http:\S+?)\/api/);
-  const path = { status: `/api/v1/order/${o.id}/status`, pay: `/pay/${o.id}`, state: `/pay/${o.id}/state` }[what];
-  return { name: dir, child, url, path, tmp };
+  const paths = { status: `/api/v1/order/${o.id}/status`, pay: `/pay/${o.id}`, state: `/pay/${o.id}/state` };
+  return whats.map((w) => ({ name: `${dir} ${w}`, child, url, path: paths[w], tmp }));
 }
 
 const servers = [];
-for (const dir of dirs) servers.push(await start(dir));
+for (const dir of dirs) servers.push(...(await start(dir)));
 const bare = spawn(process.execPath, [new URL('./baseline-server.mjs', import.meta.url).pathname, 'fixed'], { stdio: ['ignore', 'ignore', 'pipe'] });
 const bareUrl = await waitFor(bare, /serving (http:\S+)\n/);
 const targets = [...servers, { name: 'bare node:http fixed JSON', child: bare, url: bareUrl, path: '/' }];
@@ -77,6 +78,6 @@ const bareAt = targets.length - 1;
 for (let i = 1; i < servers.length; i++) console.log(`  ${servers[i].name} / ${servers[0].name}: CPU/request ${ratio(0, i, (x) => x.us).toFixed(3)}, rps ${ratio(0, i, (x) => x.rps).toFixed(3)}`);
 for (let i = 0; i < servers.length; i++) console.log(`  ${servers[i].name} rps / bare rps: ${ratio(bareAt, i, (x) => x.rps).toFixed(3)}`);
 
-for (const t of targets) t.child.kill('SIGTERM');
-await Promise.all(targets.map((t) => new Promise((res) => (t.child.exitCode !== null ? res() : t.child.once('exit', res)))));
-for (const s of servers) rmSync(s.tmp, { recursive: true, force: true });
+for (const t of new Set(targets.map((x) => x.child))) t.kill('SIGTERM');
+await Promise.all([...new Set(targets.map((x) => x.child))].map((c) => new Promise((res) => (c.exitCode !== null ? res() : c.once('exit', res)))));
+for (const s of new Set(servers.map((x) => x.tmp))) rmSync(s, { recursive: true, force: true });
