@@ -176,6 +176,26 @@ export interface OnChainPayment {
 }
 
 /** `order show`: the order, and its payments as the watcher saw them. */
+/**
+ * What the payment page shows of an order, read in one statement with its merchant's name (null
+ * when the merchant row is gone): the page needs neither the order's payments nor its callbacks.
+ */
+export interface PayPageOrder {
+  id: string;
+  oid: string;
+  mchId: string;
+  merchantName: string | null;
+  asset: string;
+  amount: string;
+  paidAmount: string;
+  status: OrderStatus;
+  expiredAt: number;
+  memo: string | null;
+  logo: string | null;
+  redirectUrl: string | null;
+  addresses: Addresses;
+}
+
 export interface OrderShow extends OrderDetail {
   onChain: OnChainPayment[];
 }

@@ -49,8 +49,15 @@ export interface Listening {
 
 export function listen(app: App, host: string, port: number, limits: Partial<HttpLimits> = {}): Promise<Listening> {
   const l: HttpLimits = { ...DEFAULT_HTTP_LIMITS, ...limits };
-  /** The latest response of each connection not yet finished: what a later refusal must wait for. */
-  const inFlight = new WeakMap<Socket, ServerResponse>();
+  /**
+   * The latest response of each connection: what a later refusal must wait for while it is not
+   * finished (judged when the refusal comes, rather than by a 'finish' listener per request).
+   */
+  const latest = new WeakMap<Socket, ServerResponse>();
+  const inFlight = (socket: Socket): ServerResponse | undefined => {
+    const res = latest.get(socket);
+    return res && !res.writableFinished ? res : undefined;
+  };
   const refused = new WeakSet<Socket>();
   const answeredError = new WeakSet<Socket>();
   let open = 0;
@@ -78,11 +85,7 @@ export function listen(app: App, host: string, port: number, limits: Partial<Htt
   };
 
   const track = (req: IncomingMessage, res: ServerResponse) => {
-    const socket = req.socket;
-    inFlight.set(socket, res);
-    res.once('finish', () => {
-      if (inFlight.get(socket) === res) inFlight.delete(socket);
-    });
+    latest.set(req.socket, res);
   };
 
   const server = createServer(
@@ -141,7 +144,7 @@ export function listen(app: App, host: string, port: number, limits: Partial<Htt
       return;
     }
     const [status, msg] = clientErrorAnswer(err);
-    const res = inFlight.get(socket);
+    const res = inFlight(socket);
     if (!res) {
       writeRaw(socket, status, msg);
     } else if (!res.req.complete) {

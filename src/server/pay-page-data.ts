@@ -2,11 +2,13 @@ import type { Registry } from '../chains/registry.js';
 import { ASSETS } from '../core/assets.js';
 import { isAppError, notFound } from '../core/errors.js';
 import { formatAmount } from '../core/money.js';
-import type { ChainType, OrderDetail, OrderStatus } from '../core/types.js';
+import type { ChainType, OrderDetail, OrderStatus, PayPageOrder } from '../core/types.js';
 
 /** What the payment page reads of the ledger: public reads of LocalPaymentService. */
 export interface PayPageSource {
   getOrder(id: string): Promise<OrderDetail>;
+  /** What the page shows of an order and its merchant's name, in one read (a local ledger). */
+  payPageOrder?(id: string): PayPageOrder;
   /** Payments the chain watcher has seen for the order, with their confirmations (none without a watcher). */
   paymentsOnChain?(id: string): Promise<{ amount: string; status: string; confirmations: number; required: number }[]>;
   registry(): Promise<Registry>;
@@ -67,7 +69,10 @@ async function order(source: PayPageSource, id: string): Promise<OrderDetail> {
 
 type Seen = Awaited<ReturnType<NonNullable<PayPageSource['paymentsOnChain']>>>;
 
-export function stateOf(o: OrderDetail, seen: Seen = []): PayState {
+/** What the state is made of: an OrderDetail or a PayPageOrder. */
+type StateSource = Pick<OrderDetail, 'id' | 'status' | 'amount' | 'paidAmount' | 'asset' | 'expiredAt'>;
+
+export function stateOf(o: StateSource, seen: Seen = []): PayState {
   const decimals = ASSETS[o.asset]?.decimals ?? 0;
   const due = unitsOf(o.amount, decimals) - unitsOf(o.paidAmount, decimals);
   const waiting = o.status === 'PENDING_PAY' ? seen.filter((p) => p.status === 'seen') : [];
@@ -87,7 +92,7 @@ export function stateOf(o: OrderDetail, seen: Seen = []): PayState {
   };
 }
 
-async function seenOf(source: PayPageSource, o: OrderDetail): Promise<Seen> {
+async function seenOf(source: PayPageSource, o: StateSource): Promise<Seen> {
   return o.status === 'PENDING_PAY' && source.paymentsOnChain ? source.paymentsOnChain(o.id) : [];
 }
 
@@ -96,30 +101,56 @@ export async function loadPayState(source: PayPageSource, id: string): Promise<P
   return stateOf(o, await seenOf(source, o));
 }
 
-export async function loadPayPage(source: PayPageSource, id: string): Promise<PayPageModel> {
+/** The order and its merchant's name: in one read where the source offers it. */
+async function pageOrder(source: PayPageSource, id: string): Promise<Omit<PayPageOrder, 'merchantName'> & { merchantName: string }> {
+  if (source.payPageOrder) {
+    if (id.length > MAX_ID) throw notFound('Order not found');
+    const o = source.payPageOrder(id);
+    // A page without the shop's name still lets the payer pay.
+    return { ...o, merchantName: o.merchantName ?? o.mchId };
+  }
   const o = await order(source, id);
-  const registry = await source.registry();
   let merchantName = o.mchId;
   try {
     merchantName = (await source.showMerchant(o.mchId)).name;
   } catch (e) {
-    // A page without the shop's name still lets the payer pay.
     if (!isAppError(e)) throw e;
   }
-  const chains = registry.chains();
-  // The networks an address can be paid on: every chain of its type with a token of the order's asset.
-  const methods: PayMethod[] = (['EVM', 'TRON'] as const).flatMap((chainType) => {
-    const address = o.addresses[chainType];
-    if (!address) return [];
-    const networks = chains
+  return { ...o, merchantName };
+}
+
+/**
+ * The networks an address of a chain type can be paid on, for an asset: every chain of that type
+ * with a token of the asset. Kept per registry (a registry is never changed, only replaced).
+ */
+const networksCache = new WeakMap<Registry, Map<string, PayNetwork[]>>();
+
+function networksOf(registry: Registry, chainType: ChainType, asset: string): PayNetwork[] {
+  let byKey = networksCache.get(registry);
+  if (!byKey) networksCache.set(registry, (byKey = new Map()));
+  const key = `${chainType} ${asset}`;
+  let networks = byKey.get(key);
+  if (!networks) {
+    networks = registry
+      .chains()
       .filter((c) => c.chainType === chainType)
       .map((c) => ({
         chainId: c.chainId,
         name: c.name,
-        tokens: registry.tokens().filter((t) => t.chainId === c.chainId && t.asset === o.asset).map((t) => ({ symbol: t.symbol, address: t.address })),
+        tokens: registry.tokens().filter((t) => t.chainId === c.chainId && t.asset === asset).map((t) => ({ symbol: t.symbol, address: t.address })),
       }))
       .filter((n) => n.tokens.length > 0);
-    return [{ chainType, address, networks }];
+    byKey.set(key, networks);
+  }
+  return networks;
+}
+
+export async function loadPayPage(source: PayPageSource, id: string): Promise<PayPageModel> {
+  const o = await pageOrder(source, id);
+  const registry = await source.registry();
+  const methods: PayMethod[] = (['EVM', 'TRON'] as const).flatMap((chainType) => {
+    const address = o.addresses[chainType];
+    return address ? [{ chainType, address, networks: networksOf(registry, chainType, o.asset) }] : [];
   });
-  return { id: o.id, oid: o.oid, memo: o.memo, merchantName, logo: o.logo, redirectUrl: o.redirectUrl, state: stateOf(o, await seenOf(source, o)), methods };
+  return { id: o.id, oid: o.oid, memo: o.memo, merchantName: o.merchantName, logo: o.logo, redirectUrl: o.redirectUrl, state: stateOf(o, await seenOf(source, o)), methods };
 }

@@ -1,3 +1,4 @@
+import { Lru } from '../core/lru.js';
 import { qrSvg } from '../qr/svg.js';
 import { html, httpUrl, trusted, type Html } from './html.js';
 import { CSS_HASH, PAGE_CSS, PAGE_SCRIPT, SCRIPT_HASH } from './pay-page-assets.js';
@@ -60,6 +61,22 @@ function countdown(ms: number): string {
   return `${h ? `${h}:${pad(m)}` : m}:${pad(s % 60)}`;
 }
 
+/**
+ * An address's QR code never changes, and drawing one (the symbol, its error correction, eight
+ * masks scored) was over a third of a page: kept for the addresses of the pages served lately
+ * (a payer reloads the page; ~3 KB each).
+ */
+const qrCodes = new Lru<string, string>(512);
+
+function qrOf(text: string): string {
+  let svg = qrCodes.get(text);
+  if (svg === undefined) {
+    svg = qrSvg(text);
+    qrCodes.set(text, svg);
+  }
+  return svg;
+}
+
 /** `data-when` names the statuses a block shows in; the script flips them as the order moves. */
 const when = (statuses: string, current: string) => html`data-when="${statuses}"${statuses.split(' ').includes(current) ? '' : trusted(' hidden')}`;
 
@@ -69,7 +86,7 @@ function method(m: PayMethod, asset: string): Html {
   const where = names.length > 1 ? `${names.slice(0, -1).join(', ')} or ${names.at(-1)}` : (names[0] ?? m.chainType);
   return html`<article class="method" aria-labelledby="m-${key}">
 <h3 id="m-${key}">Pay on ${where}</h3>
-<div class="qr" role="img" aria-label="QR code of the ${m.chainType} address">${trusted(qrSvg(m.address))}</div>
+<div class="qr" role="img" aria-label="QR code of the ${m.chainType} address">${trusted(qrOf(m.address))}</div>
 <div class="addr">
 <span class="muted" id="l-${key}">${m.chainType} address</span>
 <code id="a-${key}" aria-labelledby="l-${key}">${m.address}</code>
@@ -89,14 +106,72 @@ function depth(c: PayPageModel['state']['confirming']): string {
   return c ? `${c.confirmations} of ${c.required || '?'} confirmations` : '';
 }
 
+/**
+ * The page of a model around the two things that depend on the time it is served: `data-now`
+ * (the script's clock offset) and the countdown's first text. `page = before + now + between +
+ * countdown + after`.
+ */
+interface PageTemplate {
+  /** The model the template was made from: a page is reused only for an equal one. */
+  model: PayPageModel;
+  before: string;
+  between: string;
+  after: string;
+  headers: Record<string, string>;
+}
+
+/**
+ * Templates of the pages served lately, by order id. The page is a function of its model (the
+ * order's status, amounts, expiry, addresses, merchant values, the networks) and of the time:
+ * each request still reads the model from the ledger, and a template is used only if the model
+ * is exactly the one it was made from, so a page never shows a state other than the ledger's.
+ * At most 64 (~17 KB each).
+ */
+const templates = new Lru<string, PageTemplate>(64);
+
 export function renderPayPage(p: PayPageModel, now: number): Page {
+  let t = templates.get(p.id);
+  if (!t || !same(t.model, p)) {
+    t = pageTemplate(p);
+    templates.set(p.id, t);
+  }
+  const s = p.state;
+  return {
+    status: 200,
+    body: `${t.before}${now}${t.between}${countdown(s.expiredAt - now)}${t.after}`,
+    headers: t.headers,
+  };
+}
+
+/**
+ * Deep equality of two models (plain data: strings, numbers, null, arrays, objects), every field
+ * compared whatever the model comes to hold; the networks lists are shared per registry, so
+ * they are mostly the same object.
+ */
+function same(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!same(a[i], b[i])) return false;
+    return true;
+  }
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  for (const k of ka) {
+    if (!Object.hasOwn(b, k) || !same((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+  }
+  return true;
+}
+
+function pageTemplate(p: PayPageModel): PageTemplate {
   const s = p.state;
   const logo = httpUrl(p.logo);
   const back = httpUrl(p.redirectUrl);
   const pending = s.status === 'PENDING_PAY';
   // Asking for the rest only while the order can still be paid; once expired the banner there says what arrived.
   const partial = pending && s.paidAmount !== '0';
-  const body = html`<!doctype html>
+  const before = html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -105,7 +180,8 @@ export function renderPayPage(p: PayPageModel, now: number): Page {
 <title>Pay ${s.amount} ${s.asset} to ${p.merchantName}</title>
 <style>${trusted(PAGE_CSS)}</style>
 </head>
-<body data-state="${encodeURIComponent(p.id)}/state" data-status="${s.status}" data-expires="${s.expiredAt}" data-now="${now}">
+<body data-state="${encodeURIComponent(p.id)}/state" data-status="${s.status}" data-expires="${s.expiredAt}" data-now="`;
+  const between = html`">
 <main>
 <div class="card">
 <header class="merchant">
@@ -120,7 +196,8 @@ ${logo && html`<img class="logo" src="${logo.href}" alt="" width="56" height="56
 ${p.memo && html`<dt>Note</dt><dd>${p.memo}</dd>`}
 </dl>
 </div>
-<p class="timer" ${when('PENDING_PAY', s.status)}>Time left <time id="left" datetime="${new Date(s.expiredAt).toISOString()}">${countdown(s.expiredAt - now)}</time><br>until <span id="until">${utc(s.expiredAt)}</span></p>
+<p class="timer" ${when('PENDING_PAY', s.status)}>Time left <time id="left" datetime="${new Date(s.expiredAt).toISOString()}">`;
+  const after = html`</time><br>until <span id="until">${utc(s.expiredAt)}</span></p>
 </section>
 <div class="status" role="status" aria-live="polite">
 <div class="banner wait" id="waiting" ${when('PENDING_PAY', s.status)}${s.confirming ? trusted(' hidden') : ''}><p class="title">Waiting for your payment</p><p>This page updates by itself once the payment is confirmed on the network.</p></div>
@@ -145,7 +222,9 @@ ${pending && html`<section id="pay" ${when('PENDING_PAY', s.status)} aria-labell
 </body>
 </html>
 `;
-  return { status: 200, body: body.text, headers: headers(contentSecurityPolicy(logo)) };
+  // Flat strings: each request joins them with the time, rather than walking a rope of hundreds of parts.
+  const flat = (h: Html) => Buffer.from(h.text, 'utf8').toString('utf8');
+  return { model: p, before: flat(before), between: flat(between), after: flat(after), headers: Object.freeze(headers(contentSecurityPolicy(logo))) };
 }
 
 /** An id that names no order: a plain page, the same for every such id. */

@@ -12,7 +12,7 @@ import type {
   WithdrawVerifyRequest,
 } from '../core/schemas.js';
 import type { Caller, OperatorExtensions, PaymentService } from '../core/service.js';
-import type { Addresses, CallbackShow, FindResult, LogFollow, MerchantIdentity, Order, OrderDetail, OrderShow, OrderStatus, RefundResult, VerificationReport, Withdrawal, WithdrawalStatus } from '../core/types.js';
+import type { Addresses, CallbackShow, FindResult, LogFollow, MerchantIdentity, Order, OrderDetail, OrderShow, OrderStatus, PayPageOrder, RefundResult, VerificationReport, Withdrawal, WithdrawalStatus } from '../core/types.js';
 import { followLog, pageLog, readLog, type AuditView, type LogFilter } from './audit-log.js';
 import { adjustBalance, balance, type BalanceView } from './balances.js';
 import { checkLedger } from './check.js';
@@ -61,6 +61,7 @@ export interface LocalDeps {
 }
 
 const heavy = () => import('./heavy.js');
+let seenModule: typeof import('../chains/watch/seen.js') | undefined;
 
 /** The refusal of a replayed request; a nonce spent by a refusal must not be spent twice. */
 export const NONCE_USED = 'nonce has already been used';
@@ -290,13 +291,24 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
     return orders.getOrderStatus(this.s, id);
   }
 
+  /** What the payment page shows of an order, with its merchant's name, in one read. */
+  payPageOrder(id: string): PayPageOrder {
+    return orders.payPageOrder(this.s, id);
+  }
+
+  /** getOrderStatus without the promise: the server's status GET answers in the request's own turn. */
+  orderStatusNow(id: string): OrderStatus {
+    return orders.getOrderStatus(this.s, id);
+  }
+
   async getOrder(id: string, mchId?: string): Promise<OrderDetail> {
     return orders.getOrder(this.s, id, mchId);
   }
 
   /** The payments the chain watcher has seen for an order, with "k of n" confirmations (order show, the payment page). */
   async paymentsOnChain(id: string): Promise<OnChainPayment[]> {
-    const { onChainPayments } = await import('../chains/watch/seen.js');
+    // Loaded on first use and kept: a dynamic import per page, even of a loaded module, costs.
+    const { onChainPayments } = (seenModule ??= await import('../chains/watch/seen.js'));
     return onChainPayments(this.s.db, await this.registry(), id);
   }
 

@@ -4,7 +4,7 @@ import { AppError, conflict, invalid, notFound } from '../core/errors.js';
 import { formatAmount, parseAmount } from '../core/money.js';
 import type { CreateOrderRequest } from '../core/schemas.js';
 import { readStatus } from '../core/state.js';
-import type { Addresses, ChainType, FindResult, MatchedBy, Order, OrderDetail, OrderStatus, Payment, Withdrawal } from '../core/types.js';
+import type { Addresses, ChainType, FindResult, MatchedBy, Order, OrderDetail, OrderStatus, PayPageOrder, Payment, Withdrawal } from '../core/types.js';
 import type { Q } from './ledger.js';
 import { findMerchant, type MerchantRow } from './merchants.js';
 import { keyset, pageOf, unknownCursor, type Page } from './paging.js';
@@ -108,9 +108,9 @@ export function getAddresses(s: StoreCtx, id: string): Addresses {
 }
 
 export function getOrderStatus(s: StoreCtx, id: string): OrderStatus {
-  const o = s.stmts().status.get({ id });
-  if (!o) throw notFound('Order not found');
-  return readStatus(o.status, o.expiredAt, s.now());
+  const row = s.stmts().status.get(id);
+  if (!row) throw notFound('Order not found');
+  return readStatus(row[0], Number(row[1]), s.now());
 }
 
 export function getOrder(s: StoreCtx, id: string, mchId?: string): OrderDetail {
@@ -118,6 +118,21 @@ export function getOrder(s: StoreCtx, id: string, mchId?: string): OrderDetail {
   const o = found && (!mchId || found.merchantId === mchId) ? found : undefined;
   if (!o) throw notFound('Order not found');
   return orderDetail(s, o);
+}
+
+/** What the payment page shows of an order (src/server/pay-page-data.ts), in one statement. */
+export function payPageOrder(s: StoreCtx, id: string): PayPageOrder {
+  const rows = s.stmts().payPageOrder.all(id);
+  const o = rows[0];
+  if (!o) throw notFound('Order not found');
+  const d = decimalsOf(o[4]);
+  const expiredAt = Number(o[8]);
+  const addresses: Addresses = {};
+  for (const r of rows) if (r[12] !== null && r[13] !== null) addresses[r[12] as ChainType] = r[13];
+  return {
+    id: o[0], oid: o[1], mchId: o[2], merchantName: o[3], asset: o[4], amount: formatAmount(o[5], d), paidAmount: formatAmount(o[6], d),
+    status: readStatus(o[7], expiredAt, s.now()), expiredAt, memo: o[9], logo: o[10], redirectUrl: o[11], addresses,
+  };
 }
 
 /** An order of the merchant by id or by oid (as a refund names it); both given must agree. */

@@ -7,11 +7,29 @@ import { merchants, nonces, orderAddresses, orders, payments } from './schema.js
  * once per ledger connection: building and preparing SQL for each request cost about a third
  * of a create order.
  */
-function prepareStatements(db: Ledger['db']) {
+function prepareStatements(ledger: Ledger) {
+  const { db } = ledger;
   const p = sql.placeholder;
   return lazily({
-    status: () => db.select({ status: orders.status, expiredAt: orders.expiredAt }).from(orders).where(eq(orders.id, p('id'))).prepare(),
-    // The payment page's reads: the order and its payments.
+    /**
+     * The status GET's read, on better-sqlite3 itself: drizzle's prepared query added its
+     * placeholder filling, logger call and row mapping to every status request. A row is
+     * [status, expired_at] (expired_at a bigint: the connection reads safe integers).
+     */
+    status: () => ledger.sqlite.prepare<[string], [string, bigint]>('SELECT status, expired_at FROM orders WHERE id = ?').raw(true),
+    /**
+     * The payment page's order: what it shows of the order, its merchant's name and its
+     * addresses (one row per address), on better-sqlite3 itself like the status read.
+     */
+    payPageOrder: () =>
+      ledger.sqlite
+        .prepare<[string], PayPageRow>(
+          `SELECT o.id, o.oid, o.merchant_id, m.name, o.asset, o.amount, o.paid_amount, o.status, o.expired_at, o.memo, o.logo, o.redirect_url, a.chain_type, a.address
+           FROM orders o LEFT JOIN merchants m ON m.id = o.merchant_id LEFT JOIN order_addresses a ON a.order_id = o.id
+           WHERE o.id = ? ORDER BY a.chain_type`,
+        )
+        .raw(true),
+    // The order and its payments (order show, the payment state).
     orderById: () => db.select().from(orders).where(eq(orders.id, p('id'))).prepare(),
     paymentsOf: () => db.select().from(payments).where(eq(payments.orderId, p('id'))).orderBy(asc(payments.id)).prepare(),
     addresses: () => db.select({ chainType: orderAddresses.chainType, address: orderAddresses.address }).from(orderAddresses).where(eq(orderAddresses.orderId, p('id'))).prepare(),
@@ -31,6 +49,13 @@ function prepareStatements(db: Ledger['db']) {
 }
 
 export type Statements = ReturnType<typeof prepareStatements>;
+
+/** A row of payPageOrder (integers are bigints: the connection reads safe integers). */
+export type PayPageRow = [
+  id: string, oid: string, merchantId: string, merchantName: string | null, asset: string, amount: bigint, paidAmount: bigint,
+  status: string, expiredAt: bigint, memo: string | null, logo: string | null, redirectUrl: string | null,
+  chainType: string | null, address: string | null,
+];
 
 /**
  * Each statement prepared on its first use, then kept: a CLI command such as `order status`
@@ -56,6 +81,6 @@ const prepared = new WeakMap<Ledger, Statements>();
 
 export function statementsOf(ledger: Ledger): Statements {
   let r = prepared.get(ledger);
-  if (!r) prepared.set(ledger, (r = prepareStatements(ledger.db)));
+  if (!r) prepared.set(ledger, (r = prepareStatements(ledger)));
   return r;
 }

@@ -104,6 +104,40 @@ describe('GET /pay/{id}', () => {
     expect(r.text).not.toContain((await s.service.getAddresses(paid.id)).EVM!);
   });
 
+  it('shows the ledger\'s state of the moment on every request: a page served again after a payment, a partial payment or time passing is the new one', async () => {
+    const o = await s.order(m, { amount: '10', expiredAt: T0 + 30 * MINUTE });
+    const addresses = await s.service.getAddresses(o.id);
+    const first = await page(o.id);
+    expect(first.text).toContain('data-status="PENDING_PAY"');
+    expect(first.text).toContain(`data-now="${T0}"`);
+    expect(between(first.text, '<time id="left"', '</time>')).toMatch(/>30:00$/);
+    // The same state again: the same page.
+    expect((await page(o.id)).text).toBe(first.text);
+
+    s.clock.now = T0 + MINUTE + 500;
+    try {
+      const later = await page(o.id);
+      expect(later.text).toContain(`data-now="${T0 + MINUTE + 500}"`);
+      expect(between(later.text, '<time id="left"', '</time>')).toMatch(/>29:00$/);
+    } finally {
+      s.clock.now = T0;
+    }
+
+    await s.service.markPaid({ id: o.id, txHash: nextTx(), amount: '4.1' });
+    const partly = await page(o.id);
+    expect(partly.text).toContain('<div class="banner warn" id="partial"><p class="title">Partly paid</p>');
+    expect(partly.text).toContain('<span id="paid-amount">4.1</span>');
+    expect(partly.text).toContain('<span id="due-amount">5.9</span>');
+    expect(partly.text).toContain('<span id="send-amount">5.9</span>');
+    for (const a of Object.values(addresses)) expect(partly.text).toContain(a);
+
+    await s.service.markPaid({ id: o.id, txHash: nextTx(), amount: '5.9' });
+    const paid = await page(o.id);
+    expect(paid.text).toContain('data-status="PAID"');
+    expect(paid.text).toContain(`Order ${escapeHtml(o.oid)} is paid.`);
+    for (const a of Object.values(addresses)) expect(paid.text).not.toContain(a);
+  });
+
   it('links back only to the order\'s own http(s) redirect URL, and only when it has one', async () => {
     const withBack = await s.order(m, { redirectUrl: 'https://shop.example/thanks?o=1&x=2' });
     await s.service.markPaid({ id: withBack.id, txHash: nextTx() });

@@ -10,7 +10,7 @@ describe('statementsOf', () => {
       expect(statementsOf(ledger)).toBe(s);
       const status = s.status;
       expect(s.status).toBe(status);
-      expect(status.get({ id: 'ord_none' })).toBeUndefined();
+      expect(status.get('ord_none')).toBeUndefined();
       // Every statement still answers, whichever is used first.
       expect(s.nonceSeen.get({ merchantId: 'M1', nonce: 'n' })).toBeUndefined();
       expect(Object.keys(s)).toContain('insertOrder');
