@@ -302,7 +302,9 @@ export async function spawnServe(db: string, extraEnv: Record<string, string> = 
       listeners.add(check);
       check();
     });
-  const m = await waitFor(/cryptopay serving (http:\/\/127\.0\.0\.1:\d+)\/api\/v1 /);
+  // An upper bound, not a speed check: serve --dev starts anvil and deploys a token first, which
+  // took over 15 s once on a machine at load 10.
+  const m = await waitFor(/cryptopay serving (http:\/\/127\.0\.0\.1:\d+)\/api\/v1 /, 'stderr', 60_000);
   return {
     child,
     url: m[1]!,
