@@ -8,8 +8,13 @@
 // BENCH_WATCH_BLOCKS, BENCH_WATCH_PER_BLOCK, BENCH_WATCH_ORDERS, BENCH_WATCH_SAMPLES and
 // BENCH_WATCH_REPEATS override one size. BENCH_WATCH_SCAN_ONLY=1 stops after the scan figure;
 // BENCH_WATCH_CPU_PROF=file.cpuprofile writes a CPU profile of the first product scan alone.
+// BENCH_WATCH_REPEATS=0 skips the scan figure (latency and RSS only). For memory work:
+// BENCH_WATCH_BIN runs another build's bin/cryptopay as the serve under test (e.g. main's), and
+// BENCH_WATCH_NODE_ARGS gives its node extra flags (e.g. --trace-gc); serve's RSS is sampled
+// every 50 ms during the history catch-up and its peak logged; BENCH_WATCH_SERVE_OUT=file keeps
+// serve's stdout (access log, --trace-gc lines).
 import { spawn } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,7 +43,8 @@ const CONFIRMATIONS = 2;
 const SPAN = 500;
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
-const BIN = join(HERE, '..', 'bin', 'cryptopay');
+const BIN = process.env.BENCH_WATCH_BIN ?? join(HERE, '..', 'bin', 'cryptopay');
+const NODE_ARGS = (process.env.BENCH_WATCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const started = performance.now();
 const log = (s) => process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(1)} s, load ${loadavg()[0].toFixed(1)}] ${s}\n`);
 const round = (x, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
@@ -218,12 +224,13 @@ async function main() {
     const base = [];
     const prod = [];
     for (let i = 0; i < REPEATS; i++) {
+      if (i === 0) log('scan runs');
       base.push(await baseline());
       prod.push(await product(i));
       noteLoad();
       log(`scan ${round(prod.at(-1), 0)} logs/s vs baseline ${round(base.at(-1), 0)} logs/s (${round((100 * prod.at(-1)) / base.at(-1), 0)}%)`);
     }
-    results.scan = { product: median(prod), baseline: median(base), ratios: prod.map((p, i) => p / base[i]), total, paid: paidIds.length, blocks: end - first + 1 };
+    if (REPEATS > 0) results.scan = { product: median(prod), baseline: median(base), ratios: prod.map((p, i) => p / base[i]), total, paid: paidIds.length, blocks: end - first + 1 };
     if (process.env.BENCH_WATCH_SCAN_ONLY) return;
 
     // Detection latency and RSS: a real serve on a copy of the ledger (all ORDERS addresses
@@ -237,7 +244,7 @@ async function main() {
     }));
     const env = { ...process.env, NO_COLOR: '1', CRYPTOPAY_CHAINS: chains };
     delete env.CRYPTOPAY_REMOTE;
-    const serve = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--db', file], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    const serve = spawn(process.execPath, [...NODE_ARGS, BIN, 'serve', '--port', '0', '--db', file], { env, stdio: ['ignore', process.env.BENCH_WATCH_SERVE_OUT ? openSync(process.env.BENCH_WATCH_SERVE_OUT, 'w') : 'ignore', 'pipe'] });
     let err = '';
     serve.stderr.on('data', (d) => (err += d));
     const transfer = (to, amount) => ['eth_sendTransaction', [{ from: payer.address, to: tokenAddress, data: iface.encodeFunctionData('transfer', [to, amount]), gas: '0x30000', nonce: `0x${(nonce++).toString(16)}` }]];
@@ -257,11 +264,14 @@ async function main() {
       // Caught up with the history: its last paid order is PAID (needs the next block for its confirmations).
       await rpcBatch(node.rpcUrl, [transfer(payer.address, 1n)]);
       const t0 = performance.now();
+      let rssPeak = 0;
       for (let i = 0; (await status(paidIds.at(-1))) !== 'PAID'; i++) {
         if (i > 36_000) throw new Error('serve never caught up');
+        const rss = Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${serve.pid}/status`, 'utf8'))?.[1]);
+        rssPeak = Math.max(rssPeak, rss / 1024);
         await sleep(50);
       }
-      log(`serve caught up with the history in ${round((performance.now() - t0) / 1000, 1)} s: ${mem()}`);
+      log(`serve caught up with the history in ${round((performance.now() - t0) / 1000, 1)} s: ${mem()}; VmRSS sampled peak ${round(rssPeak, 0)} MiB`);
       noteLoad();
 
       // Payments arrive one at a time at random moments (uniform gaps of 0-1,200 ms, so their
@@ -316,6 +326,10 @@ async function main() {
   const loadNote = `load average (1 min) during the run ${round(Math.min(...loads), 1)}-${round(Math.max(...loads), 1)} on ${(await import('node:os')).cpus().length} cores`;
   log(`done; ${loadNote}`);
   const { scan, latency, rss } = results;
+  if (!scan) {
+    process.stdout.write(`${JSON.stringify({ latency, rss, loads })}\n`);
+    return;
+  }
   if (process.env.BENCH_WATCH_SCAN_ONLY) {
     process.stdout.write(`${JSON.stringify({ scan, loads })}\n`);
     return;

@@ -7,6 +7,15 @@ import { DEFAULT_HTTP_LIMITS, listen, type HttpLimits } from '../server/listen.j
 import { startCallbacks } from './callbacks/start.js';
 import { startDev, type DevMode } from './serve-dev.js';
 
+
+/**
+ * serve's heap (src/server/heap-policy.ts): a young generation of at most 2 x 8 MiB (V8 lets it
+ * reach 2 x 16 MiB) and an old one collected when it has grown by half over what was live.
+ * Measured in bench/CHANGES.md (third round: memory): 2 x 4 MiB held the peak ~9 MB lower
+ * still, with a hint of more CPU per status GET on the loaded machine.
+ */
+export const SERVE_HEAP = { youngMiB: 16, growingPercent: 50 };
+
 export interface ServeOptions {
   host?: string;
   port?: string;
@@ -51,6 +60,8 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   // Built once here so that no request pays for it; addresses are derived ahead of demand on a
   // second thread, so creating an order mostly finds its addresses ready.
   const derive = await import('../chains/deriver.js');
+  // Before the derivation table is built: its bigints are the first thing to grow the heap.
+  const releaseHeap = (await import('../server/heap-policy.js')).holdServeHeap(SERVE_HEAP);
   (await import('../chains/ckd.js')).warmUpDerivation();
   const pool = (await import('../chains/derive-ahead.js')).startDerivationWorker({ onError: err });
   derive.deriveAheadWith(pool);
@@ -71,6 +82,7 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
     // The derivation thread would keep the process alive after a failed start.
     derive.deriveAheadWith(undefined);
     await pool.close();
+    releaseHeap();
     throw listenError(e, host, port);
   }
   // Known only now when --port 0 picked a free port; kept in the ledger so a local
@@ -103,6 +115,7 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
     await dev?.close();
     derive.deriveAheadWith(undefined);
     await pool.close();
+    releaseHeap();
     throw e;
   }
 
@@ -119,6 +132,7 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   await dev?.close();
   derive.deriveAheadWith(undefined);
   await pool.close();
+  releaseHeap();
   log.flush();
   err('stopped; ledger closed');
 }

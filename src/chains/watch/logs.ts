@@ -129,6 +129,26 @@ export function parseHeader(raw: unknown, what: string): BlockHeader | null {
   };
 }
 
+/**
+ * A log as the RPC client hands it over when it reads an answer one log at a time: decoded (or
+ * undefined, not a transfer), or the error decoding it raised, thrown where the scanner reads
+ * that log, as when the whole answer is decoded after it is parsed.
+ */
+class ReadLog {
+  constructor(
+    readonly log: TransferLog | undefined,
+    readonly error?: unknown,
+  ) {}
+}
+
+function readLog(raw: unknown): ReadLog {
+  try {
+    return new ReadLog(decodeTransfer(raw));
+  } catch (e) {
+    return new ReadLog(undefined, e);
+  }
+}
+
 export function createRangeScanner(rpc: RpcClient, opts: { initialSpan?: number; maxSpan?: number; targetLogs?: number } = {}): RangeScanner {
   const maxSpan = opts.maxSpan ?? 2000;
   // A range's logs arrive as one JSON text: a busy token's 2,000 blocks can be 100 MB. The span
@@ -144,11 +164,15 @@ export function createRangeScanner(rpc: RpcClient, opts: { initialSpan?: number;
     async fetch(from, to, tokens) {
       for (;;) {
         const end = Math.min(to, from + span - 1);
-        const [logsOut, firstOut, tipOut] = await rpc.batch([
-          { method: 'eth_getLogs', params: [{ fromBlock: hexQuantity(from), toBlock: hexQuantity(end), address: tokens, topics: [TRANSFER_TOPIC] }] },
-          { method: 'eth_getBlockByNumber', params: [hexQuantity(from), false] },
-          { method: 'eth_getBlockByNumber', params: [hexQuantity(end), false] },
-        ]);
+        // Each log is decoded as it is read: the answer (thousands of logs) is never one tree of objects.
+        const [logsOut, firstOut, tipOut] = await rpc.batch(
+          [
+            { method: 'eth_getLogs', params: [{ fromBlock: hexQuantity(from), toBlock: hexQuantity(end), address: tokens, topics: [TRANSFER_TOPIC] }] },
+            { method: 'eth_getBlockByNumber', params: [hexQuantity(from), false] },
+            { method: 'eth_getBlockByNumber', params: [hexQuantity(end), false] },
+          ],
+          { element: readLog },
+        );
         if (!logsOut!.ok) {
           if (isRangeTooLarge(logsOut!.error) && span > 1) {
             span = Math.max(1, Math.floor(span / 2));
@@ -162,7 +186,8 @@ export function createRangeScanner(rpc: RpcClient, opts: { initialSpan?: number;
         if (!Array.isArray(logsOut!.result)) throw new RpcTransportError('the node answered eth_getLogs with something that is not a list');
         const logs: TransferLog[] = [];
         for (const raw of logsOut!.result) {
-          const t = decodeTransfer(raw);
+          if (raw instanceof ReadLog && raw.error !== undefined) throw raw.error;
+          const t = raw instanceof ReadLog ? raw.log : decodeTransfer(raw);
           if (t && t.blockNumber >= from && t.blockNumber <= end) logs.push(t);
         }
         if (logs.length > targetLogs) {
