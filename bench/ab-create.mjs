@@ -1,7 +1,9 @@
 // A/B aid for the signed create order, not a benchmark of record: serve of two (or more) builds
 // (ROOT/bin/cryptopay; each root must hold its dist/) under wrk's create-order load, alternating,
 // and the node:http SHA-256 + insert (synchronous NORMAL) baseline in each round.
-//   node bench/ab-create.mjs [rounds] [seconds] ROOT...      (npm run build first)
+//   [PARALLEL=1] node bench/ab-create.mjs [rounds] [seconds] ROOT...      (npm run build first)
+// PARALLEL=1 runs the builds' serves at once, each under its own wrk: on a machine others load,
+// both then share the same load, which alternating runs cannot promise.
 // Each serve gets a fresh ledger (one merchant, rate limit 0), runs without the chain watcher,
 // with --allow-private-callbacks and a notifyUrl in every body (as bench/run.mjs sends them),
 // after a warm-up of 3 s. Per run: rps, p50/p99, and CPU per request in microseconds from
@@ -53,7 +55,8 @@ const stop = async (child) => {
   await done;
 };
 
-async function one(root, label, dir, hook) {
+/** A serve of `root` on a fresh ledger, warmed up; measure() runs one wrk load on it. */
+async function serveOf(root, label, dir, hook) {
   const d = mkdtempSync(join(dir, 'r-'));
   const env = { ...process.env, NO_COLOR: '1', CRYPTOPAY_DB: join(d, 'l.db'), XDG_CONFIG_HOME: d };
   delete env.CRYPTOPAY_CHAINS;
@@ -71,27 +74,50 @@ async function one(root, label, dir, hook) {
     });
     return file;
   };
+  return {
+    warm: () => runWrk({ url: s.url, path: '/api/v1/order', seconds: 3, connections: 50, threads: 2, bodies: bodies(16_000 * 3, 'w') }),
+    file: () => bodies(16_000 * seconds, 'm'),
+    async measure(file) {
+      const pid = s.child.pid;
+      const t0 = threads(pid);
+      const all0 = cpuSeconds(pid);
+      const r = await runWrk({ url: s.url, path: '/api/v1/order', seconds, connections: 50, threads: 2, bodies: file, servers: [pid] });
+      const t1 = threads(pid);
+      const all1 = cpuSeconds(pid);
+      if (r.exhausted) throw new Error('bodies ran out');
+      const us = (sec) => Math.round((sec * 1e6) / r.requests);
+      const per = [...t1].map(([t, c]) => [t, c - (t0.get(t) ?? 0)]).sort((a, b) => b[1] - a[1]);
+      const main = per.find(([t]) => t === String(pid))[1];
+      const others = per.filter(([t]) => t !== String(pid)).map(([, c]) => us(c)).filter((x) => x > 0);
+      return {
+        label, rps: Math.round(r.rps), p50: r.p50, p99: r.p99, err: r.errors + r.non2xx,
+        usAll: us(all1 - all0), usMain: us(main), others: others.join('+'),
+        client: r.clientCpuShare.toFixed(2), load: loadavg()[0].toFixed(1),
+      };
+    },
+    stop: () => stop(s.child),
+  };
+}
+
+async function one(root, label, dir, hook) {
+  const s = await serveOf(root, label, dir, hook);
   try {
-    await runWrk({ url: s.url, path: '/api/v1/order', seconds: 3, connections: 50, threads: 2, bodies: bodies(16_000 * 3, 'w') });
-    const file = bodies(16_000 * seconds, 'm');
-    const pid = s.child.pid;
-    const t0 = threads(pid);
-    const all0 = cpuSeconds(pid);
-    const r = await runWrk({ url: s.url, path: '/api/v1/order', seconds, connections: 50, threads: 2, bodies: file, servers: [pid] });
-    const t1 = threads(pid);
-    const all1 = cpuSeconds(pid);
-    const us = (sec) => Math.round((sec * 1e6) / r.requests);
-    const per = [...t1].map(([t, c]) => [t, c - (t0.get(t) ?? 0)]).sort((a, b) => b[1] - a[1]);
-    const main = per.find(([t]) => t === String(pid))[1];
-    const others = per.filter(([t]) => t !== String(pid)).map(([, c]) => us(c)).filter((x) => x > 0);
-    if (r.exhausted) throw new Error('bodies ran out');
-    return {
-      label, rps: Math.round(r.rps), p50: r.p50, p99: r.p99, err: r.errors + r.non2xx,
-      usAll: Math.round(((all1 - all0) * 1e6) / r.requests), usMain: us(main), others: others.join('+'),
-      client: r.clientCpuShare.toFixed(2), load: loadavg()[0].toFixed(1),
-    };
+    await s.warm();
+    return await s.measure(s.file());
   } finally {
-    await stop(s.child);
+    await s.stop();
+  }
+}
+
+/** PARALLEL=1: every build's serve under its own wrk at the same time, so all share the machine's load alike. */
+async function together(dir, hook) {
+  const ss = await Promise.all(roots.map((root) => serveOf(root, root, dir, hook)));
+  try {
+    await Promise.all(ss.map((s) => s.warm()));
+    const files = ss.map((s) => s.file());
+    return await Promise.all(ss.map((s, i) => s.measure(files[i])));
+  } finally {
+    await Promise.all(ss.map((s) => s.stop()));
   }
 }
 
@@ -124,6 +150,13 @@ try {
     const b = await baseline(dir);
     print(b);
     rows.push(b);
+    if (process.env.PARALLEL === '1') {
+      for (const r of await together(dir, hook)) {
+        print(r);
+        rows.push(r);
+      }
+      continue;
+    }
     for (const root of order) {
       const r = await one(root, root, dir, hook);
       print(r);
