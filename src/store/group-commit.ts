@@ -46,6 +46,10 @@ export class GroupCommit {
   private waiting: Waiter[] = [];
   /** A failed fsync: what was committed may not be on disk, so nothing more is accepted. */
   private broken?: AppError;
+  /** checkpointInBackground: runs a WAL checkpoint elsewhere, between batches. */
+  private checkpoint?: { run: () => Promise<void>; every: number };
+  private sinceCheckpoint = 0;
+  private checkpointing = false;
 
   constructor(
     private readonly sqlite: Database.Database,
@@ -79,6 +83,16 @@ export class GroupCommit {
   }
 
   /**
+   * WAL checkpoints off this connection's COMMITs (src/store/checkpointer.ts): once `every`
+   * changes were committed since the last one, and every batch is on disk, `run` checkpoints on
+   * another thread while the next batch waits (its requests are still read and checked), so that
+   * the next write starts the WAL over. Undefined: none (the connection's own, if on).
+   */
+  checkpointInBackground(run: (() => Promise<void>) | undefined, every = 256): void {
+    this.checkpoint = run ? { run, every } : undefined;
+  }
+
+  /**
    * Undefined when every batch committed so far is on disk; else settles once it is. A read
    * answered after this shows nothing that a power cut could still take back.
    */
@@ -100,7 +114,7 @@ export class GroupCommit {
   private flush(): void {
     // While an fsync is in flight the queue fills up and goes in as one batch once it is done:
     // fewer, larger transactions (each COMMIT writes the pages it touched to the WAL again).
-    if (this.syncing) {
+    if (this.syncing || this.checkpointing) {
       this.flushAfterSync = true;
       return;
     }
@@ -152,6 +166,7 @@ export class GroupCommit {
       return;
     }
     this.restoreFull();
+    this.sinceCheckpoint += batch.length;
     const settle = () => {
       for (let i = 0; i < batch.length; i++) {
         const o = outcomes[i]!;
@@ -165,6 +180,24 @@ export class GroupCommit {
     }
     this.waiting.push({ seq: ++this.committed, settle, fail: (e) => batch.forEach((p) => p.reject(e)) });
     this.startSync();
+  }
+
+  /** A checkpoint when one is due and everything committed is on disk; true if one started. */
+  private startCheckpoint(): boolean {
+    const c = this.checkpoint;
+    if (!c || this.checkpointing || this.broken || this.sinceCheckpoint < c.every || this.synced !== this.committed) return false;
+    this.checkpointing = true;
+    this.sinceCheckpoint = 0;
+    c.run().catch(() => {
+      // The checkpointer reports its own failures; the WAL is then checkpointed later.
+    }).finally(() => {
+      this.checkpointing = false;
+      if (this.flushAfterSync) {
+        this.flushAfterSync = false;
+        this.schedule();
+      }
+    });
+    return true;
   }
 
   private restoreFull(): void {
@@ -197,6 +230,7 @@ export class GroupCommit {
       },
     ).finally(() => {
       this.syncing = false;
+      if (this.startCheckpoint()) return;
       // The next batch goes in on the next turn, not here: the answers of the batch just made
       // durable are written first (their continuations are queued behind this callback), instead
       // of waiting for the whole next batch to run and commit.
