@@ -11,6 +11,8 @@ const SQLITE_AUTOCHECKPOINT = 1000;
  * order writes ~3-4 WAL pages, so about as often as SQLite's own 1,000-page automatic checkpoint.
  */
 export const CHECKPOINT_EVERY_CHANGES = 256;
+/** How long the next batch waits for a checkpoint at most. */
+const CHECKPOINT_WAIT_MS = 2_000;
 
 /**
  * serve's WAL checkpoints on a thread of their own (issue #16). SQLite runs a checkpoint inside
@@ -72,7 +74,15 @@ export function checkpointInBackground(
       new Promise<void>((resolve) => {
         if (dead) return resolve();
         const id = next++;
+        // Batches wait for a checkpoint, but never for long: past this the group commit goes on
+        // (a checkpoint still running is safe beside writers; only the WAL may not start over).
+        const cap = setTimeout(() => {
+          opts.onError?.(`WAL checkpoint still running after ${CHECKPOINT_WAIT_MS / 1000} s; writes go on beside it`);
+          resolve();
+        }, CHECKPOINT_WAIT_MS);
+        cap.unref();
         waiting.set(id, (r) => {
+          clearTimeout(cap);
           // A checkpoint that failed leaves the WAL as it was; the next one tries again.
           if ('error' in r && r.id !== -1) opts.onError?.(`WAL checkpoint failed: ${r.error}`);
           resolve();
