@@ -27,8 +27,8 @@ const lazyChildProcess = {
 };
 
 await build({
-  // The derivation thread of serve is its own entry, found beside the chunks at run time.
-  entryPoints: { main: 'src/main.ts', 'derive-worker': 'src/chains/derive-worker.ts' },
+  // The derivation and checkpoint threads of serve are entries of their own, found beside the chunks at run time.
+  entryPoints: { main: 'src/main.ts', 'derive-worker': 'src/chains/derive-worker.ts', 'checkpoint-worker': 'src/store/checkpoint-worker.ts' },
   bundle: true,
   splitting: true,
   format: 'esm',

@@ -122,6 +122,8 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   // The outbox's sender: every committed event reaches its notifyUrl (decisions §9).
   const callbacks = startCallbacks(ctx, service, { schedule, allowPrivate, line: (l) => log.push(l), err });
   if (allowPrivate) err('callbacks to loopback and private addresses are allowed (development only)');
+  // WAL checkpoints on a thread of their own, between batches, not inside a COMMIT on the event loop.
+  const checkpoints = (await import('../store/checkpointer.js')).checkpointInBackground(service.ledger, { others: [callbacks.sqlite], onError: err });
 
   const signal = await stopping;
   err(`${signal}: finishing requests in flight, then stopping`);
@@ -129,6 +131,7 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   // The watcher first: a payment it records on the way out still reaches the sender.
   await watching?.stop();
   await callbacks.stop();
+  await checkpoints.close();
   await dev?.close();
   derive.deriveAheadWith(undefined);
   await pool.close();

@@ -193,7 +193,23 @@ export function compact(body: Record<string, unknown>): Record<string, unknown> 
   return Object.fromEntries(Object.entries(body).filter(([, v]) => v !== null && v !== undefined && v !== ''));
 }
 
+/**
+ * Outputs of parseInput already known to be what `parseInput(schema, ...)` would give: the server
+ * parses a signed body once with the operation's schema and the signing fields (every field
+ * schema the same object), and the service then takes that output as it is instead of parsing
+ * the same fields again (~half of zod's share of a create order). Only objects marked by
+ * `parsedWith` are taken, and only for the very schema they were marked with.
+ */
+const parsedAs = new WeakMap<object, z.ZodType>();
+
+/** Marks `data` as the output of parseInput for `schema` (see parsedAs); returns it. */
+export function parsedWith<T extends object>(schema: z.ZodType, data: T): T {
+  parsedAs.set(data, schema);
+  return data;
+}
+
 export function parseInput<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
+  if (typeof body === 'object' && body !== null && parsedAs.get(body) === schema) return body as z.output<S>;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new AppError('invalid', 'the request body must be a JSON object');
   }
@@ -208,10 +224,17 @@ export function parseInput<S extends z.ZodType>(schema: S, body: unknown): z.out
   return result.data;
 }
 
-/** The fields a request may carry: the schema's own and the signing fields (decisions §1). */
+const fieldNamesOf = new WeakMap<z.ZodType, readonly string[]>();
+
+/** The fields a request may carry: the schema's own and the signing fields (decisions §1); worked out once per schema. */
 function fieldNames(schema: z.ZodType): readonly string[] {
-  const shape = (schema as unknown as { shape?: Record<string, unknown> }).shape;
-  return [...new Set([...(shape ? Object.keys(shape) : []), ...Object.keys(authFields), 'sign'])];
+  let names = fieldNamesOf.get(schema);
+  if (!names) {
+    const shape = (schema as unknown as { shape?: Record<string, unknown> }).shape;
+    names = [...new Set([...(shape ? Object.keys(shape) : []), ...Object.keys(authFields), 'sign'])];
+    fieldNamesOf.set(schema, names);
+  }
+  return names;
 }
 
 /**

@@ -16,6 +16,7 @@ import {
   orderListSchema,
   orderShowSchema,
   parseInput,
+  parsedWith,
   refundListSchema,
   refundSchema,
   summarySchema,
@@ -163,12 +164,12 @@ export function createApp(deps: AppDeps) {
     path: string,
     schema: S,
     run: (service: PaymentService & OperatorExtensions, input: Record<string, unknown>) => Promise<unknown>,
-    opts: { mchIdRequired?: boolean; rateLimited?: boolean } = {},
+    opts: { mchIdRequired?: boolean; rateLimited?: boolean; parsedOnce?: boolean } = {},
   ) => {
     const full = schema.extend(authFields);
     const post: Route = async (req) => {
       const body = await readJsonObject(req);
-      const parsed = parseInput(full, body) as { mchId?: string; timestamp: number; nonce: string };
+      const parsed = parseInput(full, body) as { mchId?: string; timestamp: number; nonce: string; sign: string };
       const t = now();
       if (Math.abs(t - parsed.timestamp) > TIMESTAMP_WINDOW_MS) {
         throw new AppError('unauthorized', 'timestamp is not within 5 minutes of server time (see systemTime)');
@@ -186,13 +187,22 @@ export function createApp(deps: AppDeps) {
         const wait = limiter.take(mchId, perMinute, t);
         if (wait > 0) throw new AppError('rate_limited', `too many requests: at most ${perMinute} per minute; retry in ${wait} s`, { retryAfter: wait });
       }
-      const { timestamp: _t, nonce: _n, sign: _s, ...input } = body;
+      // parsedOnce: the operation parses its input with `schema`, the very field schemas `full`
+      // just ran; it takes this output as it is (parsedWith) instead of parsing it again.
+      let args: Record<string, unknown>;
+      if (opts.parsedOnce && parsed.mchId === mchId) {
+        const { timestamp: _t, nonce: _n, sign: _s, ...fields } = parsed;
+        args = parsedWith(schema, fields);
+      } else {
+        const { timestamp: _t, nonce: _n, sign: _s, ...input } = body;
+        args = { ...input, mchId };
+      }
       const service = backend.as({
         actor: `api:${mchId}`,
         nonce: { merchantId: mchId, value: parsed.nonce, expiresAt: Math.max(parsed.timestamp, t) + NONCE_KEEP_MS },
       });
       try {
-        return ok(await run(service, { ...input, mchId }));
+        return ok(await run(service, args));
       } catch (e) {
         // A replayed request (nonce already used) is refused as unauthenticated: it must not use up the merchant's limit.
         if (perMinute > 0 && isAppError(e) && e.kind === 'unauthorized') limiter.giveBack(mchId, perMinute);
@@ -206,7 +216,7 @@ export function createApp(deps: AppDeps) {
   signed('/api/v1/order', createOrderSchema, async (s, i) => {
     const order = await s.createOrder(i as never);
     return { ...order, payUrl: payUrlOf(publicUrl, order.id) };
-  }, { mchIdRequired: true, rateLimited: true });
+  }, { mchIdRequired: true, rateLimited: true, parsedOnce: true });
   signed('/api/v1/refund', refundSchema, (s, i) => s.refund(i as never));
   signed('/api/v1/withdraw/apply', withdrawApplySchema, (s, i) => s.applyWithdrawal(i as never));
   signed('/api/v1/withdraw/confirm', withdrawConfirmSchema, (s, i) => s.confirmWithdrawal(i as never));

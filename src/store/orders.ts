@@ -30,33 +30,46 @@ export async function createOrder(s: StoreCtx, input: CreateOrderRequest): Promi
     const m = findMerchant(s, tx, req.mchId);
     const decimals = decimalsOf(m.asset);
     const amount = parseAmount(req.amount, decimals);
-    const existing = s.stmts().orderByOid.get({ merchantId: m.id, oid: req.oid });
-    if (existing) {
-      const differs = (
-        [
-          ['uid', existing.uid, req.uid],
-          ['amount', existing.amount, amount],
-          ['memo', existing.memo, req.memo ?? null],
-          ['notifyUrl', existing.notifyUrl, req.notifyUrl ?? null],
-          ['redirectUrl', existing.redirectUrl, req.redirectUrl ?? null],
-          ['logo', existing.logo, req.logo ?? null],
-          ['expiredAt', existing.expiredAt, req.expiredAt ?? existing.expiredAt],
-        ] as const
-      ).filter(([, a, b]) => a !== b).map(([k]) => k);
-      if (differs.length) {
-        throw conflict(`oid ${req.oid} is already used by order ${existing.id} with a different ${differs.join(', ')}`);
-      }
-      return orderView(s, existing, now);
-    }
     const expiredAt = req.expiredAt ?? now + m.orderLifetimeMs;
-    if (expiredAt <= now) throw invalid('expiredAt must lie in the future');
-    if (expiredAt > now + MAX_ORDER_AHEAD) throw invalid('expiredAt must be at most 7 days ahead');
-    const id = s.randomId('ord');
-    s.stmts().insertOrder.run({
-      id, merchantId: m.id, oid: req.oid, uid: req.uid, asset: m.asset, amount,
-      memo: req.memo ?? null, expiredAt, notifyUrl: req.notifyUrl ?? null, redirectUrl: req.redirectUrl ?? null,
-      logo: req.logo ?? null, createdAt: now,
-    });
+    const expiryOk = expiredAt > now && expiredAt <= now + MAX_ORDER_AHEAD;
+    // A new oid is the common case: the order is inserted at once, and the unique index on
+    // (merchant, oid) says whether the oid was taken (the insert then changes nothing), instead
+    // of a lookup before every insert. A taken oid, or an expiry that is refused unless the oid
+    // names an existing order with that expiry, goes the way it always went.
+    let id: string | undefined;
+    if (expiryOk) {
+      id = s.randomId('ord');
+      const inserted = s.stmts().insertOrder.run({
+        id, merchantId: m.id, oid: req.oid, uid: req.uid, asset: m.asset, amount,
+        memo: req.memo ?? null, expiredAt, notifyUrl: req.notifyUrl ?? null, redirectUrl: req.redirectUrl ?? null,
+        logo: req.logo ?? null, createdAt: now,
+      });
+      if (inserted.changes === 0) id = undefined;
+    }
+    if (id === undefined) {
+      const existing = s.stmts().orderByOid.get({ merchantId: m.id, oid: req.oid });
+      if (existing) {
+        const differs = (
+          [
+            ['uid', existing.uid, req.uid],
+            ['amount', existing.amount, amount],
+            ['memo', existing.memo, req.memo ?? null],
+            ['notifyUrl', existing.notifyUrl, req.notifyUrl ?? null],
+            ['redirectUrl', existing.redirectUrl, req.redirectUrl ?? null],
+            ['logo', existing.logo, req.logo ?? null],
+            ['expiredAt', existing.expiredAt, req.expiredAt ?? existing.expiredAt],
+          ] as const
+        ).filter(([, a, b]) => a !== b).map(([k]) => k);
+        if (differs.length) {
+          throw conflict(`oid ${req.oid} is already used by order ${existing.id} with a different ${differs.join(', ')}`);
+        }
+        return orderView(s, existing, now);
+      }
+      if (expiredAt <= now) throw invalid('expiredAt must lie in the future');
+      if (expiredAt > now + MAX_ORDER_AHEAD) throw invalid('expiredAt must be at most 7 days ahead');
+      // Refused by the primary key: a random id of 128 bits met another (not to be expected).
+      throw new AppError('internal', 'a new order id collided with an existing one; try again');
+    }
     const addresses = allocateAddresses(s, m, id, h.deriveAddress);
     return { id, oid: req.oid, uid: req.uid, amount: formatAmount(amount, decimals), status: 'PENDING_PAY', expiredAt, addresses };
   });

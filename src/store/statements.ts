@@ -42,7 +42,7 @@ function prepareStatements(ledger: Ledger) {
       id: p('id'), merchantId: p('merchantId'), oid: p('oid'), uid: p('uid'), asset: p('asset'), amount: p('amount'),
       status: 'PENDING_PAY', memo: p('memo'), expiredAt: p('expiredAt'), notifyUrl: p('notifyUrl'), redirectUrl: p('redirectUrl'),
       logo: p('logo'), createdAt: p('createdAt'),
-    }).prepare(),
+    }).onConflictDoNothing().prepare(),
     insertAddress: () => db.insert(orderAddresses).values({ orderId: p('orderId'), chainType: p('chainType'), address: p('address'), derivationIndex: p('index') }).onConflictDoNothing().prepare(),
     setNextIndices: () => db.update(merchants).set({ evmNextIndex: sql`${p('evm')}`, tronNextIndex: sql`${p('tron')}` }).where(eq(merchants.id, p('id'))).prepare(),
   });

@@ -3,7 +3,7 @@
  * transaction, each in a savepoint; a refused change leaves nothing, a failed COMMIT keeps nothing.
  */
 import Database from 'better-sqlite3';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -171,6 +171,8 @@ describe('GroupCommit, fsync off the event loop (serve)', () => {
     void Promise.all([second, third]).then(() => (laterDone = true));
     calls[0]!.done();
     await first;
+    // Answers of the first batch are written before the next batch goes in (one turn later).
+    await turn();
     await turn();
     // b and c went in together; they are told once the fsync after their COMMIT is done.
     expect(rows()).toEqual(['a', 'b', 'c']);
@@ -207,6 +209,31 @@ describe('GroupCommit, fsync off the event loop (serve)', () => {
     // NORMAL (1) for the batch; FULL (2) for anything else written on the connection.
     expect(inside).toBe(1);
     expect(db.pragma('synchronous', { simple: true })).toBe(2);
+  });
+
+  it('syncInBackground keeps one descriptor of the WAL file for its fsyncs, and closes it with the ledger', async () => {
+    const { openLedger } = await import('../../src/store/db.js');
+    const { syncInBackground } = await import('../../src/store/group-commit.js');
+    const file = join(dir, 'held.db');
+    const ledger = openLedger(file);
+    const walFds = () => readdirSync('/proc/self/fd').filter((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`) === `${file}-wal`;
+      } catch {
+        return false;
+      }
+    }).length;
+    const g = syncInBackground(ledger);
+    const insert = ledger.sqlite.prepare("insert into settings (key, value, updated_at) values (?, 'v', 0)");
+    // SQLite's own descriptor of the WAL file.
+    const sqliteOwn = walFds();
+    for (let i = 0; i < 5; i++) {
+      expect(await g.submit(() => insert.run(`h${i}`).changes)).toBe(1);
+      expect(g.durable()).toBeUndefined();
+      expect(walFds()).toBe(sqliteOwn + 1);
+    }
+    ledger.close();
+    expect(walFds()).toBe(0);
   });
 
   it('syncInBackground on a real ledger file: every answered change is in the file', async () => {

@@ -112,6 +112,19 @@ describe('create order: the same oid again', () => {
     expect(counts(ledger)).toEqual(before);
   });
 
+  it('returns the existing order for its oid and expiry once that expiry has passed; a new oid with a past expiry is refused', async () => {
+    const { service, ledger, clock } = h();
+    await addTestMerchant(service);
+    const first = await service.createOrder({ ...base, expiredAt: T0 + 10 * MINUTE });
+    const before = counts(ledger);
+    clock.now = T0 + 20 * MINUTE;
+    expect(await service.createOrder({ ...base, expiredAt: T0 + 10 * MINUTE })).toEqual({ ...first, status: 'EXPIRED' });
+    await refused(service.createOrder({ ...base, expiredAt: T0 + 11 * MINUTE }), 'conflict', 'with a different expiredAt');
+    await refused(service.createOrder({ ...base, oid: 'new', expiredAt: T0 + 10 * MINUTE }), 'invalid', 'expiredAt must lie in the future');
+    await refused(service.createOrder({ ...base, oid: 'new', expiredAt: clock.now + 8 * DAY }), 'invalid', 'expiredAt must be at most 7 days ahead');
+    expect(counts(ledger)).toEqual(before);
+  });
+
   it.each([
     ['amount', { amount: '10.6' }],
     ['uid', { uid: 'u2' }],

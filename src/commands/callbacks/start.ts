@@ -1,3 +1,4 @@
+import type Database from 'better-sqlite3';
 import { CallbackWorker, openSenderLedger } from '../../callbacks/worker.js';
 import type { Context } from '../../context.js';
 import type { LocalPaymentService } from '../../store/local-service.js';
@@ -8,7 +9,7 @@ import type { LocalPaymentService } from '../../store/local-service.js';
  * (a merchant may keep a token there) nor the body.
  * The sender writes through a connection of its own (openSenderLedger says why).
  */
-export function startCallbacks(ctx: Context, service: LocalPaymentService, o: { schedule: number[]; allowPrivate: boolean; line: (s: string) => void; err: (s: string) => void }): { stop(): Promise<void> } {
+export function startCallbacks(ctx: Context, service: LocalPaymentService, o: { schedule: number[]; allowPrivate: boolean; line: (s: string) => void; err: (s: string) => void }): { stop(): Promise<void>; sqlite: Database.Database } {
   const own = openSenderLedger(service.ledger.path);
   const worker = new CallbackWorker({
     ledger: own,
@@ -24,6 +25,8 @@ export function startCallbacks(ctx: Context, service: LocalPaymentService, o: { 
   });
   worker.start();
   return {
+    /** The sender's own connection (serve checkpoints the WAL for it, src/store/checkpointer.ts). */
+    sqlite: own.sqlite,
     async stop() {
       await worker.stop();
       own.close();

@@ -1,0 +1,113 @@
+import type Database from 'better-sqlite3';
+import { Worker } from 'node:worker_threads';
+import type { CheckpointData, CheckpointReply, CheckpointRequest } from './checkpoint-worker.js';
+import { sqliteAddon } from './db.js';
+import { groupCommit } from './group-commit.js';
+
+/** SQLite's own automatic checkpoint, as every connection has it by default (pages of WAL). */
+const SQLITE_AUTOCHECKPOINT = 1000;
+/**
+ * A checkpoint is asked for once this many changes were committed since the last one: a create
+ * order writes ~3-4 WAL pages, so about as often as SQLite's own 1,000-page automatic checkpoint.
+ */
+export const CHECKPOINT_EVERY_CHANGES = 256;
+/** How long the next batch waits for a checkpoint at most. */
+const CHECKPOINT_WAIT_MS = 2_000;
+
+/**
+ * serve's WAL checkpoints on a thread of their own (issue #16). SQLite runs a checkpoint inside
+ * the COMMIT that takes the WAL past 1,000 pages: under the create-order load that was one COMMIT
+ * in seven, each holding the event loop 5-55 ms (copying ~1,000 pages into the database file and
+ * two fsyncs), ~75% of the time all COMMITs took. Here the connections of serve (`connections`,
+ * the ledger's own first: its group commit) have their automatic checkpoint off, and a worker
+ * thread with its own connection runs the same PASSIVE checkpoint every CHECKPOINT_EVERY_CHANGES
+ * changes, between two batches: the group commit holds the next batch until it is done (so the
+ * next write starts the WAL over, as after SQLite's own), and meanwhile the event loop reads and
+ * checks requests. Durability is SQLite's: a checkpoint copies committed pages and fsyncs.
+ * Should the thread fail, the connections get their automatic checkpoint back.
+ */
+export function checkpointInBackground(
+  ledger: { path: string; sqlite: Database.Database },
+  opts: { others?: Database.Database[]; onError?: (message: string) => void; workerUrl?: URL; everyChanges?: number } = {},
+): { close(): Promise<void> } {
+  const g = groupCommit(ledger.sqlite);
+  const mode = String(ledger.sqlite.pragma('journal_mode', { simple: true }));
+  if (ledger.path === ':memory:' || mode !== 'wal') return { close: async () => {} };
+  const connections = [ledger.sqlite, ...(opts.others ?? [])];
+  const worker = new Worker(opts.workerUrl ?? new URL('./checkpoint-worker.js', import.meta.url), {
+    workerData: { path: ledger.path, addon: sqliteAddon() } satisfies CheckpointData,
+    resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 8 },
+  });
+  // The thread never keeps the process alive: serve decides when it stops.
+  worker.unref();
+  const waiting = new Map<number, (r: CheckpointReply) => void>();
+  let next = 0;
+  let dead = false;
+  let closing = false;
+  const giveBack = (why: string) => {
+    if (dead) return;
+    dead = true;
+    g.checkpointInBackground(undefined);
+    for (const c of connections) {
+      try {
+        if (c.open) c.pragma(`wal_autocheckpoint = ${SQLITE_AUTOCHECKPOINT}`);
+      } catch {
+        // A closed connection checkpoints no more.
+      }
+    }
+    for (const settle of waiting.values()) settle({ id: -1, error: why });
+    waiting.clear();
+    opts.onError?.(`the WAL checkpoint thread stopped (${why}); checkpoints run in the COMMITs again`);
+  };
+  worker.on('message', (r: CheckpointReply) => {
+    const settle = waiting.get(r.id);
+    waiting.delete(r.id);
+    settle?.(r);
+  });
+  worker.on('error', (e) => giveBack(e.message));
+  worker.on('exit', (code) => {
+    if (!closing) giveBack(`exit ${code}`);
+  });
+  for (const c of connections) c.pragma('wal_autocheckpoint = 0');
+  g.checkpointInBackground(
+    () =>
+      new Promise<void>((resolve) => {
+        if (dead) return resolve();
+        const id = next++;
+        // Batches wait for a checkpoint, but never for long: past this the group commit goes on
+        // (a checkpoint still running is safe beside writers; only the WAL may not start over).
+        const cap = setTimeout(() => {
+          opts.onError?.(`WAL checkpoint still running after ${CHECKPOINT_WAIT_MS / 1000} s; writes go on beside it`);
+          resolve();
+        }, CHECKPOINT_WAIT_MS);
+        cap.unref();
+        waiting.set(id, (r) => {
+          clearTimeout(cap);
+          // A checkpoint that failed leaves the WAL as it was; the next one tries again.
+          if ('error' in r && r.id !== -1) opts.onError?.(`WAL checkpoint failed: ${r.error}`);
+          resolve();
+        });
+        worker.postMessage({ id } satisfies CheckpointRequest);
+      }),
+    opts.everyChanges ?? CHECKPOINT_EVERY_CHANGES,
+  );
+  return {
+    async close() {
+      if (closing) return;
+      closing = true;
+      g.checkpointInBackground(undefined);
+      const exited = new Promise((r) => worker.once('exit', r));
+      worker.postMessage('close' satisfies CheckpointRequest);
+      await exited;
+      for (const settle of waiting.values()) settle({ id: -1, error: 'closed' });
+      waiting.clear();
+      for (const c of connections) {
+        try {
+          if (c.open) c.pragma(`wal_autocheckpoint = ${SQLITE_AUTOCHECKPOINT}`);
+        } catch {
+          // Closed already.
+        }
+      }
+    },
+  };
+}
