@@ -1,17 +1,19 @@
 import type { Context } from '../../context.js';
 import { AppError } from '../../core/errors.js';
-import type { OrderShow } from '../../core/types.js';
+import type { OrderDetail, OrderShow } from '../../core/types.js';
 
 const notFoundHere = (e: unknown) => e instanceof AppError && e.kind === 'not_found' && e.message === 'Order not found';
 
 /**
- * The order a command names by its id or its merchant's oid (issue #15 item 2), with the
- * payments the watcher saw. Locally the id is tried first, then the oid of --mch-id or of the one
+ * The order a command names by its id or its merchant's oid (issue #15 item 2); with `onChain`,
+ * with the payments the watcher saw (on a remote they always come with it). Locally the id is tried first, then the oid of --mch-id or of the one
  * merchant that has it (src/store/orders.ts); on a remote, the signed show of the merchant's own
  * order by id, then by oid. Not found says where else to look; under --json the message stays the
  * interface's exact "Order not found".
  */
-export async function orderByRef(ctx: Context, ref: string): Promise<OrderShow> {
+export async function orderByRef(ctx: Context, ref: string, opts: { onChain: true }): Promise<OrderShow>;
+export async function orderByRef(ctx: Context, ref: string): Promise<OrderDetail>;
+export async function orderByRef(ctx: Context, ref: string, opts: { onChain?: boolean } = {}): Promise<OrderShow | OrderDetail> {
   const mchId = ctx.globals.mchId;
   try {
     if (ctx.isRemote()) {
@@ -19,7 +21,10 @@ export async function orderByRef(ctx: Context, ref: string): Promise<OrderShow> 
       return await service.showOrder({ mchId, id: ref }).catch((e) => (notFoundHere(e) ? service.showOrder({ mchId, oid: ref }) : Promise.reject(e)));
     }
     const local = await ctx.local('order');
-    return await local.showOrder({ id: (await local.orderByRef(ref, mchId)).id });
+    const order = await local.orderByRef(ref, mchId);
+    // The payments as the watcher saw them need the chain registry (and zod, ethers' checks):
+    // only `order show` prints them, so `order status` and the filters start without them.
+    return opts.onChain ? await local.showOrder({ id: order.id }) : order;
   } catch (e) {
     if (!ctx.globals.json && notFoundHere(e)) {
       const scope = mchId ? ` of merchant ${mchId}` : '';

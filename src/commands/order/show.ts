@@ -4,5 +4,5 @@ import { orderByRef } from './ref.js';
 
 /** `order show ID|OID`. */
 export async function run(ctx: Context, _opts: unknown, ref: string): Promise<void> {
-  await printOrder(ctx, await orderByRef(ctx, ref));
+  await printOrder(ctx, await orderByRef(ctx, ref, { onChain: true }));
 }
