@@ -9,6 +9,7 @@ import {
   expiryDue,
   handedRows,
   leaseForResend,
+  merchantSecret,
   onOutboxWrite,
   recordAttempt,
   releaseLeases,
@@ -18,7 +19,6 @@ import {
   type CallbackStatus,
   type EventFields,
 } from '../store/outbox.js';
-import { statementsOf } from '../store/statements.js';
 import { deliver, DELIVERY_TIMEOUT_MS, type Connector, type DeliveryResult, type Resolver } from './deliver.js';
 import { signedEventBody } from './event.js';
 import { parseSchedule, retryDelay, DEFAULT_SCHEDULE } from './schedule.js';
@@ -260,7 +260,7 @@ export class CallbackWorker {
     const durable = this.o.durable?.();
     if (durable) await durable;
     const at = this.o.now();
-    const secret = statementsOf(this.o.ledger).merchantAuth.get({ id: row.merchantId })?.secret;
+    const secret = merchantSecret(this.o.ledger.db, row.merchantId);
     let result: DeliveryResult;
     if (!secret) {
       result = { statusCode: null, latencyMs: 0, error: `merchant ${row.merchantId} no longer exists` };
