@@ -54,6 +54,8 @@ export interface ServerBackend extends PaymentService, PayPageSource {
    * getOrderStatus.
    */
   orderStatusNow?(id: string): OrderStatus;
+  /** A GET is about to read: the reads of this turn may share the ledger's file locks. */
+  holdReads?(): void;
 }
 
 export interface AppDeps {
@@ -349,6 +351,7 @@ export function createApp(deps: AppDeps) {
   const handle = (req: Req): Answer | Promise<Answer> => {
     const start = performance.now();
     let result: Answer | Promise<Answer>;
+    if (req.method === 'GET' || req.method === 'HEAD') backend.holdReads?.();
     try {
       const r = route(req.method, req.path);
       result = r ? r.run(req, r.param) : envelope(404, 0, 'Not found', null);
