@@ -178,6 +178,8 @@ export function createApp(deps: AppDeps) {
       }
       if (!parsed.mchId && opts.mchIdRequired) throw invalid('mchId is required');
       const mchId = parsed.mchId ?? backend.resolveMerchantId();
+      // A read of its own: the reads of this turn share the ledger's file locks (as GETs do).
+      backend.holdReads?.();
       const auth = backend.merchantAuth(mchId);
       // An unknown merchant is refused exactly like a bad signature, after the same hashing, so
       // merchant ids cannot be probed (decisions §7).
