@@ -275,9 +275,16 @@ export function createApp(deps: AppDeps) {
   for (const [href, file] of PAY_ASSETS) fixed.set(`/pay/${href}`, { get: () => file });
 
   // The payment page and the state it polls (decisions §11), loaded on first use.
-  const payRoutes = () => import('./pay-page-route.js').then((m) => m.payPageRoutes(backend, now));
-  let pay: ReturnType<typeof payRoutes> | undefined;
-  const payPageRoute: Route = async (_req, id) => (await (pay ??= payRoutes())).page(id);
+  type PayRoutes = ReturnType<typeof import('./pay-page-route.js').payPageRoutes>;
+  const payRoutes = (): Promise<PayRoutes> =>
+    import('./pay-page-route.js').then((m) => {
+      payLoaded = m.payPageRoutes(backend, now);
+      return payLoaded;
+    });
+  let pay: Promise<PayRoutes> | undefined;
+  // Once loaded, a page is answered in the request's own turn where the ledger allows it.
+  let payLoaded: PayRoutes | undefined;
+  const payPageRoute: Route = (_req, id) => (payLoaded ? payLoaded.page(id) : (pay ??= payRoutes()).then((p) => p.page(id)));
   const payStateRoute: Route = async (_req, id) => ok(await (await (pay ??= payRoutes())).state(id));
 
   /** The routes of a path and the id in it; undefined answers 404 Not found. */
