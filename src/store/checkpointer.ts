@@ -116,6 +116,9 @@ export function checkpointInBackground(
       closing = true;
       g.checkpointInBackground(undefined);
       const exited = worker ? new Promise((r) => worker.once('exit', r)) : portClosed;
+      // Held open until the thread has closed its connection: unreferenced, the process could end
+      // first (serve's last await, exit code 13).
+      channel.ref();
       channel.postMessage('close' satisfies CheckpointRequest);
       await exited;
       for (const settle of waiting.values()) settle({ id: -1, error: 'closed' });
