@@ -7,6 +7,9 @@
 // Rewrites bench/RESULTS.md (the table, how each figure was taken, then bench/CHANGES.md).
 // BENCH_QUICK=1 shortens every run, for trying the script itself; BENCH_FULL=1 runs watch.mjs
 // and callbacks.mjs at their full sizes (by default here they run at the sizes given below).
+// BENCH_GETS_ONLY=1 runs only the three GET runs of each repeat (fixed JSON, status, the payment
+// page) with serve as in production, prints their figures and serve's peak RSS, and writes
+// nothing (for working on the GET figures; not for the record).
 import { spawn, spawnSync } from 'node:child_process';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -23,6 +26,7 @@ import { cpuSeconds, ensureWrk, memoryOf, runWrk, writeBodies } from './wrk.mjs'
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const FULL = process.env.BENCH_FULL === '1';
+const GETS_ONLY = process.env.BENCH_GETS_ONLY === '1';
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const BIN = join(HERE, '..', 'bin', 'cryptopay');
 const NODE = process.execPath;
@@ -250,10 +254,10 @@ async function main() {
   const wrkVersion = ensureWrk(log);
 
   // Start-up, before anything else runs.
-  const help = startup('cryptopay --help', ['--help']);
+  const help = GETS_ONLY ? undefined : startup('cryptopay --help', ['--help']);
   const merchant = JSON.parse(cli(['merchant', 'add', '--name', 'Bench', '--generate-wallet', '--rate-limit', '0', '--json']));
   const probe = JSON.parse(cli(['order', 'create', '--oid', 'status-probe', '--uid', 'u1', '--amount', '1', '--json']));
-  const status = startup('cryptopay order status', ['order', 'status', probe.id]);
+  const status = GETS_ONLY ? undefined : startup('cryptopay order status', ['order', 'status', probe.id]);
 
   // serve as in production: a chain to watch, orders paid on it, callbacks to a receiver.
   const chain = await startChain();
@@ -301,9 +305,11 @@ async function main() {
     await measure('warm-up fixed', get(fixedBase, '/', WARMUP_SECONDS));
     await measure('warm-up status', get(serve, statusPath, WARMUP_SECONDS));
     await measure('warm-up pay page', get(serve, payPath, WARMUP_SECONDS));
-    await measure('warm-up normal', post(normalBase, bodies, WARMUP_SECONDS));
-    await measure('warm-up full', post(fullBase, bodies, WARMUP_SECONDS));
-    await measure('warm-up create', post(serve, bodies, WARMUP_SECONDS));
+    if (!GETS_ONLY) {
+      await measure('warm-up normal', post(normalBase, bodies, WARMUP_SECONDS));
+      await measure('warm-up full', post(fullBase, bodies, WARMUP_SECONDS));
+      await measure('warm-up create', post(serve, bodies, WARMUP_SECONDS));
+    }
   }
 
   const runs = [];
@@ -311,6 +317,11 @@ async function main() {
     const fixed = await measure(`#${r + 1} GET fixed JSON (node:http)`, get(fixedBase, '/'));
     const st = await measure(`#${r + 1} GET /order/{id}/status`, get(serve, statusPath));
     const page = await measure(`#${r + 1} GET /pay/{id}`, get(serve, payPath));
+    if (GETS_ONLY) {
+      runs.push({ fixed, status: st, page });
+      log(`#${r + 1}: status ${round((100 * st.rps) / fixed.rps, 0)}% of fixed; pay page ${round((100 * page.rps) / st.rps, 0)}% of status`);
+      continue;
+    }
     const bodies = signBodies(POST_SECONDS);
     const normal = await measure(`#${r + 1} POST node:http SHA-256 + insert, synchronous NORMAL`, post(normalBase, bodies));
     const create = await measure(`#${r + 1} POST /order (serve, durable)`, post(serve, bodies));
@@ -326,6 +337,12 @@ async function main() {
   const serveCpu = cpuSeconds(serve.child.pid);
   for (const s of [serve, normalBase, fullBase, fixedBase, receiver]) await stop(s.child);
   await chain.stop();
+  if (GETS_ONLY) {
+    const ratio = (a, b) => median(runs.map((x) => x[a].rps / x[b].rps));
+    log(`GETs only, ${REPEATS} repeats (medians): status ${fmt(median(runs.map((x) => x.status.rps)))} rps, ${round(100 * ratio('status', 'fixed'), 0)}% of fixed JSON (${fmt(median(runs.map((x) => x.fixed.rps)))} rps); pay page ${fmt(median(runs.map((x) => x.page.rps)))} rps, ${round(100 * ratio('page', 'status'), 0)}% of status; load ${round(Math.min(...runs.flatMap((x) => [x.fixed.load, x.status.load, x.page.load])), 1)}-${round(Math.max(...runs.flatMap((x) => [x.fixed.load, x.status.load, x.page.load])), 1)}; serve peak RSS ${round(serveMemory.peak / 1e6, 1)} MB`);
+    rmSync(dir, { recursive: true, force: true });
+    return;
+  }
   const side = sideWork(toPay.map((o) => o.id));
   const check = spawnSync(NODE, [BIN, 'ledger', 'check'], { env, encoding: 'utf8' });
   log(`serve peak RSS ${round(serveMemory.peak / 1e6, 1)} MB; chain paid ${paying.sent} orders (${paying.failures} failed sends), ledger PAID ${side.paid}, order.paid callbacks delivered ${side.delivered}, pending ${side.pending}, failed ${side.failed}`);

@@ -27,8 +27,14 @@ const lazyChildProcess = {
 };
 
 await build({
-  // The derivation and checkpoint threads of serve are entries of their own, found beside the chunks at run time.
-  entryPoints: { main: 'src/main.ts', 'derive-worker': 'src/chains/derive-worker.ts', 'checkpoint-worker': 'src/store/checkpoint-worker.ts' },
+  // serve's background thread, and the derivation and checkpoint threads of their own, are
+  // entries of their own, found beside the chunks at run time.
+  entryPoints: {
+    main: 'src/main.ts',
+    'background-worker': 'src/server/background-worker.ts',
+    'derive-worker': 'src/chains/derive-worker.ts',
+    'checkpoint-worker': 'src/store/checkpoint-worker.ts',
+  },
   bundle: true,
   splitting: true,
   format: 'esm',

@@ -1,7 +1,7 @@
-import { Worker } from 'node:worker_threads';
+import { type MessagePort, Worker } from 'node:worker_threads';
 import type { ChainType } from '../core/types.js';
 import { createDeriver } from './deriver.js';
-import type { RangeReply, RangeRequest } from './derive-worker.js';
+import type { RangeReply, RangeRequest } from './derive-ranges.js';
 
 /**
  * An address pool refilled ahead of demand, on a worker thread (`cryptopay serve`). Creating an
@@ -40,17 +40,28 @@ interface Entry {
   pending: boolean;
 }
 
-export function startDerivationWorker(opts: { onError?: (message: string) => void; workerUrl?: URL } = {}): AheadPool {
-  const worker = new Worker(opts.workerUrl ?? new URL('./derive-worker.js', import.meta.url), {
-    resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 16 },
-  });
-  // The pool never keeps the process alive: serve decides when it stops.
-  worker.unref();
+/**
+ * The pool, over `port` (serve's background thread, src/server/background-thread.ts) or a thread
+ * of its own (`workerUrl`, else ./derive-worker.js). When the thread stops, takes derive on demand.
+ */
+export function startDerivationWorker(opts: { onError?: (message: string) => void; workerUrl?: URL; port?: MessagePort } = {}): AheadPool {
+  const worker = opts.port
+    ? undefined
+    : new Worker(opts.workerUrl ?? new URL('./derive-worker.js', import.meta.url), {
+        resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 16 },
+      });
+  const channel = opts.port ?? worker!;
   let dead = false;
+  let closing = false;
   const entries = new Map<string, Entry>();
   const keyOf = (chain: ChainType, xpub: string) => `${chain}:${xpub}`;
+  const stopped = (why: string) => {
+    if (dead || closing) return;
+    dead = true;
+    opts.onError?.(`the address derivation thread stopped (${why}); deriving on demand`);
+  };
 
-  worker.on('message', (r: RangeReply) => {
+  channel.on('message', (r: RangeReply) => {
     const e = entries.get(keyOf(r.chain, r.xpub));
     if (!e) return;
     e.pending = false;
@@ -68,10 +79,10 @@ export function startDerivationWorker(opts: { onError?: (message: string) => voi
     // Orders may have moved past this range while it was on its way: ask again if low.
     refill(r.chain, r.xpub, e, e.last);
   });
-  worker.on('error', (err) => {
-    dead = true;
-    opts.onError?.(`the address derivation thread stopped (${err.message}); deriving on demand`);
-  });
+  if (worker) worker.on('error', (err) => stopped(err.message));
+  else opts.port!.on('close', () => stopped('its port closed'));
+  // The pool never keeps the process alive: serve decides when it stops.
+  channel.unref();
 
   const refill = (chain: ChainType, xpub: string, e: Entry, index: number) => {
     if (dead || e.pending) return;
@@ -79,7 +90,7 @@ export function startDerivationWorker(opts: { onError?: (message: string) => voi
     if (end - index - 1 >= LOW_WATER) return;
     e.pending = true;
     const node = createDeriver(xpub).change;
-    worker.postMessage({ chain, xpub, node, start: Math.max(end, index + 1), count: CHUNK } satisfies RangeRequest);
+    channel.postMessage({ chain, xpub, node, start: Math.max(end, index + 1), count: CHUNK } satisfies RangeRequest);
   };
 
   const entryOf = (chain: ChainType, xpub: string, index: number): Entry => {
@@ -118,8 +129,10 @@ export function startDerivationWorker(opts: { onError?: (message: string) => voi
       return hit;
     },
     async close() {
+      closing = true;
       dead = true;
-      await worker.terminate();
+      if (worker) await worker.terminate();
+      else opts.port!.close();
     },
   };
 }

@@ -67,7 +67,9 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   // Before the derivation table is built: its bigints are the first thing to grow the heap.
   const releaseHeap = (await import('../server/heap-policy.js')).holdServeHeap(SERVE_HEAP);
   (await import('../chains/ckd.js')).warmUpDerivation();
-  const pool = (await import('../chains/derive-ahead.js')).startDerivationWorker({ onError: err });
+  // One thread for the address pool and the WAL checkpoints (one V8 isolate instead of two).
+  const background = (await import('../server/background-thread.js')).startBackgroundThread(service.ledger.path);
+  const pool = (await import('../chains/derive-ahead.js')).startDerivationWorker({ onError: err, port: background.derive });
   derive.deriveAheadWith(pool);
   for (const w of service.walletCursors(8)) pool.prime(w.chain, w.xpub, w.next);
   const app = createApp({
@@ -86,6 +88,7 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
     // The derivation thread would keep the process alive after a failed start.
     derive.deriveAheadWith(undefined);
     await pool.close();
+    await background.close();
     releaseHeap();
     anchor?.close();
     throw listenError(e, host, port);
@@ -120,6 +123,7 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
     await dev?.close();
     derive.deriveAheadWith(undefined);
     await pool.close();
+    await background.close();
     releaseHeap();
     anchor?.close();
     throw e;
@@ -129,7 +133,7 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   const callbacks = startCallbacks(ctx, service, { schedule, allowPrivate, line: (l) => log.push(l), err });
   if (allowPrivate) err('callbacks to loopback and private addresses are allowed (development only)');
   // WAL checkpoints on a thread of their own, between batches, not inside a COMMIT on the event loop.
-  const checkpoints = (await import('../store/checkpointer.js')).checkpointInBackground(service.ledger, { others: [callbacks.sqlite], onError: err });
+  const checkpoints = (await import('../store/checkpointer.js')).checkpointInBackground(service.ledger, { others: [callbacks.sqlite], onError: err, port: background.checkpoint });
 
   const signal = await stopping;
   err(`${signal}: finishing requests in flight, then stopping`);
@@ -141,6 +145,7 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   await dev?.close();
   derive.deriveAheadWith(undefined);
   await pool.close();
+  await background.close();
   releaseHeap();
   anchor?.close();
   log.flush();

@@ -193,6 +193,11 @@ export interface PayPageOrder {
   memo: string | null;
   logo: string | null;
   redirectUrl: string | null;
+  /**
+   * Whether the chain watcher has payments of this order it has seen and not counted yet (read in
+   * the same statement): only then does the page read them for its "waiting for confirmations".
+   */
+  seenOnChain: boolean;
   addresses: Addresses;
 }
 

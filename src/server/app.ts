@@ -31,6 +31,7 @@ import type { Caller, OperatorExtensions, PaymentService } from '../core/service
 import type { OrderStatus } from '../core/types.js';
 import { verify } from '../signing/index.js';
 import { openApiDocument } from './openapi.js';
+import { PAY_ASSETS } from './pay-page-assets.js';
 import type { PayPageSource } from './pay-page-data.js';
 import { payUrlOf } from './pay-url.js';
 import { RateLimiter } from './rate-limit.js';
@@ -274,10 +275,20 @@ export function createApp(deps: AppDeps) {
   read('/api/v1/log/follow', logFollowSchema, (s, q, mchId) => s.followLog({ mchId, orderId: q.orderId, withdrawalId: q.withdrawalId, since: q.since, after: q.after, limit: q.limit }));
   read('/api/v1/summary', summarySchema, (s, _q, mchId) => s.summary({ mchId }));
 
+  // The payment page's style sheet and script, under names that change with their content.
+  for (const [href, file] of PAY_ASSETS) fixed.set(`/pay/${href}`, { get: () => file });
+
   // The payment page and the state it polls (decisions §11), loaded on first use.
-  const payRoutes = () => import('./pay-page-route.js').then((m) => m.payPageRoutes(backend, now));
-  let pay: ReturnType<typeof payRoutes> | undefined;
-  const payPageRoute: Route = async (_req, id) => (await (pay ??= payRoutes())).page(id);
+  type PayRoutes = ReturnType<typeof import('./pay-page-route.js').payPageRoutes>;
+  const payRoutes = (): Promise<PayRoutes> =>
+    import('./pay-page-route.js').then((m) => {
+      payLoaded = m.payPageRoutes(backend, now);
+      return payLoaded;
+    });
+  let pay: Promise<PayRoutes> | undefined;
+  // Once loaded, a page is answered in the request's own turn where the ledger allows it.
+  let payLoaded: PayRoutes | undefined;
+  const payPageRoute: Route = (_req, id) => (payLoaded ? payLoaded.page(id) : (pay ??= payRoutes()).then((p) => p.page(id)));
   const payStateRoute: Route = async (_req, id) => ok(await (await (pay ??= payRoutes())).state(id));
 
   /** The routes of a path and the id in it; undefined answers 404 Not found. */

@@ -12,6 +12,8 @@ export interface PayPageSource {
   /** Payments the chain watcher has seen for the order, with their confirmations (none without a watcher). */
   paymentsOnChain?(id: string): Promise<{ amount: string; status: string; confirmations: number; required: number }[]>;
   registry(): Promise<Registry>;
+  /** The registry if it is built already (a local ledger), so a page can be read without a promise. */
+  registryNow?(): Registry | undefined;
   showMerchant(mchId: string): Promise<{ name: string }>;
 }
 
@@ -101,14 +103,10 @@ export async function loadPayState(source: PayPageSource, id: string): Promise<P
   return stateOf(o, await seenOf(source, o));
 }
 
-/** The order and its merchant's name: in one read where the source offers it. */
-async function pageOrder(source: PayPageSource, id: string): Promise<Omit<PayPageOrder, 'merchantName'> & { merchantName: string }> {
-  if (source.payPageOrder) {
-    if (id.length > MAX_ID) throw notFound('Order not found');
-    const o = source.payPageOrder(id);
-    // A page without the shop's name still lets the payer pay.
-    return { ...o, merchantName: o.merchantName ?? o.mchId };
-  }
+type PageOrder = Omit<PayPageOrder, 'merchantName' | 'seenOnChain'> & { merchantName: string };
+
+/** The order and its merchant's name, from a source without payPageOrder (a remote ledger). */
+async function pageOrder(source: PayPageSource, id: string): Promise<PageOrder> {
   const o = await order(source, id);
   let merchantName = o.mchId;
   try {
@@ -145,12 +143,32 @@ function networksOf(registry: Registry, chainType: ChainType, asset: string): Pa
   return networks;
 }
 
-export async function loadPayPage(source: PayPageSource, id: string): Promise<PayPageModel> {
-  const o = await pageOrder(source, id);
-  const registry = await source.registry();
+function modelOf(o: PageOrder, registry: Registry, seen: Seen): PayPageModel {
   const methods: PayMethod[] = (['EVM', 'TRON'] as const).flatMap((chainType) => {
     const address = o.addresses[chainType];
     return address ? [{ chainType, address, networks: networksOf(registry, chainType, o.asset) }] : [];
   });
-  return { id: o.id, oid: o.oid, memo: o.memo, merchantName: o.merchantName, logo: o.logo, redirectUrl: o.redirectUrl, state: stateOf(o, await seenOf(source, o)), methods };
+  return { id: o.id, oid: o.oid, memo: o.memo, merchantName: o.merchantName, logo: o.logo, redirectUrl: o.redirectUrl, state: stateOf(o, seen), methods };
+}
+
+/**
+ * The page's model. From a local ledger it is one statement and no promise (the page is then
+ * answered in the request's own turn, as the status GET is), unless the watcher has seen payments
+ * of the order not yet counted (read then, for the banner) or the registry is not built yet.
+ */
+export function loadPayPage(source: PayPageSource, id: string): PayPageModel | Promise<PayPageModel> {
+  if (!source.payPageOrder) return loadRemotePage(source, id);
+  if (id.length > MAX_ID) throw notFound('Order not found');
+  const row = source.payPageOrder(id);
+  // A page without the shop's name still lets the payer pay.
+  const o = { ...row, merchantName: row.merchantName ?? row.mchId };
+  const registry = source.registryNow?.();
+  const seen = row.seenOnChain && o.status === 'PENDING_PAY' && source.paymentsOnChain;
+  if (registry && !seen) return modelOf(o, registry, []);
+  return (async () => modelOf(o, registry ?? (await source.registry()), seen ? await seenOf(source, o) : []))();
+}
+
+async function loadRemotePage(source: PayPageSource, id: string): Promise<PayPageModel> {
+  const o = await pageOrder(source, id);
+  return modelOf(o, await source.registry(), await seenOf(source, o));
 }

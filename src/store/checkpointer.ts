@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
-import { Worker } from 'node:worker_threads';
-import type { CheckpointData, CheckpointReply, CheckpointRequest } from './checkpoint-worker.js';
+import { type MessagePort, Worker } from 'node:worker_threads';
+import type { CheckpointData, CheckpointReply, CheckpointRequest } from './checkpoint-answer.js';
 import { sqliteAddon } from './db.js';
 import { groupCommit } from './group-commit.js';
 
@@ -28,18 +28,26 @@ const CHECKPOINT_WAIT_MS = 2_000;
  */
 export function checkpointInBackground(
   ledger: { path: string; sqlite: Database.Database },
-  opts: { others?: Database.Database[]; onError?: (message: string) => void; workerUrl?: URL; everyChanges?: number } = {},
+  opts: {
+    others?: Database.Database[];
+    onError?: (message: string) => void;
+    /** serve's background thread's checkpoint port (src/server/background-thread.ts); else a thread of its own. */
+    port?: MessagePort;
+    workerUrl?: URL;
+    everyChanges?: number;
+  } = {},
 ): { close(): Promise<void> } {
   const g = groupCommit(ledger.sqlite);
   const mode = String(ledger.sqlite.pragma('journal_mode', { simple: true }));
   if (ledger.path === ':memory:' || mode !== 'wal') return { close: async () => {} };
   const connections = [ledger.sqlite, ...(opts.others ?? [])];
-  const worker = new Worker(opts.workerUrl ?? new URL('./checkpoint-worker.js', import.meta.url), {
-    workerData: { path: ledger.path, addon: sqliteAddon() } satisfies CheckpointData,
-    resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 8 },
-  });
-  // The thread never keeps the process alive: serve decides when it stops.
-  worker.unref();
+  const worker = opts.port
+    ? undefined
+    : new Worker(opts.workerUrl ?? new URL('./checkpoint-worker.js', import.meta.url), {
+        workerData: { path: ledger.path, addon: sqliteAddon() } satisfies CheckpointData,
+        resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 8 },
+      });
+  const channel = opts.port ?? worker!;
   const waiting = new Map<number, (r: CheckpointReply) => void>();
   let next = 0;
   let dead = false;
@@ -59,15 +67,26 @@ export function checkpointInBackground(
     waiting.clear();
     opts.onError?.(`the WAL checkpoint thread stopped (${why}); checkpoints run in the COMMITs again`);
   };
-  worker.on('message', (r: CheckpointReply) => {
+  channel.on('message', (r: CheckpointReply) => {
     const settle = waiting.get(r.id);
     waiting.delete(r.id);
     settle?.(r);
   });
-  worker.on('error', (e) => giveBack(e.message));
-  worker.on('exit', (code) => {
-    if (!closing) giveBack(`exit ${code}`);
-  });
+  // Closed: once the thread has closed the connection after 'close' (close() below), or because
+  // the thread stopped.
+  const portClosed = new Promise<void>((resolve) => opts.port?.once('close', resolve));
+  if (worker) {
+    worker.on('error', (e) => giveBack(e.message));
+    worker.on('exit', (code) => {
+      if (!closing) giveBack(`exit ${code}`);
+    });
+  } else {
+    opts.port!.on('close', () => {
+      if (!closing) giveBack('its port closed');
+    });
+  }
+  // The thread never keeps the process alive: serve decides when it stops.
+  channel.unref();
   for (const c of connections) c.pragma('wal_autocheckpoint = 0');
   g.checkpointInBackground(
     () =>
@@ -87,7 +106,7 @@ export function checkpointInBackground(
           if ('error' in r && r.id !== -1) opts.onError?.(`WAL checkpoint failed: ${r.error}`);
           resolve();
         });
-        worker.postMessage({ id } satisfies CheckpointRequest);
+        channel.postMessage({ id } satisfies CheckpointRequest);
       }),
     opts.everyChanges ?? CHECKPOINT_EVERY_CHANGES,
   );
@@ -96,8 +115,11 @@ export function checkpointInBackground(
       if (closing) return;
       closing = true;
       g.checkpointInBackground(undefined);
-      const exited = new Promise((r) => worker.once('exit', r));
-      worker.postMessage('close' satisfies CheckpointRequest);
+      const exited = worker ? new Promise((r) => worker.once('exit', r)) : portClosed;
+      // Held open until the thread has closed its connection: unreferenced, the process could end
+      // first (serve's last await, exit code 13).
+      channel.ref();
+      channel.postMessage('close' satisfies CheckpointRequest);
       await exited;
       for (const settle of waiting.values()) settle({ id: -1, error: 'closed' });
       waiting.clear();

@@ -109,6 +109,11 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
     return this.registryBuilt;
   }
 
+  /** The registry once built (registry()), else undefined: the payment page's read without a promise. */
+  registryNow(): Registry | undefined {
+    return this.registryBuilt;
+  }
+
   /**
    * Puts chains and their tokens into the ledger's own registry layer (`serve --dev` and its
    * local chain), checked first as the registry will read them; this service's registry is then

@@ -145,6 +145,7 @@ export function payPageOrder(s: StoreCtx, id: string): PayPageOrder {
   return {
     id: o[0], oid: o[1], mchId: o[2], merchantName: o[3], asset: o[4], amount: formatAmount(o[5], d), paidAmount: formatAmount(o[6], d),
     status: readStatus(o[7], expiredAt, s.now()), expiredAt, memo: o[9], logo: o[10], redirectUrl: o[11], addresses,
+    seenOnChain: o[14] !== 0n,
   };
 }
 

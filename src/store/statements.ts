@@ -24,7 +24,8 @@ function prepareStatements(ledger: Ledger) {
     payPageOrder: () =>
       ledger.sqlite
         .prepare<[string], PayPageRow>(
-          `SELECT o.id, o.oid, o.merchant_id, m.name, o.asset, o.amount, o.paid_amount, o.status, o.expired_at, o.memo, o.logo, o.redirect_url, a.chain_type, a.address
+          `SELECT o.id, o.oid, o.merchant_id, m.name, o.asset, o.amount, o.paid_amount, o.status, o.expired_at, o.memo, o.logo, o.redirect_url, a.chain_type, a.address,
+             EXISTS (SELECT 1 FROM chain_payments c WHERE c.order_id = o.id AND c.status = 'seen')
            FROM orders o LEFT JOIN merchants m ON m.id = o.merchant_id LEFT JOIN order_addresses a ON a.order_id = o.id
            WHERE o.id = ? ORDER BY a.chain_type`,
         )
@@ -54,7 +55,7 @@ export type Statements = ReturnType<typeof prepareStatements>;
 export type PayPageRow = [
   id: string, oid: string, merchantId: string, merchantName: string | null, asset: string, amount: bigint, paidAmount: bigint,
   status: string, expiredAt: bigint, memo: string | null, logo: string | null, redirectUrl: string | null,
-  chainType: string | null, address: string | null,
+  chainType: string | null, address: string | null, seenOnChain: bigint,
 ];
 
 /**

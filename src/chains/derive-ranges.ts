@@ -1,0 +1,65 @@
+import type { MessagePort } from 'node:worker_threads';
+import type { ChainType } from '../core/types.js';
+import { type ChangeNode, hashRange, warmUpDerivation } from './ckd.js';
+import { formatAddress } from './encode.js';
+
+export interface RangeRequest {
+  chain: ChainType;
+  xpub: string;
+  node: ChangeNode;
+  start: number;
+  count: number;
+}
+export type RangeReply = Omit<RangeRequest, 'node'> & ({ addresses: string[] } | { error: string });
+
+/**
+ * Work is done this many addresses at a time (the batch of one shared inversion in ckd.ts), and
+ * the thread's other messages are read between two slices: serve's background thread also runs
+ * the WAL checkpoints (src/store/checkpoint-answer.ts), which must not wait behind a whole range.
+ */
+const SLICE = 256;
+
+/**
+ * Answers the address ranges asked for on `port` (src/chains/derive-ahead.ts), in order, one
+ * reply per range. Only noble and Node's HMAC are loaded for it (src/chains/ckd.ts, the same
+ * arithmetic as the main thread) and src/chains/encode.ts.
+ */
+export function answerRanges(port: Pick<MessagePort, 'on' | 'postMessage'>): void {
+  warmUpDerivation();
+  const queue: RangeRequest[] = [];
+  let addresses: string[] = [];
+  let scheduled = false;
+  const step = () => {
+    scheduled = false;
+    const req = queue[0];
+    if (!req) return;
+    const { node, ...head } = req;
+    try {
+      const from = req.start + addresses.length;
+      const n = Math.min(SLICE, req.count - addresses.length);
+      const hashes = hashRange(node, from, n);
+      for (let i = 0; i < n; i++) addresses.push(formatAddress(req.chain, hashes.subarray(20 * i, 20 * i + 20)));
+      if (addresses.length === req.count) {
+        queue.shift();
+        port.postMessage({ ...head, addresses } satisfies RangeReply);
+        addresses = [];
+      }
+    } catch (e) {
+      queue.shift();
+      addresses = [];
+      port.postMessage({ ...head, error: (e as Error).message } satisfies RangeReply);
+    }
+    next();
+  };
+  // setImmediate runs after the messages waiting on the thread's ports are read.
+  const next = () => {
+    if (!scheduled && queue.length > 0) {
+      scheduled = true;
+      setImmediate(step);
+    }
+  };
+  port.on('message', (req: RangeRequest) => {
+    queue.push(req);
+    next();
+  });
+}
