@@ -37,7 +37,6 @@ export function checkpointInBackground(
     everyChanges?: number;
   } = {},
 ): { close(): Promise<void> } {
-  const g = groupCommit(ledger.sqlite);
   const mode = String(ledger.sqlite.pragma('journal_mode', { simple: true }));
   if (ledger.path === ':memory:' || mode !== 'wal') return { close: async () => {} };
   const connections = [ledger.sqlite, ...(opts.others ?? [])];
@@ -55,7 +54,7 @@ export function checkpointInBackground(
   const giveBack = (why: string) => {
     if (dead) return;
     dead = true;
-    g.checkpointInBackground(undefined);
+    for (const c of connections) groupCommit(c).checkpointInBackground(undefined);
     for (const c of connections) {
       try {
         if (c.open) c.pragma(`wal_autocheckpoint = ${SQLITE_AUTOCHECKPOINT}`);
@@ -88,33 +87,33 @@ export function checkpointInBackground(
   // The thread never keeps the process alive: serve decides when it stops.
   channel.unref();
   for (const c of connections) c.pragma('wal_autocheckpoint = 0');
-  g.checkpointInBackground(
-    () =>
-      new Promise<void>((resolve) => {
-        if (dead) return resolve();
-        const id = next++;
-        // Batches wait for a checkpoint, but never for long: past this the group commit goes on
-        // (a checkpoint still running is safe beside writers; only the WAL may not start over).
-        const cap = setTimeout(() => {
-          opts.onError?.(`WAL checkpoint still running after ${CHECKPOINT_WAIT_MS / 1000} s; writes go on beside it`);
-          resolve();
-        }, CHECKPOINT_WAIT_MS);
-        cap.unref();
-        waiting.set(id, (r) => {
-          clearTimeout(cap);
-          // A checkpoint that failed leaves the WAL as it was; the next one tries again.
-          if ('error' in r && r.id !== -1) opts.onError?.(`WAL checkpoint failed: ${r.error}`);
-          resolve();
-        });
-        channel.postMessage({ id } satisfies CheckpointRequest);
-      }),
-    opts.everyChanges ?? CHECKPOINT_EVERY_CHANGES,
-  );
+  const checkpoint = () =>
+    new Promise<void>((resolve) => {
+      if (dead) return resolve();
+      const id = next++;
+      // Batches wait for a checkpoint, but never for long: past this the group commit goes on
+      // (a checkpoint still running is safe beside writers; only the WAL may not start over).
+      const cap = setTimeout(() => {
+        opts.onError?.(`WAL checkpoint still running after ${CHECKPOINT_WAIT_MS / 1000} s; writes go on beside it`);
+        resolve();
+      }, CHECKPOINT_WAIT_MS);
+      cap.unref();
+      waiting.set(id, (r) => {
+        clearTimeout(cap);
+        // A checkpoint that failed leaves the WAL as it was; the next one tries again.
+        if ('error' in r && r.id !== -1) opts.onError?.(`WAL checkpoint failed: ${r.error}`);
+        resolve();
+      });
+      channel.postMessage({ id } satisfies CheckpointRequest);
+    });
+  // Every connection that writes counts its own changes towards a checkpoint: the callback
+  // sender's, draining a backlog while no request writes, would otherwise grow the WAL unchecked.
+  for (const c of connections) groupCommit(c).checkpointInBackground(checkpoint, opts.everyChanges ?? CHECKPOINT_EVERY_CHANGES);
   return {
     async close() {
       if (closing) return;
       closing = true;
-      g.checkpointInBackground(undefined);
+      for (const c of connections) groupCommit(c).checkpointInBackground(undefined);
       const exited = worker ? new Promise((r) => worker.once('exit', r)) : portClosed;
       // Held open until the thread has closed its connection: unreferenced, the process could end
       // first (serve's last await, exit code 13).

@@ -179,6 +179,8 @@ export class GroupCommit {
     };
     if (!this.sync) {
       settle();
+      // Committed is durable here (or all the connection asks for): a checkpoint may follow.
+      this.startCheckpoint();
       return;
     }
     this.waiting.push({ seq: ++this.committed, settle, fail: (e) => batch.forEach((p) => p.reject(e)) });

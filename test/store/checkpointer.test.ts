@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { checkpointInBackground } from '../../src/store/checkpointer.js';
 import { openLedger } from '../../src/store/db.js';
-import { GroupCommit, syncInBackground } from '../../src/store/group-commit.js';
+import { GroupCommit, groupCommit, syncInBackground } from '../../src/store/group-commit.js';
 
 /** The bundle's thread (npm run build), as serve runs it. */
 const WORKER = new URL('../../dist/bundle/checkpoint-worker.js', import.meta.url);
@@ -97,6 +97,38 @@ describe('checkpointInBackground on a ledger file', () => {
       expect(n).toBeGreaterThanOrEqual(25);
     } finally {
       other.close();
+      ledger.close();
+    }
+  });
+
+  it('checkpoints the WAL when only another connection writes (the callback sender draining a backlog while the API is idle)', async () => {
+    const file = join(dir, 'sender.db');
+    const ledger = openLedger(file);
+    // As serve's sender connection: its own group commit, synchronous NORMAL, no background fsync.
+    const sender = new Database(file);
+    sender.pragma('synchronous = NORMAL');
+    try {
+      syncInBackground(ledger);
+      const errors: string[] = [];
+      const ck = checkpointInBackground(ledger, { others: [sender], onError: (m) => errors.push(m), workerUrl: WORKER, everyChanges: 5 });
+      // The connection's one group commit, as the sender's CallbackWorker submits to.
+      const g = groupCommit(sender);
+      const insert = sender.prepare("insert into settings (key, value, updated_at) values (?, 'v', 0)");
+      for (let i = 0; i < 30; i++) {
+        await g.submit(() => insert.run(`s${i}`));
+        await turn();
+      }
+      await ck.close();
+      expect(errors).toEqual([]);
+      // Checkpoints ran: the database file alone holds the rows of at least the first 25 changes.
+      const copy = join(dir, 'sender-copy.db');
+      copyFileSync(file, copy);
+      const alone = new Database(copy, { readonly: true });
+      const n = Number(alone.prepare("select count(*) from settings where key like 's%'").pluck().get());
+      alone.close();
+      expect(n).toBeGreaterThanOrEqual(25);
+    } finally {
+      sender.close();
       ledger.close();
     }
   });
