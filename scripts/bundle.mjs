@@ -26,6 +26,24 @@ const lazyChildProcess = {
   },
 };
 
+/**
+ * drizzle's migrator imports node:crypto (~15 internal modules, ~2.7 ms) to hash migration files,
+ * which only an out-of-date ledger needs (src/store/db.ts reads user_version first): every
+ * command opening the ledger loaded it. Here it is required when a migration is hashed.
+ */
+const lazyMigratorCrypto = {
+  name: 'lazy-migrator-crypto',
+  setup(b) {
+    b.onLoad({ filter: /drizzle-orm[\\/]migrator\.js$/ }, (args) => {
+      const source = readFileSync(args.path, 'utf8');
+      const eager = 'import crypto from "node:crypto";';
+      if (!source.includes(eager)) throw new Error(`drizzle-orm changed: ${eager} not found in ${args.path}`);
+      const lazy = "const crypto = { createHash: (...a) => require('node:crypto').createHash(...a) };";
+      return { contents: source.replace(eager, lazy), loader: 'js' };
+    });
+  },
+};
+
 const BANNER = "import { createRequire as __cpCreateRequire } from 'node:module'; const require = __cpCreateRequire(import.meta.url);";
 
 await build({
@@ -46,7 +64,7 @@ await build({
   banner: { js: BANNER },
   legalComments: 'none',
   logLevel: 'warning',
-  plugins: [lazyChildProcess],
+  plugins: [lazyChildProcess, lazyMigratorCrypto],
 });
 
 /**

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Script } from 'node:vm';
-import * as zlib from 'node:zlib';
+import { wordHash } from './code-cache-hash.js';
 
 /**
  * Loads the CLI's CommonJS chunks (dist/bundle/*.cjs, made by scripts/bundle.mjs from the ESM
@@ -14,8 +14,8 @@ import * as zlib from 'node:zlib';
  *
  * The cache is only a speed-up: an entry is used only when it was made for this very file (size
  * and modification time, as Python's .pyc files are checked) by this Node (the folder is per
- * version and architecture), is owned by this user and writable by nobody else, and its CRC-32
- * matches (V8 checks its own version, flags and the source's length, but not its payload:
+ * version and architecture), is owned by this user and writable by nobody else, and the hash of its
+ * payload matches (src/code-cache-hash.ts; V8 checks its own version, flags and the source's length, but not its payload:
  * a flipped byte would be run). Anything else (missing, stale, corrupt, unreadable) compiles
  * the source as if there were no cache, and the entry is written again after the command.
  */
@@ -25,9 +25,9 @@ const WRAPPER_HEAD = '(function (exports, require, module, __filename, __dirname
 const WRAPPER_TAIL = '\n})';
 
 const MAGIC = 0x43504343; // "CPCC"
-const FORMAT = 1;
-/** magic, format, source size, source mtime (ms, float), payload length, payload CRC-32. */
-const HEADER = 4 + 4 + 8 + 8 + 4 + 4;
+const FORMAT = 2;
+/** magic, format, source size, source mtime (ms, float), payload length, (unused), payload hash. */
+const HEADER = 4 + 4 + 8 + 8 + 4 + 4 + 8;
 
 interface Pending {
   name: string;
@@ -54,9 +54,7 @@ export function bundleLoader(bundleDir: string, cacheDir: string | undefined): B
   const stats = { cached: 0, compiled: 0 };
   // Bare specifiers (node: builtins, tronweb, solc) resolve as from a file of the bundle.
   const nodeRequire = createRequire(join(bundleDir, 'loader.cjs'));
-  // zlib.crc32 came with Node 20.15; without it no entry can be checked, so none is used.
-  const crc32 = typeof zlib.crc32 === 'function' ? zlib.crc32 : undefined;
-  const useCache = cacheDir !== undefined && crc32 !== undefined;
+  const useCache = cacheDir !== undefined;
   const uid = process.getuid?.() ?? -1;
 
   const readEntry = (name: string, st: Stats): Buffer | undefined => {
@@ -75,7 +73,7 @@ export function bundleLoader(bundleDir: string, cacheDir: string | undefined): B
       if (data.readUInt32LE(0) !== MAGIC || data.readUInt32LE(4) !== FORMAT) return undefined;
       if (data.readDoubleLE(8) !== st.size || data.readDoubleLE(16) !== st.mtimeMs) return undefined;
       const payload = data.subarray(HEADER);
-      if (data.readUInt32LE(24) !== payload.length || data.readUInt32LE(28) !== crc32!(payload)) return undefined;
+      if (data.readUInt32LE(24) !== payload.length || data.readBigUInt64LE(32) !== wordHash(payload)) return undefined;
       return payload;
     } catch {
       return undefined;
@@ -132,7 +130,7 @@ export function bundleLoader(bundleDir: string, cacheDir: string | undefined): B
           header.writeDoubleLE(st.size, 8);
           header.writeDoubleLE(st.mtimeMs, 16);
           header.writeUInt32LE(payload.length, 24);
-          header.writeUInt32LE(crc32!(payload), 28);
+          header.writeBigUInt64LE(wordHash(payload), 32);
           // A whole file or none: another command may be reading this entry right now.
           const tmp = join(cacheDir!, `${name}.v8.${process.pid}.tmp`);
           writeFileSync(tmp, Buffer.concat([header, payload]), { mode: 0o600 });
