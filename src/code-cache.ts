@@ -54,8 +54,9 @@ export function bundleLoader(bundleDir: string, cacheDir: string | undefined): B
   const stats = { cached: 0, compiled: 0 };
   // Bare specifiers (node: builtins, tronweb, solc) resolve as from a file of the bundle.
   const nodeRequire = createRequire(join(bundleDir, 'loader.cjs'));
-  const useCache = cacheDir !== undefined;
-  const uid = process.getuid?.() ?? -1;
+  // Without a user id (not on POSIX) an entry's owner cannot be checked, so none is used.
+  const uid = process.getuid?.();
+  const useCache = cacheDir !== undefined && uid !== undefined;
 
   const readEntry = (name: string, st: Stats): Buffer | undefined => {
     let fd: number;
