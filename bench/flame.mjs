@@ -19,8 +19,14 @@ const name = (n) => {
 const self = new Map();
 const total = new Map();
 let all = 0;
+// FLAME_AFTER_MS=N: only the samples taken N ms or more after the profile began (skips start-up).
+// FLAME_LAST_MS=N: only the last N ms of the profile (a load run that ended with the process).
+const after = process.env.FLAME_LAST_MS ? p.endTime - p.startTime - Number(process.env.FLAME_LAST_MS) * 1000 : Number(process.env.FLAME_AFTER_MS ?? 0) * 1000;
+let at = 0;
 for (let i = 0; i < p.samples.length; i++) {
   const dt = p.timeDeltas[i + 1] ?? 0;
+  at += p.timeDeltas[i] ?? 0;
+  if (at < after) continue;
   let id = p.samples[i];
   const stack = [];
   while (id !== undefined) {
@@ -33,9 +39,11 @@ for (let i = 0; i < p.samples.length; i++) {
   self.set(s, (self.get(s) ?? 0) + dt);
   for (const k of new Set(stack.map(name))) total.set(k, (total.get(k) ?? 0) + dt);
 }
+// FLAME_PER=N: also each row's µs per unit of work, for N units done in the window (requests).
+const per = Number(process.env.FLAME_PER ?? 0);
 const show = (m, title) => {
   console.log(`\n${title} (of ${(all / 1e6).toFixed(2)} s)`);
-  for (const [k, v] of [...m].sort((a, b) => b[1] - a[1]).slice(0, rows)) console.log(`${((100 * v) / all).toFixed(1).padStart(5)}%  ${k}`);
+  for (const [k, v] of [...m].sort((a, b) => b[1] - a[1]).slice(0, rows)) console.log(`${((100 * v) / all).toFixed(1).padStart(5)}%${per ? ` ${(v / per).toFixed(2).padStart(7)} µs` : ''}  ${k}`);
 };
 show(self, 'self time');
 show(total, 'total time');

@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sign } from '../dist/signing/index.js';
+import { readdirSync } from 'node:fs';
 import { ensureWrk, memoryOf, runWrk, writeBodies } from './wrk.mjs';
 
 const [what = 'status', secondsArg = '8'] = process.argv.slice(2);
@@ -44,13 +45,40 @@ if (what === 'create') {
 const path = { status: `/api/v1/order/${o.id}/status`, pay: `/pay/${o.id}`, create: '/api/v1/order' }[what];
 const rss = [];
 const iv = setInterval(() => rss.push(Math.round(memoryOf(child.pid).rss / 1e6)), 1000);
+const threadsBefore = threadTimes(child.pid);
 const r = await runWrk({ url, path, seconds, connections: 50, threads: 2, bodies, servers: [child.pid] });
 clearInterval(iv);
+const threadsAfter = threadTimes(child.pid);
 console.log(`${what}: ${Math.round(r.rps)} rps, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors}, non-2xx ${r.non2xx}, client CPU ${r.clientCpuShare.toFixed(2)}, serve CPU ${r.serverCpuShares[0].toFixed(2)}`);
 console.log(`serve RSS MB each second: ${rss.join(' ')}; peak ${Math.round(memoryOf(child.pid).peak / 1e6)} MB`);
+// serve's CPU by thread (main, libuv pool, V8's GC helpers, the worker threads): what the
+// machine's two cores spent besides the event loop.
+const perThread = new Map();
+for (const [tid, t] of threadsAfter) {
+  const d = t.ticks - (threadsBefore.get(tid)?.ticks ?? 0);
+  const name = tid === String(child.pid) ? 'main' : `${t.name}:${tid}`;
+  if (d > 0) perThread.set(name, d);
+}
+console.log(`serve CPU by thread (cores): ${[...perThread].sort((a, b) => b[1] - a[1]).map(([n, d]) => `${n} ${(d / 100 / seconds).toFixed(3)}`).join(', ')}`);
 // Where the resident memory is at the end: file-backed (code), anonymous (heaps), shared.
 const rollup = readFileSync(`/proc/${child.pid}/smaps_rollup`, 'utf8');
 console.log(rollup.split('\n').filter((l) => /^(Rss|Pss_Anon|Pss_File|Anonymous|Shared_Clean|Private_Clean|Private_Dirty):/.test(l)).map((l) => l.replace(/\s+/g, ' ')).join('; '));
 child.kill('SIGTERM');
 await new Promise((res) => child.once('exit', res));
 rmSync(dir, { recursive: true, force: true });
+
+/** utime+stime (clock ticks) and name of each thread of a process. */
+function threadTimes(pid) {
+  const out = new Map();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(tid, { name, ticks: Number(f[11]) + Number(f[12]) });
+    } catch {
+      // The thread ended.
+    }
+  }
+  return out;
+}

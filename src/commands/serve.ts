@@ -2,7 +2,9 @@ import { DEFAULT_SCHEDULE, parseSchedule } from '../callbacks/schedule.js';
 import { allowPrivateCallbacks, type Context } from '../context.js';
 import { AppError, usage } from '../core/errors.js';
 import { createApp } from '../server/app.js';
+import { sqliteAddon } from '../store/db.js';
 import { syncInBackground } from '../store/group-commit.js';
+import { anchorReads } from '../store/read-anchor.js';
 import { DEFAULT_HTTP_LIMITS, listen, type HttpLimits } from '../server/listen.js';
 import { startCallbacks } from './callbacks/start.js';
 import { startDev, type DevMode } from './serve-dev.js';
@@ -49,6 +51,8 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   const service = (await ctx.local('serve', { create: true })).withPrivateCallbacks(allowPrivate);
   // Many requests in flight: COMMIT's fsync moves off the event loop, answers still wait for it.
   syncInBackground(service.ledger);
+  // The GETs of one turn share SQLite's file locks instead of each taking them anew.
+  const anchor = anchorReads(service.ledger, sqliteAddon());
   const err = (s: string) => ctx.io.stderr.write(`${s}\n`);
   // A chains config that does not hold stops serve here, before it binds a port or starts a
   // chain, rather than after it says it serves.
@@ -83,6 +87,7 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
     derive.deriveAheadWith(undefined);
     await pool.close();
     releaseHeap();
+    anchor?.close();
     throw listenError(e, host, port);
   }
   // Known only now when --port 0 picked a free port; kept in the ledger so a local
@@ -116,6 +121,7 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
     derive.deriveAheadWith(undefined);
     await pool.close();
     releaseHeap();
+    anchor?.close();
     throw e;
   }
 
@@ -136,6 +142,7 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   derive.deriveAheadWith(undefined);
   await pool.close();
   releaseHeap();
+  anchor?.close();
   log.flush();
   err('stopped; ledger closed');
 }

@@ -1,8 +1,11 @@
 import type { Context } from '../context.js';
+import { ASSETS } from '../core/assets.js';
 import type { Tally, Totals } from '../core/types.js';
 import { formatTime, printJson, printRecord, type Cell } from './output.js';
 
-const totals = (t: Totals) => Object.entries(t).map(([asset, v]) => `${v} ${asset}`).join(', ') || '0';
+/** Nothing of any asset reads as zero of each ledger asset: a bare 0 says nothing of what. */
+const none = Object.keys(ASSETS).map((asset) => `0 ${asset}`).join(', ');
+const totals = (t: Totals) => Object.entries(t).map(([asset, v]) => `${v} ${asset}`).join(', ') || none;
 const tallied = (t: Tally) => (t.count === 0 ? 'none' : `${t.count}, ${totals(t.total)}`);
 
 /**

@@ -54,6 +54,8 @@ export interface ServerBackend extends PaymentService, PayPageSource {
    * getOrderStatus.
    */
   orderStatusNow?(id: string): OrderStatus;
+  /** A GET is about to read: the reads of this turn may share the ledger's file locks. */
+  holdReads?(): void;
 }
 
 export interface AppDeps {
@@ -176,6 +178,8 @@ export function createApp(deps: AppDeps) {
       }
       if (!parsed.mchId && opts.mchIdRequired) throw invalid('mchId is required');
       const mchId = parsed.mchId ?? backend.resolveMerchantId();
+      // A read of its own: the reads of this turn share the ledger's file locks (as GETs do).
+      backend.holdReads?.();
       const auth = backend.merchantAuth(mchId);
       // An unknown merchant is refused exactly like a bad signature, after the same hashing, so
       // merchant ids cannot be probed (decisions §7).
@@ -349,6 +353,7 @@ export function createApp(deps: AppDeps) {
   const handle = (req: Req): Answer | Promise<Answer> => {
     const start = performance.now();
     let result: Answer | Promise<Answer>;
+    if (req.method === 'GET' || req.method === 'HEAD') backend.holdReads?.();
     try {
       const r = route(req.method, req.path);
       result = r ? r.run(req, r.param) : envelope(404, 0, 'Not found', null);

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { close, closeSync, fdatasync, fstatSync, open, statSync } from 'node:fs';
 import { AppError } from '../core/errors.js';
+import { releaseReadAnchors } from './read-anchor.js';
 
 /**
  * Group commit. Every change asked for in one turn of the event loop runs inside one
@@ -126,6 +127,8 @@ export class GroupCommit {
       return;
     }
 
+    // A read mark of this process held at COMMIT would keep the WAL from starting over.
+    releaseReadAnchors();
     try {
       // exec, not a prepared statement: a prepared PRAGMA did not take effect on its first run.
       if (this.sync) {

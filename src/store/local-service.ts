@@ -18,6 +18,7 @@ import { adjustBalance, balance, type BalanceView } from './balances.js';
 import { checkLedger } from './check.js';
 import type { Ledger } from './db.js';
 import { groupCommit } from './group-commit.js';
+import { readAnchorOf } from './read-anchor.js';
 import { defaultRandomId } from './ids.js';
 import type { Q } from './ledger.js';
 import * as merchants from './merchants.js';
@@ -155,6 +156,11 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
    */
   durable(): Promise<void> | undefined {
     return groupCommit(this.ledger.sqlite).durable();
+  }
+
+  /** serve's GETs: the reads of this turn share SQLite's file locks (src/store/read-anchor.ts). */
+  holdReads(): void {
+    readAnchorOf(this.ledger.path)?.hold();
   }
 
   /**

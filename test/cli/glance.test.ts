@@ -70,6 +70,9 @@ describe.concurrent('at a glance (#15 item 10)', { timeout: SLOW }, () => {
     expect(theirs).toMatchObject({ mchId: two.mchId, pendingWithdrawals: { count: 0 }, balances: { available: {} }, today: { payments: { count: 0 } }, failedCallbacks: 0 });
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/merchant M999999 not found/);
+    // A merchant whose users hold nothing yet: zero of the ledger's asset, not a bare 0.
+    const empty = await s.run(['--mch-id', two.mchId, 'summary']);
+    expect(/^users hold\s+(.*)$/m.exec(empty.stdout)?.[1]).toBe('available 0 USDT; held for withdrawals 0 USDT');
   });
 
   it('log --follow prints the last entries, then each new one as it is written, and ends quietly on SIGTERM', async () => {
