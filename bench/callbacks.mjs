@@ -5,15 +5,20 @@
 //      create-order load of bench/run.mjs (wrk): p99 of the time from sending the refund to the
 //      callback's arrival.
 // Prints {rows, notes} as JSON on stdout (run.mjs adds them to RESULTS.md); progress on stderr.
-// Sizes: BENCH_QUICK=1 (smoke), or CALLBACKS_N, CALLBACKS_SAMPLES, CALLBACKS_LOAD_SECONDS.
+// Sizes: BENCH_QUICK=1 (smoke), or CALLBACKS_N, CALLBACKS_SAMPLES, CALLBACKS_LOAD_SECONDS,
+// CALLBACKS_REPEATS. CALLBACKS_PARTS=rate (or latency) runs one part alone. A/B of the sender:
+// CALLBACKS_AB=DIR_A,DIR_B (checkouts with dist/ built, e.g. a `git archive` of main) runs the
+// product part with each build's CallbackWorker in turn (the ledgers are made by this tree's);
+// every run prints this process's CPU per delivery (the sender, or the bare loop), which the
+// other work on the machine distorts far less than the rate. CALLBACKS_CPU_PROF=FILE writes a
+// V8 CPU profile of the first product run alone (read it with bench/flame.mjs).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CallbackWorker, openSenderLedger } from '../dist/callbacks/worker.js';
 import { sign } from '../dist/signing/index.js';
 import { openLedger } from '../dist/store/db.js';
 import { LocalPaymentService } from '../dist/store/local-service.js';
@@ -23,7 +28,8 @@ const QUICK = process.env.BENCH_QUICK === '1';
 const N = Number(process.env.CALLBACKS_N ?? (QUICK ? 500 : 5000));
 const SAMPLES = Number(process.env.CALLBACKS_SAMPLES ?? (QUICK ? 50 : 300));
 const LOAD_SECONDS = Number(process.env.CALLBACKS_LOAD_SECONDS ?? (QUICK ? 5 : 20));
-const REPEATS = QUICK ? 1 : 3;
+const REPEATS = Number(process.env.CALLBACKS_REPEATS ?? (QUICK ? 1 : 3));
+const PARTS = (process.env.CALLBACKS_PARTS ?? 'rate,latency').split(',');
 /** In flight at once: the sender's per-host bound, and the baseline's loops. */
 const CONCURRENCY = 16;
 const CONNECTIONS = 50;
@@ -31,6 +37,11 @@ const CONNECTIONS = 50;
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const BIN = join(HERE, '..', 'bin', 'cryptopay');
 const NODE = process.execPath;
+/** The builds whose sender is measured: this tree's, or CALLBACKS_AB's. */
+const BUILDS = await Promise.all((process.env.CALLBACKS_AB ? process.env.CALLBACKS_AB.split(',') : [join(HERE, '..')]).map(async (d) => ({
+  name: d,
+  ...(await import(join(d, 'dist', 'callbacks', 'worker.js'))),
+})));
 const dir = mkdtempSync(join(tmpdir(), 'cryptopay-bench-callbacks-'));
 const log = (s) => process.stderr.write(`${s}\n`);
 const round = (x, d = 0) => Math.round(x * 10 ** d) / 10 ** d;
@@ -78,11 +89,32 @@ async function ledgerWithEvents(file, n, notifyUrl) {
   return { ledger, service, mchId: m.merchant.mchId, secret: m.secret, ids };
 }
 
-async function productRun(receiverUrl, round_) {
-  const { ledger: setupLedger, mchId } = await ledgerWithEvents(join(dir, `product-${round_}.db`), N, receiverUrl);
+let profiled = false;
+async function startProfile() {
+  profiled = true;
+  const { Session } = await import('node:inspector');
+  const session = new Session();
+  session.connect();
+  const post = (method, params) => new Promise((res, rej) => session.post(method, params, (e, r) => (e ? rej(e) : res(r))));
+  await post('Profiler.enable');
+  await post('Profiler.setSamplingInterval', { interval: 200 });
+  await post('Profiler.start');
+  return {
+    async stop(file) {
+      const { profile } = await post('Profiler.stop');
+      writeFileSync(file, JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
+}
+
+async function productRun(receiverUrl, round_, build = BUILDS[0]) {
+  const { CallbackWorker, openSenderLedger } = build;
+  const file = join(dir, `product-${round_}-${BUILDS.indexOf(build)}.db`);
+  const { ledger: setupLedger, mchId } = await ledgerWithEvents(file, N, receiverUrl);
   setupLedger.close();
   // As serve runs it: a connection of its own, committing without fsync.
-  const ledger = openSenderLedger(join(dir, `product-${round_}.db`));
+  const ledger = openSenderLedger(file);
   const service = new LocalPaymentService(ledger, { now: Date.now, caller: { actor: 'bench' } });
   let delivered = 0;
   let failed = 0;
@@ -96,14 +128,18 @@ async function productRun(receiverUrl, round_) {
       if (delivered + failed === N) resolveDone();
     },
   });
+  const profile = process.env.CALLBACKS_CPU_PROF && !profiled ? await startProfile() : undefined;
   const t = performance.now();
+  const cpu = process.cpuUsage();
   worker.start();
   await done;
   const seconds = (performance.now() - t) / 1000;
+  const used = process.cpuUsage(cpu);
+  if (profile) await profile.stop(process.env.CALLBACKS_CPU_PROF);
   await worker.stop();
   const left = (await service.listCallbacks({ status: 'pending', mchId, limit: 10 })).length;
   ledger.close();
-  return { rate: N / seconds, failed, left };
+  return { rate: N / seconds, failed, left, cpuUs: (used.user + used.system) / N };
 }
 
 async function baselineRun(receiverUrl) {
@@ -130,10 +166,12 @@ async function baselineRun(receiverUrl) {
     }
   };
   const t = performance.now();
+  const cpu = process.cpuUsage();
   await Promise.all(Array.from({ length: CONCURRENCY }, loop));
   const seconds = (performance.now() - t) / 1000;
+  const used = process.cpuUsage(cpu);
   agent.destroy();
-  return { rate: N / seconds, failed };
+  return { rate: N / seconds, failed, cpuUs: (used.user + used.system) / N };
 }
 
 /** Part 2: refunds through serve's API while wrk creates orders; each refund's callback timed. */
@@ -191,33 +229,51 @@ async function latencyUnderLoad() {
   }
 }
 
-async function main() {
-  ensureWrk(log);
+async function rateRuns() {
   const receiver = await startProcess([join(HERE, 'baseline-server.mjs'), 'fixed'], /baseline serving (http:\S+)/);
-  const products = [];
+  const products = BUILDS.map(() => []);
   const baselines = [];
   try {
     for (let r = 0; r < REPEATS; r++) {
       baselines.push(await baselineRun(`${receiver.url}/hook`));
-      products.push(await productRun(`${receiver.url}/hook`, r));
-      log(`callbacks #${r + 1}: sender ${round(products.at(-1).rate)}/s, bare loop ${round(baselines.at(-1).rate)}/s`);
+      log(`callbacks #${r + 1}: bare loop ${round(baselines.at(-1).rate)}/s, ${round(baselines.at(-1).cpuUs, 1)} µs CPU each (load ${loadavg()[0].toFixed(2)})`);
+      // A/B: the builds' order turns every round, so neither always runs right after the baseline.
+      const order = BUILDS.map((_, i) => i);
+      if (r % 2) order.reverse();
+      for (const i of order) {
+        const p = await productRun(`${receiver.url}/hook`, r, BUILDS[i]);
+        products[i].push(p);
+        log(`callbacks #${r + 1}: sender ${BUILDS.length > 1 ? `${BUILDS[i].name} ` : ''}${round(p.rate)}/s (${round((100 * p.rate) / baselines.at(-1).rate)}% of the loop), ${round(p.cpuUs, 1)} µs CPU each (load ${loadavg()[0].toFixed(2)})`);
+      }
     }
   } finally {
     await stop(receiver.child);
   }
-  const product = median(products.map((p) => p.rate));
-  const baseline = median(baselines.map((b) => b.rate));
-  const latency = await latencyUnderLoad();
-  log(`callbacks: first attempt p99 ${round(latency.p99, 1)} ms (p50 ${round(latency.p50, 1)} ms) over ${latency.samples} refunds under ${round(latency.loadRps)} rps of create order`);
+  for (const [i, b] of BUILDS.entries()) {
+    if (BUILDS.length > 1) log(`callbacks: ${b.name}: median ${round(median(products[i].map((p) => p.rate)))}/s, ${round(median(products[i].map((p) => p.cpuUs)), 1)} µs CPU per delivery`);
+  }
+  log(`callbacks: bare loop median ${round(median(baselines.map((b) => b.rate)))}/s, ${round(median(baselines.map((b) => b.cpuUs)), 1)} µs CPU per POST`);
+  return { products: products[0], baselines };
+}
+
+async function main() {
+  ensureWrk(log);
+  const rows = [];
+  const notes = [];
+  if (PARTS.includes('rate')) {
+    const { products, baselines } = await rateRuns();
+    const product = median(products.map((p) => p.rate));
+    const baseline = median(baselines.map((b) => b.rate));
+    rows.push(['callbacks delivered per second, local receiver', `${round(product)}/s vs ${round(baseline)}/s`, `${round((100 * product) / baseline)}%`, 'at least 50%', product >= 0.5 * baseline]);
+    notes.push(`- Callbacks delivered per second: ${N.toLocaleString('en')} order.paid events waiting in a fresh ledger's outbox, sent by the CallbackWorker of serve (in this process, ${CONCURRENCY} in flight, each attempt leased, signed and recorded in the ledger) to \`bench/baseline-server.mjs fixed\` on 127.0.0.1. Baseline in the same run, alternating: ${CONCURRENCY} loops of signed POSTs of the same shape with Node's http client (keep-alive) to the same receiver, nothing recorded. Failed attempts: product ${products.reduce((s, p) => s + p.failed, 0)}, baseline ${baselines.reduce((s, b) => s + b.failed, 0)}. CPU of this process per delivery (median): product ${round(median(products.map((p) => p.cpuUs)), 1)} µs, baseline ${round(median(baselines.map((b) => b.cpuUs)), 1)} µs. Median of ${REPEATS}.`);
+  }
+  if (PARTS.includes('latency')) {
+    const latency = await latencyUnderLoad();
+    log(`callbacks: first attempt p99 ${round(latency.p99, 1)} ms (p50 ${round(latency.p50, 1)} ms) over ${latency.samples} refunds under ${round(latency.loadRps)} rps of create order`);
+    rows.push(['callback first attempt after the commit (p99, under create-order load)', `${round(latency.p99, 1)} ms (p50 ${round(latency.p50, 1)} ms)`, '-', 'at most 100 ms', latency.p99 <= 100 && latency.missing === 0]);
+    notes.push(`- First attempt after the commit: a \`serve --allow-private-callbacks\` process under wrk's create-order load (${CONNECTIONS} connections, ${LOAD_SECONDS} s, ${round(latency.loadRps)} rps, p99 ${round(latency.loadP99, 1)} ms, client CPU ${round(latency.loadClientCpu, 2)}); ${SAMPLES} refunds sent one at a time through \`POST /api/v1/refund\` during it, each timed from the refund's own time (its \`refundTime\`, taken by serve before the refund's transaction) to its order.refunded reaching a receiver in the bench process, in milliseconds of the same clock (an upper bound of commit to first attempt: it includes the refund's transaction and its wait for a group commit). Missing callbacks: ${latency.missing}. Commits by another process (a CLI \`order mark-paid\`) are found by the sender's poll, every 500 ms, and are not in this figure.`);
+  }
   rmSync(dir, { recursive: true, force: true });
-  const rows = [
-    ['callbacks delivered per second, local receiver', `${round(product)}/s vs ${round(baseline)}/s`, `${round((100 * product) / baseline)}%`, 'at least 50%', product >= 0.5 * baseline],
-    ['callback first attempt after the commit (p99, under create-order load)', `${round(latency.p99, 1)} ms (p50 ${round(latency.p50, 1)} ms)`, '-', 'at most 100 ms', latency.p99 <= 100 && latency.missing === 0],
-  ];
-  const notes = [
-    `- Callbacks delivered per second: ${N.toLocaleString('en')} order.paid events waiting in a fresh ledger's outbox, sent by the CallbackWorker of serve (in this process, ${CONCURRENCY} in flight, each attempt leased, signed and recorded in the ledger) to \`bench/baseline-server.mjs fixed\` on 127.0.0.1. Baseline in the same run, alternating: ${CONCURRENCY} loops of signed POSTs of the same shape with Node's http client (keep-alive) to the same receiver, nothing recorded. Failed attempts: product ${products.reduce((s, p) => s + p.failed, 0)}, baseline ${baselines.reduce((s, b) => s + b.failed, 0)}. Median of ${REPEATS}.`,
-    `- First attempt after the commit: a \`serve --allow-private-callbacks\` process under wrk's create-order load (${CONNECTIONS} connections, ${LOAD_SECONDS} s, ${round(latency.loadRps)} rps, p99 ${round(latency.loadP99, 1)} ms, client CPU ${round(latency.loadClientCpu, 2)}); ${SAMPLES} refunds sent one at a time through \`POST /api/v1/refund\` during it, each timed from the refund's own time (its \`refundTime\`, taken by serve before the refund's transaction) to its order.refunded reaching a receiver in the bench process, in milliseconds of the same clock (an upper bound of commit to first attempt: it includes the refund's transaction and its wait for a group commit). Missing callbacks: ${latency.missing}. Commits by another process (a CLI \`order mark-paid\`) are found by the sender's poll, every 500 ms, and are not in this figure.`,
-  ];
   process.stdout.write(`${JSON.stringify({ rows, notes })}\n`);
 }
 

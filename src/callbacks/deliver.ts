@@ -41,17 +41,26 @@ const httpAgent = new HttpAgent({ keepAlive: true, maxSockets: 64, maxFreeSocket
 const httpsAgent = new HttpsAgent({ keepAlive: true, maxSockets: 64, maxFreeSockets: 64 });
 
 /**
+ * The guard for a host written as an address: the address itself, or a refusal. Synchronous, so
+ * an attempt to an address costs no lookup, no promise and no timer; undefined for a name.
+ */
+function literalAddress(host: string, opts: Pick<DeliveryOptions, 'allowPrivate'>): string | undefined {
+  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  if (!isIP(bare)) return undefined;
+  const why = opts.allowPrivate ? undefined : forbiddenAddress(bare);
+  if (why) throw new Error(`refused: ${host} is a ${why} address; ${PRIVATE_HINT}`);
+  return bare;
+}
+
+/**
  * Where an attempt may connect: the host itself when it is an address, else what the name
  * resolves to. Every address must pass the guard (decisions §9), not only the first: a name
  * that resolves inward at all is refused, so a rebinding answer cannot win a race.
  */
 export async function allowedAddress(host: string, opts: Pick<DeliveryOptions, 'allowPrivate' | 'resolver'>): Promise<string> {
-  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
-  if (isIP(bare)) {
-    const why = opts.allowPrivate ? undefined : forbiddenAddress(bare);
-    if (why) throw new Error(`refused: ${host} is a ${why} address; ${PRIVATE_HINT}`);
-    return bare;
-  }
+  const literal = literalAddress(host, opts);
+  if (literal !== undefined) return literal;
+  const bare = host;
   if (!opts.allowPrivate && isLocalName(bare)) throw new Error(`refused: ${host} is this machine; ${PRIVATE_HINT}`);
   let addresses: string[];
   try {
@@ -69,6 +78,53 @@ export async function allowedAddress(host: string, opts: Pick<DeliveryOptions, '
   return addresses[0]!;
 }
 
+/** What an attempt needs of its URL, taken apart once per URL (every event of a merchant shares one). */
+interface Target {
+  tls: boolean;
+  hostname: string;
+  host: string;
+  port: number;
+  path: string;
+  servername: string | undefined;
+  /** Credentials in a notifyUrl are the merchant's way to authenticate us: sent as Basic auth. */
+  authorization: string | undefined;
+}
+const targets = new Map<string, Target | string>();
+
+/** The URL taken apart, or why it cannot be sent to. */
+function targetOf(url: string): Target | string {
+  let t = targets.get(url);
+  if (t !== undefined) return t;
+  t = parseTarget(url);
+  // A bound on what the cache holds: the URLs of one busy period, then it starts again.
+  if (targets.size >= 1024) targets.clear();
+  targets.set(url, t);
+  return t;
+}
+
+function parseTarget(url: string): Target | string {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return 'not a valid URL';
+  }
+  const tls = u.protocol === 'https:';
+  if (!tls && u.protocol !== 'http:') return `${u.protocol} is not http or https`;
+  const bare = u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname;
+  return {
+    tls,
+    hostname: u.hostname,
+    host: u.host,
+    port: Number(u.port || (tls ? 443 : 80)),
+    path: `${u.pathname}${u.search}`,
+    servername: tls && !isIP(bare) ? bare : undefined,
+    authorization: u.username || u.password
+      ? `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}`
+      : undefined,
+  };
+}
+
 /**
  * One POST of a callback body: application/json, redirects not followed (a 3xx is an answer
  * that does not acknowledge), cut after the timeout. Connects to the address the guard checked,
@@ -78,82 +134,89 @@ export async function deliver(url: string, body: string, opts: DeliveryOptions):
   const started = performance.now();
   const took = () => Math.round(performance.now() - started);
   const timeoutMs = opts.timeoutMs ?? DELIVERY_TIMEOUT_MS;
-  let u: URL;
+  const t = targetOf(url);
+  if (typeof t === 'string') return { statusCode: null, latencyMs: 0, error: t };
+  let address: string | undefined;
   try {
-    u = new URL(url);
-  } catch {
-    return { statusCode: null, latencyMs: 0, error: 'not a valid URL' };
-  }
-  const tls = u.protocol === 'https:';
-  if (!tls && u.protocol !== 'http:') return { statusCode: null, latencyMs: 0, error: `${u.protocol} is not http or https` };
-  const port = Number(u.port || (tls ? 443 : 80));
-  let address: string;
-  let resolving: NodeJS.Timeout | undefined;
-  try {
-    // Resolving the name counts against the same 10 s as the rest of the attempt.
-    address = await Promise.race([
-      allowedAddress(u.hostname, opts),
-      new Promise<never>((_, reject) => {
-        resolving = setTimeout(() => reject(new Error(`no answer within ${timeoutMs / 1000} s`)), timeoutMs);
-      }),
-    ]);
+    address = literalAddress(t.hostname, opts);
   } catch (e) {
     return { statusCode: null, latencyMs: took(), error: (e as Error).message };
-  } finally {
-    clearTimeout(resolving);
   }
-  const bare = u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname;
-  const servername = tls && !isIP(bare) ? bare : undefined;
-  const bytes = Buffer.from(body, 'utf8');
-  // Credentials in a notifyUrl are the merchant's way to authenticate us: sent as Basic auth.
-  const auth = u.username || u.password
-    ? { Authorization: `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}` }
-    : {};
+  if (address === undefined) {
+    let resolving: NodeJS.Timeout | undefined;
+    try {
+      // Resolving the name counts against the same 10 s as the rest of the attempt.
+      address = await Promise.race([
+        allowedAddress(t.hostname, opts),
+        new Promise<never>((_, reject) => {
+          resolving = setTimeout(() => reject(new Error(`no answer within ${timeoutMs / 1000} s`)), timeoutMs);
+        }),
+      ]);
+    } catch (e) {
+      return { statusCode: null, latencyMs: took(), error: (e as Error).message };
+    } finally {
+      clearTimeout(resolving);
+    }
+  }
+  return post(t, address, Buffer.from(body, 'utf8'), opts.connector, timeoutMs, started, took);
+}
+
+function post(t: Target, address: string, bytes: Buffer, connector: Connector | undefined, timeoutMs: number, started: number, took: () => number): Promise<DeliveryResult> {
+  const { port, tls, servername } = t;
   return new Promise<DeliveryResult>((resolve) => {
     let settled = false;
+    let res: IncomingMessage | undefined;
     const finish = (r: Omit<DeliveryResult, 'latencyMs'>) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
       resolve({ ...r, latencyMs: took() });
     };
-    const connector = opts.connector;
+    const headers: Record<string, string | number> = {
+      Host: t.host,
+      'Content-Type': 'application/json',
+      'Content-Length': bytes.length,
+      'User-Agent': 'cryptopay-callbacks/1',
+    };
+    if (t.authorization) headers.Authorization = t.authorization;
     const req: ClientRequest = (tls ? httpsRequest : httpRequest)({
       method: 'POST',
       host: address,
       port,
-      path: `${u.pathname}${u.search}`,
+      path: t.path,
       servername,
-      headers: {
-        Host: u.host,
-        'Content-Type': 'application/json',
-        'Content-Length': bytes.length,
-        'User-Agent': 'cryptopay-callbacks/1',
-        ...auth,
-      },
+      headers,
       // With no agent, Node opens the connection with createConnection and nothing else
       // (`agent: false` would make a fresh agent that dials `host` itself).
       ...(connector
         ? { createConnection: () => connector({ address, port, tls, servername }) }
         : { agent: tls ? httpsAgent : httpAgent }),
     } as RequestOptions);
+    // One timer per attempt: it cuts an attempt with no answer, and then the reading of an
+    // answer's body that is still coming at the end of the same 10 s.
     const timer = setTimeout(() => {
+      if (res) {
+        res.destroy();
+        return;
+      }
       finish({ statusCode: null, error: `no answer within ${timeoutMs / 1000} s` });
       req.destroy();
     }, Math.max(0, timeoutMs - (performance.now() - started)));
-    req.on('response', (res: IncomingMessage) => {
+    req.on('response', (answer: IncomingMessage) => {
+      res = answer;
       // The answer's status is what counts; its body is read and dropped so the connection can be reused.
-      finish({ statusCode: res.statusCode ?? null, error: null });
+      finish({ statusCode: answer.statusCode ?? null, error: null });
       let size = 0;
-      res.on('data', (c: Buffer) => {
+      answer.on('data', (c: Buffer) => {
         size += c.length;
-        if (size > 64 * 1024) res.destroy();
+        if (size > 64 * 1024) answer.destroy();
       });
-      res.on('error', () => {});
-      const cut = setTimeout(() => res.destroy(), timeoutMs);
-      res.on('close', () => clearTimeout(cut));
+      answer.on('error', () => {});
+      answer.on('close', () => clearTimeout(timer));
     });
-    req.on('error', (e: NodeJS.ErrnoException) => finish({ statusCode: null, error: networkReason(e) }));
+    req.on('error', (e: NodeJS.ErrnoException) => {
+      if (!res) clearTimeout(timer);
+      finish({ statusCode: null, error: networkReason(e) });
+    });
     req.end(bytes);
   });
 }

@@ -9,6 +9,7 @@ import {
   expiryDue,
   handedRows,
   leaseForResend,
+  merchantSecret,
   onOutboxWrite,
   recordAttempt,
   releaseLeases,
@@ -18,7 +19,6 @@ import {
   type CallbackStatus,
   type EventFields,
 } from '../store/outbox.js';
-import { statementsOf } from '../store/statements.js';
 import { deliver, DELIVERY_TIMEOUT_MS, type Connector, type DeliveryResult, type Resolver } from './deliver.js';
 import { signedEventBody } from './event.js';
 import { parseSchedule, retryDelay, DEFAULT_SCHEDULE } from './schedule.js';
@@ -104,6 +104,8 @@ export class CallbackWorker {
   private ticking = false;
   private again = false;
   private lastSweep = -Infinity;
+  /** The last claim got all it asked for: more are likely due, so the next skips the read that asks. */
+  private moreDue = false;
   private cursorWritten = -Infinity;
 
   constructor(opts: WorkerOptions) {
@@ -214,21 +216,26 @@ export class CallbackWorker {
       }
       const room = this.o.maxInFlight - this.sending;
       if (room <= 0 || !this.running) return;
-      if (!deliveryDue(db, this.o.now(), busyHosts(this.perHostNow, this.o.perHost))) return;
-      const rows = await this.write(() =>
-        claimDue(this.o.ledger.db, { now: this.o.now(), owner: this.o.owner, leaseMs: this.o.leaseMs, limit: room, perHost: this.o.perHost, inFlight: this.perHostNow }),
+      if (!this.moreDue && !deliveryDue(db, this.o.now(), busyHosts(this.perHostNow, this.o.perHost))) return;
+      // Each row's merchant secret is read in the claim's transaction (inside a transaction a
+      // read costs a fraction of one on its own), a moment before the row is signed and sent.
+      const claimed = await this.write(() =>
+        claimDue(db, { now: this.o.now(), owner: this.o.owner, leaseMs: this.o.leaseMs, limit: room, perHost: this.o.perHost, inFlight: this.perHostNow })
+          .map((row) => ({ row, secret: merchantSecret(db, row.merchantId) ?? null })),
       );
+      this.moreDue = claimed.length === room;
       if (!this.running) {
-        await this.write(() => releaseLeases(this.o.ledger.db, this.o.owner, rows.map((r) => r.id)));
+        await this.write(() => releaseLeases(db, this.o.owner, claimed.map((c) => c.row.id)));
         return;
       }
-      for (const row of rows) this.track(row);
+      for (const { row, secret } of claimed) this.track(row, secret);
     } catch (e) {
       this.o.log?.(`callbacks: ${(e as Error).message}; trying again`);
     }
   }
 
-  private track(row: CallbackRow): Promise<AttemptReport> {
+  /** `secret`: the merchant's, read with the lease (null: the merchant is gone); else read now. */
+  private track(row: CallbackRow, secret?: string | null): Promise<AttemptReport> {
     this.sending++;
     this.perHostNow.set(row.host, (this.perHostNow.get(row.host) ?? 0) + 1);
     let freed = false;
@@ -243,7 +250,7 @@ export class CallbackWorker {
       else this.perHostNow.delete(row.host);
       this.wake();
     };
-    const attempt = this.attempt(row, free);
+    const attempt = this.attempt(row, free, secret);
     const done = attempt.then(
       () => undefined,
       (e: unknown) => this.o.log?.(`callbacks: ${row.id}: ${(e as Error).message}`),
@@ -256,16 +263,17 @@ export class CallbackWorker {
   }
 
   /** One attempt of a leased row, recorded. `answered` is called once the receiver has answered (or not). */
-  private async attempt(row: CallbackRow, answered: () => void = () => {}): Promise<AttemptReport> {
+  private async attempt(row: CallbackRow, answered: () => void = () => {}, leasedWith?: string | null): Promise<AttemptReport> {
     const durable = this.o.durable?.();
     if (durable) await durable;
     const at = this.o.now();
-    const secret = statementsOf(this.o.ledger).merchantAuth.get({ id: row.merchantId })?.secret;
+    const secret = leasedWith === undefined ? merchantSecret(this.o.ledger.db, row.merchantId) : leasedWith;
     let result: DeliveryResult;
     if (!secret) {
       result = { statusCode: null, latencyMs: 0, error: `merchant ${row.merchantId} no longer exists` };
     } else {
-      // Signed now, with the merchant's current secret: a rotated secret applies to retries too.
+      // Signed now, with the merchant's current secret (read with this attempt's lease at the
+      // earliest): a rotated secret applies to retries too.
       const body = JSON.stringify(signedEventBody(JSON.parse(row.payload) as EventFields, row.merchantId, secret, at));
       result = await deliver(row.url, body, {
         allowPrivate: this.o.allowPrivate, timeoutMs: this.o.timeoutMs, resolver: this.o.resolver, connector: this.o.connector,

@@ -1,7 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { deliver } from '../../src/callbacks/deliver.js';
 import { CallbackWorker, type WorkerOptions } from '../../src/callbacks/worker.js';
 import { verify } from '../../src/signing/index.js';
 import { openLedger, type Ledger } from '../../src/store/db.js';
@@ -224,5 +227,42 @@ describe('delivery and retries', () => {
     for (let i = 0; i < 3; i++) await paidOrderWithHook(s, fine.url, `fine-${i}`);
     await fine.waitFor(3, 1000);
     expect(slow.received).toHaveLength(2);
+  });
+});
+
+describe('what each attempt is made of', () => {
+  it('a retry is signed with the secret of its own time: one rotated after the first attempt signs the second', async () => {
+    const s = await setup();
+    const rec = await receiver((n) => (n === 1 ? 500 : 200));
+    await paidOrderWithHook(s, rec.url);
+    worker(s.ledger, { schedule: [400] });
+    const [first] = await rec.waitFor(1);
+    const rotated = await s.service.rotateSecret(s.mchId);
+    const got = await rec.waitFor(2);
+    expect(merchantVerifies(first!.body, s.secret)).toBe(true);
+    expect(merchantVerifies(got[1]!.body, rotated.secret), 'the retry verifies with the new secret').toBe(true);
+    expect(merchantVerifies(got[1]!.body, s.secret), 'and not with the old one').toBe(false);
+  });
+
+  it('an answer whose body is still coming at the end of the attempt\'s time is cut there; its status counts', async () => {
+    let closedAt = 0;
+    const server = createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'Content-Type': 'text/plain' });
+      const drip = setInterval(() => res.write('.'), 50);
+      res.on('close', () => {
+        clearInterval(drip);
+        closedAt = Date.now();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    cleanups.push(() => new Promise<void>((r) => server.close(() => r())));
+    const started = Date.now();
+    const result = await deliver(`http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, '{}', { allowPrivate: true, timeoutMs: 600 });
+    expect(result).toMatchObject({ statusCode: 200, error: null });
+    expect(Date.now() - started).toBeLessThan(400);
+    await until(() => closedAt > 0, 3000);
+    expect(closedAt - started).toBeGreaterThanOrEqual(550);
+    expect(closedAt - started).toBeLessThan(1500);
   });
 });
