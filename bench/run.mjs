@@ -10,6 +10,8 @@
 // BENCH_GETS_ONLY=1 runs only the three GET runs of each repeat (fixed JSON, status, the payment
 // page) with serve as in production, prints their figures and serve's peak RSS, and writes
 // nothing (for working on the GET figures; not for the record).
+// BENCH_STARTUP_ONLY=1 measures the two start-up figures only (31 pairs each; BENCH_STARTUP_RUNS
+// changes that), prints them and writes nothing: for working on the start-up of the CLI.
 import { spawn, spawnSync } from 'node:child_process';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -36,7 +38,8 @@ delete env.CRYPTOPAY_REMOTE;
 delete env.CRYPTOPAY_CHAINS;
 
 const REPEATS = QUICK ? 1 : Math.max(3, Number(process.env.BENCH_REPEATS ?? 3));
-const STARTUP_RUNS = QUICK ? 5 : 31;
+const STARTUP_ONLY = process.env.BENCH_STARTUP_ONLY === '1';
+const STARTUP_RUNS = Number(process.env.BENCH_STARTUP_RUNS ?? (QUICK ? 5 : 31));
 const GET_SECONDS = QUICK ? 3 : 8;
 const POST_SECONDS = QUICK ? 3 : 10;
 const WARMUP_SECONDS = QUICK ? 1 : 2;
@@ -251,13 +254,17 @@ async function main() {
   const started = new Date();
   const loadAtStart = loadavg().map((x) => round(x, 1));
   log(`bench in ${dir}; load average ${loadAtStart.join(' ')}`);
-  const wrkVersion = ensureWrk(log);
+  const wrkVersion = STARTUP_ONLY ? undefined : ensureWrk(log);
 
   // Start-up, before anything else runs.
   const help = GETS_ONLY ? undefined : startup('cryptopay --help', ['--help']);
   const merchant = JSON.parse(cli(['merchant', 'add', '--name', 'Bench', '--generate-wallet', '--rate-limit', '0', '--json']));
   const probe = JSON.parse(cli(['order', 'create', '--oid', 'status-probe', '--uid', 'u1', '--amount', '1', '--json']));
   const status = GETS_ONLY ? undefined : startup('cryptopay order status', ['order', 'status', probe.id]);
+  if (STARTUP_ONLY) {
+    rmSync(dir, { recursive: true, force: true });
+    return;
+  }
 
   // serve as in production: a chain to watch, orders paid on it, callbacks to a receiver.
   const chain = await startChain();

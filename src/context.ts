@@ -73,6 +73,11 @@ export interface Context {
   remoteTarget(): Promise<RemoteTarget | undefined>;
   /** The local ledger with its administration; refuses when a remote is configured. */
   local(what: string, opts?: { create?: boolean }): Promise<LocalPaymentService>;
+  /**
+   * The local ledger's file, refused as local() refuses it (a remote configured, no such file, an
+   * unreadable chains config) but not opened: for a read that needs SQLite alone.
+   */
+  ledgerFile(what: string): Promise<string>;
   close(): void;
 }
 
@@ -158,12 +163,8 @@ export function createContext(deps: ContextDeps, globals: Globals): Context {
   // The remote's details (profile file, secret, zod) are read only when a remote is in play.
   const resolveRemote = () =>
     (target ??= remoteUrl() ? import('./remote/target.js').then((m) => m.resolveRemote(globals, deps.env)) : Promise.resolve(undefined));
-  const openLocal = async (create = false): Promise<LocalPaymentService> => {
-    if (local) return local;
-    const [{ openLedger, resolveLedgerPath }, { LocalPaymentService }] = await Promise.all([
-      import('./store/db.js'),
-      import('./store/local-service.js'),
-    ]);
+  const ledgerPath = async (create: boolean): Promise<string> => {
+    const { resolveLedgerPath } = await import('./store/ledger-file.js');
     const path = resolveLedgerPath(globals.db, deps.env);
     // Only the commands that start a ledger (merchant add, serve) may create one (spec decisions
     // §10): any other command on a mistyped --db would otherwise make an empty ledger, print
@@ -171,6 +172,18 @@ export function createContext(deps: ContextDeps, globals: Globals): Context {
     if (!create && path !== ':memory:' && !existsSync(path)) {
       throw new AppError('unavailable', `no ledger at ${path} (nothing was created): check --db or CRYPTOPAY_DB, or start a ledger with cryptopay merchant add`);
     }
+    return path;
+  };
+  const refuseRemote = async (what: string): Promise<void> => {
+    const remote = await resolveRemote();
+    if (remote) {
+      throw usage(`${what} needs a local ledger: it is not part of the REST interface, so it cannot run against the remote ${remote.url} (from ${remote.source}); pass --db PATH to use a local ledger`);
+    }
+  };
+  const openLocal = async (create = false): Promise<LocalPaymentService> => {
+    if (local) return local;
+    const [{ openLedger }, { LocalPaymentService }] = await Promise.all([import('./store/db.js'), import('./store/local-service.js')]);
+    const path = await ledgerPath(create);
     const registryConfig = readChainsConfig(deps.env);
     const ledger = openLedger(path);
     local = new LocalPaymentService(ledger, {
@@ -197,11 +210,14 @@ export function createContext(deps: ContextDeps, globals: Globals): Context {
       return openLocal();
     },
     async local(what, opts) {
-      const remote = await resolveRemote();
-      if (remote) {
-        throw usage(`${what} needs a local ledger: it is not part of the REST interface, so it cannot run against the remote ${remote.url} (from ${remote.source}); pass --db PATH to use a local ledger`);
-      }
+      await refuseRemote(what);
       return openLocal(opts?.create ?? false);
+    },
+    async ledgerFile(what) {
+      await refuseRemote(what);
+      const path = await ledgerPath(false);
+      readChainsConfig(deps.env);
+      return path;
     },
     close() {
       local?.ledger.close();

@@ -10,3 +10,8 @@ export function configDir(env: NodeJS.ProcessEnv): string {
 export function dataDir(env: NodeJS.ProcessEnv): string {
   return join(env.XDG_DATA_HOME || join(env.HOME || homedir(), '.local', 'share'), 'cryptopay');
 }
+
+/** $XDG_CACHE_HOME/cryptopay (the CLI's compiled code: src/code-cache.ts). Nothing in it is needed. */
+export function cacheDir(env: NodeJS.ProcessEnv): string {
+  return join(env.XDG_CACHE_HOME || join(env.HOME || homedir(), '.cache'), 'cryptopay');
+}

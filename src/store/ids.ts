@@ -1,4 +1,11 @@
-import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
+
+/**
+ * node:crypto is required on the first id or secret, not when the module loads: a read such as
+ * `order status` makes neither, and loading crypto was ~2.7 ms of its start-up.
+ */
+let crypto: typeof import('node:crypto') | undefined;
+const randomBytes = (n: number): Buffer => (crypto ??= createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto')).randomBytes(n);
 
 /**
  * Ids of orders, refunds and withdrawals: the creation time (milliseconds, 9 base-32 digits
@@ -10,7 +17,7 @@ import { randomBytes } from 'node:crypto';
 export const defaultRandomId = (prefix: string) => `${prefix}_${Date.now().toString(32).padStart(9, '0')}${random16().toString('base64url')}`;
 
 /** 16 random bytes from a pool filled 4 KiB at a time (one call into the CSPRNG per 256 ids); no byte is handed out twice. */
-let randomPool = Buffer.alloc(0);
+let randomPool: Buffer = Buffer.alloc(0);
 let randomAt = 0;
 function random16(): Buffer {
   if (randomAt + 16 > randomPool.length) {

@@ -58,6 +58,15 @@ describe.concurrent('find anything (#15 item 2)', { timeout: SLOW }, () => {
     const foreign = await s.run(['--mch-id', s.mchId, 'order', 'show', 'B-7']);
     expect(foreign.code).toBe(1);
     expect(foreign.stderr).toContain(`Order not found: no order of merchant ${s.mchId} has the id or oid B-7`);
+    // And by id: order status reads an id with SQLite alone (src/store/order-status-read.ts), yet
+    // another merchant's order stays not found, and one's own answers.
+    const [foreignId, ownId] = await Promise.all([
+      s.run(['--mch-id', s.mchId, 'order', 'status', only.id]),
+      s.run(['--mch-id', two.mchId, 'order', 'status', only.id, '--json']),
+    ]);
+    expect(foreignId.code).toBe(1);
+    expect(foreignId.stderr).toContain(`Order not found: no order of merchant ${s.mchId} has the id or oid ${only.id}`);
+    expect(JSON.parse(ownId.stdout)).toEqual({ id: only.id, status: 'PENDING_PAY' });
   });
 
   it('order find: by oid, uid, a transaction hash in any spelling, a deposit address in any case, and the withdrawal a hash pays out', async () => {

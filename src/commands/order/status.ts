@@ -17,7 +17,15 @@ export async function run(ctx: Context, _opts: unknown, ref: string): Promise<vo
       if (!(e instanceof AppError && e.kind === 'not_found')) throw e;
       ({ id, status } = await orderByRef(ctx, ref));
     }
-  } else ({ id, status } = await orderByRef(ctx, ref));
+  } else {
+    // By id, SQLite alone answers (src/store/order-status-read.ts); an oid, an id of another
+    // merchant or none at all, and an out-of-date ledger go through the service as before.
+    const path = await ctx.ledgerFile('order');
+    const { quickOrderStatus } = await import('../../store/order-status-read.js');
+    const quick = quickOrderStatus(path, ref, ctx.globals.mchId, ctx.now());
+    if (quick) status = quick;
+    else ({ id, status } = await orderByRef(ctx, ref));
+  }
   if (ctx.globals.json) return printJson(ctx, { id, status });
   ctx.io.stdout.write(`${status}\n`);
 }
