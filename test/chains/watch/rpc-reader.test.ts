@@ -123,6 +123,17 @@ describe('reading a JSON-RPC answer one result element at a time', () => {
       '{"result":[1}',
       '{"result":[1]]',
       '{"result":[1]} x',
+      // Object elements, read whole up to their first '}' when that parses, else character by character.
+      '{"result":[{"a":"}"},{"b":{"c":1}},{"d":[1,{"e":"}}"}]},{}]}',
+      '{"result":[{"a":1} , {"b":2} ]}',
+      '{"result":[{"a":1}{"b":2}]}',
+      '{"result":[{"a":1}"x"]}',
+      '{"result":[{"a":1}1]}',
+      '{"result":[{"a":1},]}',
+      '{"result":[{"a":1}}]}',
+      '{"result":[{"a":1]}',
+      '{"result":[{"a":"}"]}',
+      '{"result":[{"a":1},{"b":2}],"x":{"y":[{"z":1}]}}',
     ];
     for (const text of cases) {
       expect([text, outcome(() => parseReplies(text, tag))]).toEqual([text, outcome(() => expected(text, tag))]);
