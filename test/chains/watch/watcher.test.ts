@@ -359,6 +359,43 @@ describe('the chain watcher (simulated node)', () => {
     expect(await service.markPaid({ id: seen.id, txHash: row!.txHash })).toMatchObject({ status: 'PAID', late: false });
   });
 
+  it('catching up, a payment already at its depth is counted with its range, its header read once; one short of it waits for the next block', async () => {
+    const { service } = h();
+    await addTestMerchant(service);
+    const deep = await order(service, { uid: 'u', amount: '1' });
+    const deep2 = await order(service, { uid: 'u', amount: '2' });
+    const shallow = await order(service, { uid: 'u', amount: '3' });
+    const sim = new SimChain(0, () => h().clock.now);
+    sim.mineEmpty(4);
+    const b1 = sim.mine([{ token: TOKEN, to: deep.addresses.EVM!, value: 1_000_000n }]);
+    sim.mineEmpty(13);
+    const b2 = sim.mine([{ token: TOKEN, to: deep2.addresses.EVM!, value: 2_000_000n }]);
+    sim.mineEmpty(10);
+    // Confirmations 3: the head and the block under it are not deep enough yet.
+    const b3 = sim.mine([{ token: TOKEN, to: shallow.addresses.EVM!, value: 3_000_000n }]);
+    sim.mine();
+    const reads = new Map<number, number>();
+    sim.onCall = (method, params) => {
+      if (method === 'eth_getBlockByNumber') reads.set(Number.parseInt(String(params[0]).slice(2), 16), (reads.get(Number.parseInt(String(params[0]).slice(2), 16)) ?? 0) + 1);
+    };
+    const { w } = watcherFor(h(), sim, { maxSpan: 10 });
+    const r = await w.tick();
+    expect(r).toMatchObject({ caughtUp: true, counted: 2 });
+    expect(await service.getOrderStatus(deep.id)).toBe('PAID');
+    expect(await service.getOrderStatus(deep2.id)).toBe('PAID');
+    expect(await service.getOrderStatus(shallow.id)).toBe('PENDING_PAY');
+    expect(onChainPayments(h().ledger.db, registry, shallow.id)).toMatchObject([{ status: 'seen', confirmations: 2, required: 3 }]);
+    // Neither a range's first or last block: read once, after its log, to check and count it.
+    expect([reads.get(b1), reads.get(b2)]).toEqual([1, 1]);
+    reads.clear();
+    sim.mine();
+    expect(await w.tick()).toMatchObject({ counted: 1 });
+    expect(await service.getOrderStatus(shallow.id)).toBe('PAID');
+    // Counted later, by a second read of its block at the depth.
+    expect(reads.get(b3)).toBeGreaterThanOrEqual(1);
+    expect(await service.balance('u')).toMatchObject({ available: '6' });
+  });
+
   it('a reorg between two ranges of one tick: a payment only on the new fork, in blocks already passed, is found and counted once', async () => {
     const { service } = h();
     await addTestMerchant(service);
