@@ -270,7 +270,12 @@ async function main() {
     }
     if (REPEATS > 0) results.scan = { product: median(prod), baseline: median(base), ratios: prod.map((p, i) => p / base[i]), total, paid: paidIds.length, blocks: end - first + 1, cpuPerKLogs: cpu.self };
     if (other) results.ab = { product: median(prodOther), ratios: prodOther.map((p, i) => p / base[i]), cpuPerKLogs: cpu.other, cpuMedian: median(cpu.other), selfCpuMedian: median(cpu.self) };
-    if (process.env.BENCH_WATCH_SCAN_ONLY) return;
+    if (process.env.BENCH_WATCH_SCAN_ONLY) {
+      // Written here: returning skips everything below, the rows included.
+      log(`scan only; load average (1 min) ${round(Math.min(...loads), 1)}-${round(Math.max(...loads), 1)}`);
+      process.stdout.write(`${JSON.stringify({ scan: results.scan, ab: results.ab, loads })}\n`);
+      return;
+    }
 
     // Detection latency and RSS: a real serve on a copy of the ledger (all ORDERS addresses
     // watched) that first scans the whole history above, then sees new payments live.
@@ -367,10 +372,6 @@ async function main() {
   const { scan, latency, rss } = results;
   if (!scan) {
     process.stdout.write(`${JSON.stringify({ latency, rss, loads })}\n`);
-    return;
-  }
-  if (process.env.BENCH_WATCH_SCAN_ONLY) {
-    process.stdout.write(`${JSON.stringify({ scan, ab: results.ab, loads })}\n`);
     return;
   }
   const rows = [
