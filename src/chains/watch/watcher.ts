@@ -97,9 +97,11 @@ export class ChainWatcher {
     let next = state.readCursor(this.d.ledger.db, chain.chainId)!.nextBlock;
     const deadline = this.d.now() + (this.d.tickBudgetMs ?? 2_000);
     if (next > head) await this.write((q) => state.noteHead(q, chain.chainId, this.d.holder, head, this.d.now()));
-    // The next range is fetched while the one before it is matched and committed (the node
-    // works while this process does). It is judged only after that commit, exactly as if it had
-    // been fetched then: its first block must continue the chain stored so far.
+    // The next range is fetched while the one before it is committed (the node works while this
+    // process does). It is asked for once the headers of that range's payment blocks are: a node
+    // may answer nothing else while it works on an eth_getLogs (anvil does), and those headers
+    // would then wait for it. It is judged only after that commit, exactly as if it had been
+    // fetched then: its first block must continue the chain stored so far.
     const fetchFrom = (from: number) => {
       if (from > head || this.d.now() >= deadline) return undefined;
       const f = this.scanner.fetch(from, head, this.nodeTokens);
@@ -124,8 +126,9 @@ export class ChainWatcher {
         ahead = fetchFrom(next);
         continue;
       }
-      ahead = fetchFrom(r.to + 1);
-      counted += await this.commit(next, r.to, head, r.logs, r.first, r.tip);
+      counted += await this.commit(next, r.to, head, r.logs, r.first, r.tip, () => {
+        ahead = fetchFrom(r.to + 1);
+      });
       next = r.to + 1;
       this.d.onProgress?.(next, head);
     }
@@ -138,7 +141,7 @@ export class ChainWatcher {
   }
 
   /** Stores a range; answers how many of its payments were counted with it. */
-  private async commit(from: number, to: number, head: number, logs: TransferLog[], first: BlockHeader, tip: BlockHeader): Promise<number> {
+  private async commit(from: number, to: number, head: number, logs: TransferLog[], first: BlockHeader, tip: BlockHeader, fetchNext: () => void): Promise<number> {
     const { chain } = this.d;
     const payments: state.SeenPayment[] = [];
     const known = new Map<number, BlockHeader>([[first.number, first], [tip.number, tip]]);
@@ -169,7 +172,9 @@ export class ChainWatcher {
     // A payment's block header gives its time (late and held are judged by it, decisions §6b)
     // and proves the logs came from the chain the headers describe.
     const missing = [...new Set(payments.map((p) => p.blockNumber))].filter((n) => !known.has(n));
-    const fetched = await this.headers(missing);
+    const reading = this.headers(missing);
+    fetchNext();
+    const fetched = await reading;
     for (const [i, n] of missing.entries()) {
       const h = fetched[i];
       if (!h) throw new NodesDisagree(`block ${n} of a payment is not on the node's chain`);

@@ -445,6 +445,25 @@ describe('the chain watcher (simulated node)', () => {
     expect(await service.balance('u')).toMatchObject({ available: '3' });
   });
 
+  it("asks for a range's payment block headers before the next range's logs (a node may answer nothing else while it works on those)", async () => {
+    const { service } = h();
+    await addTestMerchant(service);
+    const o = await order(service, { uid: 'u', amount: '1' });
+    const sim = new SimChain(6, () => h().clock.now);
+    const paid = sim.mine([{ token: TOKEN, to: o.addresses.EVM!, value: 1_000_000n }]);
+    sim.mineEmpty(10);
+    const calls: string[] = [];
+    sim.onCall = (method, params) => {
+      if (method === 'eth_getLogs') calls.push(`logs from ${Number.parseInt(params[0].fromBlock, 16)}`);
+      if (method === 'eth_getBlockByNumber' && Number.parseInt(params[0], 16) === paid) calls.push(`header ${paid}`);
+    };
+    const { w } = watcherFor(h(), sim, { maxSpan: 5 });
+    await untilCaughtUp(w);
+    // Block 7 is inside the range 5..9: its header is read on its own, then the range 10.. is asked for.
+    expect(calls.slice(0, 4)).toEqual(['logs from 0', 'logs from 5', `header ${paid}`, 'logs from 10']);
+    expect(await service.getOrder(o.id)).toMatchObject({ status: 'PAID', paidAmount: '1' });
+  });
+
   it('a range fetched ahead that fails fails the tick after the range before it is committed; the next tick resumes there', async () => {
     const { service, ledger } = h();
     await addTestMerchant(service);
