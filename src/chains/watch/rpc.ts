@@ -48,6 +48,12 @@ export interface BatchOptions {
    * caller accepts both.
    */
   element?: (raw: unknown) => unknown;
+  /**
+   * Called once the node's answer starts to arrive (its HTTP status and headers), before its
+   * body is read: the node has done its work on the request. A client may never call it. It must
+   * not throw.
+   */
+  onAnswer?: () => void;
 }
 
 export interface RpcClient {
@@ -79,7 +85,7 @@ export function createRpcClient(opts: RpcOptions): RpcClient {
   const where = redactUrl(opts.url);
   let nextId = 1;
 
-  async function post(body: unknown, element?: (raw: unknown) => unknown): Promise<unknown> {
+  async function post(body: unknown, element?: (raw: unknown) => unknown, onAnswer?: () => void): Promise<unknown> {
     const ctrl = new AbortController();
     const timer = setTimeout(() => ctrl.abort(), timeoutMs);
     let text = '';
@@ -91,6 +97,7 @@ export function createRpcClient(opts: RpcOptions): RpcClient {
         body: JSON.stringify(body),
         signal: ctrl.signal,
       });
+      onAnswer?.();
       if (element && res.ok && res.body) {
         // Read as it arrives: neither the text nor its tree of objects is ever whole in memory.
         read = await readReplies(res.body, element);
@@ -145,6 +152,7 @@ export function createRpcClient(opts: RpcOptions): RpcClient {
       const reply = await post(
         calls.map((c, i) => ({ jsonrpc: '2.0', id: first + i, method: c.method, params: c.params })),
         opts?.element,
+        opts?.onAnswer,
       );
       if (!Array.isArray(reply)) {
         // Some nodes answer a whole batch with one error object (batching switched off).

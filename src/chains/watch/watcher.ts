@@ -97,22 +97,37 @@ export class ChainWatcher {
     let next = state.readCursor(this.d.ledger.db, chain.chainId)!.nextBlock;
     const deadline = this.d.now() + (this.d.tickBudgetMs ?? 2_000);
     if (next > head) await this.write((q) => state.noteHead(q, chain.chainId, this.d.holder, head, this.d.now()));
-    // The next range is fetched while the one before it is committed (the node works while this
-    // process does). It is asked for once the headers of that range's payment blocks are: a node
-    // may answer nothing else while it works on an eth_getLogs (anvil does), and those headers
-    // would then wait for it. It is judged only after that commit, exactly as if it had been
-    // fetched then: its first block must continue the chain stored so far.
-    const fetchFrom = (from: number) => {
+    // Ranges are fetched ahead, so that the node works while this process does, and at most one
+    // beyond the range being read: the next range is asked for when the node starts answering the
+    // one this loop waits for (it has done its work on it), or, with a client that does not say
+    // when, once that range's payment block headers are asked for (a node may answer nothing
+    // else while it works on an eth_getLogs, as anvil does, and those headers would wait for it).
+    // A range fetched ahead is judged only after the range before it is committed, exactly as if
+    // it had been fetched then: its first block must continue the chain stored so far.
+    type Ahead = { from: number; result: ReturnType<RangeScanner['fetch']>; answered?: number; next?: Ahead };
+    let waiting: Ahead | undefined;
+    const fetchFrom = (from: number): Ahead | undefined => {
       if (from > head || this.d.now() >= deadline) return undefined;
-      const f = this.scanner.fetch(from, head, this.nodeTokens);
+      const f: Ahead = { from, result: undefined! };
+      f.result = this.scanner.fetch(from, head, this.nodeTokens, (end) => {
+        f.answered = end;
+        if (f === waiting) f.next ??= fetchFrom(end + 1);
+      });
       // A commit that fails leaves this answer unread: its error must not go unhandled.
-      f.catch(() => {});
+      f.result.catch(() => {});
       return f;
     };
     let ahead = fetchFrom(next);
     let counted = 0;
     while (ahead) {
-      const r = await ahead;
+      // An answer that began while the range before it was committed is read by now, or nearly:
+      // its successor waits for the headers of its payment blocks (see above).
+      waiting = ahead.answered === undefined ? ahead : undefined;
+      const r = await ahead.result;
+      waiting = undefined;
+      // Fetched on the guess that this range ends where it was asked to (a node that calls a
+      // range too large answers a shorter one): used only if it starts right after it.
+      const guess = ahead.next;
       ahead = undefined;
       // The node no longer has the block it just called its head: a reorg shortened the chain.
       if (!r.tip || !r.first) break;
@@ -127,7 +142,7 @@ export class ChainWatcher {
         continue;
       }
       counted += await this.commit(next, r.to, head, r.logs, r.first, r.tip, () => {
-        ahead = fetchFrom(r.to + 1);
+        ahead = guess?.from === r.to + 1 ? guess : fetchFrom(r.to + 1);
       });
       next = r.to + 1;
       this.d.onProgress?.(next, head);

@@ -172,10 +172,13 @@ describe('the JSON-RPC client reading a body as it arrives', () => {
       ]);
       // Ids of this client start at 1 for a fresh client.
       const seen: unknown[] = [];
+      // Told when the answer starts to arrive: before any of its body is read.
+      const answered: number[] = [];
       const out = await rpc.batch(
         [{ method: 'eth_getLogs', params: [] }, { method: 'eth_getBlockByNumber', params: [] }, { method: 'x', params: [] }],
-        { element: (raw) => (seen.push(raw), { mapped: raw }) },
+        { element: (raw) => (seen.push(raw), { mapped: raw }), onAnswer: () => answered.push(seen.length) },
       );
+      expect(answered).toEqual([0]);
       expect(seen).toEqual(logs);
       expect(out[0]).toEqual({ ok: true, result: logs.map((l) => ({ mapped: l })) });
       expect(out[1]).toEqual({ ok: true, result: { number: '0x1' } });
