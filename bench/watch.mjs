@@ -13,6 +13,11 @@
 // BENCH_WATCH_NODE_ARGS gives its node extra flags (e.g. --trace-gc); serve's RSS is sampled
 // every 50 ms during the history catch-up and its peak logged; BENCH_WATCH_SERVE_OUT=file keeps
 // serve's stdout (access log, --trace-gc lines).
+// For A/B work on the scan: BENCH_WATCH_LEDGER=file keeps the generated ledger there and reuses
+// it when it exists (same BENCH_WATCH_ORDERS; saves the ~45 s of building 1M orders);
+// BENCH_WATCH_AB=dir (another build's dist/, e.g. main's) adds a product scan by that build's
+// watcher to every repeat, alternating with this one, and both report the CPU time this process
+// spent per 1,000 logs (the node's time is anvil's, in its own process).
 import { spawn } from 'node:child_process';
 import { copyFileSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, loadavg } from 'node:os';
@@ -30,6 +35,7 @@ import { createRpcClient } from '../dist/chains/watch/rpc.js';
 import { openLedger } from '../dist/store/db.js';
 import { LocalPaymentService } from '../dist/store/local-service.js';
 import { recordPayment } from '../dist/store/payments.js';
+import { existsSync } from 'node:fs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const num = (name, full, quick) => Number(process.env[name] ?? (QUICK ? quick : full));
@@ -111,6 +117,26 @@ async function buildLedger(file, keep) {
   return { addresses, ids };
 }
 
+/** A ledger buildLedger made before (BENCH_WATCH_LEDGER): the EVM addresses and ids of its first `keep` orders. */
+function reuseLedger(file, keep) {
+  const ledger = openLedger(file);
+  const n = Number(ledger.sqlite.prepare('select count(*) as n from orders').get().n);
+  if (n !== ORDERS) throw new Error(`${file} holds ${n} orders, BENCH_WATCH_ORDERS is ${ORDERS}`);
+  const rows = ledger.sqlite.prepare("select o.id as id, a.address as address from orders o join order_addresses a on a.order_id = o.id and a.chain_type = 'EVM' order by o.id limit ?").all(keep);
+  ledger.close();
+  log(`ledger reused: ${file}`);
+  return { addresses: rows.map((r) => r.address), ids: rows.map((r) => r.id) };
+}
+
+/** The watcher's parts from another build's dist/ (BENCH_WATCH_AB). */
+async function loadBuild(dist) {
+  const at = (p) => import(new URL(p, `file://${dist.replace(/\/?$/, '/')}`).href);
+  const [{ ChainWatcher: W }, { createRpcClient: rpc }, { openLedger: open }, { recordPayment: rec }] = await Promise.all([
+    at('chains/watch/watcher.js'), at('chains/watch/rpc.js'), at('store/db.js'), at('store/payments.js'),
+  ]);
+  return { ChainWatcher: W, createRpcClient: rpc, openLedger: open, recordPayment: rec };
+}
+
 /** JSON-RPC calls to the node in one request (anvil answers a batch in order). */
 async function rpcBatch(url, calls) {
   const r = await fetch(url, {
@@ -140,8 +166,8 @@ async function main() {
     const total = BLOCKS * PER_BLOCK;
     const paying = Math.ceil(total / 100);
     log(`ledger with ${ORDERS} orders`);
-    const template = join(dir, 'template.db');
-    const { addresses, ids } = await buildLedger(template, paying + SAMPLES);
+    const template = process.env.BENCH_WATCH_LEDGER ?? join(dir, 'template.db');
+    const { addresses, ids } = existsSync(template) ? reuseLedger(template, paying + SAMPLES) : await buildLedger(template, paying + SAMPLES);
     if (addresses.length < paying + SAMPLES) throw new Error(`BENCH_WATCH_ORDERS must be at least ${paying + SAMPLES}`);
     noteLoad();
 
@@ -200,20 +226,27 @@ async function main() {
       chains: [{ chainId: 31337, chainType: 'EVM', name: 'Anvil', rpcUrl: node.rpcUrl, confirmations: 1 }],
       tokens: [{ chainId: 31337, address: tokenAddress, symbol: 'USDT', asset: 'USDT', decimals: 6 }],
     });
-    const product = async (run) => {
+    const self = { ChainWatcher, createRpcClient, openLedger, recordPayment };
+    const other = process.env.BENCH_WATCH_AB ? await loadBuild(process.env.BENCH_WATCH_AB) : undefined;
+    const cpu = { self: [], other: [] };
+    const product = async (run, build = self) => {
       const file = join(dir, `scan-${run}.db`);
       copyFileSync(template, file);
-      const ledger = openLedger(file);
-      const w = new ChainWatcher({
+      const ledger = build.openLedger(file);
+      const w = new build.ChainWatcher({
         chain: { ...registry.chain(31337), startBlock: first }, tokens: registry.tokens().filter((x) => x.chainId === '31337'),
-        rpc: createRpcClient({ url: node.rpcUrl, timeoutMs: 60_000 }), ledger, record: recordPayment, holder: 'bench', now: Date.now, log: () => {},
-        tickBudgetMs: 3_600_000, initialSpan: SPAN, maxSpan: SPAN, targetLogs: Number.MAX_SAFE_INTEGER,
+        rpc: build.createRpcClient({ url: node.rpcUrl, timeoutMs: 60_000 }), ledger, record: build.recordPayment, holder: 'bench', now: Date.now, log: () => {},
+        // One tick scans everything, so the lease must outlast it on a loaded machine.
+        tickBudgetMs: 3_600_000, leaseMs: 3_600_000, initialSpan: SPAN, maxSpan: SPAN, targetLogs: Number.MAX_SAFE_INTEGER,
       });
-      const prof = run === 0 && process.env.BENCH_WATCH_CPU_PROF ? await startProfile() : undefined;
+      const prof = run === 0 && build === self && process.env.BENCH_WATCH_CPU_PROF ? await startProfile() : undefined;
+      const c0 = process.cpuUsage();
       const t = performance.now();
       let r;
       do r = await w.tick(); while (!r.caughtUp);
       const rate = total / ((performance.now() - t) / 1000);
+      const c = process.cpuUsage(c0);
+      cpu[build === self ? 'self' : 'other'].push((c.user + c.system) / 1000 / (total / 1000));
       if (prof) await prof.stop(process.env.BENCH_WATCH_CPU_PROF);
       const paid = Number(ledger.sqlite.prepare("select count(*) as n from orders where status = 'PAID'").get().n);
       ledger.close();
@@ -223,15 +256,26 @@ async function main() {
     };
     const base = [];
     const prod = [];
+    const prodOther = [];
     for (let i = 0; i < REPEATS; i++) {
       if (i === 0) log('scan runs');
+      // With an A/B build, which of the two goes first alternates from one repeat to the next.
+      if (other && i % 2 === 1) prodOther.push(await product(i, other));
       base.push(await baseline());
       prod.push(await product(i));
+      if (other && i % 2 === 0) prodOther.push(await product(i, other));
       noteLoad();
-      log(`scan ${round(prod.at(-1), 0)} logs/s vs baseline ${round(base.at(-1), 0)} logs/s (${round((100 * prod.at(-1)) / base.at(-1), 0)}%)`);
+      log(`scan ${round(prod.at(-1), 0)} logs/s vs baseline ${round(base.at(-1), 0)} logs/s (${round((100 * prod.at(-1)) / base.at(-1), 0)}%), CPU ${round(cpu.self.at(-1), 1)} ms per 1,000 logs`);
+      if (other) log(`  A/B build ${round(prodOther.at(-1), 0)} logs/s (${round((100 * prodOther.at(-1)) / base.at(-1), 0)}% of this baseline), CPU ${round(cpu.other.at(-1), 1)} ms per 1,000 logs`);
     }
-    if (REPEATS > 0) results.scan = { product: median(prod), baseline: median(base), ratios: prod.map((p, i) => p / base[i]), total, paid: paidIds.length, blocks: end - first + 1 };
-    if (process.env.BENCH_WATCH_SCAN_ONLY) return;
+    if (REPEATS > 0) results.scan = { product: median(prod), baseline: median(base), ratios: prod.map((p, i) => p / base[i]), total, paid: paidIds.length, blocks: end - first + 1, cpuPerKLogs: cpu.self };
+    if (other) results.ab = { product: median(prodOther), ratios: prodOther.map((p, i) => p / base[i]), cpuPerKLogs: cpu.other, cpuMedian: median(cpu.other), selfCpuMedian: median(cpu.self) };
+    if (process.env.BENCH_WATCH_SCAN_ONLY) {
+      // Written here: returning skips everything below, the rows included.
+      log(`scan only; load average (1 min) ${round(Math.min(...loads), 1)}-${round(Math.max(...loads), 1)}`);
+      process.stdout.write(`${JSON.stringify({ scan: results.scan, ab: results.ab, loads })}\n`);
+      return;
+    }
 
     // Detection latency and RSS: a real serve on a copy of the ledger (all ORDERS addresses
     // watched) that first scans the whole history above, then sees new payments live.
@@ -328,10 +372,6 @@ async function main() {
   const { scan, latency, rss } = results;
   if (!scan) {
     process.stdout.write(`${JSON.stringify({ latency, rss, loads })}\n`);
-    return;
-  }
-  if (process.env.BENCH_WATCH_SCAN_ONLY) {
-    process.stdout.write(`${JSON.stringify({ scan, loads })}\n`);
     return;
   }
   const rows = [

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { and, asc, desc, eq, gt, inArray, isNull, lte, ne, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, gte, inArray, isNull, lte, ne, or, sql } from 'drizzle-orm';
 import type { ChainType } from '../core/types.js';
 import { audit, type Q } from './ledger.js';
 import { chainBlocks, chainCursors, chainPayments, orders } from './schema.js';
@@ -83,7 +83,9 @@ export function ordersForAddresses(
   for (const k of keys) unique.add(chainType === 'EVM' ? k.toLowerCase() : k);
   const out = new Map<string, { orderId: string; asset: string; address: string }>();
   if (unique.size === 0) return out;
-  const json = JSON.stringify([...unique]);
+  // In index order: SQLite then descends to neighbouring keys, whose pages its small cache still
+  // holds, instead of one random leaf of a 1M-address index per key.
+  const json = JSON.stringify([...unique].sort());
   const rows = (chainType === 'EVM' ? st.evm.all(json) : st.exact.all(json, chainType)) as { k: string; orderId: string; asset: string; address: string }[];
   for (const r of rows) out.set(r.k, { orderId: r.orderId, asset: r.asset, address: r.address });
   return out;
@@ -172,6 +174,17 @@ export function duePayments(q: Q, chainId: string, maxBlock: number): ChainPayme
     .select()
     .from(chainPayments)
     .where(and(eq(chainPayments.chainId, chainId), eq(chainPayments.status, 'seen'), lte(chainPayments.blockNumber, maxBlock)))
+    .orderBy(asc(chainPayments.blockNumber), asc(chainPayments.txHash), asc(chainPayments.logIndex))
+    .all();
+}
+
+/** Payments seen in blocks from..maxBlock and not yet counted, oldest first (a range just stored). */
+export function duePaymentsIn(q: Q, chainId: string, from: number, maxBlock: number): ChainPaymentRow[] {
+  if (maxBlock < from) return [];
+  return q
+    .select()
+    .from(chainPayments)
+    .where(and(eq(chainPayments.chainId, chainId), eq(chainPayments.status, 'seen'), gte(chainPayments.blockNumber, from), lte(chainPayments.blockNumber, maxBlock)))
     .orderBy(asc(chainPayments.blockNumber), asc(chainPayments.txHash), asc(chainPayments.logIndex))
     .all();
 }

@@ -86,7 +86,13 @@ export interface RangeScanner {
    * block that do not carry that block's hash came from another fork than the headers (a
    * load-balanced endpoint whose backends disagree, or a reorg between the calls): NodesDisagree.
    */
-  fetch(from: number, to: number, tokens: string[]): Promise<{ to: number; logs: TransferLog[]; first: BlockHeader | null; tip: BlockHeader | null }>;
+  fetch(
+    from: number,
+    to: number,
+    tokens: string[],
+    /** The node has started answering the request for from..end (the client's onAnswer). */
+    onAnswer?: (end: number) => void,
+  ): Promise<{ to: number; logs: TransferLog[]; first: BlockHeader | null; tip: BlockHeader | null }>;
 }
 
 export interface BlockHeader {
@@ -157,11 +163,14 @@ export function createRangeScanner(rpc: RpcClient, opts: { initialSpan?: number;
   // Small at first: the first answer of a busy chain must not be the biggest.
   let span = Math.min(opts.initialSpan ?? 50, maxSpan);
   let good = 0;
+  // Whether the node accepted the last range asked for: only then is the next one worth asking
+  // for before this one is read (onAnswer); while the span shrinks, such a guess is mostly refused.
+  let accepted = true;
   return {
     get span() {
       return span;
     },
-    async fetch(from, to, tokens) {
+    async fetch(from, to, tokens, onAnswer) {
       for (;;) {
         const end = Math.min(to, from + span - 1);
         // Each log is decoded as it is read: the answer (thousands of logs) is never one tree of objects.
@@ -171,12 +180,13 @@ export function createRangeScanner(rpc: RpcClient, opts: { initialSpan?: number;
             { method: 'eth_getBlockByNumber', params: [hexQuantity(from), false] },
             { method: 'eth_getBlockByNumber', params: [hexQuantity(end), false] },
           ],
-          { element: readLog },
+          { element: readLog, onAnswer: onAnswer && accepted ? () => onAnswer(end) : undefined },
         );
         if (!logsOut!.ok) {
           if (isRangeTooLarge(logsOut!.error) && span > 1) {
             span = Math.max(1, Math.floor(span / 2));
             good = 0;
+            accepted = false;
             continue;
           }
           throw logsOut!.error;
@@ -184,6 +194,7 @@ export function createRangeScanner(rpc: RpcClient, opts: { initialSpan?: number;
         if (!tipOut!.ok) throw tipOut!.error;
         if (!firstOut!.ok) throw firstOut!.error;
         if (!Array.isArray(logsOut!.result)) throw new RpcTransportError('the node answered eth_getLogs with something that is not a list');
+        accepted = true;
         const logs: TransferLog[] = [];
         for (const raw of logsOut!.result) {
           if (raw instanceof ReadLog && raw.error !== undefined) throw raw.error;

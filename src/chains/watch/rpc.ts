@@ -48,6 +48,12 @@ export interface BatchOptions {
    * caller accepts both.
    */
   element?: (raw: unknown) => unknown;
+  /**
+   * Called once the node's answer starts to arrive (its HTTP status and headers), before its
+   * body is read: the node has done its work on the request. A client may never call it. It must
+   * not throw.
+   */
+  onAnswer?: () => void;
 }
 
 export interface RpcClient {
@@ -79,7 +85,7 @@ export function createRpcClient(opts: RpcOptions): RpcClient {
   const where = redactUrl(opts.url);
   let nextId = 1;
 
-  async function post(body: unknown, element?: (raw: unknown) => unknown): Promise<unknown> {
+  async function post(body: unknown, element?: (raw: unknown) => unknown, onAnswer?: () => void): Promise<unknown> {
     const ctrl = new AbortController();
     const timer = setTimeout(() => ctrl.abort(), timeoutMs);
     let text = '';
@@ -91,6 +97,7 @@ export function createRpcClient(opts: RpcOptions): RpcClient {
         body: JSON.stringify(body),
         signal: ctrl.signal,
       });
+      onAnswer?.();
       if (element && res.ok && res.body) {
         // Read as it arrives: neither the text nor its tree of objects is ever whole in memory.
         read = await readReplies(res.body, element);
@@ -145,6 +152,7 @@ export function createRpcClient(opts: RpcOptions): RpcClient {
       const reply = await post(
         calls.map((c, i) => ({ jsonrpc: '2.0', id: first + i, method: c.method, params: c.params })),
         opts?.element,
+        opts?.onAnswer,
       );
       if (!Array.isArray(reply)) {
         // Some nodes answer a whole batch with one error object (batching switched off).
@@ -205,6 +213,8 @@ export class ReplyReader {
   private key: string | undefined;
   private splitting: { reply: number; items: unknown[] } | undefined;
   private elementStart = -1;
+  /** The element before was read whole by the fast path: only ',' or ']' may follow. */
+  private elementDone = false;
   /** A string whose closing quote is not read yet: where it started, and where to look on. */
   private openString = -1;
   private searchFrom = -1;
@@ -295,7 +305,10 @@ export class ReplyReader {
           this.nextElement = false;
         }
         if (depth === this.replyDepth && stack[depth - 1] === OPEN_OBJECT) this.lastString = text.slice(startQ, j + 1);
-        if (this.splitting && depth === this.replyDepth + 1 && this.elementStart < 0) this.elementStart = startQ;
+        if (this.splitting && depth === this.replyDepth + 1 && this.elementStart < 0) {
+          if (this.elementDone) throw new SyntaxError('two elements without a comma');
+          this.elementStart = startQ;
+        }
         i = j;
         continue;
       }
@@ -305,8 +318,9 @@ export class ReplyReader {
         // A result array at its own level: an element runs from its first character to ',' or ']'.
         if (c === COMMA || c === CLOSE_ARRAY) {
           if (this.elementStart >= 0) this.splitting.items.push(this.element(JSON.parse(text.slice(this.elementStart, i))));
-          else if (c === COMMA || this.splitting.items.length > 0) throw new SyntaxError('an empty element');
+          else if (!this.elementDone && (c === COMMA || this.splitting.items.length > 0)) throw new SyntaxError('an empty element');
           this.elementStart = -1;
+          this.elementDone = false;
           if (c === CLOSE_ARRAY) {
             stack.pop();
             this.arrays.push(this.splitting);
@@ -315,7 +329,24 @@ export class ReplyReader {
           }
           continue;
         }
-        if (this.elementStart < 0) this.elementStart = i;
+        if (this.elementStart < 0) {
+          if (this.elementDone) throw new SyntaxError('two elements without a comma');
+          // Fast path for an object element (a log): up to the first '}' after it, if that much
+          // is here and parses. If it parses, it is the element: JSON's tokens read left to right,
+          // so the whole text's parse ends this object at the same '}'. If not (a '}' inside a
+          // string, an object inside it, a body not yet arrived), the scan below reads it.
+          if (c === OPEN_OBJECT) {
+            const close = text.indexOf('}', i + 1);
+            const value = close < 0 ? NOT_PARSED : parseOrNot(text.slice(i, close + 1));
+            if (value !== NOT_PARSED) {
+              this.splitting.items.push(this.element(value));
+              this.elementDone = true;
+              i = close;
+              continue;
+            }
+          }
+          this.elementStart = i;
+        }
       }
       // A batch's elements, counted so that each reply's index is its index in the batch.
       if (this.top === OPEN_ARRAY && depth === 1) {
@@ -393,6 +424,16 @@ export function parseReplies(text: string, element: (raw: unknown) => unknown): 
   const r = new ReplyReader(element);
   r.push(text);
   return r.end();
+}
+
+const NOT_PARSED = Symbol('not parsed');
+
+function parseOrNot(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return NOT_PARSED;
+  }
 }
 
 function mapResult(r: unknown, element: (raw: unknown) => unknown): void {

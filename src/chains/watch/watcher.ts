@@ -97,19 +97,37 @@ export class ChainWatcher {
     let next = state.readCursor(this.d.ledger.db, chain.chainId)!.nextBlock;
     const deadline = this.d.now() + (this.d.tickBudgetMs ?? 2_000);
     if (next > head) await this.write((q) => state.noteHead(q, chain.chainId, this.d.holder, head, this.d.now()));
-    // The next range is fetched while the one before it is matched and committed (the node
-    // works while this process does). It is judged only after that commit, exactly as if it had
-    // been fetched then: its first block must continue the chain stored so far.
-    const fetchFrom = (from: number) => {
+    // Ranges are fetched ahead, so that the node works while this process does, and at most one
+    // beyond the range being read: the next range is asked for when the node starts answering the
+    // one this loop waits for (it has done its work on it), or, with a client that does not say
+    // when, once that range's payment block headers are asked for (a node may answer nothing
+    // else while it works on an eth_getLogs, as anvil does, and those headers would wait for it).
+    // A range fetched ahead is judged only after the range before it is committed, exactly as if
+    // it had been fetched then: its first block must continue the chain stored so far.
+    type Ahead = { from: number; result: ReturnType<RangeScanner['fetch']>; answered?: number; next?: Ahead };
+    let waiting: Ahead | undefined;
+    const fetchFrom = (from: number): Ahead | undefined => {
       if (from > head || this.d.now() >= deadline) return undefined;
-      const f = this.scanner.fetch(from, head, this.nodeTokens);
+      const f: Ahead = { from, result: undefined! };
+      f.result = this.scanner.fetch(from, head, this.nodeTokens, (end) => {
+        f.answered = end;
+        if (f === waiting) f.next ??= fetchFrom(end + 1);
+      });
       // A commit that fails leaves this answer unread: its error must not go unhandled.
-      f.catch(() => {});
+      f.result.catch(() => {});
       return f;
     };
     let ahead = fetchFrom(next);
+    let counted = 0;
     while (ahead) {
-      const r = await ahead;
+      // An answer that began while the range before it was committed is read by now, or nearly:
+      // its successor waits for the headers of its payment blocks (see above).
+      waiting = ahead.answered === undefined ? ahead : undefined;
+      const r = await ahead.result;
+      waiting = undefined;
+      // Fetched on the guess that this range ends where it was asked to (a node that calls a
+      // range too large answers a shorter one): used only if it starts right after it.
+      const guess = ahead.next;
       ahead = undefined;
       // The node no longer has the block it just called its head: a reorg shortened the chain.
       if (!r.tip || !r.first) break;
@@ -123,12 +141,13 @@ export class ChainWatcher {
         ahead = fetchFrom(next);
         continue;
       }
-      ahead = fetchFrom(r.to + 1);
-      await this.commit(next, r.to, head, r.logs, r.first, r.tip);
+      counted += await this.commit(next, r.to, head, r.logs, r.first, r.tip, () => {
+        ahead = guess?.from === r.to + 1 ? guess : fetchFrom(r.to + 1);
+      });
       next = r.to + 1;
       this.d.onProgress?.(next, head);
     }
-    const counted = await this.countDue(head);
+    counted += await this.countDue(head);
     await this.settleWithdrawals();
     if (next > head) {
       await this.write((q) => state.pruneBlocks(q, chain.chainId, head - chain.confirmations - KEEP_EXTRA));
@@ -136,7 +155,8 @@ export class ChainWatcher {
     return { head, nextBlock: next, caughtUp: next > head, counted };
   }
 
-  private async commit(from: number, to: number, head: number, logs: TransferLog[], first: BlockHeader, tip: BlockHeader): Promise<void> {
+  /** Stores a range; answers how many of its payments were counted with it. */
+  private async commit(from: number, to: number, head: number, logs: TransferLog[], first: BlockHeader, tip: BlockHeader, fetchNext: () => void): Promise<number> {
     const { chain } = this.d;
     const payments: state.SeenPayment[] = [];
     const known = new Map<number, BlockHeader>([[first.number, first], [tip.number, tip]]);
@@ -167,7 +187,9 @@ export class ChainWatcher {
     // A payment's block header gives its time (late and held are judged by it, decisions §6b)
     // and proves the logs came from the chain the headers describe.
     const missing = [...new Set(payments.map((p) => p.blockNumber))].filter((n) => !known.has(n));
-    const fetched = await this.headers(missing);
+    const reading = this.headers(missing);
+    fetchNext();
+    const fetched = await reading;
     for (const [i, n] of missing.entries()) {
       const h = fetched[i];
       if (!h) throw new NodesDisagree(`block ${n} of a payment is not on the node's chain`);
@@ -178,12 +200,20 @@ export class ChainWatcher {
       if (h.hash !== p.blockHash) throw new NodesDisagree(`a log in block ${p.blockNumber} has hash ${p.blockHash}, the block ${h.hash}`);
       p.blockTime = h.timestamp;
     }
-    await this.write((q) =>
+    // Payments whose block is already deep enough (a catch-up: all of them) are counted in the
+    // same transaction. Their block's header was read after their log and carries the log's
+    // hash (checked above): what countDue's second read of it would establish a moment later.
+    const dueTo = Math.min(to, head - chain.confirmations + 1);
+    return this.write((q) => {
+      const now = this.d.now();
       state.commitRange(q, this.d.ledger.sqlite, {
-        chainId: chain.chainId, holder: this.d.holder, from, to, head, now: this.d.now(),
+        chainId: chain.chainId, holder: this.d.holder, from, to, head, now,
         blocks: [...known.values()].map((h) => ({ number: h.number, hash: h.hash })), payments,
-      }),
-    );
+      });
+      if (payments.length === 0) return 0;
+      const due = state.duePaymentsIn(q, chain.chainId, from, dueTo).filter((p) => known.get(p.blockNumber)?.hash === p.blockHash);
+      return this.countRows(q, due, (n) => known.get(n)?.timestamp, now);
+    });
   }
 
   private async headers(numbers: number[]): Promise<(BlockHeader | null)[]> {
@@ -266,46 +296,55 @@ export class ChainWatcher {
       await this.walkBack(Math.min(...gone.map((p) => p.blockNumber)));
       return 0;
     }
-    const sqlite = this.d.ledger.sqlite;
     return this.write((q) => {
-      let n = 0;
       const now = this.d.now();
       state.holdsLease(q, chain.chainId, this.d.holder, now);
-      for (const p of due) {
-        const o = state.orderTerms(sqlite, p.orderId);
-        // When the payment arrived on chain, not when it is counted: a watcher that was down for
-        // a day must not hold (or call late) a payment made while the order was open. A block
-        // time ahead of this clock counts as now. Rows seen before block times were stored
-        // take it from the header just read.
-        const arrived = Math.min(now, p.blockTime ?? timeOf.get(p.blockNumber) ?? now);
-        if (o && pastLateWindow(o.expiredAt, arrived)) {
-          const amount = formatAmount(p.amount, ASSETS[o.asset]?.decimals ?? 6);
-          if (state.holdPayment(sqlite, q, { row: p, actor: this.actor, now, expiredAt: o.expiredAt, merchantId: o.merchantId, amount })) {
-            this.d.log(`chain ${chain.chainId}: payment tx ${p.txHash} log ${p.logIndex} of ${amount} to order ${p.orderId} came more than 24 h after it expired: held for an operator (cryptopay order held)`);
-          }
-          continue;
-        }
-        if (!state.markCounted(sqlite, { chainId: chain.chainId, txHash: p.txHash, logIndex: p.logIndex, now })) continue;
-        // One payment the ledger refuses (its transaction already confirms a withdrawal) must
-        // not hold up the others: it is set aside with the reason, for an operator.
-        sqlite.exec('SAVEPOINT chain_payment');
-        try {
-          this.d.record(q, {
-            orderId: p.orderId, txHash: p.txHash, logIndex: p.logIndex, amount: p.amount, rawAmount: p.rawAmount,
-            chainType: chain.chainType, chainId: chain.chainId, token: p.token, blockNumber: p.blockNumber, blockHash: p.blockHash, blockTime: arrived, source: 'chain',
-          }, { now, actor: this.actor });
-          sqlite.exec('RELEASE chain_payment');
-          n++;
-        } catch (e) {
-          if (!isAppError(e) || !sqlite.inTransaction) throw e;
-          sqlite.exec('ROLLBACK TO chain_payment');
-          sqlite.exec('RELEASE chain_payment');
-          state.refusePayment(q, { row: p, actor: this.actor, now, reason: e.message });
-          this.d.log(`chain ${chain.chainId}: payment tx ${p.txHash} log ${p.logIndex} to order ${p.orderId} refused by the ledger: ${e.message}`);
-        }
-      }
-      return n;
+      return this.countRows(q, due, (n) => timeOf.get(n), now);
     });
+  }
+
+  /**
+   * Counts payments whose block was just checked to be still the chain's, at their depth,
+   * inside the caller's transaction (which checked the lease).
+   */
+  private countRows(q: Q, due: state.ChainPaymentRow[], timeOf: (block: number) => number | undefined, now: number): number {
+    const { chain } = this.d;
+    const sqlite = this.d.ledger.sqlite;
+    let n = 0;
+    for (const p of due) {
+      const o = state.orderTerms(sqlite, p.orderId);
+      // When the payment arrived on chain, not when it is counted: a watcher that was down for
+      // a day must not hold (or call late) a payment made while the order was open. A block
+      // time ahead of this clock counts as now. Rows seen before block times were stored
+      // take it from the header just read.
+      const arrived = Math.min(now, p.blockTime ?? timeOf(p.blockNumber) ?? now);
+      if (o && pastLateWindow(o.expiredAt, arrived)) {
+        const amount = formatAmount(p.amount, ASSETS[o.asset]?.decimals ?? 6);
+        if (state.holdPayment(sqlite, q, { row: p, actor: this.actor, now, expiredAt: o.expiredAt, merchantId: o.merchantId, amount })) {
+          this.d.log(`chain ${chain.chainId}: payment tx ${p.txHash} log ${p.logIndex} of ${amount} to order ${p.orderId} came more than 24 h after it expired: held for an operator (cryptopay order held)`);
+        }
+        continue;
+      }
+      if (!state.markCounted(sqlite, { chainId: chain.chainId, txHash: p.txHash, logIndex: p.logIndex, now })) continue;
+      // One payment the ledger refuses (its transaction already confirms a withdrawal) must
+      // not hold up the others: it is set aside with the reason, for an operator.
+      sqlite.exec('SAVEPOINT chain_payment');
+      try {
+        this.d.record(q, {
+          orderId: p.orderId, txHash: p.txHash, logIndex: p.logIndex, amount: p.amount, rawAmount: p.rawAmount,
+          chainType: chain.chainType, chainId: chain.chainId, token: p.token, blockNumber: p.blockNumber, blockHash: p.blockHash, blockTime: arrived, source: 'chain',
+        }, { now, actor: this.actor });
+        sqlite.exec('RELEASE chain_payment');
+        n++;
+      } catch (e) {
+        if (!isAppError(e) || !sqlite.inTransaction) throw e;
+        sqlite.exec('ROLLBACK TO chain_payment');
+        sqlite.exec('RELEASE chain_payment');
+        state.refusePayment(q, { row: p, actor: this.actor, now, reason: e.message });
+        this.d.log(`chain ${chain.chainId}: payment tx ${p.txHash} log ${p.logIndex} to order ${p.orderId} refused by the ledger: ${e.message}`);
+      }
+    }
+    return n;
   }
 
   /**

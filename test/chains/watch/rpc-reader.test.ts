@@ -123,6 +123,17 @@ describe('reading a JSON-RPC answer one result element at a time', () => {
       '{"result":[1}',
       '{"result":[1]]',
       '{"result":[1]} x',
+      // Object elements, read whole up to their first '}' when that parses, else character by character.
+      '{"result":[{"a":"}"},{"b":{"c":1}},{"d":[1,{"e":"}}"}]},{}]}',
+      '{"result":[{"a":1} , {"b":2} ]}',
+      '{"result":[{"a":1}{"b":2}]}',
+      '{"result":[{"a":1}"x"]}',
+      '{"result":[{"a":1}1]}',
+      '{"result":[{"a":1},]}',
+      '{"result":[{"a":1}}]}',
+      '{"result":[{"a":1]}',
+      '{"result":[{"a":"}"]}',
+      '{"result":[{"a":1},{"b":2}],"x":{"y":[{"z":1}]}}',
     ];
     for (const text of cases) {
       expect([text, outcome(() => parseReplies(text, tag))]).toEqual([text, outcome(() => expected(text, tag))]);
@@ -161,10 +172,13 @@ describe('the JSON-RPC client reading a body as it arrives', () => {
       ]);
       // Ids of this client start at 1 for a fresh client.
       const seen: unknown[] = [];
+      // Told when the answer starts to arrive: before any of its body is read.
+      const answered: number[] = [];
       const out = await rpc.batch(
         [{ method: 'eth_getLogs', params: [] }, { method: 'eth_getBlockByNumber', params: [] }, { method: 'x', params: [] }],
-        { element: (raw) => (seen.push(raw), { mapped: raw }) },
+        { element: (raw) => (seen.push(raw), { mapped: raw }), onAnswer: () => answered.push(seen.length) },
       );
+      expect(answered).toEqual([0]);
       expect(seen).toEqual(logs);
       expect(out[0]).toEqual({ ok: true, result: logs.map((l) => ({ mapped: l })) });
       expect(out[1]).toEqual({ ok: true, result: { number: '0x1' } });

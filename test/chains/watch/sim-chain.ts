@@ -36,6 +36,12 @@ export class SimChain {
   /** Every call fails as if the node were down. */
   down = false;
   calls: string[] = [];
+  /** The client says when an answer starts to arrive (BatchOptions.onAnswer), as the HTTP client does. */
+  reportsAnswers = false;
+  /** With reportsAnswers: how long the node works on a request, how long its answer's body takes to arrive, and how many eth_getLogs answers are arriving now. */
+  workMs = 0;
+  bodyMs = 0;
+  logAnswersArriving = 0;
   /** The clock blocks are mined by (ms); the watcher tests set the harness's. */
   clock: () => number = () => Date.now();
   /**
@@ -135,9 +141,20 @@ export class SimChain {
         if (!o.ok) throw o.error;
         return o.result;
       },
-      batch: async (calls) => {
+      batch: async (calls, opts) => {
         if (this.down) throw new Error('connect ECONNREFUSED 127.0.0.1:1');
-        return calls.map((c) => run(c.method, c.params));
+        // As over HTTP, the answer comes after the caller has gone on (the node works workMs).
+        if (this.reportsAnswers) await new Promise((r) => setTimeout(r, this.workMs));
+        const out = calls.map((c) => run(c.method, c.params));
+        if (this.reportsAnswers) {
+          // The answer's status line is in; its body takes bodyMs more to arrive.
+          const logs = calls.some((c) => c.method === 'eth_getLogs');
+          if (logs) this.logAnswersArriving++;
+          opts?.onAnswer?.();
+          await new Promise((r) => setTimeout(r, this.bodyMs));
+          if (logs) this.logAnswersArriving--;
+        }
+        return out;
       },
     };
   }

@@ -251,6 +251,61 @@ describe('the chain watcher (simulated node)', () => {
     for (const o of orders) expect(await service.getOrderStatus(o.id)).toBe('PAID');
   });
 
+  it('ranges asked for ahead on their answer: when the node then calls one too large, the guess past it is dropped and nothing is missed', async () => {
+    const { service } = h();
+    await addTestMerchant(service);
+    const orders = [];
+    for (let i = 0; i < 6; i++) orders.push(await order(service, { uid: `u${i}`, amount: '1' }));
+    const sim = new SimChain(0, () => h().clock.now);
+    sim.reportsAnswers = true;
+    // Longer than a commit: each range is waited for before its answer comes.
+    sim.workMs = 20;
+    for (let i = 0; i < 60; i++) sim.mine(i % 10 === 3 ? [{ token: TOKEN, to: orders[(i - 3) / 10]!.addresses.EVM!, value: 1_000_000n }] : []);
+    sim.mineEmpty(3);
+    const from: number[] = [];
+    sim.onCall = (method, params) => {
+      if (method !== 'eth_getLogs') return;
+      from.push(Number.parseInt(params[0].fromBlock, 16));
+      // The node starts refusing ranges above 4 blocks when 10.. is asked for.
+      if (from.at(-1) === 10) sim.maxRange = 4;
+    };
+    const { w } = watcherFor(h(), sim, { maxSpan: 10 });
+    await untilCaughtUp(w);
+    for (const o of orders) expect(await service.getOrderStatus(o.id)).toBe('PAID');
+    expect(readCursor(h().ledger.db, '31337')?.nextBlock).toBe(sim.head + 1);
+    // A guess dropped: a range asked for on the answer of one the node then refused, and asked
+    // for again once the shorter range before it was read (no other path asks for a block
+    // below one already asked for, in a scan without reorgs).
+    const dropped = from.some((x, i) => from.some((y, j) => j > i && y < x && from.slice(j + 1).includes(x)));
+    expect(dropped).toBe(true);
+  });
+
+  it('with a client that says when an answer arrives, the next range is asked for while the answer before it is still arriving; never two ahead', async () => {
+    const { service, ledger } = h();
+    await addTestMerchant(service);
+    const o = await order(service, { uid: 'u', amount: '1' });
+    const sim = new SimChain(6, () => h().clock.now);
+    sim.reportsAnswers = true;
+    sim.workMs = 3;
+    sim.bodyMs = 5;
+    const paid = sim.mine([{ token: TOKEN, to: o.addresses.EVM!, value: 1_000_000n }]);
+    sim.mineEmpty(15);
+    const calls: [string, number | undefined, boolean][] = [];
+    sim.onCall = (method, params) => {
+      const at = (what: string) => calls.push([what, readCursor(ledger.db, '31337')?.nextBlock, sim.logAnswersArriving > 0]);
+      if (method === 'eth_getLogs') at(`logs from ${Number.parseInt(params[0].fromBlock, 16)}`);
+      if (method === 'eth_getBlockByNumber' && Number.parseInt(params[0], 16) === paid) at(`header ${paid}`);
+    };
+    const { w } = watcherFor(h(), sim, { maxSpan: 5 });
+    await untilCaughtUp(w);
+    // [call, cursor (what is committed), an answer still arriving]: 5.. is asked for while the
+    // answer for 0.. arrives; the payment header of 5..9 before 10.. (see the test above).
+    expect(calls.slice(0, 4)).toEqual([['logs from 0', 0, false], ['logs from 5', 0, true], [`header ${paid}`, 5, false], ['logs from 10', 5, false]]);
+    // Each range asked for once: never a guess beyond the next.
+    expect(calls.filter(([c]) => c.startsWith('logs')).map(([c]) => c)).toEqual([0, 5, 10, 15, 20].map((n) => `logs from ${n}`));
+    expect(await service.getOrder(o.id)).toMatchObject({ status: 'PAID', paidAmount: '1' });
+  });
+
   it('a restart resumes from the ledger; a second process stands by while the lease is held', async () => {
     const { service, clock } = h();
     await addTestMerchant(service);
@@ -359,6 +414,43 @@ describe('the chain watcher (simulated node)', () => {
     expect(await service.markPaid({ id: seen.id, txHash: row!.txHash })).toMatchObject({ status: 'PAID', late: false });
   });
 
+  it('catching up, a payment already at its depth is counted with its range, its header read once; one short of it waits for the next block', async () => {
+    const { service } = h();
+    await addTestMerchant(service);
+    const deep = await order(service, { uid: 'u', amount: '1' });
+    const deep2 = await order(service, { uid: 'u', amount: '2' });
+    const shallow = await order(service, { uid: 'u', amount: '3' });
+    const sim = new SimChain(0, () => h().clock.now);
+    sim.mineEmpty(4);
+    const b1 = sim.mine([{ token: TOKEN, to: deep.addresses.EVM!, value: 1_000_000n }]);
+    sim.mineEmpty(13);
+    const b2 = sim.mine([{ token: TOKEN, to: deep2.addresses.EVM!, value: 2_000_000n }]);
+    sim.mineEmpty(10);
+    // Confirmations 3: the head and the block under it are not deep enough yet.
+    const b3 = sim.mine([{ token: TOKEN, to: shallow.addresses.EVM!, value: 3_000_000n }]);
+    sim.mine();
+    const reads = new Map<number, number>();
+    sim.onCall = (method, params) => {
+      if (method === 'eth_getBlockByNumber') reads.set(Number.parseInt(String(params[0]).slice(2), 16), (reads.get(Number.parseInt(String(params[0]).slice(2), 16)) ?? 0) + 1);
+    };
+    const { w } = watcherFor(h(), sim, { maxSpan: 10 });
+    const r = await w.tick();
+    expect(r).toMatchObject({ caughtUp: true, counted: 2 });
+    expect(await service.getOrderStatus(deep.id)).toBe('PAID');
+    expect(await service.getOrderStatus(deep2.id)).toBe('PAID');
+    expect(await service.getOrderStatus(shallow.id)).toBe('PENDING_PAY');
+    expect(onChainPayments(h().ledger.db, registry, shallow.id)).toMatchObject([{ status: 'seen', confirmations: 2, required: 3 }]);
+    // Neither a range's first or last block: read once, after its log, to check and count it.
+    expect([reads.get(b1), reads.get(b2)]).toEqual([1, 1]);
+    reads.clear();
+    sim.mine();
+    expect(await w.tick()).toMatchObject({ counted: 1 });
+    expect(await service.getOrderStatus(shallow.id)).toBe('PAID');
+    // Counted later, by a second read of its block at the depth.
+    expect(reads.get(b3)).toBeGreaterThanOrEqual(1);
+    expect(await service.balance('u')).toMatchObject({ available: '6' });
+  });
+
   it('a reorg between two ranges of one tick: a payment only on the new fork, in blocks already passed, is found and counted once', async () => {
     const { service } = h();
     await addTestMerchant(service);
@@ -406,6 +498,25 @@ describe('the chain watcher (simulated node)', () => {
     expect(await service.getOrder(a.id)).toMatchObject({ status: 'PAID', paidAmount: '1' });
     expect(await service.getOrder(b.id)).toMatchObject({ status: 'PAID', paidAmount: '2' });
     expect(await service.balance('u')).toMatchObject({ available: '3' });
+  });
+
+  it("asks for a range's payment block headers before the next range's logs (a node may answer nothing else while it works on those)", async () => {
+    const { service } = h();
+    await addTestMerchant(service);
+    const o = await order(service, { uid: 'u', amount: '1' });
+    const sim = new SimChain(6, () => h().clock.now);
+    const paid = sim.mine([{ token: TOKEN, to: o.addresses.EVM!, value: 1_000_000n }]);
+    sim.mineEmpty(10);
+    const calls: string[] = [];
+    sim.onCall = (method, params) => {
+      if (method === 'eth_getLogs') calls.push(`logs from ${Number.parseInt(params[0].fromBlock, 16)}`);
+      if (method === 'eth_getBlockByNumber' && Number.parseInt(params[0], 16) === paid) calls.push(`header ${paid}`);
+    };
+    const { w } = watcherFor(h(), sim, { maxSpan: 5 });
+    await untilCaughtUp(w);
+    // Block 7 is inside the range 5..9: its header is read on its own, then the range 10.. is asked for.
+    expect(calls.slice(0, 4)).toEqual(['logs from 0', 'logs from 5', `header ${paid}`, 'logs from 10']);
+    expect(await service.getOrder(o.id)).toMatchObject({ status: 'PAID', paidAmount: '1' });
   });
 
   it('a range fetched ahead that fails fails the tick after the range before it is committed; the next tick resumes there', async () => {
