@@ -27,7 +27,11 @@ export class ReadAnchor {
   private readonly probe: Database.Statement;
   private readonly end: Database.Statement;
 
-  constructor(private readonly conn: Database.Database) {
+  constructor(
+    private readonly conn: Database.Database,
+    /** The ledger file it anchors, its key among the open anchors. */
+    private readonly path: string,
+  ) {
     this.begin = conn.prepare('BEGIN');
     // Any read of a page starts the read transaction; the schema's first row is one page.
     this.probe = conn.prepare('SELECT 1 FROM sqlite_schema LIMIT 1').pluck();
@@ -60,6 +64,7 @@ export class ReadAnchor {
   }
 
   close(): void {
+    if (anchors.get(this.path) === this) anchors.delete(this.path);
     this.release();
     if (this.conn.open) this.conn.close();
   }
@@ -80,14 +85,8 @@ export function anchorReads(ledger: { path: string; sqlite: Database.Database },
   if (ledger.path === ':memory:') return undefined;
   const existing = anchors.get(ledger.path);
   if (existing) return existing;
-  const conn = new Database(ledger.path, { fileMustExist: true, nativeBinding });
-  const anchor = new ReadAnchor(conn);
+  const anchor = new ReadAnchor(new Database(ledger.path, { fileMustExist: true, nativeBinding }), ledger.path);
   anchors.set(ledger.path, anchor);
-  const close = anchor.close.bind(anchor);
-  anchor.close = () => {
-    anchors.delete(ledger.path);
-    close();
-  };
   return anchor;
 }
 
