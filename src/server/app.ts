@@ -31,7 +31,6 @@ import type { Caller, OperatorExtensions, PaymentService } from '../core/service
 import type { OrderStatus } from '../core/types.js';
 import { verify } from '../signing/index.js';
 import { openApiDocument } from './openapi.js';
-import { PAY_ASSETS } from './pay-page-assets.js';
 import type { PayPageSource } from './pay-page-data.js';
 import { payUrlOf } from './pay-url.js';
 import { RateLimiter } from './rate-limit.js';
@@ -274,9 +273,6 @@ export function createApp(deps: AppDeps) {
   });
   read('/api/v1/log/follow', logFollowSchema, (s, q, mchId) => s.followLog({ mchId, orderId: q.orderId, withdrawalId: q.withdrawalId, since: q.since, after: q.after, limit: q.limit }));
   read('/api/v1/summary', summarySchema, (s, _q, mchId) => s.summary({ mchId }));
-
-  // The payment page's style sheet and script, under names that change with their content.
-  for (const [href, file] of PAY_ASSETS) fixed.set(`/pay/${href}`, { get: () => file });
 
   // The payment page and the state it polls (decisions §11), loaded on first use.
   type PayRoutes = ReturnType<typeof import('./pay-page-route.js').payPageRoutes>;

@@ -1,7 +1,7 @@
 import { Lru } from '../core/lru.js';
 import { qrSvg } from '../qr/svg.js';
 import { html, httpUrl, trusted, type Html } from './html.js';
-import { PAGE_CODE, PAGE_STYLE } from './pay-page-assets.js';
+import { CSS_HASH, PAGE_CSS, PAGE_SCRIPT, SCRIPT_HASH } from './pay-page-assets.js';
 import type { PayMethod, PayPageModel } from './pay-page-data.js';
 
 /** A rendered page: the HTML and the headers that must travel with it. */
@@ -21,17 +21,14 @@ function logoSource(logo: URL): string {
 }
 
 /**
- * Only this page's own script and style run: files of its own origin (no inline script, style
- * or attribute handler, no eval), which the origin serves only as the page's two assets (every
- * other answer is JSON or this HTML, neither of which a browser runs as a script or applies as
- * a style sheet), each checked against its `integrity` hash too. It talks only to its own origin,
- * and loads no image but the logo. No frames, forms or base URL changes.
+ * Only this page's own script and style run (by hash), it talks only to its own origin, and
+ * loads no image but the logo. No frames, forms or base URL changes.
  */
 export function contentSecurityPolicy(logo?: URL, script = true): string {
   return [
     "default-src 'none'",
-    script ? "script-src 'self'" : undefined,
-    "style-src 'self'",
+    script ? `script-src ${SCRIPT_HASH}` : undefined,
+    `style-src ${CSS_HASH}`,
     logo ? `img-src ${logoSource(logo)}` : undefined,
     script ? "connect-src 'self'" : undefined,
     "base-uri 'none'",
@@ -79,9 +76,6 @@ function qrOf(text: string): string {
   }
   return svg;
 }
-
-/** The page's style sheet, a file of its own (pay-page-assets.ts); relative to /pay/{id}. */
-const stylesheet = html`<link rel="stylesheet" href="${PAGE_STYLE.href}" integrity="${PAGE_STYLE.integrity}">`;
 
 /** `data-when` names the statuses a block shows in; the script flips them as the order moves. */
 const when = (statuses: string, current: string) => html`data-when="${statuses}"${statuses.split(' ').includes(current) ? '' : trusted(' hidden')}`;
@@ -184,7 +178,7 @@ function pageTemplate(p: PayPageModel): PageTemplate {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>Pay ${s.amount} ${s.asset} to ${p.merchantName}</title>
-${stylesheet}
+<style>${trusted(PAGE_CSS)}</style>
 </head>
 <body data-state="${encodeURIComponent(p.id)}/state" data-status="${s.status}" data-expires="${s.expiredAt}" data-now="`;
   const between = html`">
@@ -224,7 +218,7 @@ ${pending && html`<section id="pay" ${when('PENDING_PAY', s.status)} aria-labell
 </div>
 <p class="foot">Payment ${p.id}</p>
 </main>
-<script src="${PAGE_CODE.href}" integrity="${PAGE_CODE.integrity}"></script>
+<script>${trusted(PAGE_SCRIPT)}</script>
 </body>
 </html>
 `;
@@ -241,7 +235,7 @@ export function renderNotFound(): Page {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Payment not found</title>
-${stylesheet}
+<style>${trusted(PAGE_CSS)}</style>
 </head>
 <body>
 <main>
