@@ -108,10 +108,10 @@ interface Req {
   merchant?: string;
 }
 
-/** What a route answers: a status, a JSON text and extra headers. */
+/** What a route answers: a status, a JSON text (or a page's bytes) and extra headers. */
 export interface Answer {
   status: number;
-  body: string;
+  body: string | Buffer;
   headers?: Record<string, string>;
 }
 
@@ -278,7 +278,7 @@ export function createApp(deps: AppDeps) {
   type PayRoutes = ReturnType<typeof import('./pay-page-route.js').payPageRoutes>;
   const payRoutes = (): Promise<PayRoutes> =>
     import('./pay-page-route.js').then((m) => {
-      payLoaded = m.payPageRoutes(backend, now);
+      payLoaded = m.payPageRoutes(backend);
       return payLoaded;
     });
   let pay: Promise<PayRoutes> | undefined;

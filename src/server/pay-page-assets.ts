@@ -73,8 +73,9 @@ export const PAGE_SCRIPT = `
   var body = document.body;
   var stateUrl = body.getAttribute('data-state');
   var expires = Number(body.getAttribute('data-expires'));
-  // Server time minus this device's time: the countdown follows the server, not a wrong clock.
-  var skew = Number(body.getAttribute('data-now')) - Date.now();
+  // Server time minus this device's time, from every answer of the state (asked for at once below):
+  // the countdown follows the server, not a wrong device clock.
+  var skew = 0;
   var status = body.getAttribute('data-status');
   var polling = false, timer = 0, delay = 3000, redirecting = false;
   function $(id) { return document.getElementById(id); }
@@ -204,10 +205,15 @@ export const PAGE_SCRIPT = `
     } catch (e) { /* keep the server's UTC text */ }
   }
   document.addEventListener('visibilitychange', function () { if (!document.hidden && !settled()) poll(); });
+  // The page itself is the same for every request of one state: the live countdown replaces its "pay by".
+  var live = $('live-left'), by = $('pay-by');
+  if (live) live.hidden = false;
+  if (by) by.hidden = true;
   tick();
   setInterval(tick, 1000);
   if (status === 'PAID') goBack();
-  next();
+  if (settled()) next();
+  else poll();
 })();
 `.trim();
 

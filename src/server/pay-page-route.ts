@@ -9,7 +9,7 @@ function notFoundPage(e: unknown): Answer {
 }
 
 /** The page as HTML, and the JSON state its script polls. */
-export function payPageRoutes(source: PayPageSource, now: () => number) {
+export function payPageRoutes(source: PayPageSource) {
   return {
     /** Without a promise when the model is (loadPayPage): a local ledger's usual page. */
     page(id: string): Answer | Promise<Answer> {
@@ -19,7 +19,7 @@ export function payPageRoutes(source: PayPageSource, now: () => number) {
       } catch (e) {
         return notFoundPage(e);
       }
-      return model instanceof Promise ? model.then((m) => renderPayPage(m, now()), notFoundPage) : renderPayPage(model, now());
+      return model instanceof Promise ? model.then(renderPayPage, notFoundPage) : renderPayPage(model);
     },
     /** Not found answers the envelope's "Order not found", like the status endpoint. */
     state(id: string): Promise<PayState> {

@@ -7,7 +7,7 @@ import type { PayMethod, PayPageModel } from './pay-page-data.js';
 /** A rendered page: the HTML and the headers that must travel with it. */
 export interface Page {
   status: number;
-  body: string;
+  body: string | Buffer;
   headers: Record<string, string>;
 }
 
@@ -52,14 +52,6 @@ function headers(csp: string): Record<string, string> {
 }
 
 const utc = (ms: number) => `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
-
-function countdown(ms: number): string {
-  const s = Math.max(0, Math.ceil(ms / 1000));
-  const h = Math.floor(s / 3600);
-  const m = Math.floor((s % 3600) / 60);
-  const pad = (n: number) => String(n).padStart(2, '0');
-  return `${h ? `${h}:${pad(m)}` : m}:${pad(s % 60)}`;
-}
 
 /**
  * An address's QR code never changes, and drawing one (the symbol, its error correction, eight
@@ -106,41 +98,31 @@ function depth(c: PayPageModel['state']['confirming']): string {
   return c ? `${c.confirmations} of ${c.required || '?'} confirmations` : '';
 }
 
-/**
- * The page of a model around the two things that depend on the time it is served: `data-now`
- * (the script's clock offset) and the countdown's first text. `page = before + now + between +
- * countdown + after`.
- */
+/** A page made once for a model, and served while the ledger's state is exactly that model. */
 interface PageTemplate {
   /** The model the template was made from: a page is reused only for an equal one. */
   model: PayPageModel;
-  before: string;
-  between: string;
-  after: string;
-  headers: Record<string, string>;
+  page: Page;
 }
 
 /**
- * Templates of the pages served lately, by order id. The page is a function of its model (the
- * order's status, amounts, expiry, addresses, merchant values, the networks) and of the time:
- * each request still reads the model from the ledger, and a template is used only if the model
- * is exactly the one it was made from, so a page never shows a state other than the ledger's.
- * At most 64 (~17 KB each).
+ * Pages served lately, by order id. A page is a function of its model alone (the order's
+ * status, amounts, expiry, addresses, merchant values, the networks), not of the time it is
+ * served: the script takes the server's clock from the state it polls at once, and without
+ * JavaScript the page gives the deadline, not a countdown that would stand still. Each request
+ * still reads the model from the ledger, and a page is reused only if the model is exactly the
+ * one it was made from, so a page never shows a state other than the ledger's. At most 64
+ * (~18 KB each).
  */
 const templates = new Lru<string, PageTemplate>(64);
 
-export function renderPayPage(p: PayPageModel, now: number): Page {
+export function renderPayPage(p: PayPageModel): Page {
   let t = templates.get(p.id);
   if (!t || !same(t.model, p)) {
-    t = pageTemplate(p);
+    t = { model: p, page: pageOf(p) };
     templates.set(p.id, t);
   }
-  const s = p.state;
-  return {
-    status: 200,
-    body: `${t.before}${now}${t.between}${countdown(s.expiredAt - now)}${t.after}`,
-    headers: t.headers,
-  };
+  return t.page;
 }
 
 /**
@@ -164,14 +146,14 @@ function same(a: unknown, b: unknown): boolean {
   return true;
 }
 
-function pageTemplate(p: PayPageModel): PageTemplate {
+function pageOf(p: PayPageModel): Page {
   const s = p.state;
   const logo = httpUrl(p.logo);
   const back = httpUrl(p.redirectUrl);
   const pending = s.status === 'PENDING_PAY';
   // Asking for the rest only while the order can still be paid; once expired the banner there says what arrived.
   const partial = pending && s.paidAmount !== '0';
-  const before = html`<!doctype html>
+  const page = html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -180,8 +162,7 @@ function pageTemplate(p: PayPageModel): PageTemplate {
 <title>Pay ${s.amount} ${s.asset} to ${p.merchantName}</title>
 <style>${trusted(PAGE_CSS)}</style>
 </head>
-<body data-state="${encodeURIComponent(p.id)}/state" data-status="${s.status}" data-expires="${s.expiredAt}" data-now="`;
-  const between = html`">
+<body data-state="${encodeURIComponent(p.id)}/state" data-status="${s.status}" data-expires="${s.expiredAt}">
 <main>
 <div class="card">
 <header class="merchant">
@@ -196,8 +177,7 @@ ${logo && html`<img class="logo" src="${logo.href}" alt="" width="56" height="56
 ${p.memo && html`<dt>Note</dt><dd>${p.memo}</dd>`}
 </dl>
 </div>
-<p class="timer" ${when('PENDING_PAY', s.status)}>Time left <time id="left" datetime="${new Date(s.expiredAt).toISOString()}">`;
-  const after = html`</time><br>until <span id="until">${utc(s.expiredAt)}</span></p>
+<p class="timer" ${when('PENDING_PAY', s.status)}><span id="live-left" hidden>Time left <time id="left" datetime="${new Date(s.expiredAt).toISOString()}"></time><br>until</span><span id="pay-by">Pay by</span> <span id="until">${utc(s.expiredAt)}</span></p>
 </section>
 <div class="status" role="status" aria-live="polite">
 <div class="banner wait" id="waiting" ${when('PENDING_PAY', s.status)}${s.confirming ? trusted(' hidden') : ''}><p class="title">Waiting for your payment</p><p>This page updates by itself once the payment is confirmed on the network.</p></div>
@@ -222,9 +202,9 @@ ${pending && html`<section id="pay" ${when('PENDING_PAY', s.status)} aria-labell
 </body>
 </html>
 `;
-  // Flat strings: each request joins them with the time, rather than walking a rope of hundreds of parts.
-  const flat = (h: Html) => Buffer.from(h.text, 'utf8').toString('utf8');
-  return { model: p, before: flat(before), between: flat(between), after: flat(after), headers: Object.freeze(headers(contentSecurityPolicy(logo))) };
+  // Bytes once: each request writes them as they are, with their length known.
+  const bytes = Buffer.from(page.text, 'utf8');
+  return { status: 200, body: bytes, headers: Object.freeze(headers(contentSecurityPolicy(logo))) };
 }
 
 /** An id that names no order: a plain page, the same for every such id. */

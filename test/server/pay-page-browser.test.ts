@@ -304,7 +304,26 @@ describe('the payment page in a real browser', () => {
     expect(await page.locator('#a-tron').isVisible()).toBe(true);
     expect(await page.locator('noscript').count()).toBe(1);
     expect(await page.getByRole('button', { name: /Copy/ }).count()).toBe(0);
+    // A countdown would stand still without the script: the deadline instead.
+    expect(await page.locator('.timer').innerText()).toMatch(/^Pay by \d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
     expect(await qrCodesOnScreen(page, 'nojs-360')).toEqual([o.addresses.EVM, o.addresses.TRON]);
+    await w.context.close();
+  });
+
+  it('counts down by the server\'s clock at once on a device whose clock is two hours slow', async () => {
+    const o = await createOrder();
+    const w = await watchedContext(browser, { viewport: { width: 360, height: 800 } });
+    // Every Date.now() of the page reads two hours behind, from before its script runs.
+    await w.context.addInitScript('{ const real = Date.now; Date.now = () => real() - 2 * 3600 * 1000; }');
+    const page = await w.page();
+    await page.goto(o.payUrl);
+    // 30 minutes by the server's clock, not 2:30 hours by the device's, within a moment of loading
+    // (the script asks for the server's time at once; its regular poll comes 3 s later).
+    await expect.poll(() => page.locator('#left').innerText(), { timeout: 1500 }).toMatch(/^(29|30):\d\d$/);
+    expect(await page.locator('.timer').innerText()).toMatch(/^Time left (29|30):\d\d\nuntil /);
+    expect(await page.locator('#pay-by').isVisible()).toBe(false);
+    expect(await page.locator('#a-evm').isVisible()).toBe(true);
+    expect(troubles(w)).toEqual([]);
     await w.context.close();
   });
 
