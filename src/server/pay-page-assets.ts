@@ -67,7 +67,19 @@ h2{font-size:1.125rem;margin:28px 0 4px}
 [hidden]{display:none!important}
 `.trim();
 
-export const PAGE_SCRIPT = `
+/**
+ * What the page carries of its script: without its comments and indentation (~1.2 of ~5.6 KB,
+ * every page). Line breaks stay, so no statement runs into the next; the script has no template
+ * or multi-line string, so no text of its own changes.
+ */
+const tidy = (source: string) =>
+  source
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('//'))
+    .join('\n');
+
+export const PAGE_SCRIPT = tidy(`
 (function () {
   'use strict';
   var body = document.body;
@@ -215,7 +227,7 @@ export const PAGE_SCRIPT = `
   if (settled()) next();
   else poll();
 })();
-`.trim();
+`);
 
 const hashOf = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 

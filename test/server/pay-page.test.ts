@@ -62,6 +62,13 @@ describe('GET /pay/{id}', () => {
     expect(r.headers.get('x-content-type-options')).toBe('nosniff');
   });
 
+  it('carries its script without comment lines or indentation, and the policy\'s hash is of exactly what it carries', async () => {
+    const r = await page((await s.order(m)).id);
+    const script = between(r.text, '<script>', '</script>');
+    expect(script.split('\n').filter((l) => /^\s|^\/\//.test(l))).toEqual([]);
+    expect(r.headers.get('content-security-policy')).toContain(`script-src ${sha(script)}`);
+  });
+
   it('without a logo allows no image at all; a logo path CSP cannot express is allowed by its origin only', async () => {
     const plain = await page((await s.order(m)).id);
     expect(plain.headers.get('content-security-policy')).not.toContain('img-src');
