@@ -4,7 +4,7 @@ import { createContext, type Context, type ContextDeps, type Globals } from './c
 import { defineCommands } from './commands/define.js';
 import { annotateHelp } from './commands/help-text.js';
 import { appVersion, schemaVersion } from './core/version.js';
-import { commandOf, flagsIn, missingCommand, rewriteHelp, wantsJson } from './commands/argv.js';
+import { commandOf, flagsIn, groupsWanted, missingCommand, rewriteHelp, wantsJson } from './commands/argv.js';
 
 /** What a command module exports: parse is done; do the work, print, return an exit code. */
 export type CommandRun = (ctx: Context, opts: Record<string, any>, ...args: any[]) => Promise<number | void>;
@@ -18,7 +18,8 @@ interface RunState {
   json?: boolean;
 }
 
-export function buildProgram(deps: ContextDeps, state: RunState): Command {
+/** The program for `argv` (by default every command: what completion and the tests walk). */
+export function buildProgram(deps: ContextDeps, state: RunState, argv?: string[]): Command {
   const program = new Command('cryptopay')
     .description('Crypto payment back office: payment orders, refunds and withdrawals on EVM chains and TRON')
     .version(`cryptopay ${appVersion()} (ledger schema ${schemaVersion()})`, '-V, --version')
@@ -42,6 +43,7 @@ export function buildProgram(deps: ContextDeps, state: RunState): Command {
     .option('--operator <name>', 'who you are, for the audit log (default: your OS user)')
     .addOption(new Option('--secret <value>').hideHelp());
 
+  let wanted: ((group: string) => boolean) | undefined;
   const run = (load: () => Promise<{ run: CommandRun }>) =>
     async (...args: unknown[]) => {
       const cmd = args[args.length - 1] as Command;
@@ -72,15 +74,18 @@ export function buildProgram(deps: ContextDeps, state: RunState): Command {
       state.code = code ?? 0;
     };
 
-  defineCommands(program, run);
+  defineCommands(program, run, argv ? (group) => (wanted ??= groupsWanted(program, argv))(group) : undefined);
   annotateHelp(program);
   return program;
 }
 
-/** Parses argv, runs one command, and maps every failure to its exit code. */
-export async function main(argv: string[], deps: ContextDeps): Promise<number> {
+/**
+ * Parses argv, runs one command, and maps every failure to its exit code. `whole` defines every
+ * command whatever the line (the tests compare the two).
+ */
+export async function main(argv: string[], deps: ContextDeps, whole = false): Promise<number> {
   const state: RunState = { code: 0, json: wantsJson(argv) };
-  const program = buildProgram(deps, state);
+  const program = buildProgram(deps, state, whole ? undefined : argv);
   try {
     await program.parseAsync(rewriteHelp(program, argv), { from: 'user' });
     return state.code;

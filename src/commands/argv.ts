@@ -72,6 +72,31 @@ export function rewriteHelp(program: Command, argv: string[]): string[] {
   return [...before, ...names, '--help'];
 }
 
+/**
+ * Which groups' commands a line needs (define.ts): the group it names (`order …`, `help order …`);
+ * none for the program's own help (no command named); every group for a word that names no
+ * command (commander's "did you mean" looks among them) and for `completion`, which prints them all.
+ * Called once the top-level commands are defined.
+ */
+export function groupsWanted(program: Command, argv: string[]): (group: string) => boolean {
+  const a = optionPart(argv);
+  const words: string[] = [];
+  for (let i = 0; i < a.length && words.length < 2; i++) {
+    const t = a[i]!;
+    if (t.startsWith('-')) {
+      if (words.length === 0 && !t.includes('=') && takesValue(program, t)) i++;
+      continue;
+    }
+    words.push(t);
+    if (t !== 'help') break;
+  }
+  const named = words.at(-1);
+  if (named === undefined || named === 'help') return () => false;
+  const top = sub(program, named);
+  if (!top || top.name() === 'completion') return () => true;
+  return (group) => group === top.name();
+}
+
 /** "withdraw needs a command: apply, confirm, …" for a group given alone. */
 export function missingCommand(cmd: Command, path: string[]): string {
   const names = cmd.commands.map((c) => c.name());
