@@ -9,9 +9,9 @@ import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
  * would need the launcher to re-exec node; these two flags are read by V8 while it runs, so
  * serve sets them itself:
  *
- * - the young generation grows (doubling, as V8 does) only while it is under `youngMiB`; a
- *   garbage-collection observer turns growth off at that size and on again if V8 shrinks it
- *   while idle. Starting a worker thread resets V8's flags, so the observer sets the growth
+ * - the young generation grows (doubling, as V8 does) only while two doublings fit under
+ *   `youngMiB`, so it settles at half of it or more and stays under it; a garbage-collection
+ *   observer turns growth off and on again if V8 shrinks it while idle. Starting a worker thread resets V8's flags, so the observer sets the growth
  *   factor after every collection rather than once. Its events arrive between turns of the
  *   event loop: one long synchronous stretch can still grow the young generation past the size.
  * - the old generation's next collection is due when it has grown by `growingPercent` over
@@ -23,9 +23,13 @@ export function holdServeHeap(o: { youngMiB: number; growingPercent: number }): 
   const limit = o.youngMiB * 1024 * 1024;
   const decide = () => {
     const young = getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0;
-    // new_space is both semi-spaces; growth doubles it. Both flags are set every time: a worker
-    // thread started since has put them back to V8's defaults.
-    setFlagsFromString(`--semi-space-growth-factor=${young * 2 > limit ? 1 : 2}`);
+    // new_space is both semi-spaces; growth doubles it. It may grow only while two doublings
+    // still fit: this decision reaches V8 a turn late, and V8 can double twice in between (seen
+    // after it shrank the young generation while idle and grew it back), so with one doubling of
+    // room it ended at twice the size now and then. Settled at half the size or more, never past
+    // it. Both flags are set every time: a worker thread started since has put them back to V8's
+    // defaults.
+    setFlagsFromString(`--semi-space-growth-factor=${young * 4 > limit ? 1 : 2}`);
     setFlagsFromString(`--heap-growing-percent=${o.growingPercent}`);
   };
   decide();
