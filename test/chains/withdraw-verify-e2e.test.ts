@@ -99,7 +99,21 @@ describe('POST /api/v1/withdraw/confirm verifies on chain', () => {
     expect(down.status).toBe(503);
     expect(down.json).toMatchObject({ code: 0, data: null });
     expect(down.json.msg).toMatch(/^chain 31337 \(Anvil\) cannot be read: .*; nothing was changed$/);
+    // Nothing changed, the nonce included: the very same signed request, sent again once the node is back, is judged on the chain.
+    const once = { logId: w.id, txHash: tx.hash, blockNumber: tx.block, mchId, timestamp: Date.now(), nonce: nextNonce() } as Record<string, unknown>;
+    once.sign = sign(once, secret);
+    const sendOnce = () => httpJson(srv.url, '/api/v1/withdraw/confirm', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(once) });
+    expect((await sendOnce()).status).toBe(503);
     proxy.mode = 'pass';
+    const again = await sendOnce();
+    expect(again.status, JSON.stringify(again.json)).toBe(409);
+    expect(again.json.msg).toContain(`moved 9.5 USDT to ${w.to}`);
+
+    // The API can never skip the chain: no field for it, however it is spelled.
+    for (const extra of [{ unverified: true, reason: 'paid from the cold wallet' }, { unverifiedReason: 'paid from the cold wallet' }]) {
+      const skip = await post('/api/v1/withdraw/confirm', { logId: w.id, txHash: `0x${'cd'.repeat(32)}`, blockNumber: tx.block, ...extra });
+      expect(skip.status, JSON.stringify(skip.json)).toBe(400);
+    }
 
     expect(await show(w.id)).toMatchObject({ status: 'PENDING', txHash: null, verification: null });
     const log = JSON.parse((await local(['log', '--withdrawal', w.id, '--json'])).stdout) as { action: string }[];
