@@ -254,3 +254,67 @@ describe('the CLI binary', () => {
     expect(t3).toMatch(/short of its confirmations/);
   });
 });
+
+/**
+ * The issue's refusals "the same through HTTP and through remote mode" (audit of #12): each one
+ * through serve's POST /withdraw/confirm and through the CLI binary in remote mode, and a reorg
+ * under serve's own watcher. Last in the file: its evm_revert takes the chain back.
+ */
+describe('every refusal through HTTP and remote mode; a reorg under serve', () => {
+  async function refusedBoth(w: { id: string }, txHash: string, blockNumber: number, says: string) {
+    const http = await post('/api/v1/withdraw/confirm', { logId: w.id, txHash, blockNumber });
+    expect(http.status, JSON.stringify(http.json)).toBe(409);
+    expect(http.json).toMatchObject({ code: 0, data: null });
+    expect(http.json.msg).toContain(says);
+    const cli = await remote(['withdraw', 'confirm', w.id, '--tx-hash', txHash, '--block-number', String(blockNumber), '--yes']);
+    expect(cli.code, cli.stderr).toBe(1);
+    expect(cli.stderr).toContain(says);
+    expect(await show(w.id)).toMatchObject({ status: 'PENDING', txHash: null, verification: null });
+  }
+
+  it('wrong recipient, wrong token, reverted, wrong block, an unknown hash, a hash that paid an order', async () => {
+    const w = await apply('10');
+    const elsewhere = pc.chain.signers[2]!.address;
+    const toElsewhere = await payout(elsewhere, 10_000_000n);
+    await refusedBoth(w, toElsewhere.hash, toElsewhere.block, `moved 10 USDT to ${elsewhere}; this withdrawal pays 10 USDT to ${w.to}`);
+
+    const otherHash = await pay(pc.usdt18, w.to, 10_000_000n);
+    const otherBlock = (await pc.chain.provider.getTransactionReceipt(otherHash))!.blockNumber;
+    await refusedBoth(w, otherHash, otherBlock, `moved 10000000 base units of token ${await pc.usdt18.getAddress()} to ${w.to}`);
+
+    const broke = pc.usdt.connect(pc.chain.signers[1]!) as typeof pc.usdt;
+    const sent = await broke.getFunction('transfer')(w.to, 10_000_000n, { gasLimit: 100_000 });
+    const reverted = (await pc.chain.provider.waitForTransaction(sent.hash))!;
+    expect(reverted.status).toBe(0);
+    await refusedBoth(w, sent.hash, reverted.blockNumber, `transaction ${sent.hash} failed on chain (reverted) in block ${reverted.blockNumber}: it moved nothing`);
+
+    const good = await payout(w.to, 10_000_000n);
+    await refusedBoth(w, good.hash, good.block + 1, `transaction ${good.hash} is in block ${good.block}, not in block ${good.block + 1}`);
+    await refusedBoth(w, `0x${'ef'.repeat(32)}`, good.block, `chain 31337 does not know transaction 0x${'ef'.repeat(32)}`);
+
+    // The payout's hash used for an order first: refused by the ledger, however it is spelled.
+    const o = await withService(db, (s) => s.createOrder({ mchId, oid: `audit-${n}`, uid: 'u2', amount: '10' }));
+    await withService(db, (s) => s.markPaid({ id: o.id, txHash: good.hash }));
+    await refusedBoth(w, good.hash.toUpperCase().replace('0X', '0x'), good.block, 'is already recorded in this ledger');
+  });
+
+  it("a reorg before the depth: serve's watcher puts it back to plain PENDING, the operator told (show, audit, serve's stderr)", async () => {
+    const w = await apply('7');
+    const snap = await pc.chain.provider.send('evm_snapshot', []);
+    const tx = await payout(w.to, 7_000_000n);
+    const r = await post('/api/v1/withdraw/confirm', { logId: w.id, txHash: tx.hash, blockNumber: tx.block });
+    expect(r.status, JSON.stringify(r.json)).toBe(200);
+    expect(r.json.data).toMatchObject({ status: 'PENDING', txHash: tx.hash });
+    await pc.chain.provider.send('evm_revert', [snap]);
+    await pc.chain.mine(CONFIRMATIONS + 1);
+    await until('PENDING again', async () => (await show(w.id)).txHash === null, 20_000);
+    const back = await show(w.id);
+    expect(back).toMatchObject({ status: 'PENDING', txHash: null, blockNumber: null, verification: null });
+    expect(back.verificationNote).toContain(`transaction ${tx.hash} in block ${tx.block} no longer pays this withdrawal`);
+    expect((await local(['withdraw', 'show', w.id])).stdout).toContain('no longer pays this withdrawal');
+    await srv.waitFor(new RegExp(`withdrawal ${w.id} is PENDING again`));
+    const log = JSON.parse((await local(['log', '--withdrawal', w.id, '--json'])).stdout) as { action: string; actor: string }[];
+    expect(log[0]).toMatchObject({ action: 'withdrawal.confirmation_dropped', actor: 'chain:31337' });
+    expect(log.some((e) => e.action === 'withdrawal.confirmed')).toBe(false);
+  });
+});
