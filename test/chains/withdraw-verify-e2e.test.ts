@@ -298,6 +298,20 @@ describe('every refusal through HTTP and remote mode; a reorg under serve', () =
     await refusedBoth(w, good.hash.toUpperCase().replace('0X', '0x'), good.block, 'is already recorded in this ledger');
   });
 
+  it('one transfer pays one withdrawal: a second withdrawal of the same amount to the same address is refused its hash, while the first waits and after', async () => {
+    const first = await apply('9');
+    const r2 = await post('/api/v1/withdraw/apply', { uid: 'u1', amount: '9', to: first.to, chainId: 31337, chainType: 'EVM', token: await pc.usdt.getAddress() });
+    expect(r2.status, JSON.stringify(r2.json)).toBe(200);
+    const second = r2.json.data as { id: string };
+    const tx = await payout(first.to, 9_000_000n);
+    const accepted = await post('/api/v1/withdraw/confirm', { logId: first.id, txHash: tx.hash, blockNumber: tx.block });
+    expect(accepted.json.data).toMatchObject({ status: 'PENDING', txHash: tx.hash });
+    await refusedBoth(second, tx.hash, tx.block, 'is already recorded in this ledger');
+    await pc.chain.mine(CONFIRMATIONS);
+    await until('CONFIRMED by the watcher', async () => (await show(first.id)).status === 'CONFIRMED', 20_000);
+    await refusedBoth(second, tx.hash, tx.block, 'is already recorded in this ledger');
+  });
+
   it("a reorg before the depth: serve's watcher puts it back to plain PENDING, the operator told (show, audit, serve's stderr)", async () => {
     const w = await apply('7');
     const snap = await pc.chain.provider.send('evm_snapshot', []);
