@@ -312,6 +312,27 @@ describe('every refusal through HTTP and remote mode; a reorg under serve', () =
     await refusedBoth(second, tx.hash, tx.block, 'is already recorded in this ledger');
   });
 
+  it('withdraw verify with the node down: exit 3 locally and remotely, 503 through HTTP, nothing changed', async () => {
+    const w = await apply('2');
+    const tx = await payout(w.to, 2_000_000n);
+    await pc.chain.mine(CONFIRMATIONS);
+    const ok = await post('/api/v1/withdraw/confirm', { logId: w.id, txHash: tx.hash, blockNumber: tx.block });
+    expect(ok.json.data).toMatchObject({ status: 'CONFIRMED' });
+    const before = await show(w.id);
+    proxy.mode = 'down';
+    const l = await local(['withdraw', 'verify', w.id]);
+    expect(l.code, l.stderr).toBe(3);
+    expect(l.stderr).toContain('cannot be read');
+    const r = await remote(['withdraw', 'verify', w.id]);
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stderr).toContain('cannot be read');
+    const http = await post('/api/v1/withdraw/verify', { id: w.id });
+    expect(http.status).toBe(503);
+    expect(http.json).toMatchObject({ code: 0, data: null });
+    proxy.mode = 'pass';
+    expect(await show(w.id)).toEqual(before);
+  });
+
   it("a reorg before the depth: serve's watcher puts it back to plain PENDING, the operator told (show, audit, serve's stderr)", async () => {
     const w = await apply('7');
     const snap = await pc.chain.provider.send('evm_snapshot', []);
