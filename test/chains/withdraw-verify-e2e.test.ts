@@ -99,7 +99,21 @@ describe('POST /api/v1/withdraw/confirm verifies on chain', () => {
     expect(down.status).toBe(503);
     expect(down.json).toMatchObject({ code: 0, data: null });
     expect(down.json.msg).toMatch(/^chain 31337 \(Anvil\) cannot be read: .*; nothing was changed$/);
+    // Nothing changed, the nonce included: the very same signed request, sent again once the node is back, is judged on the chain.
+    const once = { logId: w.id, txHash: tx.hash, blockNumber: tx.block, mchId, timestamp: Date.now(), nonce: nextNonce() } as Record<string, unknown>;
+    once.sign = sign(once, secret);
+    const sendOnce = () => httpJson(srv.url, '/api/v1/withdraw/confirm', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(once) });
+    expect((await sendOnce()).status).toBe(503);
     proxy.mode = 'pass';
+    const again = await sendOnce();
+    expect(again.status, JSON.stringify(again.json)).toBe(409);
+    expect(again.json.msg).toContain(`moved 9.5 USDT to ${w.to}`);
+
+    // The API can never skip the chain: no field for it, however it is spelled.
+    for (const extra of [{ unverified: true, reason: 'paid from the cold wallet' }, { unverifiedReason: 'paid from the cold wallet' }]) {
+      const skip = await post('/api/v1/withdraw/confirm', { logId: w.id, txHash: `0x${'cd'.repeat(32)}`, blockNumber: tx.block, ...extra });
+      expect(skip.status, JSON.stringify(skip.json)).toBe(400);
+    }
 
     expect(await show(w.id)).toMatchObject({ status: 'PENDING', txHash: null, verification: null });
     const log = JSON.parse((await local(['log', '--withdrawal', w.id, '--json'])).stdout) as { action: string }[];
@@ -238,5 +252,104 @@ describe('the CLI binary', () => {
     expect(t3).toMatch(new RegExp(`chain says\\s+succeeded in block ${st.block}, 1 confirmation\\(s\\); 5 USDT to ${short.to}`));
     expect(t3).toMatch(/status\s+PENDING, with this transaction, until its confirmations; then CONFIRMED by the watcher/);
     expect(t3).toMatch(/short of its confirmations/);
+  });
+});
+
+/**
+ * The issue's refusals "the same through HTTP and through remote mode" (audit of #12): each one
+ * through serve's POST /withdraw/confirm and through the CLI binary in remote mode, and a reorg
+ * under serve's own watcher. Last in the file: its evm_revert takes the chain back.
+ */
+describe('every refusal through HTTP and remote mode; a reorg under serve', () => {
+  async function refusedBoth(w: { id: string }, txHash: string, blockNumber: number, says: string) {
+    const http = await post('/api/v1/withdraw/confirm', { logId: w.id, txHash, blockNumber });
+    expect(http.status, JSON.stringify(http.json)).toBe(409);
+    expect(http.json).toMatchObject({ code: 0, data: null });
+    expect(http.json.msg).toContain(says);
+    const cli = await remote(['withdraw', 'confirm', w.id, '--tx-hash', txHash, '--block-number', String(blockNumber), '--yes']);
+    expect(cli.code, cli.stderr).toBe(1);
+    expect(cli.stderr).toContain(says);
+    expect(await show(w.id)).toMatchObject({ status: 'PENDING', txHash: null, verification: null });
+  }
+
+  it('wrong recipient, wrong token, reverted, wrong block, an unknown hash, a hash that paid an order', async () => {
+    const w = await apply('10');
+    const elsewhere = pc.chain.signers[2]!.address;
+    const toElsewhere = await payout(elsewhere, 10_000_000n);
+    await refusedBoth(w, toElsewhere.hash, toElsewhere.block, `moved 10 USDT to ${elsewhere}; this withdrawal pays 10 USDT to ${w.to}`);
+
+    const otherHash = await pay(pc.usdt18, w.to, 10_000_000n);
+    const otherBlock = (await pc.chain.provider.getTransactionReceipt(otherHash))!.blockNumber;
+    await refusedBoth(w, otherHash, otherBlock, `moved 10000000 base units of token ${await pc.usdt18.getAddress()} to ${w.to}`);
+
+    const broke = pc.usdt.connect(pc.chain.signers[1]!) as typeof pc.usdt;
+    const sent = await broke.getFunction('transfer')(w.to, 10_000_000n, { gasLimit: 100_000 });
+    const reverted = (await pc.chain.provider.waitForTransaction(sent.hash))!;
+    expect(reverted.status).toBe(0);
+    await refusedBoth(w, sent.hash, reverted.blockNumber, `transaction ${sent.hash} failed on chain (reverted) in block ${reverted.blockNumber}: it moved nothing`);
+
+    const good = await payout(w.to, 10_000_000n);
+    await refusedBoth(w, good.hash, good.block + 1, `transaction ${good.hash} is in block ${good.block}, not in block ${good.block + 1}`);
+    await refusedBoth(w, `0x${'ef'.repeat(32)}`, good.block, `chain 31337 does not know transaction 0x${'ef'.repeat(32)}`);
+
+    // The payout's hash used for an order first: refused by the ledger, however it is spelled.
+    const o = await withService(db, (s) => s.createOrder({ mchId, oid: `audit-${n}`, uid: 'u2', amount: '10' }));
+    await withService(db, (s) => s.markPaid({ id: o.id, txHash: good.hash }));
+    await refusedBoth(w, good.hash.toUpperCase().replace('0X', '0x'), good.block, 'is already recorded in this ledger');
+  });
+
+  it('one transfer pays one withdrawal: a second withdrawal of the same amount to the same address is refused its hash, while the first waits and after', async () => {
+    const first = await apply('9');
+    const r2 = await post('/api/v1/withdraw/apply', { uid: 'u1', amount: '9', to: first.to, chainId: 31337, chainType: 'EVM', token: await pc.usdt.getAddress() });
+    expect(r2.status, JSON.stringify(r2.json)).toBe(200);
+    const second = r2.json.data as { id: string };
+    const tx = await payout(first.to, 9_000_000n);
+    const accepted = await post('/api/v1/withdraw/confirm', { logId: first.id, txHash: tx.hash, blockNumber: tx.block });
+    expect(accepted.json.data).toMatchObject({ status: 'PENDING', txHash: tx.hash });
+    await refusedBoth(second, tx.hash, tx.block, 'is already recorded in this ledger');
+    await pc.chain.mine(CONFIRMATIONS);
+    await until('CONFIRMED by the watcher', async () => (await show(first.id)).status === 'CONFIRMED', 20_000);
+    await refusedBoth(second, tx.hash, tx.block, 'is already recorded in this ledger');
+  });
+
+  it('withdraw verify with the node down: exit 3 locally and remotely, 503 through HTTP, nothing changed', async () => {
+    const w = await apply('2');
+    const tx = await payout(w.to, 2_000_000n);
+    await pc.chain.mine(CONFIRMATIONS);
+    const ok = await post('/api/v1/withdraw/confirm', { logId: w.id, txHash: tx.hash, blockNumber: tx.block });
+    expect(ok.json.data).toMatchObject({ status: 'CONFIRMED' });
+    const before = await show(w.id);
+    proxy.mode = 'down';
+    const l = await local(['withdraw', 'verify', w.id]);
+    expect(l.code, l.stderr).toBe(3);
+    expect(l.stderr).toContain('cannot be read');
+    const r = await remote(['withdraw', 'verify', w.id]);
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stderr).toContain('cannot be read');
+    const http = await post('/api/v1/withdraw/verify', { id: w.id });
+    expect(http.status).toBe(503);
+    expect(http.json).toMatchObject({ code: 0, data: null });
+    proxy.mode = 'pass';
+    expect(await show(w.id)).toEqual(before);
+  });
+
+  it("a reorg before the depth: serve's watcher puts it back to plain PENDING, the operator told (show, audit, serve's stderr)", async () => {
+    const w = await apply('7');
+    const snap = await pc.chain.provider.send('evm_snapshot', []);
+    const tx = await payout(w.to, 7_000_000n);
+    const r = await post('/api/v1/withdraw/confirm', { logId: w.id, txHash: tx.hash, blockNumber: tx.block });
+    expect(r.status, JSON.stringify(r.json)).toBe(200);
+    expect(r.json.data).toMatchObject({ status: 'PENDING', txHash: tx.hash });
+    await pc.chain.provider.send('evm_revert', [snap]);
+    await pc.chain.mine(CONFIRMATIONS + 1);
+    await until('PENDING again', async () => (await show(w.id)).txHash === null, 20_000);
+    const back = await show(w.id);
+    expect(back).toMatchObject({ status: 'PENDING', txHash: null, blockNumber: null, verification: null });
+    expect(back.verificationNote).toContain(`transaction ${tx.hash} in block ${tx.block} no longer pays this withdrawal`);
+    expect((await local(['withdraw', 'show', w.id])).stdout).toContain('no longer pays this withdrawal');
+    await srv.waitFor(new RegExp(`withdrawal ${w.id} is PENDING again`));
+    const log = JSON.parse((await local(['log', '--withdrawal', w.id, '--json'])).stdout) as { action: string; actor: string }[];
+    expect(log[0]).toMatchObject({ action: 'withdrawal.confirmation_dropped', actor: 'chain:31337' });
+    expect(log.some((e) => e.action === 'withdrawal.confirmed')).toBe(false);
   });
 });

@@ -133,6 +133,11 @@ describe('a ledger written before transaction keys', () => {
     try {
       const service = new LocalPaymentService(ledger, { now: () => Date.now(), caller: { actor: 'tester' } });
       expect(counts(ledger)).toMatchObject({ payments: 2, withdrawals: 1 });
+      // Migration 0006 (issue #12): a withdrawal confirmed before the chain was checked is marked so.
+      const [w] = await service.listWithdrawals({});
+      expect(await service.getWithdrawal(w!.id)).toMatchObject({
+        status: 'CONFIRMED', txHash: `0x${H}`, verification: 'unverified', verificationNote: 'confirmed before on-chain verification existed',
+      });
       const problems = await service.check();
       expect(problems).toHaveLength(1);
       expect(problems[0]).toMatch(new RegExp(`^transaction ${H} is recorded 3 times: payment to order ord_[\\w-]+, payment to order ord_[\\w-]+, withdrawal wd_[\\w-]+$`));
