@@ -97,9 +97,13 @@ function requestBody(body: z.ZodObject): Json {
   const js = schema(body.extend(authFields)) as { properties: Record<string, Json>; required?: string[] };
   const required = new Set(js.required ?? []);
   const properties: Record<string, Json> = {};
+  // No string may hold "&<field>=" for a field of this request: the server refuses it, as it would
+  // let a signed body be re-split (docs/decisions.md, "Why a signed body has one reading").
+  const resplit = { type: 'string', pattern: `&(?:${Object.keys(js.properties).join('|')})=`, description: 'text that reads as another field of this request' };
   for (const [k, v] of Object.entries(js.properties)) {
-    let p: Json = FIELDS[k] ? { ...FIELDS[k] } : ID_FIELDS.has(k) ? { ...v, pattern: ID_PATTERN } : v;
+    let p: Json = FIELDS[k] ? { ...FIELDS[k] } : ID_FIELDS.has(k) ? { ...v, pattern: ID_PATTERN } : { ...v };
     delete p['x-field'];
+    p.not = resplit;
     if (!required.has(k)) p = { anyOf: [p, { const: '' }, { type: 'null' }], description: `optional; "" and null mean absent. ${String(p.description ?? '')}`.trim() };
     properties[k] = p;
   }
