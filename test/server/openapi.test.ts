@@ -83,6 +83,8 @@ const cases: Record<string, Case[]> = {
     // Text that reads as another field would re-split the signed body (decisions.md, "Why a signed body has one reading").
     ['memo', 'a&uid=b'], ['memo', 'a&nonce=b'], ['memo', 'a&sign=b'], ['memo', 'a&other=b'], ['memo', 'a&uid'],
     ['redirectUrl', 'https://shop.example/r?a=1&amount=2'], ['redirectUrl', 'https://shop.example/r?a=1&b=2'], ['oid', 'o&memo=x'],
+    // A lone surrogate is refused (it would hash as U+FFFD); a paired one is a character like any other.
+    ['memo', 'a\udc00'], ['memo', '\ud800b'], ['memo', 'a\ud83d\ude00'], ['uid', 'u\udc00'],
   ],
   '/api/v1/withdraw/apply': [
     ...[1, '1', 'abc', 1.5, -1, 0, '01', '1e0', ''].map((v): Case => ['chainId', v]),
