@@ -97,9 +97,19 @@ function requestBody(body: z.ZodObject): Json {
   const js = schema(body.extend(authFields)) as { properties: Record<string, Json>; required?: string[] };
   const required = new Set(js.required ?? []);
   const properties: Record<string, Json> = {};
+  // No string may hold "&<field>=" for a field of this request (it would let a signed body be
+  // re-split: docs/decisions.md, "Why a signed body has one reading") nor a lone surrogate (it
+  // hashes as U+FFFD): the server refuses both. Written so that a validator without the `u` flag
+  // reads it the same (a paired surrogate matches neither branch).
+  const resplit = {
+    type: 'string',
+    pattern: `&(?:${Object.keys(js.properties).join('|')})=|[\\uD800-\\uDBFF](?![\\uDC00-\\uDFFF])|(?<![\\uD800-\\uDBFF])[\\uDC00-\\uDFFF]`,
+    description: 'text that reads as another field of this request, or a lone surrogate',
+  };
   for (const [k, v] of Object.entries(js.properties)) {
-    let p: Json = FIELDS[k] ? { ...FIELDS[k] } : ID_FIELDS.has(k) ? { ...v, pattern: ID_PATTERN } : v;
+    let p: Json = FIELDS[k] ? { ...FIELDS[k] } : ID_FIELDS.has(k) ? { ...v, pattern: ID_PATTERN } : { ...v };
     delete p['x-field'];
+    p.not = resplit;
     if (!required.has(k)) p = { anyOf: [p, { const: '' }, { type: 'null' }], description: `optional; "" and null mean absent. ${String(p.description ?? '')}`.trim() };
     properties[k] = p;
   }

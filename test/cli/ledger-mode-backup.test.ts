@@ -21,6 +21,19 @@ describe.concurrent('the ledger file: who may read it, and its backups', { timeo
     expect(await s.run(['ledger', 'check'])).toMatchObject({ code: 0, stdout: 'ledger ok: every invariant holds\n' });
   });
 
+  it('a -wal file that group or others can read is refused too: it holds recent pages of the ledger', async () => {
+    const s = await withMerchant();
+    const wal = `${s.db}-wal`;
+    writeFileSync(wal, '', { mode: 0o644 });
+    chmodSync(wal, 0o644);
+    const r = await s.run(['order', 'list']);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toBe(`error: the ledger ${wal} can be read by others (mode 644); it holds merchant secrets, so it is not opened: run chmod 600 ${wal}\n`);
+    expect(statSync(wal).mode & 0o777).toBe(0o644);
+    chmodSync(wal, 0o600);
+    expect(await s.run(['ledger', 'check'])).toMatchObject({ code: 0, stdout: 'ledger ok: every invariant holds\n' });
+  });
+
   it('ledger backup: an online copy written 0600, checked, and a ledger the CLI can use', async () => {
     const s = await withMerchant();
     const id = await paidOrder(s, 'B-1', 'u1', '10');

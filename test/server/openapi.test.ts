@@ -80,6 +80,11 @@ const cases: Record<string, Case[]> = {
     ...['o'.repeat(64), 'o'.repeat(65), '', null, 12].map((v): Case => ['oid', v]),
     ...['u'.repeat(64), 'u'.repeat(65), ''].map((v): Case => ['uid', v]),
     ['notifyURL', 'https://shop.example/n'],
+    // Text that reads as another field would re-split the signed body (decisions.md, "Why a signed body has one reading").
+    ['memo', 'a&uid=b'], ['memo', 'a&nonce=b'], ['memo', 'a&sign=b'], ['memo', 'a&other=b'], ['memo', 'a&uid'],
+    ['redirectUrl', 'https://shop.example/r?a=1&amount=2'], ['redirectUrl', 'https://shop.example/r?a=1&b=2'], ['oid', 'o&memo=x'],
+    // A lone surrogate is refused (it would hash as U+FFFD); a paired one is a character like any other.
+    ['memo', 'a\udc00'], ['memo', '\ud800b'], ['memo', 'a\ud83d\ude00'], ['uid', 'u\udc00'],
   ],
   '/api/v1/withdraw/apply': [
     ...[1, '1', 'abc', 1.5, -1, 0, '01', '1e0', ''].map((v): Case => ['chainId', v]),
@@ -93,7 +98,7 @@ const cases: Record<string, Case[]> = {
     ...['GOOD', `0x${'a'.repeat(63)}`, `0x${'g'.repeat(64)}`, '0x', '', 5].map((v): Case => ['txHash', v]),
     ...[1, '7', 0, -1, 1.5, 'x', '', null, '01'].map((v): Case => ['blockNumber', v]),
   ],
-  '/api/v1/withdraw/reject': [...['', null, 'user cancelled', 'r'.repeat(256), 'r'.repeat(257)].map((v): Case => ['remark', v])],
+  '/api/v1/withdraw/reject': [...['', null, 'user cancelled', 'r'.repeat(256), 'r'.repeat(257), 'x&id=y', 'x&timestamp=1', 'x&mchId=1', 'x&ids=1'].map((v): Case => ['remark', v])],
 };
 
 async function goodFields(path: string): Promise<Record<string, unknown>> {
