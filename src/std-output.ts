@@ -37,8 +37,14 @@ export function isTerminal(fd: number, stream: () => { isTTY?: boolean }): boole
  * terminal and after EAGAIN. EPIPE (the reader went away) goes to `onEpipe`, which stops quietly
  * as the stream's error handler does; any other failure is thrown to the command that wrote.
  */
-export function stdOutput(fd: number, stream: () => { write(s: string | Uint8Array): boolean; isTTY?: boolean }, onEpipe: () => void): StdOutput {
-  let direct: boolean | undefined;
+export function stdOutput(
+  fd: number,
+  stream: () => { write(s: string | Uint8Array): boolean; isTTY?: boolean },
+  onEpipe: () => void,
+  /** Whether `fd` is a terminal, when the caller already asked (isTerminal); else asked at the first write. */
+  terminal?: boolean,
+): StdOutput {
+  let direct = terminal === undefined ? undefined : !terminal;
   return {
     write(s: string): boolean {
       direct ??= !isTerminal(fd, stream);

@@ -47,6 +47,17 @@ export function commandOf(program: Command, argv: string[]): { cmd: Command; pat
   return { cmd, path };
 }
 
+/** Where the first word of the line is: past the program's options and their values. */
+function firstWord(program: Command, a: string[]): number {
+  let i = 0;
+  for (; i < a.length; i++) {
+    const t = a[i]!;
+    if (!t.startsWith('-')) break;
+    if (!t.includes('=') && takesValue(program, t)) i++;
+  }
+  return i;
+}
+
 /**
  * `help order create` as `order create --help`: commander's own help command stops at the
  * first level. A name that is not a command is left for commander to refuse (exit 2, with its
@@ -54,12 +65,7 @@ export function commandOf(program: Command, argv: string[]): { cmd: Command; pat
  */
 export function rewriteHelp(program: Command, argv: string[]): string[] {
   const a = optionPart(argv);
-  let i = 0;
-  for (; i < a.length; i++) {
-    const t = a[i]!;
-    if (!t.startsWith('-')) break;
-    if (!t.includes('=') && takesValue(program, t)) i++;
-  }
+  const i = firstWord(program, a);
   if (a[i] !== 'help') return argv;
   const before = argv.slice(0, i);
   const names = a.slice(i + 1).filter((t) => !t.startsWith('-'));
@@ -80,18 +86,10 @@ export function rewriteHelp(program: Command, argv: string[]): string[] {
  */
 export function groupsWanted(program: Command, argv: string[]): (group: string) => boolean {
   const a = optionPart(argv);
-  const words: string[] = [];
-  for (let i = 0; i < a.length && words.length < 2; i++) {
-    const t = a[i]!;
-    if (t.startsWith('-')) {
-      if (words.length === 0 && !t.includes('=') && takesValue(program, t)) i++;
-      continue;
-    }
-    words.push(t);
-    if (t !== 'help') break;
-  }
-  const named = words.at(-1);
-  if (named === undefined || named === 'help') return () => false;
+  const i = firstWord(program, a);
+  // After `help`, the first name as rewriteHelp reads it: the next token that is not an option.
+  const named = a[i] === 'help' ? a.slice(i + 1).find((t) => !t.startsWith('-')) : a[i];
+  if (named === undefined) return () => false;
   const top = sub(program, named);
   if (!top || top.name() === 'completion') return () => true;
   return (group) => group === top.name();

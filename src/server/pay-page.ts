@@ -99,8 +99,8 @@ function depth(c: PayPageModel['state']['confirming']): string {
 }
 
 /** A page made once for a model, and served while the ledger's state is exactly that model. */
-interface PageTemplate {
-  /** The model the template was made from: a page is reused only for an equal one. */
+interface KeptPage {
+  /** The model the page was made from: it is reused only for an equal one. */
   model: PayPageModel;
   page: Page;
 }
@@ -114,15 +114,15 @@ interface PageTemplate {
  * one it was made from, so a page never shows a state other than the ledger's. At most 64
  * (~18 KB each).
  */
-const templates = new Lru<string, PageTemplate>(64);
+const pages = new Lru<string, KeptPage>(64);
 
 export function renderPayPage(p: PayPageModel): Page {
-  let t = templates.get(p.id);
-  if (!t || !same(t.model, p)) {
-    t = { model: p, page: pageOf(p) };
-    templates.set(p.id, t);
+  let kept = pages.get(p.id);
+  if (!kept || !same(kept.model, p)) {
+    kept = { model: p, page: pageOf(p) };
+    pages.set(p.id, kept);
   }
-  return t.page;
+  return kept.page;
 }
 
 /**
