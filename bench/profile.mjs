@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sign } from '../dist/signing/index.js';
 import { readdirSync } from 'node:fs';
-import { ensureWrk, memoryOf, runWrk, writeBodies } from './wrk.mjs';
+import { ensureWrk, memoryOf, runWrk, writeBodies, BROWSER_ACCEPT_ENCODING } from './wrk.mjs';
 
 const [what = 'status', secondsArg = '8'] = process.argv.slice(2);
 const seconds = Number(secondsArg);
@@ -46,7 +46,9 @@ const path = { status: `/api/v1/order/${o.id}/status`, pay: `/pay/${o.id}`, crea
 const rss = [];
 const iv = setInterval(() => rss.push(Math.round(memoryOf(child.pid).rss / 1e6)), 1000);
 const threadsBefore = threadTimes(child.pid);
-const r = await runWrk({ url, path, seconds, connections: 50, threads: 2, bodies, servers: [child.pid] });
+// The page as a browser asks for it (gzip taken), as bench/run.mjs does.
+const headers = what === 'pay' ? { 'Accept-Encoding': BROWSER_ACCEPT_ENCODING } : {};
+const r = await runWrk({ url, path, seconds, connections: 50, threads: 2, bodies, servers: [child.pid], headers });
 clearInterval(iv);
 const threadsAfter = threadTimes(child.pid);
 console.log(`${what}: ${Math.round(r.rps)} rps, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors}, non-2xx ${r.non2xx}, client CPU ${r.clientCpuShare.toFixed(2)}, serve CPU ${r.serverCpuShares[0].toFixed(2)}`);

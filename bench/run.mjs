@@ -24,7 +24,7 @@ import { deployTestToken, testTokenArtifact, testTokenAt } from '../dist/chains/
 import { openLedger } from '../dist/store/db.js';
 import { LocalPaymentService } from '../dist/store/local-service.js';
 import { sign } from '../dist/signing/index.js';
-import { cpuSeconds, ensureWrk, memoryOf, runWrk, writeBodies } from './wrk.mjs';
+import { cpuSeconds, ensureWrk, memoryOf, runWrk, writeBodies, BROWSER_ACCEPT_ENCODING } from './wrk.mjs';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const FULL = process.env.BENCH_FULL === '1';
@@ -316,7 +316,10 @@ async function main() {
   };
   const statusPath = `/api/v1/order/${probe.id}/status`;
   const payPath = `/pay/${probe.id}`;
-  const get = (s, path, seconds = GET_SECONDS) => ({ url: s.url, path, seconds, servers: [s.child.pid] });
+  const get = (s, path, seconds = GET_SECONDS, headers = {}) => ({ url: s.url, path, seconds, servers: [s.child.pid], headers });
+  // The page as a payer's browser asks for it (it takes gzip); the status GET as a merchant's
+  // server does with curl or a plain HTTP client (nothing: its answer is not compressed anyway).
+  const asBrowser = { 'Accept-Encoding': BROWSER_ACCEPT_ENCODING };
   const post = (s, bodies, seconds = POST_SECONDS) => ({ url: s.url, path: '/api/v1/order', seconds, bodies, servers: [s.child.pid] });
 
   // Warm-up: every server's code paths compiled before anything counts.
@@ -325,7 +328,7 @@ async function main() {
     const bodies = signBodies(WARMUP_SECONDS);
     await measure('warm-up fixed', get(fixedBase, '/', WARMUP_SECONDS));
     await measure('warm-up status', get(serve, statusPath, WARMUP_SECONDS));
-    await measure('warm-up pay page', get(serve, payPath, WARMUP_SECONDS));
+    await measure('warm-up pay page', get(serve, payPath, WARMUP_SECONDS, asBrowser));
     if (!GETS_ONLY) {
       await measure('warm-up normal', post(normalBase, bodies, WARMUP_SECONDS));
       await measure('warm-up full', post(fullBase, bodies, WARMUP_SECONDS));
@@ -337,7 +340,7 @@ async function main() {
   for (let r = 0; r < REPEATS; r++) {
     const fixed = await measure(`#${r + 1} GET fixed JSON (node:http)`, get(fixedBase, '/'));
     const st = await measure(`#${r + 1} GET /order/{id}/status`, get(serve, statusPath));
-    const page = await measure(`#${r + 1} GET /pay/{id}`, get(serve, payPath));
+    const page = await measure(`#${r + 1} GET /pay/{id}`, get(serve, payPath, GET_SECONDS, asBrowser));
     if (GETS_ONLY) {
       runs.push({ fixed, status: st, page });
       log(`#${r + 1}: status ${round((100 * st.rps) / fixed.rps, 0)}% of fixed; pay page ${round((100 * page.rps) / st.rps, 0)}% of status`);
@@ -441,7 +444,7 @@ async function main() {
     `- While every run (product and baselines alike) goes on, \`serve\` runs as in production: its chain watcher polls (every ${POLL_MS} ms, confirmations 1) a local anvil mining a block every ${BLOCK_SECONDS} s, in which the bench pays ${PAID_PER_BLOCK} orders (a \`transferBatch\` of the test USDT), and its callback sender delivers their order.paid events to a local receiver (\`bench/baseline-server.mjs fixed\`, its own process). Over the runs the chain paid ${fmt(paying.sent)} orders (${paying.failures} sends failed); the watcher recorded ${fmt(side.paid)} of them PAID and ${fmt(side.delivered)} order.paid callbacks were delivered (${side.pending} pending, ${side.failed} failed at the end). \`serve --allow-private-callbacks\` (the receiver is on 127.0.0.1).`,
     `- Signed \`POST /api/v1/order\`: each product run gets ${fmt(POOL_RATE * POST_SECONDS)} bodies signed just before it (${fmt(POOL_RATE)} per second of run, more than any run used: wrk.lua reports a pool run past, and the bench would stop), each with its own oid and nonce and a notifyUrl; \`bench/wrk.lua\` hands thread k of n the lines k, k+n, ...: no body is sent twice. The baselines take the same bodies. Merchant rate limit 0. Errors or non-2xx answers, product: ${runs.reduce((s, x) => s + x.create.errors + x.create.non2xx, 0)}; baselines: ${runs.reduce((s, x) => s + x.normal.errors + x.normal.non2xx + x.full.errors + x.full.non2xx, 0)}.`,
     `- Baselines (\`bench/baseline-server.mjs\`): \`fixed\`, node:http answering a fixed JSON; \`insert ... normal\`, node:http reading the body, one SHA-256 of it and one SQLite insert on a WAL file with synchronous NORMAL (no fsync per commit: not durable); \`insert ... full\`, the same with synchronous FULL, as the ledger (an fsync per request).`,
-    '- `GET /pay/{id}` and the status GET ask for the same order (PENDING_PAY, with an EVM and a TRON address: the page draws two QR codes).',
+    '- `GET /pay/{id}` and the status GET ask for the same order (PENDING_PAY, with an EVM and a TRON address: the page draws two QR codes). The page is asked for as a browser does, with `Accept-Encoding: ${BROWSER_ACCEPT_ENCODING}`, and is answered gzip-coded (~6 KB instead of ~16 KB); the status GET is sent without it (a merchant\'s curl or plain client), and its small JSON is never compressed.',
     `- Start-up: \`node bin/cryptopay --help\` and \`node bin/cryptopay order status <id>\` (ledger with one merchant and one order) against \`node -e ''\`, ${STARTUP_RUNS} runs each after one warm-up, alternating; wall time of the whole spawned process; the ratio is the median of the pairs' ratios. Both run without NODE_EXTRA_CA_CERTS: Node 20 loads those certificates at every start (~40 ms here), which inflates the baseline; where the environment sets it, the ratios with it are recorded in rows of their own.`,
     `- RSS: VmHWM of the \`serve\` process after every HTTP run above (and its watcher's and sender's work), ${fmt(side.orders)} orders in its ledger by then. serve used ${round(serveCpu, 0)} s of CPU in all.`,
     `- Derivation: ${derive.n} EVM and ${derive.n} TRON addresses from a fresh wallet's account xpubs, indices in order, in this process (one core) after \`warmUpDerivation()\` as \`serve\` does.`,

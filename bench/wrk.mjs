@@ -68,9 +68,12 @@ export function writeBodies(file, n, make) {
  * POST of the next body; otherwise a GET. CPU shares are seconds of CPU per second of the run
  * (1.0 = one core): wrk's own, read by wrk.lua from /proc/self/stat at the end, and each of
  * `servers`' (pids), both from the moment wrk says it is running (its bodies are loaded).
+ * `headers` are added to every request.
  */
-export function runWrk({ url, path, seconds, connections, threads, bodies, servers = [] }) {
-  const args = ['-t', String(threads), '-c', String(connections), '-d', `${seconds}s`, '--timeout', '5s', '-s', LUA, `${url}${path}`];
+export function runWrk({ url, path, seconds, connections, threads, bodies, servers = [], headers = {} }) {
+  const args = ['-t', String(threads), '-c', String(connections), '-d', `${seconds}s`, '--timeout', '5s', '-s', LUA];
+  for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}: ${value}`);
+  args.push(`${url}${path}`);
   const env = { ...process.env, WRK_THREADS: String(threads) };
   if (bodies) env.WRK_BODIES = bodies;
   else delete env.WRK_BODIES;
@@ -122,3 +125,9 @@ export function runWrk({ url, path, seconds, connections, threads, bodies, serve
     });
   });
 }
+
+/**
+ * What a browser sends a page over http:// (Chromium and Firefox: `gzip, deflate`; br and zstd
+ * only over https): the payment page is asked for with it, as a payer's browser does.
+ */
+export const BROWSER_ACCEPT_ENCODING = 'gzip, deflate';

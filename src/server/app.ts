@@ -30,6 +30,7 @@ import {
 import type { Caller, OperatorExtensions, PaymentService } from '../core/service.js';
 import type { OrderStatus } from '../core/types.js';
 import { verify } from '../signing/index.js';
+import { acceptsGzip } from './accept-encoding.js';
 import { openApiDocument } from './openapi.js';
 import type { PayPageSource } from './pay-page-data.js';
 import { payUrlOf } from './pay-url.js';
@@ -284,7 +285,10 @@ export function createApp(deps: AppDeps) {
   let pay: Promise<PayRoutes> | undefined;
   // Once loaded, a page is answered in the request's own turn where the ledger allows it.
   let payLoaded: PayRoutes | undefined;
-  const payPageRoute: Route = (_req, id) => (payLoaded ? payLoaded.page(id) : (pay ??= payRoutes()).then((p) => p.page(id)));
+  const payPageRoute: Route = (req, id) => {
+    const gzip = acceptsGzip(req.header('accept-encoding'));
+    return payLoaded ? payLoaded.page(id, gzip) : (pay ??= payRoutes()).then((p) => p.page(id, gzip));
+  };
   const payStateRoute: Route = async (_req, id) => ok(await (await (pay ??= payRoutes())).state(id));
 
   /** The routes of a path and the id in it; undefined answers 404 Not found. */

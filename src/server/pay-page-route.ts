@@ -12,14 +12,14 @@ function notFoundPage(e: unknown): Answer {
 export function payPageRoutes(source: PayPageSource) {
   return {
     /** Without a promise when the model is (loadPayPage): a local ledger's usual page. */
-    page(id: string): Answer | Promise<Answer> {
+    page(id: string, gzip = false): Answer | Promise<Answer> {
       let model: ReturnType<typeof loadPayPage>;
       try {
         model = loadPayPage(source, id);
       } catch (e) {
         return notFoundPage(e);
       }
-      return model instanceof Promise ? model.then(renderPayPage, notFoundPage) : renderPayPage(model);
+      return model instanceof Promise ? model.then((m) => renderPayPage(m, gzip), notFoundPage) : renderPayPage(model, gzip);
     },
     /** Not found answers the envelope's "Order not found", like the status endpoint. */
     state(id: string): Promise<PayState> {

@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
+import { gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { escapeHtml, html } from '../../src/server/html.js';
@@ -171,6 +173,38 @@ describe('GET /pay/{id}', () => {
     const head = await page(o.id, { method: 'HEAD' });
     expect({ status: head.status, text: head.text, type: head.headers.get('content-type') }).toEqual({ status: 200, text: '', type: 'text/html; charset=utf-8' });
   });
+  it('goes gzip-coded to a client that takes gzip, and plain to one that does not; both are the same page', async () => {
+    const o = await s.order(m, { memo: 'gzip <check>', amount: '10' });
+    const plain = await rawGet(`/pay/${o.id}`, {});
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.headers.vary).toBe('Accept-Encoding');
+    expect(Number(plain.headers['content-length'])).toBe(plain.body.length);
+    const text = plain.body.toString('utf8');
+    expect(text).toContain('gzip &lt;check&gt;');
+    for (const ae of ['gzip, deflate', 'br;q=1, gzip;q=0.5', '*']) {
+      const gz = await rawGet(`/pay/${o.id}`, { 'Accept-Encoding': ae });
+      expect([ae, gz.headers['content-encoding'], gz.headers.vary]).toEqual([ae, 'gzip', 'Accept-Encoding']);
+      expect(Number(gz.headers['content-length'])).toBe(gz.body.length);
+      // A third of the bytes, and exactly the plain page once decoded, policy included.
+      expect(gz.body.length).toBeLessThan(plain.body.length / 2);
+      expect(gunzipSync(gz.body).toString('utf8')).toBe(text);
+      expect(gz.headers['content-security-policy']).toBe(plain.headers['content-security-policy']);
+    }
+    for (const ae of ['identity', 'gzip;q=0', '*;q=0', 'br']) {
+      const r = await rawGet(`/pay/${o.id}`, { 'Accept-Encoding': ae });
+      expect([ae, r.headers['content-encoding'], r.body.toString('utf8')]).toEqual([ae, undefined, text]);
+    }
+    // HEAD tells what GET would send, without the body.
+    const gz = await rawGet(`/pay/${o.id}`, { 'Accept-Encoding': 'gzip' });
+    const head = await rawGet(`/pay/${o.id}`, { 'Accept-Encoding': 'gzip' }, 'HEAD');
+    expect([head.headers['content-encoding'], head.headers['content-length'], head.body.length]).toEqual(['gzip', String(gz.body.length), 0]);
+    // A coded page is never an older state: paid, the next coded page is the new one.
+    expect(text).toContain('data-status="PENDING_PAY"');
+    await s.service.markPaid({ id: o.id, txHash: nextTx(), amount: '4' });
+    const partly = gunzipSync((await rawGet(`/pay/${o.id}`, { 'Accept-Encoding': 'gzip' })).body).toString('utf8');
+    expect(partly).toContain('<span id="due-amount">6</span>');
+    expect(partly).toBe((await rawGet(`/pay/${o.id}`, {})).body.toString('utf8'));
+  });
 });
 
 describe('GET /pay/{id}/state', () => {
@@ -197,3 +231,17 @@ describe('GET /pay/{id}/state', () => {
     expect({ status: r.status, json: r.json }).toMatchObject({ status: 404, json: { code: 0, msg: 'Order not found', data: null } });
   });
 });
+
+/** A GET (or HEAD) with node:http, which sends only the headers given and decodes nothing. */
+function rawGet(path: string, headers: Record<string, string>, method = 'GET'): Promise<{ headers: Record<string, string | undefined>; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(s.url + path, { method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ headers: res.headers as Record<string, string | undefined>, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
