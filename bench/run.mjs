@@ -146,6 +146,8 @@ function machineBusy() {
 }
 
 /** One wrk run, with the load average and the CPU the rest of the machine used meanwhile. */
+const mb = (bytes) => round(bytes / 1e6, 1);
+
 async function measure(label, o) {
   const busy0 = machineBusy();
   const t0 = performance.now();
@@ -157,8 +159,10 @@ async function measure(label, o) {
   // and the watcher's node, which run the same way for the product and the baselines).
   r.othersCpu = (machineBusy() - busy0) / wall - r.clientCpuShare - (r.serverCpuShares[0] ?? 0);
   r.serverCpuShare = r.serverCpuShares[0];
+  // The server's resident memory after the run, and its peak so far (VmHWM): where serve's peak is reached.
+  r.serverMemory = o.servers?.[0] ? memoryOf(o.servers[0]) : undefined;
   if (r.exhausted) throw new Error(`${label}: wrk ran out of pre-signed bodies (${r.pool}); raise BENCH_POOL_RATE`);
-  log(`${label}: ${fmt(r.rps)} rps, p50 ${round(r.p50)} ms, p99 ${round(r.p99)} ms, errors ${r.errors}, non-2xx ${r.non2xx}, client CPU ${round(r.clientCpuShare)}, server CPU ${round(r.serverCpuShare)}, others ${round(r.othersCpu)}, load ${round(r.load, 1)}`);
+  log(`${label}: ${fmt(r.rps)} rps, p50 ${round(r.p50)} ms, p99 ${round(r.p99)} ms, errors ${r.errors}, non-2xx ${r.non2xx}, client CPU ${round(r.clientCpuShare)}, server CPU ${round(r.serverCpuShare)}, others ${round(r.othersCpu)}, load ${round(r.load, 1)}${r.serverMemory ? `, server RSS ${mb(r.serverMemory.rss)} MB (peak so far ${mb(r.serverMemory.peak)})` : ''}`);
   return r;
 }
 
@@ -423,7 +427,7 @@ async function main() {
     ...callbacks.rows.map(([a, b, c, d, e]) => [a, b, c, '-', span(callbacks.loads), d, e]),
   ];
   const verdict = (ok) => (ok === undefined ? '-' : ok ? 'pass' : '**miss**');
-  const runRow = (r, name, x) => `| ${r + 1} | ${name} | ${fmt(x.rps)} | ${round(x.p50, 2)} | ${round(x.p99, 2)} | ${x.errors + x.non2xx} | ${round(x.clientCpuShare)} | ${round(x.serverCpuShare)} | ${round(x.othersCpu)} | ${round(x.load, 1)} |`;
+  const runRow = (r, name, x) => `| ${r + 1} | ${name} | ${fmt(x.rps)} | ${round(x.p50, 2)} | ${round(x.p99, 2)} | ${x.errors + x.non2xx} | ${round(x.clientCpuShare)} | ${round(x.serverCpuShare)} | ${round(x.othersCpu)} | ${round(x.load, 1)} | ${x.serverMemory ? `${mb(x.serverMemory.rss)} / ${mb(x.serverMemory.peak)}` : '-'} |`;
   const names = { fixed: 'GET fixed JSON, node:http', status: 'GET /order/{id}/status', page: 'GET /pay/{id}', normal: 'POST SHA-256 + insert, NORMAL', create: 'POST /order, serve', full: 'POST SHA-256 + insert, FULL' };
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
   const lines = [
@@ -455,10 +459,10 @@ async function main() {
     '',
     '### Every HTTP run',
     '',
-    'rps, latency (ms) and errors as wrk counts them; CPU in cores: client (wrk), server (the process under load, all its threads), others (the rest of the machine: other users, the chain, the payer, the receiver).',
+    'rps, latency (ms) and errors as wrk counts them; CPU in cores: client (wrk), server (the process under load, all its threads), others (the rest of the machine: other users, the chain, the payer, the receiver); server RSS after the run, and its peak (VmHWM) so far.',
     '',
-    '| repeat | run | rps | p50 | p99 | errors + non-2xx | client CPU | server CPU | others CPU | load |',
-    '|---|---|---|---|---|---|---|---|---|---|',
+    '| repeat | run | rps | p50 | p99 | errors + non-2xx | client CPU | server CPU | others CPU | load | server RSS MB: after / peak so far |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
     ...runs.flatMap((x, r) => Object.keys(names).map((k) => runRow(r, names[k], x[k]))),
     '',
     readFileSync(join(HERE, 'CHANGES.md'), 'utf8').trim(),

@@ -1,10 +1,10 @@
 /**
- * What only changing operations need: ethers (key derivation, address checks) and zod (input
- * schemas, the chain registry). Imported on first use, so `order status` and the other reads
- * start without them.
+ * What only changing operations need: zod (input schemas, the chain registry) and the address
+ * checks. Imported on first use, so `order status` and the other reads start without them.
+ * Wallets (ethers) are imported by the operations that make or read one (merchant add and
+ * update), so that serve does not load ethers at all.
  */
 export { validateAddress } from '../chains/address.js';
-export { generateWallet, parseAccountXpub } from '../chains/derive.js';
 export { createRegistry, maxDecimals } from '../chains/registry.js';
 export {
   createOrderSchema,

@@ -31,7 +31,6 @@ export interface NewMerchant {
   rateLimit?: number;
 }
 
-const heavy = () => import('./heavy.js');
 
 /** The merchant named by mchId, or the ledger's only merchant when none is named (decisions §1). */
 export function findMerchant(s: StoreCtx, q: Q, mchId: string | undefined): MerchantRow {
@@ -76,12 +75,12 @@ export async function addMerchant(s: StoreCtx, input: NewMerchant): Promise<{ me
   if (input.generateWallet && (input.evmXpub || input.tronXpub)) {
     throw invalid('give either --generate-wallet or xpubs, not both');
   }
-  const h = await heavy();
-  let evmXpub = input.evmXpub ? h.parseAccountXpub(input.evmXpub, 'evm-xpub') : null;
-  let tronXpub = input.tronXpub ? h.parseAccountXpub(input.tronXpub, 'tron-xpub') : null;
+  const wallets = await import('../chains/derive.js');
+  let evmXpub = input.evmXpub ? wallets.parseAccountXpub(input.evmXpub, 'evm-xpub') : null;
+  let tronXpub = input.tronXpub ? wallets.parseAccountXpub(input.tronXpub, 'tron-xpub') : null;
   let mnemonic: string | undefined;
   if (input.generateWallet) {
-    const w = h.generateWallet();
+    const w = wallets.generateWallet();
     ({ mnemonic, evmXpub, tronXpub } = w);
   }
   if (!evmXpub && !tronXpub) {

@@ -1,3 +1,5 @@
+import { concat, encodeBase58, getAddress, getBytes, sha256 } from 'ethers';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { TronWeb } from 'tronweb';
 import {
@@ -6,6 +8,7 @@ import {
   isTxHash,
   normalizeEvmAddress,
   normalizeTronAddress,
+  decodeBase58Check,
   tronAddressFromEvm,
   validateAddress,
 } from '../../src/chains/address.js';
@@ -127,5 +130,57 @@ describe('isTxHash', () => {
   it.each(['', '0x' + hex.slice(1), '0x' + hex + '0', '0x' + hex.slice(1) + 'g', 42, null])('refuses %j', (h) => {
     expect(isTxHash('EVM', h)).toBe(false);
     expect(isTxHash('TRON', typeof h === 'string' ? h.replace(/^0x/, '') : h)).toBe(false);
+  });
+});
+
+describe('the checks agree with ethers and TronWeb (they no longer use ethers themselves)', () => {
+  const bytes20 = fc.uint8Array({ minLength: 20, maxLength: 20 });
+  const hexOf = (b: Uint8Array) => Buffer.from(b).toString('hex');
+
+  it('EVM: every spelling of a random address is accepted or refused as ethers getAddress does, and normalized to its form', () => {
+    fc.assert(
+      fc.property(bytes20, fc.array(fc.boolean(), { minLength: 40, maxLength: 40 }), (b, upper) => {
+        const lower = hexOf(b);
+        const spellings = [lower, lower.toUpperCase(), [...lower].map((c, i) => (upper[i] ? c.toUpperCase() : c)).join(''), getAddress(`0x${lower}`).slice(2)];
+        for (const h of spellings) {
+          const a = `0x${h}`;
+          let theirs: string | undefined;
+          try {
+            theirs = getAddress(a);
+          } catch {
+            theirs = undefined;
+          }
+          expect([a, isEvmAddress(a)]).toEqual([a, theirs !== undefined]);
+          if (theirs) expect(normalizeEvmAddress(a)).toBe(theirs);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('TRON: an address of random key hash, and each one-character change of it, is judged as TronWeb judges it', () => {
+    const alphabet = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
+    fc.assert(
+      fc.property(bytes20, fc.nat(33), fc.nat(57), (b, at, c) => {
+        const good = tronAddressFromEvm(`0x${hexOf(b)}`);
+        expect(good).toBe(TronWeb.address.fromHex(`41${hexOf(b)}`));
+        expect(isTronAddress(good)).toBe(true);
+        const i = at % good.length;
+        const changed = good.slice(0, i) + alphabet[c] + good.slice(i + 1);
+        expect([changed, isTronAddress(changed)]).toEqual([changed, TronWeb.isAddress(changed)]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('base58check: leading 1s are zero bytes, and the reasons of a refusal are told apart', () => {
+    const payload = Uint8Array.from([0, 0, 0x41, 1, 2, 3]);
+    // Encoded by ethers, independently: payload and the first four bytes of its double SHA-256.
+    const ok = decodeBase58Check(encodeBase58(concat([payload, getBytes(sha256(sha256(payload))).subarray(0, 4)])));
+    expect(ok).toEqual({ ok: true, payload });
+    expect(decodeBase58Check('11')).toEqual({ ok: false, reason: 'too short' });
+    expect(decodeBase58Check('0OIl')).toEqual({ ok: false, reason: 'not a base58 string' });
+    expect(decodeBase58Check('1'.repeat(121))).toEqual({ ok: false, reason: 'not a base58 string' });
+    expect(decodeBase58Check(USDT_TRON.slice(0, -1) + (USDT_TRON.endsWith('t') ? 'u' : 't'))).toEqual({ ok: false, reason: 'base58check checksum does not match (mistyped character?)' });
   });
 });
