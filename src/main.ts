@@ -18,6 +18,13 @@ interface RunState {
   json?: boolean;
 }
 
+/** Whether the environment decides colors (no-color.org, FORCE_COLOR, CLICOLOR_FORCE), as commander reads it. */
+function colorConvention(env: Record<string, string | undefined>): boolean | undefined {
+  if (env.NO_COLOR || env.FORCE_COLOR === '0' || env.FORCE_COLOR === 'false') return false;
+  if (env.FORCE_COLOR || env.CLICOLOR_FORCE !== undefined) return true;
+  return undefined;
+}
+
 /** The program for `argv` (by default every command: what completion and the tests walk). */
 export function buildProgram(deps: ContextDeps, state: RunState, argv?: string[]): Command {
   const program = new Command('cryptopay')
@@ -28,6 +35,13 @@ export function buildProgram(deps: ContextDeps, state: RunState, argv?: string[]
       writeOut: (s) => deps.io.stdout.write(s),
       // Under --json, commander's messages (and the help it shows with them) become main's JSON error.
       writeErr: (s) => (state.json ? undefined : deps.io.stderr.write(s)),
+      // Commander's defaults ask process.stdout whether it is a terminal, which builds Node's
+      // stream and loads its ~20 modules (~3 ms of a `--help` into a pipe): the CLI knows already.
+      // The same answers: its width on a terminal, and colors kept by NO_COLOR / FORCE_COLOR /
+      // CLICOLOR_FORCE, else where the terminal has them.
+      // (Commander types the width as a number; undefined, as its own default gives off a terminal, is 80.)
+      getOutHelpWidth: () => deps.io.columns as number,
+      getOutHasColors: () => colorConvention(deps.env) ?? (deps.io.isTTY && process.stdout.hasColors?.()),
     })
     .showSuggestionAfterError()
     .option('--db <path>', 'ledger file (default: $CRYPTOPAY_DB, else $XDG_DATA_HOME/cryptopay/ledger.db)')

@@ -140,8 +140,9 @@ const TERMINAL_ENV: Env = {
   FORCE_COLOR: undefined,
 };
 
-export function runPty(args: string[], opts: { env?: Env; steps?: PtyStep[]; timeoutMs?: number } = {}): Promise<{ code: number; out: string; text: string }> {
-  const cmd = [process.execPath, BIN, ...args].map(sq).join(' ');
+export function runPty(args: string[], opts: { env?: Env; steps?: PtyStep[]; timeoutMs?: number; columns?: number } = {}): Promise<{ code: number; out: string; text: string }> {
+  // The terminal's width, where a test sets it (the pseudo-terminal has none of its own).
+  const cmd = (opts.columns ? `stty cols ${opts.columns} rows 40; ` : '') + [process.execPath, BIN, ...args].map(sq).join(' ');
   // A user's terminal: chalk (supports-color) turns colour off when it sees a CI variable or a
   // forced level, so those are taken out of the environment the CLI sees here.
   const env = definedEnv({ ...process.env, ...CLEAN_ENV, ...TERMINAL_ENV, ...opts.env });

@@ -3,9 +3,26 @@
  * under a real pseudo-terminal with util-linux `script`; skipped where `script` is missing.
  */
 import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.js';
 import { balanceOf, ESC, HAS_SCRIPT, paidOrder, runPty, SLOW, withMerchant } from './_support.js';
 
 describe.skipIf(!HAS_SCRIPT).concurrent('on a terminal (script -qec)', { timeout: SLOW }, () => {
+  it('--help is wrapped to the terminal\'s width, and to 80 columns in a pipe', async () => {
+    const widest = (text: string) => Math.max(...text.split(/\r?\n/).map((l) => l.length));
+    const wide = await runPty(['--help'], { columns: 150 });
+    const narrow = await runPty(['--help'], { columns: 100 });
+    const piped = await runCli(['--help']);
+    expect([wide.code, narrow.code, piped.code]).toEqual([0, 0, 0]);
+    // The program's description is one line of ~100 characters on a wide terminal only.
+    expect(wide.text).toMatch(/Crypto payment back office: payment orders, refunds and withdrawals on EVM chains and TRON/);
+    expect(widest(wide.text)).toBeGreaterThan(100);
+    expect(widest(wide.text)).toBeLessThanOrEqual(150);
+    expect(widest(narrow.text)).toBeGreaterThan(80);
+    expect(widest(narrow.text)).toBeLessThanOrEqual(100);
+    expect(widest(piped.stdout)).toBeLessThanOrEqual(80);
+    expect(piped.stdout).not.toMatch(/Crypto payment back office: payment orders, refunds and withdrawals on EVM chains/);
+  });
+
   it('a missing required option is asked for, and the answer is used', async () => {
     const s = await withMerchant();
     const r = await runPty(['--db', s.db, 'order', 'create', '--uid', 'u1', '--amount', '5'], {
