@@ -164,9 +164,19 @@ export function loadPayPage(source: PayPageSource, id: string): PayPageModel | P
   const o = { ...row, merchantName: row.merchantName ?? row.mchId };
   const registry = source.registryNow?.();
   const seen = row.seenOnChain && o.status === 'PENDING_PAY' && source.paymentsOnChain;
-  if (registry && !seen) return modelOf(o, registry, []);
+  if (registry && !seen) {
+    // The ledger gives the same object for an order whose page reads exactly as before.
+    const made = models.get(row);
+    if (made?.registry === registry) return made.model;
+    const model = modelOf(o, registry, []);
+    models.set(row, { registry, model });
+    return model;
+  }
   return (async () => modelOf(o, registry ?? (await source.registry()), seen ? await seenOf(source, o) : []))();
 }
+
+/** The model made of a row of payPageOrder, with the registry it was made with. */
+const models = new WeakMap<PayPageOrder, { registry: Registry; model: PayPageModel }>();
 
 async function loadRemotePage(source: PayPageSource, id: string): Promise<PayPageModel> {
   const o = await pageOrder(source, id);

@@ -5,6 +5,8 @@ import { formatAmount, parseAmount } from '../core/money.js';
 import type { CreateOrderRequest } from '../core/schemas.js';
 import { readStatus } from '../core/state.js';
 import type { Addresses, ChainType, FindResult, MatchedBy, Order, OrderDetail, OrderStatus, PayPageOrder, Payment, Withdrawal } from '../core/types.js';
+import { Lru } from '../core/lru.js';
+import type { Ledger } from './db.js';
 import type { Q } from './ledger.js';
 import { findMerchant, type MerchantRow } from './merchants.js';
 import { keyset, pageOf, unknownCursor, type Page } from './paging.js';
@@ -133,20 +135,42 @@ export function getOrder(s: StoreCtx, id: string, mchId?: string): OrderDetail {
   return orderDetail(s, o);
 }
 
-/** What the payment page shows of an order (src/server/pay-page-data.ts), in one statement. */
+/**
+ * The last page read of the orders asked for lately, per ledger: its row as one text (the
+ * payPageVersion statement) and what was made of it.
+ */
+const pageReads = new WeakMap<Ledger, Lru<string, { version: string; order: PayPageOrder }>>();
+
+/**
+ * What the payment page shows of an order (src/server/pay-page-data.ts), in one statement. An
+ * order asked for again whose row reads exactly as before (every column, as one text) and whose
+ * status at this moment is the same gives the very same object, so that the page made of it is
+ * found without building anything; any change to what the page shows gives a new one.
+ */
 export function payPageOrder(s: StoreCtx, id: string): PayPageOrder {
-  const rows = s.stmts().payPageOrder.all(id);
-  const o = rows[0];
+  let reads = pageReads.get(s.ledger);
+  if (!reads) pageReads.set(s.ledger, (reads = new Lru(64)));
+  const last = reads.get(id);
+  if (last) {
+    const v = s.stmts().payPageVersion.get(id);
+    if (!v) throw notFound('Order not found');
+    if (v[0] === last.version && readStatus(v[1], Number(v[2]), s.now()) === last.order.status) return last.order;
+  }
+  const o = s.stmts().payPageOrder.get(id);
   if (!o) throw notFound('Order not found');
   const d = decimalsOf(o[4]);
   const expiredAt = Number(o[8]);
   const addresses: Addresses = {};
-  for (const r of rows) if (r[12] !== null && r[13] !== null) addresses[r[12] as ChainType] = r[13];
-  return {
+  if (o[12] !== null) addresses.EVM = o[12];
+  if (o[13] !== null) addresses.TRON = o[13];
+  const order: PayPageOrder = {
     id: o[0], oid: o[1], mchId: o[2], merchantName: o[3], asset: o[4], amount: formatAmount(o[5], d), paidAmount: formatAmount(o[6], d),
     status: readStatus(o[7], expiredAt, s.now()), expiredAt, memo: o[9], logo: o[10], redirectUrl: o[11], addresses,
     seenOnChain: o[14] !== 0n,
   };
+  // The row and its text come from one statement: the same state of the ledger.
+  reads.set(id, { version: o[15], order });
+  return order;
 }
 
 /** An order of the merchant by id or by oid (as a refund names it); both given must agree. */

@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { gunzipSync } from 'node:zlib';
@@ -148,6 +149,32 @@ describe('GET /pay/{id}', () => {
     expect(paid.text).toContain('data-status="PAID"');
     expect(paid.text).toContain(`Order ${escapeHtml(o.oid)} is paid.`);
     for (const a of Object.values(addresses)) expect(paid.text).not.toContain(a);
+  });
+
+  it('is made anew when anything it shows changes in the ledger, even by another process', async () => {
+    const o = await s.order(m, { memo: 'first memo' });
+    const before = await page(o.id);
+    expect(before.text).toContain('first memo');
+    // The same state: the page is served again as it was.
+    expect((await page(o.id)).text).toBe(before.text);
+    // Another connection to the ledger file (a CLI on the same machine) changes a column the page
+    // shows, then the merchant's name: each shows on the next request, gzip-coded or not.
+    const other = new Database(s.file);
+    try {
+      other.prepare('UPDATE orders SET memo = ? WHERE id = ?').run('second <memo>', o.id);
+      const memo = await page(o.id);
+      expect(memo.text).toContain('second &lt;memo&gt;');
+      expect(memo.text).not.toContain('first memo');
+      other.prepare('UPDATE merchants SET name = ? WHERE id = ?').run('Renamed & Co', m.mchId);
+      const renamed = await page(o.id);
+      expect(renamed.text).toContain('Renamed &amp; Co');
+      expect(gunzipSync((await rawGet(`/pay/${o.id}`, { 'Accept-Encoding': 'gzip' })).body).toString('utf8')).toBe(renamed.text);
+    } finally {
+      other.prepare('UPDATE merchants SET name = ? WHERE id = ?').run('Corner <Shop> & "Co"', m.mchId);
+      other.close();
+    }
+    // And back: a name the page was once made with is read again, not taken from before.
+    expect((await page(o.id)).text).toContain('Corner &lt;Shop&gt; &amp; &quot;Co&quot;');
   });
 
   it('links back only to the order\'s own http(s) redirect URL, and only when it has one', async () => {
