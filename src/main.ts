@@ -1,6 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
 import { AppError, exitCodeOf, isAppError } from './core/errors.js';
-import { createContext, type Context, type ContextDeps, type Globals } from './context.js';
+import type { Context, ContextDeps, Globals } from './context.js';
 import { defineCommands } from './commands/define.js';
 import { annotateHelp } from './commands/help-text.js';
 import { appVersion, schemaVersion } from './core/version.js';
@@ -80,6 +80,8 @@ export function buildProgram(deps: ContextDeps, state: RunState, argv?: string[]
         timeout: opts.timeout,
         insecureHttp: !!opts.insecureHttp,
       };
+      // Loaded only when a command runs: `--help` and usage errors do without it.
+      const { createContext } = await import('./context.js');
       const ctx = createContext(deps, globals);
       state.ctx = ctx;
       const positional = args.slice(0, -2);
