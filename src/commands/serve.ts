@@ -13,11 +13,12 @@ import { startDev, type DevMode } from './serve-dev.js';
 /**
  * serve's heap (src/server/heap-policy.ts): a young generation of 2 x 4 MiB, never past 2 x 8
  * MiB (V8 lets it reach 2 x 16 MiB), and an old one collected when it has grown by half over
- * what was live (a quarter was tried in the sixth round and not kept: bench/CHANGES.md). The policy settles at 2 x 4 MiB with this bound. 2 x 8 MiB settled was kept at
- * first (bench/CHANGES.md, third round: memory) for a hint of more CPU per status GET; measured
- * again with bench/ab.mjs (4 rounds, load 1.3-1.7) 2 x 4 MiB cost nothing visible (status GET
- * 35.6 vs 39.7 us of CPU, page 73.9 vs 76.4 us) and held serve's peak RSS 3-10 MB lower under
- * each load (bench/CHANGES.md, fifth round).
+ * what was live (a quarter was tried in the sixth round and not kept: bench/CHANGES.md). The
+ * policy settles at 2 x 4 MiB with this bound. 2 x 8 MiB settled was kept at first
+ * (bench/CHANGES.md, third round: memory) for a hint of more CPU per status GET; measured again
+ * with bench/ab.mjs (4 rounds, load 1.3-1.7) 2 x 4 MiB cost nothing visible (status GET 35.6 vs
+ * 39.7 us of CPU, page 73.9 vs 76.4 us) and held serve's peak RSS 3-10 MB lower under each load
+ * (bench/CHANGES.md, fifth round).
  */
 export const SERVE_HEAP = { youngMiB: 16, growingPercent: 50 };
 

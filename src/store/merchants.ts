@@ -31,7 +31,6 @@ export interface NewMerchant {
   rateLimit?: number;
 }
 
-
 /** The merchant named by mchId, or the ledger's only merchant when none is named (decisions §1). */
 export function findMerchant(s: StoreCtx, q: Q, mchId: string | undefined): MerchantRow {
   if (mchId) {
