@@ -1,15 +1,16 @@
 // Profiling aid, not a benchmark: one `serve` under wrk load, with a CPU profile of it.
-//   node bench/profile.mjs status|pay|create [seconds]      (npm run build first)
+//   node bench/profile.mjs status|pay|create[,...] [seconds]      (npm run build first)
 // status: GET /api/v1/order/{id}/status; pay: GET /pay/{id}; create: signed POST /api/v1/order.
+// Several, comma-separated, run one after the other on the same serve (status,create,status,pay
+// is bench/run.mjs's order: where serve's peak RSS is reached).
 // The profile lands in /tmp/cryptopay-prof (NOPROF=1: none); SERVE_FLAGS="..." adds node flags.
-// Prints wrk's figures, serve's RSS once a second and its peak; then `node bench/flame.mjs FILE`
-// sums the profile by function.
+// Prints wrk's figures and serve's RSS once a second and its peak after each run; then
+// `node bench/flame.mjs FILE` sums the profile by function.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sign } from '../dist/signing/index.js';
-import { readdirSync } from 'node:fs';
 import { ensureWrk, memoryOf, runWrk, writeBodies, BROWSER_ACCEPT_ENCODING } from './wrk.mjs';
 
 const [what = 'status', secondsArg = '8'] = process.argv.slice(2);
@@ -33,35 +34,41 @@ const url = await new Promise((res) => {
     if (x) res(x[1]);
   });
 });
-let bodies;
-if (what === 'create') {
-  bodies = join(dir, 'bodies.jsonl');
-  const now = Date.now();
-  writeBodies(bodies, 16_000 * seconds, (i) => {
-    const b = { mchId: m.mchId, oid: `p${i}`, uid: `u${i % 1000}`, amount: '12.5', timestamp: now, nonce: `n${i}` };
-    return JSON.stringify({ ...b, sign: sign(b, m.secret) });
-  });
-}
-const path = { status: `/api/v1/order/${o.id}/status`, pay: `/pay/${o.id}`, create: '/api/v1/order' }[what];
-const rss = [];
-const iv = setInterval(() => rss.push(Math.round(memoryOf(child.pid).rss / 1e6)), 1000);
 const threadsBefore = threadTimes(child.pid);
-// The page as a browser asks for it (gzip taken), as bench/run.mjs does.
-const headers = what === 'pay' ? { 'Accept-Encoding': BROWSER_ACCEPT_ENCODING } : {};
-const r = await runWrk({ url, path, seconds, connections: 50, threads: 2, bodies, servers: [child.pid], headers });
-clearInterval(iv);
+let batch = 0;
+const kinds = what.split(',');
+for (const kind of kinds) {
+  let bodies;
+  if (kind === 'create') {
+    bodies = join(dir, `bodies-${batch}.jsonl`);
+    const now = Date.now();
+    writeBodies(bodies, 16_000 * seconds, (i) => {
+      const b = { mchId: m.mchId, oid: `p${batch}-${i}`, uid: `u${i % 1000}`, amount: '12.5', timestamp: now, nonce: `n${batch}-${i}` };
+      return JSON.stringify({ ...b, sign: sign(b, m.secret) });
+    });
+    batch++;
+  }
+  const path = { status: `/api/v1/order/${o.id}/status`, pay: `/pay/${o.id}`, create: '/api/v1/order' }[kind];
+  if (!path) throw new Error(`unknown load ${kind}: status, pay or create`);
+  const rss = [];
+  const iv = setInterval(() => rss.push(Math.round(memoryOf(child.pid).rss / 1e6)), 1000);
+  // The page as a browser asks for it (gzip taken), as bench/run.mjs does.
+  const headers = kind === 'pay' ? { 'Accept-Encoding': BROWSER_ACCEPT_ENCODING } : {};
+  const r = await runWrk({ url, path, seconds, connections: 50, threads: 2, bodies, servers: [child.pid], headers });
+  clearInterval(iv);
+  console.log(`${kind}: ${Math.round(r.rps)} rps, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors}, non-2xx ${r.non2xx}, client CPU ${r.clientCpuShare.toFixed(2)}, serve CPU ${r.serverCpuShares[0].toFixed(2)}`);
+  console.log(`serve RSS MB each second: ${rss.join(' ')}; peak so far ${Math.round(memoryOf(child.pid).peak / 1e6)} MB`);
+}
 const threadsAfter = threadTimes(child.pid);
-console.log(`${what}: ${Math.round(r.rps)} rps, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors}, non-2xx ${r.non2xx}, client CPU ${r.clientCpuShare.toFixed(2)}, serve CPU ${r.serverCpuShares[0].toFixed(2)}`);
-console.log(`serve RSS MB each second: ${rss.join(' ')}; peak ${Math.round(memoryOf(child.pid).peak / 1e6)} MB`);
-// serve's CPU by thread (main, libuv pool, V8's GC helpers, the worker threads): what the
-// machine's two cores spent besides the event loop.
+// serve's CPU by thread over all the runs (main, libuv pool, V8's GC helpers, the worker
+// threads): what the machine's two cores spent besides the event loop.
 const perThread = new Map();
 for (const [tid, t] of threadsAfter) {
   const d = t.ticks - (threadsBefore.get(tid)?.ticks ?? 0);
   const name = tid === String(child.pid) ? 'main' : `${t.name}:${tid}`;
   if (d > 0) perThread.set(name, d);
 }
-console.log(`serve CPU by thread (cores): ${[...perThread].sort((a, b) => b[1] - a[1]).map(([n, d]) => `${n} ${(d / 100 / seconds).toFixed(3)}`).join(', ')}`);
+console.log(`serve CPU by thread (cores): ${[...perThread].sort((a, b) => b[1] - a[1]).map(([n, d]) => `${n} ${(d / 100 / (seconds * kinds.length)).toFixed(3)}`).join(', ')}`);
 // Where the resident memory is at the end: file-backed (code), anonymous (heaps), shared.
 const rollup = readFileSync(`/proc/${child.pid}/smaps_rollup`, 'utf8');
 console.log(rollup.split('\n').filter((l) => /^(Rss|Pss_Anon|Pss_File|Anonymous|Shared_Clean|Private_Clean|Private_Dirty):/.test(l)).map((l) => l.replace(/\s+/g, ' ')).join('; '));

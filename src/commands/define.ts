@@ -32,7 +32,6 @@ export function defineCommands(program: Command, run: Runner, wanted: (group: st
       .argument('[mchId]')
       .description('issue a new secret; the old one stops working at once')
       .action(run(() => import('./merchant/rotate-secret.js')));
-
   });
   const order = program.command('order').description('payment orders');
   later('order', () => {
@@ -100,7 +99,6 @@ export function defineCommands(program: Command, run: Runner, wanted: (group: st
       .option('--return-tx <hash>', 'the transaction that sent it back')
       .option('--reason <text>', 'why (kept in the audit log)')
       .action(run(() => import('./order/return-held.js')));
-
   });
   program.command('address').argument('<id>').description("an order's payment addresses").action(run(() => import('./address.js')));
 
@@ -121,7 +119,6 @@ export function defineCommands(program: Command, run: Runner, wanted: (group: st
       .option('--limit <n>', 'at most this many', '50')
       .option('--cursor <id>', 'the page after this refund (the id the previous page named)')
       .action(run(() => import('./refund/list.js')));
-
   });
   const withdraw = program.command('withdraw').description('withdrawals: apply, then confirm or reject');
   later('withdraw', () => {
@@ -167,7 +164,6 @@ export function defineCommands(program: Command, run: Runner, wanted: (group: st
       .option('--cursor <id>', 'the page after this withdrawal (the id the previous page named)')
       .action(run(() => import('./withdraw/list.js')));
     withdraw.command('show').argument('<id>').description('one withdrawal').action(run(() => import('./withdraw/show.js')));
-
   });
   const balance = program
     .command('balance')
@@ -184,7 +180,6 @@ export function defineCommands(program: Command, run: Runner, wanted: (group: st
       .option('--reason <text>', 'why (required, kept in the audit log)')
       .option('--asset <asset>', 'asset (default: the merchant settlement asset)')
       .action(run(() => import('./balance/adjust.js')));
-
   });
   program
     .command('log')
@@ -211,7 +206,6 @@ export function defineCommands(program: Command, run: Runner, wanted: (group: st
       .description('an online, consistent copy of the ledger, written 0600 and checked; never overwrites')
       .argument('<path>', 'a new file for the copy')
       .action(run(() => import('./ledger/backup.js')));
-
   });
   program
     .command('chains')
@@ -248,7 +242,6 @@ export function defineCommands(program: Command, run: Runner, wanted: (group: st
       .option('--from <n>', 'funded test account to pay from, 0 to 9', '1')
       .option('--wait [seconds]', 'then wait until the order is PAID (default 60 s)')
       .action(run(() => import('./dev/pay.js')));
-
   });
   const callbacks = program.command('callbacks').description("callbacks to merchants' notifyUrl: list, show, resend, test, run (local ledger)");
   later('callbacks', () => {
@@ -280,7 +273,6 @@ export function defineCommands(program: Command, run: Runner, wanted: (group: st
       .option('--callback-schedule <delays>', 'retry delays after each failed attempt (default 15s,1m,5m,15m,1h,3h,6h,12h,24h)')
       .option('--allow-private-callbacks', 'send callbacks to loopback and private addresses too (development)')
       .action(run(() => import('./callbacks/run.js')));
-
   });
   program
     .command('listen')
@@ -323,7 +315,6 @@ export function defineCommands(program: Command, run: Runner, wanted: (group: st
       .option('--none', 'no default profile: operations run on the local ledger')
       .action(run(() => import('./profile/use.js')));
     profile.command('remove').argument('<name>').description('delete a profile').action(run(() => import('./profile/remove.js')));
-
   });
   const sign = program
     .command('sign')

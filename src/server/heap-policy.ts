@@ -11,9 +11,10 @@ import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
  *
  * - the young generation grows (doubling, as V8 does) only while two doublings fit under
  *   `youngMiB`, so it settles at half of it or more and stays under it; a garbage-collection
- *   observer turns growth off and on again if V8 shrinks it while idle. Starting a worker thread resets V8's flags, so the observer sets the growth
- *   factor after every collection rather than once. Its events arrive between turns of the
- *   event loop: one long synchronous stretch can still grow the young generation past the size.
+ *   observer turns growth off and on again if V8 shrinks it while idle. Starting a worker
+ *   thread resets V8's flags, so the observer sets the growth factor after every collection
+ *   rather than once. Its events arrive between turns of the event loop: one long synchronous
+ *   stretch can still grow the young generation past the size.
  * - the old generation's next collection is due when it has grown by `growingPercent` over
  *   what the last one left live (V8's own factor is 1.1-4 by how fast it collects).
  *
