@@ -133,6 +133,25 @@ const mark = z.union([z.number().int({ error: MARK }).nonnegative({ error: MARK 
   .refine((v) => Number.isSafeInteger(v), MARK);
 const entryNumber = (field: string) => z.string().regex(/^[1-9][0-9]{0,15}$/, { error: `${field} must be an entry number` });
 
+/**
+ * An extension's body names its operation in a signed field, `op`: the path after `/api/v1/`
+ * (`order/show`). The signature covers the body, not the path, so without it a read's body
+ * `{mchId, id}` was also a valid withdraw/reject body, and whoever captured a `withdraw show` on
+ * its way could reject the withdrawal with it. The interface's own operations accept no `op`
+ * (their bodies are strict), so no extension's body is accepted anywhere else, and no two
+ * extensions accept each other's.
+ */
+export function withOp<S extends z.ZodObject>(op: string, schema: S) {
+  return schema.extend({
+    op: z.literal(op, {
+      error: (i) =>
+        i.input === undefined
+          ? `op is required: an extension endpoint names its operation in the signed body (op=${op}), so that the body cannot be used at another endpoint`
+          : `op must be ${op} at this endpoint`,
+    }),
+  });
+}
+
 export const merchantMeSchema = z.strictObject({ mchId });
 // since, until and cursor page and filter the lists (issue #15 item 2): creation time in ms, and the id of the last row of the page before.
 export const orderListSchema = z.strictObject({ mchId, status: orderStatus.optional(), uid: id64('uid').optional(), oid: id64('oid').optional(), since: millis('since').optional(), until: millis('until').optional(), cursor: id64('cursor').optional(), limit: limit.optional(), page });

@@ -66,6 +66,9 @@ import {
 import { credentialsProblem } from './remote-url.js';
 import { printable, printableDeep } from './text.js';
 
+/** An extension's body names its operation, signed with it (src/core/schemas.ts withOp). */
+const opOf = (path: string) => path.slice('/api/v1/'.length);
+
 export type Fetch = (url: string, init: RequestInit) => Promise<Response>;
 
 export interface RemoteOptions {
@@ -131,7 +134,7 @@ export class RemotePaymentService implements PaymentService, OperatorExtensions 
 
   /** Extension endpoint (decisions §12): the remote reads its chain; its message is printable text. */
   async verifyWithdrawal(input: WithdrawVerifyRequest): Promise<VerificationReport> {
-    const r = await this.post('/api/v1/withdraw/verify', input, verificationReportSchema);
+    const r = await this.post('/api/v1/withdraw/verify', { ...input, op: opOf('/api/v1/withdraw/verify') }, verificationReportSchema);
     return printableDeep(r) as VerificationReport;
   }
 
@@ -239,7 +242,7 @@ export class RemotePaymentService implements PaymentService, OperatorExtensions 
   private async read<S extends z.ZodType>(path: string, input: object, schema: S): Promise<z.output<S>> {
     const retries = this.opts.getRetries ?? 2;
     for (let attempt = 0; ; attempt++) {
-      const body = this.signed(input);
+      const body = this.signed({ ...input, op: opOf(path) });
       try {
         return await this.exchange(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body }, schema, false);
       } catch (e) {

@@ -26,6 +26,7 @@ import {
   withdrawConfirmSchema,
   withdrawRejectSchema,
   withdrawVerifySchema,
+  withOp,
 } from '../core/schemas.js';
 import type { Caller, OperatorExtensions, PaymentService } from '../core/service.js';
 import type { OrderStatus } from '../core/types.js';
@@ -227,7 +228,7 @@ export function createApp(deps: AppDeps) {
   signed('/api/v1/withdraw/confirm', withdrawConfirmSchema, (s, i) => s.confirmWithdrawal(i as never));
   signed('/api/v1/withdraw/reject', withdrawRejectSchema, (s, i) => s.rejectWithdrawal(i as never));
   // Extension (decisions §12): what confirm would find on chain, for remote mode's question and withdraw verify.
-  signed('/api/v1/withdraw/verify', withdrawVerifySchema, (s, i) => s.verifyWithdrawal(i as never));
+  signed('/api/v1/withdraw/verify', withOp('withdraw/verify', withdrawVerifySchema), (s, { op: _op, ...i }) => s.verifyWithdrawal(i as never));
 
   /**
    * Extensions for remote mode (decisions §12, issue #15 item 8): reads, signed like every
@@ -236,7 +237,7 @@ export function createApp(deps: AppDeps) {
    * another merchant's id answers exactly like an id that does not exist.
    */
   const read = <S extends z.ZodObject>(path: string, schema: S, run: (s: PaymentService & OperatorExtensions, q: z.output<S>, mchId: string) => Promise<unknown>) =>
-    signed(path, schema, (s, i) => {
+    signed(path, withOp(path.slice('/api/v1/'.length), schema), (s, { op: _op, ...i }) => {
       const mchId = i.mchId;
       if (typeof mchId !== 'string' || !mchId) throw new AppError('internal', 'a signed read without its merchant');
       return run(s, parseInput(schema, i), mchId);

@@ -21,6 +21,7 @@ import {
   withdrawConfirmSchema,
   withdrawRejectSchema,
   withdrawVerifySchema,
+  withOp,
 } from '../core/schemas.js';
 import { callbackWebhooks } from './openapi-webhooks.js';
 
@@ -500,29 +501,29 @@ export function openApiDocument(): Record<string, unknown> {
       '/api/v1/withdraw/reject': signedPost('Reject a pending withdrawal (releases the hold)', withdrawRejectSchema, WITHDRAWAL),
       '/api/v1/withdraw/verify': signedPost(
         "Extension: what the chain says about a withdrawal's transaction (its recorded one, or txHash and blockNumber about to confirm it) next to what the withdrawal expects; changes nothing. 400 when the chain has no rpcUrl, 409 when there is no transaction to check, 503 when the node cannot be reached",
-        withdrawVerifySchema,
+        withOp('withdraw/verify', withdrawVerifySchema),
         VERIFICATION,
       ),
-      '/api/v1/merchant': signedPost(`${EXT}Who the signature acts as: what profile add and profile test check`, merchantMeSchema, {
+      '/api/v1/merchant': signedPost(`${EXT}Who the signature acts as: what profile add and profile test check`, withOp('merchant', merchantMeSchema), {
         type: 'object', required: ['mchId', 'name', 'asset'], properties: { mchId: { type: 'string' }, name: { type: 'string' }, asset: { type: 'string' } },
       }),
-      '/api/v1/order/list': signedPost(`${EXT}Orders, newest first (status EXPIRED: unpaid past expiredAt)`, orderListSchema, listOrPage(ORDER_DETAIL)),
-      '/api/v1/order/find': signedPost(`${EXT}The orders whose id, oid, uid, payment transaction hash (any case, with or without 0x) or deposit address is q, newest first; and the withdrawals whose payout transaction it is`, orderFindSchema, FIND),
-      '/api/v1/order/show': signedPost(`${EXT}One order by id or oid (both given must name the same order), with its payments on chain`, orderShowSchema, ORDER_SHOW),
-      '/api/v1/order/held': signedPost(`${EXT}Payments seen more than 24 h after their order expired, waiting for an operator`, heldListSchema, listOf(HELD)),
-      '/api/v1/withdraw/list': signedPost(`${EXT}Withdrawals, newest first`, withdrawListSchema, listOrPage(WITHDRAWAL)),
-      '/api/v1/withdraw/show': signedPost(`${EXT}One withdrawal and how its confirmation was trusted`, withdrawShowSchema, WITHDRAWAL_DETAIL),
-      '/api/v1/refund/list': signedPost(`${EXT}Refunds, newest first, each with its own refundId`, refundListSchema, listOrPage(REFUND_VIEW)),
-      '/api/v1/balance': signedPost(`${EXT}A user's available and held balance (zeros for a user with no activity)`, balanceSchema, BALANCE),
-      '/api/v1/log': signedPost(`${EXT}The merchant's audit log, newest first`, logSchema, listOrPage(AUDIT_ENTRY)),
+      '/api/v1/order/list': signedPost(`${EXT}Orders, newest first (status EXPIRED: unpaid past expiredAt)`, withOp('order/list', orderListSchema), listOrPage(ORDER_DETAIL)),
+      '/api/v1/order/find': signedPost(`${EXT}The orders whose id, oid, uid, payment transaction hash (any case, with or without 0x) or deposit address is q, newest first; and the withdrawals whose payout transaction it is`, withOp('order/find', orderFindSchema), FIND),
+      '/api/v1/order/show': signedPost(`${EXT}One order by id or oid (both given must name the same order), with its payments on chain`, withOp('order/show', orderShowSchema), ORDER_SHOW),
+      '/api/v1/order/held': signedPost(`${EXT}Payments seen more than 24 h after their order expired, waiting for an operator`, withOp('order/held', heldListSchema), listOf(HELD)),
+      '/api/v1/withdraw/list': signedPost(`${EXT}Withdrawals, newest first`, withOp('withdraw/list', withdrawListSchema), listOrPage(WITHDRAWAL)),
+      '/api/v1/withdraw/show': signedPost(`${EXT}One withdrawal and how its confirmation was trusted`, withOp('withdraw/show', withdrawShowSchema), WITHDRAWAL_DETAIL),
+      '/api/v1/refund/list': signedPost(`${EXT}Refunds, newest first, each with its own refundId`, withOp('refund/list', refundListSchema), listOrPage(REFUND_VIEW)),
+      '/api/v1/balance': signedPost(`${EXT}A user's available and held balance (zeros for a user with no activity)`, withOp('balance', balanceSchema), BALANCE),
+      '/api/v1/log': signedPost(`${EXT}The merchant's audit log, newest first`, withOp('log', logSchema), listOrPage(AUDIT_ENTRY)),
       '/api/v1/log/follow': signedPost(
         `${EXT}What the audit log gained after the mark "after" (oldest first, at most limit, default and most 500), or without it the newest limit entries (default 10); ask again with the answer's mark to follow it`,
-        logFollowSchema,
+        withOp('log/follow', logFollowSchema),
         LOG_FOLLOW,
       ),
-      '/api/v1/summary': signedPost(`${EXT}The merchant's ledger at a glance: pending withdrawals, payments, refunds and withdrawals today and this week (UTC), balances, held payments, the chains' lag, failed callbacks`, summarySchema, SUMMARY),
-      '/api/v1/callbacks/list': signedPost(`${EXT}Callbacks to the merchant's notifyUrls, newest first`, callbackListSchema, listOf(CALLBACK)),
-      '/api/v1/callbacks/show': signedPost(`${EXT}One callback with the event it carries and every attempt (the sending process shown as "service")`, callbackShowSchema, CALLBACK_SHOW),
+      '/api/v1/summary': signedPost(`${EXT}The merchant's ledger at a glance: pending withdrawals, payments, refunds and withdrawals today and this week (UTC), balances, held payments, the chains' lag, failed callbacks`, withOp('summary', summarySchema), SUMMARY),
+      '/api/v1/callbacks/list': signedPost(`${EXT}Callbacks to the merchant's notifyUrls, newest first`, withOp('callbacks/list', callbackListSchema), listOf(CALLBACK)),
+      '/api/v1/callbacks/show': signedPost(`${EXT}One callback with the event it carries and every attempt (the sending process shown as "service")`, withOp('callbacks/show', callbackShowSchema), CALLBACK_SHOW),
       '/pay/{id}': unsignedGet(
         'The payment page of an order (HTML for people; no signature: the unguessable id is the capability)',
         {

@@ -140,16 +140,16 @@ describe('POST /api/v1/withdraw/verify (extension)', () => {
   it("answers what the chain says next to what the withdrawal expects, changing nothing; 409 with no transaction to check", async () => {
     const w = await apply('8');
     const tx = await payout(w.to, 8_000_000n);
-    const r = await post('/api/v1/withdraw/verify', { id: w.id, txHash: tx.hash, blockNumber: tx.block });
+    const r = await post('/api/v1/withdraw/verify', { op: 'withdraw/verify', id: w.id, txHash: tx.hash, blockNumber: tx.block });
     expect(r.status, JSON.stringify(r.json)).toBe(200);
     expect(r.json.data).toMatchObject({
       id: w.id, status: 'PENDING', verification: null, txHash: tx.hash, blockNumber: tx.block, matches: true, deep: false, verdict: 'match',
       expected: { amount: '8', rawAmount: '8000000', to: w.to, confirmations: CONFIRMATIONS },
       chain: { known: true, mined: true, succeeded: true, blockNumber: tx.block, confirmations: 1, transfers: [{ to: w.to, rawAmount: '8000000', amount: '8' }] },
     });
-    const wrongBlock = await post('/api/v1/withdraw/verify', { id: w.id, txHash: tx.hash, blockNumber: tx.block + 5 });
+    const wrongBlock = await post('/api/v1/withdraw/verify', { op: 'withdraw/verify', id: w.id, txHash: tx.hash, blockNumber: tx.block + 5 });
     expect(wrongBlock.json.data).toMatchObject({ matches: false, verdict: 'mismatch', message: `transaction ${tx.hash} is in block ${tx.block}, not in block ${tx.block + 5}` });
-    const nothing = await post('/api/v1/withdraw/verify', { id: w.id });
+    const nothing = await post('/api/v1/withdraw/verify', { op: 'withdraw/verify', id: w.id });
     expect(nothing.status).toBe(409);
     expect(nothing.json.msg).toBe(`withdrawal ${w.id} is PENDING with no transaction recorded: nothing to verify`);
     expect(await show(w.id)).toMatchObject({ status: 'PENDING', txHash: null, verification: null });
@@ -326,7 +326,7 @@ describe('every refusal through HTTP and remote mode; a reorg under serve', () =
     const r = await remote(['withdraw', 'verify', w.id]);
     expect(r.code, r.stderr).toBe(3);
     expect(r.stderr).toContain('cannot be read');
-    const http = await post('/api/v1/withdraw/verify', { id: w.id });
+    const http = await post('/api/v1/withdraw/verify', { op: 'withdraw/verify', id: w.id });
     expect(http.status).toBe(503);
     expect(http.json).toMatchObject({ code: 0, data: null });
     proxy.mode = 'pass';

@@ -167,7 +167,7 @@ describe('the extension endpoints over raw HTTP', () => {
   };
 
   it('a read spends its nonce: the same signed body again is refused (401)', async () => {
-    const body = signed(a, { limit: 5 });
+    const body = signed(a, { op: 'order/list', limit: 5 });
     const first = await post('/api/v1/order/list', body);
     expect(first.status).toBe(200);
     expect(first.json.data.map((o: { oid: string }) => o.oid)).toEqual(['A-1']);
@@ -176,23 +176,23 @@ describe('the extension endpoints over raw HTTP', () => {
   });
 
   it('a field the endpoint does not take is refused by name (400), so no field can point at another merchant', async () => {
-    const r = await post('/api/v1/order/list', signed(a, { merchantId: b.mchId }));
+    const r = await post('/api/v1/order/list', signed(a, { op: 'order/list', merchantId: b.mchId }));
     expect(r).toMatchObject({ status: 400, json: { code: 0, msg: 'unknown field: merchantId' } });
-    const bad = await post('/api/v1/withdraw/list', signed(a, { status: 'LOST' }));
+    const bad = await post('/api/v1/withdraw/list', signed(a, { op: 'withdraw/list', status: 'LOST' }));
     expect(bad).toMatchObject({ status: 400, json: { msg: 'status must be PENDING, CONFIRMED or REJECTED' } });
   });
 
   it('unsigned, or signed by B for its own id: A never sees B, B sees its own', async () => {
-    const unsigned = await post('/api/v1/order/show', { mchId: a.mchId, id: ids.a1, timestamp: Date.now(), nonce: 'n1', sign: '0'.repeat(64) });
+    const unsigned = await post('/api/v1/order/show', { mchId: a.mchId, op: 'order/show', id: ids.a1, timestamp: Date.now(), nonce: 'n1', sign: '0'.repeat(64) });
     expect(unsigned).toMatchObject({ status: 401, json: { msg: 'signature does not match' } });
-    const byB = await post('/api/v1/order/show', signed(b, { id: ids.b1 }));
+    const byB = await post('/api/v1/order/show', signed(b, { op: 'order/show', id: ids.b1 }));
     expect(byB).toMatchObject({ status: 200, json: { data: { id: ids.b1, mchId: b.mchId, refundedAmount: '4', onChain: [] } } });
-    const byA = await post('/api/v1/order/show', signed(a, { oid: 'B-1' }));
+    const byA = await post('/api/v1/order/show', signed(a, { op: 'order/show', oid: 'B-1' }));
     expect(byA).toMatchObject({ status: 404, json: { msg: 'Order not found' } });
   });
 
   it('POST /api/v1/merchant answers who the signature acts as, and nothing more', async () => {
-    const r = await post('/api/v1/merchant', signed(a, {}));
+    const r = await post('/api/v1/merchant', signed(a, { op: 'merchant' }));
     expect(r).toMatchObject({ status: 200, json: { code: 1, data: { mchId: a.mchId, name: 'Shop A', asset: 'USDT' } } });
     expect(Object.keys(r.json.data).sort()).toEqual(['asset', 'mchId', 'name']);
   });

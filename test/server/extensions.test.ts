@@ -36,28 +36,28 @@ describe('the extension endpoints', () => {
     const wa = expectOk(await s.post('/api/v1/withdraw/apply', s.signed(a, { uid: 'u1', amount: '2', to: EVM_TO, chainId: 1, chainType: 'EVM', token: USDT_ETH })));
     const wb = expectOk(await s.post('/api/v1/withdraw/apply', s.signed(b, { uid: 'u1', amount: '3', to: EVM_TO, chainId: 1, chainType: 'EVM', token: USDT_ETH })));
 
-    expect(expectOk(await s.post('/api/v1/merchant', s.signed(a, {})))).toEqual({ mchId: a.mchId, name: 'A', asset: 'USDT' });
-    expect(expectOk(await s.post('/api/v1/order/list', s.signed(a, { limit: '10' }))).map((o: { id: string }) => o.id)).toEqual([oa.id]);
-    expect(expectOk(await s.post('/api/v1/order/show', s.signed(a, { oid: oa.oid })))).toMatchObject({ id: oa.id, refundedAmount: '1', onChain: [] });
-    expect(expectOk(await s.post('/api/v1/order/held', s.signed(a, {})))).toEqual([]);
-    expect(expectOk(await s.post('/api/v1/withdraw/list', s.signed(a, { status: 'PENDING' }))).map((w: { id: string }) => w.id)).toEqual([wa.id]);
-    expect(expectOk(await s.post('/api/v1/withdraw/show', s.signed(a, { id: wa.id })))).toMatchObject({ id: wa.id, mchId: a.mchId, verification: null });
-    expect(expectOk(await s.post('/api/v1/refund/list', s.signed(a, {})))).toMatchObject([{ id: oa.id, amount: '1', refundId: expect.stringMatching(/^rf_/) }]);
-    expect(expectOk(await s.post('/api/v1/balance', s.signed(a, { uid: 'u1' })))).toEqual({ mchId: a.mchId, uid: 'u1', asset: 'USDT', available: '7', held: '2' });
-    const log = expectOk(await s.post('/api/v1/log', s.signed(a, { orderId: oa.id })));
+    expect(expectOk(await s.post('/api/v1/merchant', s.signed(a, { op: 'merchant' })))).toEqual({ mchId: a.mchId, name: 'A', asset: 'USDT' });
+    expect(expectOk(await s.post('/api/v1/order/list', s.signed(a, { op: 'order/list', limit: '10' }))).map((o: { id: string }) => o.id)).toEqual([oa.id]);
+    expect(expectOk(await s.post('/api/v1/order/show', s.signed(a, { op: 'order/show', oid: oa.oid })))).toMatchObject({ id: oa.id, refundedAmount: '1', onChain: [] });
+    expect(expectOk(await s.post('/api/v1/order/held', s.signed(a, { op: 'order/held' })))).toEqual([]);
+    expect(expectOk(await s.post('/api/v1/withdraw/list', s.signed(a, { op: 'withdraw/list', status: 'PENDING' }))).map((w: { id: string }) => w.id)).toEqual([wa.id]);
+    expect(expectOk(await s.post('/api/v1/withdraw/show', s.signed(a, { op: 'withdraw/show', id: wa.id })))).toMatchObject({ id: wa.id, mchId: a.mchId, verification: null });
+    expect(expectOk(await s.post('/api/v1/refund/list', s.signed(a, { op: 'refund/list' })))).toMatchObject([{ id: oa.id, amount: '1', refundId: expect.stringMatching(/^rf_/) }]);
+    expect(expectOk(await s.post('/api/v1/balance', s.signed(a, { op: 'balance', uid: 'u1' })))).toEqual({ mchId: a.mchId, uid: 'u1', asset: 'USDT', available: '7', held: '2' });
+    const log = expectOk(await s.post('/api/v1/log', s.signed(a, { op: 'log', orderId: oa.id })));
     expect(log.map((e: { action: string }) => e.action)).toEqual(['order.refunded', 'order.payment_recorded']);
-    expect(expectOk(await s.post('/api/v1/callbacks/list', s.signed(a, { status: 'failed' })))).toEqual([]);
+    expect(expectOk(await s.post('/api/v1/callbacks/list', s.signed(a, { op: 'callbacks/list', status: 'failed' })))).toEqual([]);
 
     // B's ids: as if they did not exist.
-    expectRefused(await s.post('/api/v1/order/show', s.signed(a, { id: ob.id })), 404, 'Order not found');
-    expectRefused(await s.post('/api/v1/withdraw/show', s.signed(a, { id: wb.id })), 404, 'withdrawal not found');
-    expectRefused(await s.post('/api/v1/callbacks/show', s.signed(a, { id: 'evt_AAAAAAAAAAAAAAAAAAAAAA' })), 404, 'callback evt_AAAAAAAAAAAAAAAAAAAAAA not found');
-    expect(expectOk(await s.post('/api/v1/log', s.signed(a, { withdrawalId: wb.id })))).toEqual([]);
-    expect(expectOk(await s.post('/api/v1/refund/list', s.signed(a, { orderId: ob.id })))).toEqual([]);
+    expectRefused(await s.post('/api/v1/order/show', s.signed(a, { op: 'order/show', id: ob.id })), 404, 'Order not found');
+    expectRefused(await s.post('/api/v1/withdraw/show', s.signed(a, { op: 'withdraw/show', id: wb.id })), 404, 'withdrawal not found');
+    expectRefused(await s.post('/api/v1/callbacks/show', s.signed(a, { op: 'callbacks/show', id: 'evt_AAAAAAAAAAAAAAAAAAAAAA' })), 404, 'callback evt_AAAAAAAAAAAAAAAAAAAAAA not found');
+    expect(expectOk(await s.post('/api/v1/log', s.signed(a, { op: 'log', withdrawalId: wb.id })))).toEqual([]);
+    expect(expectOk(await s.post('/api/v1/refund/list', s.signed(a, { op: 'refund/list', orderId: ob.id })))).toEqual([]);
 
     // Refusals of input, before anything is read.
-    expectRefused(await s.post('/api/v1/order/show', s.signed(a, {})), 400, 'id or oid is required');
-    expectRefused(await s.post('/api/v1/order/list', s.signed(a, { limit: 0 })), 400, /limit must be a whole number from 1 to 1000/);
-    expectRefused(await s.post('/api/v1/balance', s.signed(a, {})), 400, 'uid is required');
+    expectRefused(await s.post('/api/v1/order/show', s.signed(a, { op: 'order/show' })), 400, 'id or oid is required');
+    expectRefused(await s.post('/api/v1/order/list', s.signed(a, { op: 'order/list', limit: 0 })), 400, /limit must be a whole number from 1 to 1000/);
+    expectRefused(await s.post('/api/v1/balance', s.signed(a, { op: 'balance' })), 400, 'uid is required');
   });
 });
