@@ -11,7 +11,7 @@ import { findMerchant } from './merchants.js';
 import { withdrawalEvent } from './outbox.js';
 import { normalizeTxHash } from './payments.js';
 import { keyset, pageOf, unknownCursor, type Page } from './paging.js';
-import { txKeys, withdrawals } from './schema.js';
+import { orderAddresses, txKeys, withdrawals } from './schema.js';
 import { decimalsOf, type StoreCtx } from './store-context.js';
 import { checkPayout } from './withdrawal-verification.js';
 
@@ -33,8 +33,10 @@ export async function applyWithdrawal(s: StoreCtx, input: WithdrawApplyRequest):
   parseAmount(req.amount, h.maxDecimals(token));
   const amount = parseAmount(req.amount, assetDecimals);
   const to = h.validateAddress(chain.chainType, req.to, 'to');
+  if (isZeroAddress(chain.chainType, to)) throw invalid('to is the zero address: nobody can spend what is sent there');
   const now = s.now();
   return s.write((tx) => {
+    assertNotDepositAddress(tx, chain.chainType, to);
     const m = findMerchant(s, tx, req.mchId);
     const id = s.randomId('wd');
     const transferId = holdTransfer(tx, {
@@ -52,6 +54,30 @@ export async function applyWithdrawal(s: StoreCtx, input: WithdrawApplyRequest):
     });
     return withdrawalView(row);
   });
+}
+
+const ZERO_HASH20 = '0'.repeat(40);
+/** The 20-byte zero key hash: 0x000…0 on EVM, its 0x41-prefixed base58check on TRON. */
+function isZeroAddress(chainType: ChainType, to: string): boolean {
+  if (chainType === 'EVM') return to.slice(2) === ZERO_HASH20;
+  return to === TRON_ZERO;
+}
+const TRON_ZERO = 'T9yD14Nj9j7xAB4dbGeiX9h8unkKHxuWwb';
+
+/**
+ * A payout may not go to an address the ledger gave out for an order, any merchant's: the chain
+ * watcher counts a transfer there as that order's payment (its transaction then belongs to a
+ * payment, so the withdrawal could never be confirmed, and rejecting it released the hold on top
+ * of the payment: the user credited twice). Addresses are unique across merchants; the other
+ * merchant's order is not named.
+ */
+function assertNotDepositAddress(tx: Q, chainType: ChainType, to: string): void {
+  const match = chainType === 'EVM'
+    ? and(eq(orderAddresses.chainType, 'EVM'), sql`lower(${orderAddresses.address}) = ${to.toLowerCase()}`)
+    : and(eq(orderAddresses.chainType, chainType), eq(orderAddresses.address, to));
+  if (tx.select({ one: sql`1` }).from(orderAddresses).where(match).get()) {
+    throw invalid('to is a payment address this service gave out for an order: a transfer there is counted as a payment into the ledger, not as a payout');
+  }
 }
 
 /** How a confirmation came to be trusted; only an operator at a local terminal may skip the chain. */

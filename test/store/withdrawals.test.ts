@@ -3,7 +3,7 @@ import { tronAddressFromEvm } from '../../src/chains/address.js';
 import type { WithdrawApplyRequest } from '../../src/core/schemas.js';
 import type { LocalPaymentService } from '../../src/store/local-service.js';
 import {
-  MINUTE, T0, TRON_CHAIN, USDT, accountRows, addOtherMerchant, addTestMerchant, counts, evmTx, refused, tronTx, useHarness,
+  MINUTE, T0, TRON_CHAIN, USDT, accountRows, addOtherMerchant, addTestMerchant, counts, evmTx, order, refused, tronTx, useHarness,
 } from '../helpers/service.js';
 
 const TO = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
@@ -83,6 +83,40 @@ describe('withdrawal apply', () => {
     await refused(service.applyWithdrawal(input), kind, msg);
     expect(state(service)).toEqual(before);
     expect(await service.balance('alice')).toMatchObject({ available: '10', held: '0' });
+  });
+
+  // Found by an outside review: a payout to an address the ledger gave out for an order is
+  // counted by the chain watcher as a payment to that order, its transaction taken as a
+  // payment's, so the withdrawal could never be confirmed and rejecting it credited the user
+  // twice (once by the payment, once by the released hold).
+  it("refuses a payout to a payment address this service gave out, any merchant's, in any spelling", async () => {
+    const { service } = h();
+    const me = await addTestMerchant(service);
+    const other = await addOtherMerchant(service);
+    await fund(service, 'alice', '10', me.mchId);
+    const mine = await order(service, { mchId: me.mchId });
+    const theirs = await order(service, { mchId: other.mchId });
+    const before = state(service);
+    const msg = 'to is a payment address this service gave out for an order: a transfer there is counted as a payment into the ledger, not as a payout';
+    for (const to of [mine.addresses.EVM!, mine.addresses.EVM!.toLowerCase(), theirs.addresses.EVM!]) {
+      await refused(service.applyWithdrawal(evmApply({ to, mchId: me.mchId })), 'invalid', msg);
+    }
+    for (const to of [mine.addresses.TRON!, theirs.addresses.TRON!]) {
+      await refused(service.applyWithdrawal(tronApply({ to, mchId: me.mchId })), 'invalid', msg);
+    }
+    expect(state(service)).toEqual(before);
+    expect(await service.balance('alice', { mchId: me.mchId })).toMatchObject({ available: '10', held: '0' });
+  });
+
+  it('refuses the zero address, where a token is burnt or the transfer fails', async () => {
+    const { service } = h();
+    await addTestMerchant(service);
+    await fund(service);
+    const before = state(service);
+    const zero = '0x0000000000000000000000000000000000000000';
+    await refused(service.applyWithdrawal(evmApply({ to: zero })), 'invalid', 'to is the zero address: nobody can spend what is sent there');
+    await refused(service.applyWithdrawal(tronApply({ to: tronAddressFromEvm(zero) })), 'invalid', 'to is the zero address: nobody can spend what is sent there');
+    expect(state(service)).toEqual(before);
   });
 
   it('refuses an amount already held by an earlier withdrawal', async () => {
