@@ -39,7 +39,10 @@ import { RateLimiter } from './rate-limit.js';
 
 /** What the server needs of the ledger beyond the PaymentService itself. */
 export interface ServerBackend extends PaymentService, PayPageSource {
-  as(caller: Caller): PaymentService & OperatorExtensions;
+  as(caller: Caller): PaymentService & OperatorExtensions & {
+    /** Uses up the caller's nonce without an operation (a request refused by the rate limit); a replay is refused. */
+    spendNonce(): Promise<void>;
+  };
   /** The merchant's secret and create-order limit per minute (0 = none); undefined when unknown. */
   merchantAuth(mchId: string): { secret: string; rateLimit: number } | undefined;
   resolveMerchantId(mchId?: string): string;
@@ -189,9 +192,16 @@ export function createApp(deps: AppDeps) {
       if (!auth || !verified) throw new AppError('unauthorized', BAD_SIGNATURE);
       req.merchant = mchId;
       const perMinute = opts.rateLimited ? auth.rateLimit : 0;
+      const nonce = { merchantId: mchId, value: parsed.nonce, expiresAt: Math.max(parsed.timestamp, t) + NONCE_KEEP_MS };
       if (perMinute > 0) {
         const wait = limiter.take(mchId, perMinute, t);
-        if (wait > 0) throw new AppError('rate_limited', `too many requests: at most ${perMinute} per minute; retry in ${wait} s`, { retryAfter: wait });
+        if (wait > 0) {
+          // The signature verified, so the nonce is used up with the refusal (spec decisions §1):
+          // the body cannot create the order later, once the limit has room. A replay of it is
+          // refused as one (401); the limiter took nothing for either.
+          await backend.as({ actor: `api:${mchId}`, nonce }).spendNonce();
+          throw new AppError('rate_limited', `too many requests: at most ${perMinute} per minute; retry in ${wait} s`, { retryAfter: wait });
+        }
       }
       // parsedOnce: the operation parses its input with `schema`, the very field schemas `full`
       // just ran; it takes this output as it is (parsedWith) instead of parsing it again.
@@ -203,10 +213,7 @@ export function createApp(deps: AppDeps) {
         const { timestamp: _t, nonce: _n, sign: _s, ...input } = body;
         args = { ...input, mchId };
       }
-      const service = backend.as({
-        actor: `api:${mchId}`,
-        nonce: { merchantId: mchId, value: parsed.nonce, expiresAt: Math.max(parsed.timestamp, t) + NONCE_KEEP_MS },
-      });
+      const service = backend.as({ actor: `api:${mchId}`, nonce });
       try {
         return ok(await run(service, args));
       } catch (e) {

@@ -188,6 +188,15 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
     }
   }
 
+  /**
+   * A signed request refused before its operation (the rate limit): its nonce is used up all the
+   * same (spec decisions §1), in a transaction of its own. A nonce already used is refused as a
+   * replay. Without a nonce, nothing to do.
+   */
+  async spendNonce(): Promise<void> {
+    if (this.deps.caller.nonce) await this.write(() => undefined);
+  }
+
   private consumeNonce(tx: Q): void {
     const n = this.deps.caller.nonce;
     if (!n) return;

@@ -36,9 +36,13 @@ describe('rate limit of create order (decisions §8)', () => {
     expectRefused(still, 429, 'too many requests: at most 3 per minute; retry in 1 s');
     expect(still.headers.get('retry-after')).toBe('1');
 
-    // 20 s on, one request's worth has come back: the refused body itself (its nonce unused) now passes.
+    // 20 s on, one request's worth has come back. The refused body itself does not pass: its
+    // signature verified, so its nonce was used up with the refusal (spec decisions §1), and a
+    // body captured then cannot create the order later. Signed again, with a new nonce, it passes.
     s.clock.now = T0 + 20 * SECOND;
-    expectOk(await s.post('/api/v1/order', limited));
+    expectRefused(await s.post('/api/v1/order', limited), 401, 'nonce has already been used');
+    const { sign: _sign, nonce: _nonce, timestamp: _t, mchId: _m, ...fields } = limited;
+    expectOk(await s.post('/api/v1/order', s.signed(m, fields)));
     expectRefused(await create(m), 429);
 
     // A full minute later the merchant may burst to its limit again, and no further.
