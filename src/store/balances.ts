@@ -5,7 +5,7 @@ import { formatAmount, parseSignedAmount } from '../core/money.js';
 import { accountId, audit, balanceOf, postTransfer } from './ledger.js';
 import { findMerchant } from './merchants.js';
 import { accounts, orders } from './schema.js';
-import { decimalsOf, type StoreCtx } from './store-context.js';
+import { decimalsOf, requestedAsset, type StoreCtx } from './store-context.js';
 
 export type { BalanceView };
 
@@ -16,7 +16,7 @@ export type { BalanceView };
  */
 export function balance(s: StoreCtx, uid: string, opts: { asset?: string; mchId?: string; known?: boolean } = {}): BalanceView {
   const m = findMerchant(s, s.db, opts.mchId);
-  const asset = opts.asset ?? m.asset;
+  const asset = opts.asset === undefined ? m.asset : requestedAsset(opts.asset);
   const d = decimalsOf(asset);
   if (opts.known && !hasActivity(s, m.id, uid)) {
     const like = similarUids(s, m.id, uid);
@@ -37,7 +37,7 @@ export async function adjustBalance(
   if (!reason) throw invalid('reason is required: say why the balance changes');
   const now = s.now();
   const m0 = findMerchant(s, s.db, input.mchId);
-  const asset = input.asset ?? m0.asset;
+  const asset = input.asset === undefined ? m0.asset : requestedAsset(input.asset);
   const d = decimalsOf(asset);
   const change = parseSignedAmount(input.amount, d);
   await s.write((tx) => {

@@ -1,7 +1,7 @@
 import type { ChainInfo, Registry } from '../chains/registry.js';
 import type { RpcClient } from '../chains/watch/rpc.js';
 import { ASSETS } from '../core/assets.js';
-import { AppError } from '../core/errors.js';
+import { AppError, invalid } from '../core/errors.js';
 import type { Caller } from '../core/service.js';
 import type { Db, Ledger } from './db.js';
 import type { Q } from './ledger.js';
@@ -28,8 +28,14 @@ export interface StoreCtx {
   readonly allowPrivateCallbacks: boolean;
 }
 
+/** The precision of an asset the ledger holds; an unknown one is a fault of the ledger's data. */
 export function decimalsOf(asset: string): number {
-  const a = ASSETS[asset];
-  if (!a) throw new AppError('internal', `unknown asset ${asset}`);
-  return a.decimals;
+  if (!Object.hasOwn(ASSETS, asset)) throw new AppError('internal', `unknown asset ${asset}`);
+  return ASSETS[asset]!.decimals;
+}
+
+/** An asset a request names: one the service knows, or the caller's mistake (400), never a fault. */
+export function requestedAsset(asset: string): string {
+  if (!Object.hasOwn(ASSETS, asset)) throw invalid(`asset ${asset} is not one this service knows (${Object.keys(ASSETS).join(', ')})`);
+  return asset;
 }

@@ -59,5 +59,6 @@ describe('the extension endpoints', () => {
     expectRefused(await s.post('/api/v1/order/show', s.signed(a, { op: 'order/show' })), 400, 'id or oid is required');
     expectRefused(await s.post('/api/v1/order/list', s.signed(a, { op: 'order/list', limit: 0 })), 400, /limit must be a whole number from 1 to 1000/);
     expectRefused(await s.post('/api/v1/balance', s.signed(a, { op: 'balance' })), 400, 'uid is required');
+    expectRefused(await s.post('/api/v1/balance', s.signed(a, { op: 'balance', uid: 'u1', asset: 'eth' })), 400, 'asset ETH is not one this service knows (USDT)');
   });
 });

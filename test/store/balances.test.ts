@@ -4,6 +4,18 @@ import { USDT, accountRows, addOtherMerchant, addTestMerchant, counts, refused, 
 
 const state = (service: LocalPaymentService) => ({ counts: counts(service.ledger), accounts: accountRows(service.ledger) });
 
+describe('balance', () => {
+  const h = useHarness();
+
+  // Found by an outside review: an asset the service does not know was answered as an internal
+  // error (HTTP 500) instead of the client's mistake (400).
+  it.each(['ETH', '__proto__', 'constructor', 'toString'])('refuses the asset %s as invalid input', async (asset) => {
+    const { service } = h();
+    await addTestMerchant(service);
+    await refused(service.balance('alice', { asset }), 'invalid', `asset ${asset} is not one this service knows (USDT)`);
+  });
+});
+
 describe('balance adjust', () => {
   const h = useHarness();
 
@@ -28,6 +40,8 @@ describe('balance adjust', () => {
     ['an amount with 7 decimals', { amount: '0.0000001' }, 'invalid', 'amount has more than 6 decimal places'],
     ['a debit below zero', { amount: '-10.000001' }, 'conflict', 'insufficient balance: user alice has 10 USDT available, 10.000001 needed'],
     ['an unknown merchant', { mchId: 'M999999' }, 'not_found', 'merchant M999999 not found'],
+    ['an unknown asset', { asset: 'ETH' }, 'invalid', 'asset ETH is not one this service knows (USDT)'],
+    ['an asset named like an object property', { asset: '__proto__' }, 'invalid', 'asset __proto__ is not one this service knows (USDT)'],
   ] as const)('refuses %s and changes nothing', async (_, change, kind, msg) => {
     const { service } = h();
     await addTestMerchant(service);
