@@ -6,6 +6,7 @@ import type { CreateOrderRequest } from '../core/schemas.js';
 import { readStatus } from '../core/state.js';
 import type { Addresses, ChainType, FindResult, MatchedBy, Order, OrderDetail, OrderStatus, PayPageOrder, Payment, Withdrawal } from '../core/types.js';
 import { Lru } from '../core/lru.js';
+import { shownUrl } from '../core/shown-url.js';
 import type { Ledger } from './db.js';
 import type { Q } from './ledger.js';
 import { findMerchant, type MerchantRow } from './merchants.js';
@@ -192,7 +193,7 @@ export function orderDetail(s: StoreCtx, o: OrderRow): OrderDetail {
   }));
   return {
     ...orderView(s, o, s.now()),
-    mchId: o.merchantId, asset: o.asset, memo: o.memo, notifyUrl: o.notifyUrl, redirectUrl: o.redirectUrl, logo: o.logo,
+    mchId: o.merchantId, asset: o.asset, memo: o.memo, notifyUrl: o.notifyUrl === null ? null : shownUrl(o.notifyUrl), redirectUrl: o.redirectUrl, logo: o.logo,
     paidAmount: formatAmount(o.paidAmount, d), refundedAmount: formatAmount(o.refundedAmount, d), paidAt: o.paidAt,
     late: o.late, createdAt: o.createdAt, payments: pays,
   };

@@ -7,6 +7,7 @@ import { defaultRandomId } from './ids.js';
 import type { Q } from './ledger.js';
 import { callbackAttempts, callbackCursors, callbacks, orders } from './schema.js';
 import { decimalsOf } from './store-context.js';
+import { shownUrl } from '../core/shown-url.js';
 
 /**
  * The callbacks outbox (decisions §9, issue #13), the way Stripe's webhooks and pg-boss work:
@@ -353,17 +354,7 @@ export function releaseLeases(tx: Q, owner: string, ids: string[]): void {
 
 export type { AttemptView, CallbackView };
 
-/** A URL as it may be shown: a password in it (the merchant's, for Basic auth) is never printed. */
-export function shownUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (!u.password) return url;
-    u.password = '***';
-    return u.href;
-  } catch {
-    return url;
-  }
-}
+export { shownUrl };
 
 export function callbackView(r: CallbackRow): CallbackView {
   return {

@@ -289,3 +289,21 @@ describe('lookups of unknown ids', () => {
     expect(e.message).toBe('Order not found');
   });
 });
+
+// Found by an outside review: `callbacks list` printed a notifyUrl's password as ***, but
+// `order show`, `order list` and their extension endpoints printed it in clear.
+describe("an order's notifyUrl as it is shown", () => {
+  const h = useHarness();
+
+  it('never carries its password: *** in show and list, locally and in the service answers the API gives', async () => {
+    const { service } = h();
+    await addTestMerchant(service);
+    const o = await service.createOrder({ oid: 'with-auth', uid: 'u1', amount: '1', notifyUrl: 'https://shop:p%40ss@shop.example/cb?x=1' });
+    const shown = 'https://shop:***@shop.example/cb?x=1';
+    expect((await service.getOrder(o.id)).notifyUrl).toBe(shown);
+    expect((await service.showOrder({ id: o.id })).notifyUrl).toBe(shown);
+    expect((await service.listOrders({})).map((x) => x.notifyUrl)).toEqual([shown]);
+    // The same oid and URL again is the same order: the comparison is with what was stored.
+    expect((await service.createOrder({ oid: 'with-auth', uid: 'u1', amount: '1', notifyUrl: 'https://shop:p%40ss@shop.example/cb?x=1' })).id).toBe(o.id);
+  });
+});
