@@ -9,7 +9,7 @@ import { formatAmount } from '../core/money.js';
 import type { ChainType } from '../core/types.js';
 import { adapterFor } from './watch/adapter.js';
 import { decodeTransfer } from './watch/logs.js';
-import { quantity, RpcTransportError, type RpcClient } from './watch/rpc.js';
+import { quantity, redactUrl, RpcTransportError, type RpcClient } from './watch/rpc.js';
 
 /** What the withdrawal expects to find. */
 export interface ExpectedPayout {
@@ -74,13 +74,21 @@ const HEX32 = /^0x[0-9a-fA-F]{64}$/;
 const nodeHash = (h: string) => `0x${h.toLowerCase().replace(/^0x/, '')}`;
 
 /** Reads the transaction's receipt and the head in one batch (and, when there is no receipt, whether the node's pool has it). */
-export async function observeTransaction(rpc: RpcClient, e: Pick<ExpectedPayout, 'chainType' | 'token' | 'tokenDecimals' | 'txHash'>): Promise<ChainObservation> {
+export async function observeTransaction(rpc: RpcClient, e: Pick<ExpectedPayout, 'chainId' | 'chainType' | 'token' | 'tokenDecimals' | 'txHash'>): Promise<ChainObservation> {
   const adapter = adapterFor(e.chainType);
   const hash = nodeHash(e.txHash);
-  const [receiptOut, headOut] = await rpc.batch([
+  const [receiptOut, headOut, chainOut] = await rpc.batch([
     { method: 'eth_getTransactionReceipt', params: [hash] },
     { method: 'eth_blockNumber', params: [] },
+    { method: 'eth_chainId', params: [] },
   ]);
+  if (!chainOut!.ok) throw chainOut!.error;
+  // A node on another network would answer for another chain's transaction of the same hash
+  // space: never trusted for this one (the chain is "cannot be reached", nothing changes).
+  const onChain = quantity(chainOut!.result, 'eth_chainId');
+  if (String(onChain) !== e.chainId) {
+    throw new RpcTransportError(`the node at ${redactUrl(rpc.url)} is on chain ${onChain}, not on chain ${e.chainId}: the rpcUrl of chain ${e.chainId} in the chains config points at another network`);
+  }
   if (!receiptOut!.ok) throw receiptOut!.error;
   if (!headOut!.ok) throw headOut!.error;
   const head = quantity(headOut!.result, 'eth_blockNumber');

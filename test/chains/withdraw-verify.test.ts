@@ -106,6 +106,25 @@ function watcher(log: string[] = []): ChainWatcher {
 const auditOf = (id: string) => service.log({ withdrawalId: id });
 
 describe('withdraw confirm checks the transaction on chain', () => {
+  // Found by a new user: an rpcUrl on another network was used without a word. A node must say
+  // it is on the withdrawal's chain before its answer about a transaction is believed.
+  it('never asks a node on another chain: chain 1 pointed at anvil (31337) is 503, nothing changed', async () => {
+    const wrong = new LocalPaymentService(ledger, {
+      now: Date.now, caller: { actor: 'tester' }, registryConfig: { chains: [{ chainId: 1, rpcUrl: pc.chain.rpcUrl, confirmations: 1 }], tokens: [] },
+    });
+    const { getAddress } = await import('ethers');
+    const w = await wrong.applyWithdrawal({ mchId, uid: 'u1', amount: '1', to: getAddress(recipient().toLowerCase()), chainId: '1', chainType: 'EVM', token: '0xdAC17F958D2ee523a2206206994597C13D831ec7' });
+    const tx = await payout(w.to, 1_000_000n);
+    const before = state(w.id);
+    await refused(
+      wrong.confirmWithdrawal({ mchId, logId: w.id, txHash: tx.hash, blockNumber: tx.block }),
+      'unavailable',
+      /^chain 1 \(Ethereum\) cannot be read: the node at http:\/\/127\.0\.0\.1:\d+ is on chain 31337, not on chain 1: the rpcUrl of chain 1 in the chains config points at another network; nothing was changed$/,
+    );
+    expect(state(w.id)).toEqual(before);
+    await wrong.rejectWithdrawal({ mchId, id: w.id });
+  });
+
   it('a matching payout at depth confirms, verified, and settles the hold', async () => {
     const w = await apply('10');
     const tx = await payout(w.to, 10_000_000n);

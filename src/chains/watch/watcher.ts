@@ -11,7 +11,7 @@ import { confirmingWithdrawals, dropConfirmation, expectedPayout, settleConfirmi
 import type { ChainInfo, TokenInfo } from '../registry.js';
 import { adapterFor } from './adapter.js';
 import { createRangeScanner, NodesDisagree, parseHeader, type BlockHeader, type RangeScanner, type TransferLog } from './logs.js';
-import { hexQuantity, quantity, RpcTransportError, type RpcClient } from './rpc.js';
+import { hexQuantity, quantity, redactUrl, RpcTransportError, type RpcClient } from './rpc.js';
 
 /** Records one payment in the ledger, inside the caller's transaction (the ledger's recordPayment). */
 export type PaymentSink = (tx: Q, p: PaymentRecord, ctx: { now: number; actor: string }) => unknown;
@@ -79,11 +79,41 @@ export class ChainWatcher {
     return this.d.chain.chainId;
   }
 
+  /** The node said it is on this watcher's chain (eth_chainId); asked again after any failure. */
+  private onItsChain = false;
+
+  /**
+   * Before anything is scanned: the node must be on the chain the config names. An rpcUrl that
+   * points at another network (a test chain, another mainnet) would have its transfers credited
+   * as this chain's. A failure of any kind asks again on the next tick (the runner retries).
+   */
+  private async checkChainId(): Promise<void> {
+    const { chain } = this.d;
+    const answered = quantity(await this.d.rpc.call('eth_chainId', []), 'eth_chainId');
+    if (String(answered) !== chain.chainId) {
+      throw new RpcTransportError(
+        `the node at ${redactUrl(this.d.rpc.url)} is on chain ${answered}, not on chain ${chain.chainId} (${chain.name}): the rpcUrl of chain ${chain.chainId} in the chains config points at another network; nothing is scanned until it does not`,
+      );
+    }
+    this.onItsChain = true;
+  }
+
   private write<T>(fn: (q: Q) => T): Promise<T> {
     return groupCommit(this.d.ledger.sqlite).submit(() => fn(this.d.ledger.db));
   }
 
   async tick(): Promise<TickResult> {
+    try {
+      if (!this.onItsChain) await this.checkChainId();
+      return await this.scan();
+    } catch (e) {
+      // The node failed: it may come back as another one (a changed DNS name, a load balancer).
+      this.onItsChain = false;
+      throw e;
+    }
+  }
+
+  private async scan(): Promise<TickResult> {
     const { chain } = this.d;
     const head = quantity(await this.d.rpc.call('eth_blockNumber', []), 'eth_blockNumber');
     const cursor = await this.write((q) =>

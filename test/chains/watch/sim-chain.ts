@@ -55,6 +55,9 @@ export class SimChain {
   /** Called before every call is answered: a test reorganises the chain in the middle of a tick. */
   onCall?: (method: string, params: any[]) => void;
 
+  /** What eth_chainId answers: the chain this node is on. */
+  chainId = 31337;
+
   constructor(height = 10, clock?: () => number) {
     if (clock) this.clock = clock;
     for (let i = 0; i <= height; i++) this.mine([]);
@@ -100,6 +103,8 @@ export class SimChain {
     this.calls.push(method);
     this.onCall?.(method, params);
     switch (method) {
+      case 'eth_chainId':
+        return `0x${this.chainId.toString(16)}`;
       case 'eth_blockNumber':
         return `0x${this.head.toString(16)}`;
       case 'eth_getBlockByNumber': {

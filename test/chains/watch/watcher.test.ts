@@ -590,6 +590,27 @@ describe('the chain watcher (simulated node)', () => {
     expect(await service.getOrderStatus(o.id)).toBe('PAID');
   });
 
+  // Found by a new user: chain 1 (Ethereum) pointed at the development anvil (chain 31337) was
+  // watched without a word, its payments credited as Ethereum's. The node must say it is on the
+  // chain the config names before anything is scanned.
+  it('refuses a node on another chain: nothing scanned or credited (the runner keeps the reason for cryptopay chains, as for any failure), and goes on once the node is right', async () => {
+    const { service } = h();
+    await addTestMerchant(service);
+    const o = await order(service, { uid: 'alice', amount: '1' });
+    const sim = new SimChain(1, () => h().clock.now);
+    sim.chainId = 1;
+    const { w } = watcherFor(h(), sim);
+    sim.mine([{ token: TOKEN, to: o.addresses.EVM!, value: 1_000_000n }]);
+    sim.mineEmpty(3);
+    const why = 'the node at http://127.0.0.1:1/sim is on chain 1, not on chain 31337 (Local): the rpcUrl of chain 31337 in the chains config points at another network; nothing is scanned until it does not';
+    await expect(w.tick()).rejects.toThrow(why);
+    expect(sim.calls.filter((c) => c === 'eth_getLogs')).toEqual([]);
+    expect(await service.getOrderStatus(o.id)).toBe('PENDING_PAY');
+    sim.chainId = 31337;
+    await untilCaughtUp(w);
+    expect(await service.getOrderStatus(o.id)).toBe('PAID');
+  });
+
   it('TRON: base58 token and order addresses matched through the node hex form', async () => {
     const { service } = h();
     await addTestMerchant(service);
@@ -597,6 +618,7 @@ describe('the chain watcher (simulated node)', () => {
     const { adapterFor } = await import('../../../src/chains/watch/adapter.js');
     const tron = adapterFor('TRON');
     const sim = new SimChain(1, () => h().clock.now);
+    sim.chainId = 728126428;
     const { w } = watcherFor(h(), sim, { chainId: '728126428' });
     sim.mine([{ token: tron.toNodeAddress(TRON_TOKEN), to: tron.toNodeAddress(o.addresses.TRON!), value: 3_000_000n }]);
     sim.mineEmpty(2);
