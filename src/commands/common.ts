@@ -29,6 +29,9 @@ export function checked(value: string | undefined, flag: string | Field): string
   return value;
 }
 
+/** A refusal saying the thing named is not there (an id mistyped): refused before any question. */
+export const isNotFound = (e: unknown): boolean => e instanceof AppError && e.kind === 'not_found';
+
 /**
  * Money changes ask first on a terminal, showing what will happen; --yes skips the question;
  * with no terminal and no --yes nothing is changed (decisions §10).

@@ -68,6 +68,44 @@ describe.concurrent('refunds that read right (#15 item 3)', { timeout: SLOW }, (
     expect(again.stderr).toBe('error: order status is not Paid (it is REFUNDED)\n');
   });
 
+  // Found by a new user: on a terminal, a rejected withdrawal was offered "held 1 -> -1 USDT",
+  // a refunded order "refunded 10.5 -> 11.5 of 10.5 paid", a mistyped id a bare question, each
+  // with "Go ahead?", and refused only after the answer. What the operation would refuse is now
+  // refused before anything is asked, in its words, and nothing changes.
+  it.skipIf(!HAS_SCRIPT)('on a terminal, what the change would refuse is refused before the question: no id, not pending, not paid, too much, no balance', async () => {
+    const s = await withMerchant();
+    const id = await paidOrder(s, 'Q-1', 'u1', '10');
+    const unpaid = await s.json<{ id: string }>(['order', 'create', '--oid', 'Q-2', '--uid', 'u1', '--amount', '5']);
+    const w = await s.json<{ id: string }>(['withdraw', 'apply', '--uid', 'u1', '--amount', '2', '--to', EVM_TO, '--chain-id', '1', '--chain-type', 'EVM', '--token', USDT_ETH]);
+    expect((await s.run(['withdraw', 'reject', w.id, '--yes'])).code).toBe(0);
+    // 3 held by a pending withdrawal: 7 of the 10 paid are available.
+    await s.json(['withdraw', 'apply', '--uid', 'u1', '--amount', '3', '--to', EVM_TO, '--chain-id', '1', '--chain-type', 'EVM', '--token', USDT_ETH]);
+    const before = await balanceOf(s, 'u1');
+    expect(before).toEqual({ available: '7', held: '3' });
+    const runs = await Promise.all([
+      runPty(['--db', s.db, 'refund', '--id', 'ord_typo', '--amount', '1'], { timeoutMs: 20_000 }),
+      runPty(['--db', s.db, 'refund', '--id', 'Q-1', '--amount', '1'], { timeoutMs: 20_000 }),
+      runPty(['--db', s.db, 'refund', '--id', unpaid.id, '--amount', '1'], { timeoutMs: 20_000 }),
+      runPty(['--db', s.db, 'refund', '--id', id, '--amount', '11'], { timeoutMs: 20_000 }),
+      runPty(['--db', s.db, 'refund', '--id', id, '--amount', '9'], { timeoutMs: 20_000 }),
+      runPty(['--db', s.db, 'withdraw', 'reject', 'wd_typo'], { timeoutMs: 20_000 }),
+      runPty(['--db', s.db, 'withdraw', 'reject', w.id], { timeoutMs: 20_000 }),
+      runPty(['--db', s.db, 'withdraw', 'confirm', w.id, '--tx-hash', `0x${'cd'.repeat(32)}`, '--block-number', '9'], { timeoutMs: 20_000 }),
+    ]);
+    const said = runs.map((r) => [r.code, r.text.trim()]);
+    expect(said).toEqual([
+      [1, 'error: Order not found'],
+      [1, 'error: Order not found'],
+      [1, 'error: order status is not Paid (it is PENDING_PAY)'],
+      [1, 'error: refund amount 11 is above the original payment 10'],
+      [1, 'error: insufficient balance: user u1 has 7 USDT available, 9 needed; nothing was changed'],
+      [1, 'error: withdrawal not found'],
+      [1, 'error: withdrawal is REJECTED, not PENDING: only a pending withdrawal can be rejected'],
+      [1, 'error: withdrawal is REJECTED, not PENDING: only a pending withdrawal can be confirmed'],
+    ]);
+    expect(await balanceOf(s, 'u1')).toEqual(before);
+  });
+
   it.skipIf(!HAS_SCRIPT)('on a terminal the questions show each balance before -> after with its asset (refund, withdraw reject and confirm, balance adjust)', async () => {
     const s = await withMerchant();
     const id = await paidOrder(s, 'T-1', 'u1', '12.5');

@@ -5,7 +5,8 @@ import { formatAmount, parseAmount, parseLedgerAmount } from '../../core/money.j
 import type { RefundRequest } from '../../core/schemas.js';
 import type { OperatorService } from '../../core/service.js';
 import type { OrderDetail, RefundDone } from '../../core/types.js';
-import { asking, checked, confirmChange, need } from '../common.js';
+import { applyRefund } from '../../core/state.js';
+import { asking, checked, confirmChange, isNotFound, need } from '../common.js';
 import { formatTime, printJson, printRecord, type Cell } from '../output.js';
 
 /**
@@ -26,9 +27,12 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
   }
   const remark = text(opts.remark);
   const service = await ctx.service();
-  // The order is read for --rest, and for the question; a refusal is left to the refund itself
-  // unless --rest needs the order.
-  const order = rest || asking(ctx) ? await service.showOrder({ mchId: ctx.globals.mchId, id, oid }).catch((e) => (rest ? Promise.reject(e) : undefined)) : undefined;
+  // The order is read for --rest, and for the question. An order that is not there is refused
+  // before anything is asked (a mistyped id must not get a question it can only fail after);
+  // another failure to read it leaves the refusal to the refund itself, unless --rest needs it.
+  const order = rest || asking(ctx)
+    ? await service.showOrder({ mchId: ctx.globals.mchId, id, oid }).catch((e) => (rest || isNotFound(e) ? Promise.reject(e) : undefined))
+    : undefined;
   const amount = rest ? restOf(order!) : await need(ctx, text(opts.amount), 'amount', 'Amount to refund');
   const summary: [string, Cell][] = order
     ? await preview(order, amount, remark, (uid) => service.balance(uid, { mchId: order.mchId, asset: order.asset }))
@@ -77,14 +81,21 @@ async function preview(o: OrderDetail, amount: string, remark: string | undefine
   }
   const paid = parseLedgerAmount(o.paidAmount, d);
   const refunded = parseLedgerAmount(o.refundedAmount, d);
+  // What the refund would refuse (not paid, more than was paid or remains) is refused now, in
+  // its words, instead of a question whose answer can only fail: the question shows only what
+  // can happen. The refund checks it all again, on the state it then finds.
+  applyRefund({ status: o.status, paid, refunded, amount: units, decimals: d });
   const after = refunded + units;
   const available = parseLedgerAmount((await balance(o.uid)).available, d);
   const f = (v: bigint) => formatAmount(v, d);
+  if (available < units) {
+    throw new AppError('conflict', `insufficient balance: user ${o.uid} has ${f(available)} ${o.asset} available, ${f(units)} needed; nothing was changed`);
+  }
   rows.push(
     ['refund', `${amount} ${o.asset}`],
     ['refunded', `${f(refunded)} -> ${f(after)} ${o.asset} of ${f(paid)} ${o.asset} paid`],
     ['status', `${o.status} -> ${o.status === 'PAID' && after >= paid ? 'REFUNDED' : o.status}`],
-    ['user', available >= units ? `${o.uid}: available ${f(available)} -> ${f(available - units)} ${o.asset}` : `${o.uid}: available ${f(available)} ${o.asset}, less than the refund (it will be refused)`],
+    ['user', `${o.uid}: available ${f(available)} -> ${f(available - units)} ${o.asset}`],
     ['remark', remark],
   );
   return rows;

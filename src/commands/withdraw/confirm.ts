@@ -3,7 +3,8 @@ import { AppError, usage } from '../../core/errors.js';
 import type { OperatorExtensions } from '../../core/service.js';
 import type { VerificationReport } from '../../core/types.js';
 import type { LocalPaymentService } from '../../store/local-service.js';
-import { asking, beforeAfter, checked, confirmChange, need } from '../common.js';
+import { withdrawalAfter } from '../../core/state.js';
+import { asking, beforeAfter, isNotFound, checked, confirmChange, need } from '../common.js';
 import { printRecord, success } from '../output.js';
 import { chainRows } from './chain-rows.js';
 import { printWithdrawal } from '../views.js';
@@ -53,8 +54,11 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
   let report: VerificationReport | undefined;
   if (asking(ctx)) {
     // The same rows locally and remotely: the record and the balance come through the service.
-    const w = await service.getWithdrawal(logId, ctx.globals.mchId).catch(() => undefined);
+    // Not there, or no longer pending: refused before the question, in the operation's words
+    // (which checks again on the state it finds). Another failure to read leaves it to the operation.
+    const w = await service.getWithdrawal(logId, ctx.globals.mchId).catch((e) => (isNotFound(e) ? Promise.reject(e) : undefined));
     if (w) {
+      withdrawalAfter(w.status, 'confirm');
       from = w.status;
       const b = await service.balance(w.uid, { mchId: w.mchId });
       summary.push(

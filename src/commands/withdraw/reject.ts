@@ -1,13 +1,17 @@
 import type { Context } from '../../context.js';
-import { asking, beforeAfter, confirmChange } from '../common.js';
+import { withdrawalAfter } from '../../core/state.js';
+import { asking, beforeAfter, isNotFound, confirmChange } from '../common.js';
 import { printWithdrawal } from '../views.js';
 
 export async function run(ctx: Context, opts: Record<string, string | undefined>, id: string): Promise<void> {
   const service = await ctx.service();
   const summary: [string, string][] = [['withdrawal', id]];
   if (asking(ctx)) {
-    const w = await service.getWithdrawal(id, ctx.globals.mchId).catch(() => undefined);
+    // Not there, or no longer pending: refused before the question, in the operation's words
+    // (which checks again on the state it finds). Another failure to read leaves it to the operation.
+    const w = await service.getWithdrawal(id, ctx.globals.mchId).catch((e) => (isNotFound(e) ? Promise.reject(e) : undefined));
     if (w) {
+      withdrawalAfter(w.status, 'reject');
       const b = await service.balance(w.uid, { mchId: w.mchId });
       summary.push(
         ['amount', `${w.amount} ${b.asset} to ${w.to}`],
