@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
@@ -520,6 +521,9 @@ async function readJsonObject(req: Req): Promise<Record<string, unknown>> {
     throw invalid('the request body could not be read to its end');
   }
   if (bytes === 'too_large') throw tooLarge();
+  // Decoding would turn a byte that is not UTF-8 into U+FFFD: the body read would not be the one
+  // sent, and a signature over U+FFFD would pass for other bytes (decisions §1: well-formed text).
+  if (!isUtf8(bytes)) throw invalid('the request body is not valid UTF-8');
   let body: unknown;
   try {
     body = JSON.parse(bytes.toString('utf8'));

@@ -201,6 +201,22 @@ describe('request bodies (decisions §7)', () => {
     expectRefused(await s.post('/api/v1/order', body), 400, msg);
   });
 
+  // Found by an outside review: a byte that is not UTF-8 was read as U+FFFD, so a body signed
+  // over U+FFFD was accepted with other bytes than the ones signed (decisions §1: every string
+  // well-formed). It is refused, and nothing is created.
+  it('refuses a body that is not UTF-8, even one signed as if its bad byte were U+FFFD', async () => {
+    s = await startServer();
+    const m = await s.addMerchant();
+    const text = JSON.stringify(s.signed(m, { oid: nextOid(), uid: 'u1', amount: '1', memo: 'a\uFFFDb' }));
+    const good = Buffer.from(text, 'utf8');
+    const at = good.indexOf(Buffer.from('\uFFFD', 'utf8'));
+    expect(at).toBeGreaterThan(0);
+    const bad = Buffer.concat([good.subarray(0, at), Buffer.from([0xff]), good.subarray(at + 3)]);
+    const before = snapshot(s.ledger);
+    expectRefused(await s.post('/api/v1/order', new Uint8Array(bad)), 400, 'the request body is not valid UTF-8');
+    expect(snapshot(s.ledger)).toEqual(before);
+  });
+
   it('reads the signature over the parsed values: a JSON number is signed as String(n)', async () => {
     s = await startServer();
     const m = await s.addMerchant();
