@@ -1,5 +1,5 @@
 import type { Context } from '../context.js';
-import { csv, terminalTable, tsv, wrap, type Cell, type Column } from './table.js';
+import { csv, escapeForPipe, terminalTable, tsv, wrap, type Cell, type Column } from './table.js';
 
 export type { Cell, Column };
 
@@ -67,8 +67,9 @@ export async function printRecord(ctx: Context, pairs: [string, Cell][]): Promis
   const indent = ' '.repeat(width + 2);
   for (const [k, v] of pairs) {
     const label = k.padEnd(width);
-    // A terminal could act on a control character in stored text (an ESC in a remark).
-    const value = ctx.io.isTTY ? show(v).replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu, ctx.env.TERM === 'dumb' ? '?' : '\ufffd') : show(v);
+    // A terminal could act on a control character in stored text (an ESC in a remark): shown
+    // as a mark on one; in a pipe, escaped (escapeForPipe), so each field stays one line there.
+    const value = ctx.io.isTTY ? show(v).replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu, ctx.env.TERM === 'dumb' ? '?' : '\ufffd') : escapeForPipe(show(v));
     const lines = room >= 20 ? wrap(value, room, true) : [value];
     ctx.io.stdout.write(`${chalk ? chalk.dim(label) : label}  ${lines.join(`\n${indent}`)}\n`);
   }

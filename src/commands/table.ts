@@ -224,12 +224,21 @@ export function terminalTable(columns: Column[], rows: Cell[][], o: TerminalOpti
 // ------------------------------------------------------------------ for scripts
 
 /**
- * Tab-separated, whole values, a header row. A tab, newline or carriage return inside a value
- * would break the row into fields or lines, so they are written as \t, \n, \r, and a backslash
- * as \\ (PostgreSQL's text format): every row is one line and the values come back exactly.
+ * A value as a pipe gets it: one line, nothing a terminal further down could act on. A tab,
+ * newline or carriage return is written as \t, \n, \r and a backslash as \\ (PostgreSQL's text
+ * format); any other control character, a line or paragraph separator, a lone surrogate or a
+ * bidirectional override (text that reads in another order than it is stored) as \u and its
+ * four hex digits. Every value comes back exactly.
  */
+export function escapeForPipe(value: string): string {
+  return value.replace(PIPE_UNSAFE, (c) => NAMED_ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+const PIPE_UNSAFE = /[\\\p{Cc}\p{Zl}\p{Zp}\p{Cs}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu;
+const NAMED_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
+
+/** Tab-separated, whole values (escapeForPipe), a header row: every row is one line. */
 export function tsv(columns: Column[], rows: Cell[][]): string {
-  const esc = (v: Cell) => show(v).replace(/[\\\t\n\r]/g, (c) => ({ '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' })[c]!);
+  const esc = (v: Cell) => escapeForPipe(show(v));
   return [columns.map((c) => c.name), ...rows.map((r) => columns.map((_, i) => r[i]))].map((r) => `${r.map(esc).join('\t')}\n`).join('');
 }
 

