@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AppError } from './errors.js';
+import { NONCE_PATTERN } from './nonce.js';
 
 /**
  * One schema per input of the REST interface, used at every edge: the local service, the HTTP
@@ -15,12 +16,7 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 const id64 = (field: string) => text(field, 64).refine((v) => !CONTROL.test(v), `${field} must not contain control characters`);
 
-/**
- * Decisions §1: 1-64 characters of A-Z a-z 0-9 _ . : - only. The canonical string does not
- * escape `&` or `=`, so a nonce that could hold them would let a captured body be re-split into
- * a "new" request under the same signature.
- */
-export const NONCE_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
+export { NONCE_PATTERN } from './nonce.js';
 
 const url = (field: string) =>
   text(field, 2048).refine((v) => {

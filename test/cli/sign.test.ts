@@ -211,4 +211,22 @@ describe.concurrent('sign', { timeout: SLOW }, () => {
     expect(nested.stderr).toMatch(/field a must be a string, number or boolean; nested values are not accepted/);
     expect(notKv.stderr).toMatch(/"justtext" is not key=value/);
   });
+
+  // Found by an outside review: sign signed what the server refuses, without a word: __proto__=x
+  // vanished from the body, a=1 a=2 kept the last, and nonce=a&b was signed. A merchant
+  // developer then chased a signature mismatch or a 400 that sign could have named.
+  it('refuses what the server would refuse instead of signing it: a field given twice, __proto__, a nonce outside its alphabet', async () => {
+    const [twice, proto, protoBody, nonce] = await Promise.all([
+      cli(['sign', 'oid=N-1', 'oid=N-2']),
+      cli(['sign', '__proto__=x', 'oid=N-1']),
+      cli(['sign', '--body', '{"__proto__":"x","oid":"N-1"}']),
+      cli(['sign', 'oid=N-1', 'nonce=a&b']),
+    ]);
+    expect([twice, proto, protoBody, nonce].map((r) => [r.code, r.stdout, r.stderr.trim()])).toEqual([
+      [2, '', 'error: field oid is given twice (oid=N-1, oid=N-2): say which one to sign'],
+      [2, '', 'error: __proto__ is not a field of any request: the server refuses it'],
+      [2, '', 'error: __proto__ is not a field of any request: the server refuses it'],
+      [2, '', 'error: nonce must be 1 to 64 characters of A-Z a-z 0-9 _ . : - (no & or =: they would let a signed body be re-split); the server refuses any other'],
+    ]);
+  });
 });

@@ -1,5 +1,6 @@
 import type { Context } from '../../context.js';
 import { AppError, usage } from '../../core/errors.js';
+import { NONCE_PATTERN } from '../../core/nonce.js';
 import { readSecretFile } from '../../remote/secret-file.js';
 
 /** The body to sign: --body JSON, else key=value fields, else JSON on stdin. */
@@ -20,10 +21,21 @@ export async function readBody(ctx: Context, opts: { body?: string }, fields: st
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw usage('the body must be a JSON object');
     body = parsed as Record<string, unknown>;
   }
+  const given = new Map<string, string>();
   for (const f of fields) {
     const eq = f.indexOf('=');
     if (eq <= 0) throw usage(`field ${JSON.stringify(f)} is not key=value`);
-    body[f.slice(0, eq)] = f.slice(eq + 1);
+    const key = f.slice(0, eq);
+    const first = given.get(key);
+    if (first !== undefined) throw usage(`field ${key} is given twice (${first}, ${f}): say which one to sign`);
+    given.set(key, f);
+    // An own property: `body[key] = …` would set the prototype for __proto__ and drop the field.
+    Object.defineProperty(body, key, { value: f.slice(eq + 1), enumerable: true, writable: true, configurable: true });
+  }
+  // What the server would refuse is refused here, not signed (decisions §1).
+  if (Object.hasOwn(body, '__proto__')) throw usage('__proto__ is not a field of any request: the server refuses it');
+  if (Object.hasOwn(body, 'nonce') && !NONCE_PATTERN.test(String(body.nonce))) {
+    throw usage('nonce must be 1 to 64 characters of A-Z a-z 0-9 _ . : - (no & or =: they would let a signed body be re-split); the server refuses any other');
   }
   return body;
 }
