@@ -296,6 +296,20 @@ describe('remote mode without a merchant id or secret', () => {
     expect(address).toEqual({ code: 0, stdout: `EVM  ${EVM_TO}\n`, stderr: '' });
   });
 
+  // Found by a new user: `order status ord_doesnotexist` on a remote, without a secret, answered
+  // "remote mode needs the merchant secret" (exit 2), while an existing id needed none. An id the
+  // interface does not know is "Order not found" (exit 1); the message says an oid needs the secret.
+  it('order status of an unknown id without a secret: not found (exit 1), not a demand for a secret', async () => {
+    const server = await tiny((_req, res) => envelope(res, null, 404, 0, 'Order not found'));
+    const r = await home().cli(['--remote', server.url, 'order', 'status', 'ord_doesnotexist']);
+    expect(r).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'error: Order not found (no order has this id; looking it up as an oid needs the merchant secret: CRYPTOPAY_SECRET, --secret-file FILE or a profile)\n',
+    });
+    expect(server.hits).toEqual(['GET /api/v1/order/ord_doesnotexist/status']);
+  });
+
   it('a remote that is not an http(s) URL, or both --db and a remote: exit 2', async () => {
     const h = home();
     const [ftp, both] = await Promise.all([

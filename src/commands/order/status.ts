@@ -15,7 +15,15 @@ export async function run(ctx: Context, _opts: unknown, ref: string): Promise<vo
       status = await (await ctx.service()).getOrderStatus(ref);
     } catch (e) {
       if (!(e instanceof AppError && e.kind === 'not_found')) throw e;
-      ({ id, status } = await orderByRef(ctx, ref));
+      try {
+        ({ id, status } = await orderByRef(ctx, ref));
+      } catch (byOid) {
+        // No secret to sign the oid lookup with: the answer is the id's, not a demand for one.
+        if (byOid instanceof AppError && byOid.kind === 'usage' && /needs the merchant secret/.test(byOid.message)) {
+          throw new AppError('not_found', `${e.message} (no order has this id; looking it up as an oid needs the merchant secret: CRYPTOPAY_SECRET, --secret-file FILE or a profile)`);
+        }
+        throw byOid;
+      }
     }
   } else {
     // By id, SQLite alone answers (src/store/order-status-read.ts); an oid, an id of another
