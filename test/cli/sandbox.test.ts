@@ -140,7 +140,13 @@ describe('serve --dev', () => {
 
       // Withdrawals on the dev chain pass the registry's checks like any chain's.
       await s.json(['balance', 'adjust', 'user-1', '--amount', '3', '--reason', 'test', '--yes']);
-      const wd = await s.json(['withdraw', 'apply', '--uid', 'user-1', '--amount', '1.5', '--to', TEST_EVM_0, '--chain-type', 'EVM', '--chain-id', '31337', '--token', a.token]);
+      // Not to the order's own address (the dev wallet's index 0, TEST_EVM_0): the watcher would
+      // count the payout as a payment to that order, so apply refuses it.
+      expect(order.addresses.EVM).toBe(TEST_EVM_0);
+      const own = await s.run(['withdraw', 'apply', '--uid', 'user-1', '--amount', '1.5', '--to', TEST_EVM_0, '--chain-type', 'EVM', '--chain-id', '31337', '--token', a.token]);
+      expect(own.code).toBe(1);
+      expect(own.stderr).toContain('to is a payment address this service gave out for an order');
+      const wd = await s.json(['withdraw', 'apply', '--uid', 'user-1', '--amount', '1.5', '--to', '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', '--chain-type', 'EVM', '--chain-id', '31337', '--token', a.token]);
       expect(wd).toMatchObject({ status: 'PENDING', chainId: '31337', token: a.token });
 
       // Stopping serve stops anvil, which writes its state beside the ledger.
