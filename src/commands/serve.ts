@@ -121,6 +121,15 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
     // After --dev, which may have put its chain into the registry. The chain watcher shares the
     // ledger connection and its group commit; a failing node only backs it off.
     watching = opts.watch === false ? undefined : await (await import('../chains/watch/start.js')).startWatching(service, { now: ctx.now, log: err });
+    // Payment pages show every chain a merchant has a wallet for: an operator must hear that
+    // nothing will see the payments made there.
+    if (!watching) {
+      err(
+        opts.watch === false
+          ? 'not watching any chain (--no-watch): payments on chain are not seen here; orders turn PAID only when another process watches (cryptopay watch) or by order mark-paid'
+          : 'no chain is watched (none in the chains config has an rpcUrl and a token): payments on chain are not seen, and orders turn PAID only by order mark-paid; give chains an rpcUrl in the file CRYPTOPAY_CHAINS names',
+      );
+    }
   } catch (e) {
     // Whatever started must stop, or the process would go on serving after saying it failed.
     await server.close();

@@ -30,12 +30,17 @@ const HINT = (db: string) =>
     'Or, to try it out, start with `cryptopay serve --dev`: on an empty ledger it creates a development merchant and prints how to use it.',
   ].join('\n');
 
+const NO_CHAIN =
+  'no chain is watched (none in the chains config has an rpcUrl and a token): payments on chain are not seen, and orders turn PAID only by order mark-paid; give chains an rpcUrl in the file CRYPTOPAY_CHAINS names';
+
 describe('plain serve on an empty ledger', () => {
   it('starts, creates no merchant, prints how to add one; a merchant added while it runs is served at once', async () => {
     const db = newDb();
     const srv = await spawnServe(db);
-    await srv.waitFor(/--dev`: .*\n/);
-    expect(srv.stderr()).toBe(`cryptopay serving ${srv.url}/api/v1 on the ledger ${db}\npayment pages at ${srv.url}/pay/{order id}\n${HINT(db)}\n`);
+    await srv.waitFor(/no chain is watched.*\n/);
+    // No chain with an rpcUrl: the operator hears that payments on chain will not be seen (a new
+    // user's payment pages listed four mainnets that nothing watched, without a word).
+    expect(srv.stderr()).toBe(`cryptopay serving ${srv.url}/api/v1 on the ledger ${db}\npayment pages at ${srv.url}/pay/{order id}\n${HINT(db)}\n${NO_CHAIN}\n`);
     expect((await httpJson(srv.url, '/healthz')).status).toBe(200);
     expect(await merchants(db)).toEqual([]);
 
