@@ -36,10 +36,10 @@ export const isNotFound = (e: unknown): boolean => e instanceof AppError && e.ki
  * Money changes ask first on a terminal, showing what will happen; --yes skips the question;
  * with no terminal and no --yes nothing is changed (decisions §10).
  */
-export async function confirmChange(ctx: Context, title: string, summary: [string, Cell][]): Promise<void> {
+export async function confirmChange(ctx: Context, title: string, summary: [string, Cell][], stakes = 'changes money'): Promise<void> {
   if (ctx.globals.yes) return;
   if (!ctx.io.interactive) {
-    throw usage(`${title} changes money and needs confirmation: pass --yes to confirm without a terminal (nothing was changed)`);
+    throw usage(`${title} ${stakes} and needs confirmation: pass --yes to confirm without a terminal (nothing was changed)`);
   }
   ctx.io.stdout.write(`${title}:\n`);
   await printRecord(ctx, await withTarget(ctx, summary));

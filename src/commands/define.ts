@@ -177,7 +177,7 @@ export function defineCommands(program: Command, run: Runner, wanted: (group: st
       .argument('<uid>')
       .description('credit (+A) or debit (-A) a user by hand, with a reason')
       .option('--amount <amount>', 'signed amount, e.g. +5 or -2.5')
-      .option('--reason <text>', 'why (required, kept in the audit log)')
+      .option('--reason <text>', 'why (kept in the audit log)')
       .option('--asset <asset>', 'asset (default: the merchant settlement asset)')
       .action(run(() => import('./balance/adjust.js')));
   });

@@ -128,13 +128,17 @@ describe('withdraw confirm checks the transaction on chain', () => {
   it('a matching payout at depth confirms, verified, and settles the hold', async () => {
     const w = await apply('10');
     const tx = await payout(w.to, 10_000_000n);
-    await pc.chain.mine(CONFIRMATIONS - 1);
+    await pc.chain.mine(CONFIRMATIONS);
+    // At depth the message says the count and what is needed (it read "4 of 3 confirmations").
+    const seen = await service.verifyWithdrawal({ mchId, id: w.id, txHash: tx.hash, blockNumber: tx.block });
+    expect(seen).toMatchObject({ matches: true, deep: true });
+    expect(seen.message).toBe(`transaction ${tx.hash} pays 10 USDT to ${w.to} in block ${tx.block}, ${CONFIRMATIONS + 1} confirmations (${CONFIRMATIONS} needed)`);
     const done = await service.confirmWithdrawal({ mchId, logId: w.id, txHash: tx.hash, blockNumber: tx.block });
     expect(done).toMatchObject({ status: 'CONFIRMED', txHash: tx.hash, blockNumber: tx.block });
     expect(await service.getWithdrawal(w.id)).toMatchObject({ verification: 'verified', verificationNote: null });
     expect(await service.balance('u1', { mchId })).toMatchObject({ available: '90', held: '0' });
     const [entry] = await auditOf(w.id);
-    expect(entry).toMatchObject({ action: 'withdrawal.confirmed', actor: 'tester', detail: { txHash: tx.hash, verified: true, confirmations: CONFIRMATIONS } });
+    expect(entry).toMatchObject({ action: 'withdrawal.confirmed', actor: 'tester', detail: { txHash: tx.hash, verified: true, confirmations: CONFIRMATIONS + 1 } });
   });
 
   it('an 18-decimal token is compared in its own units', async () => {

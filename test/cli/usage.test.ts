@@ -4,6 +4,12 @@ import { ESC, EVM_TO, paidOrder, sandbox, SLOW, USDT_ETH, withMerchant } from '.
 // Every test has its own ledger: they run side by side.
 describe.concurrent('usage', { timeout: SLOW }, () => {
   describe('help and usage errors', () => {
+    it('balance adjust --help says (required) once for --reason', async () => {
+      const r = await sandbox().bare(['balance', 'adjust', '--help']);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(/^ {2}--reason <text> +why \(kept in the audit log\) \(required\)$/m);
+    });
+
     it('--help exits 0 and lists every command', async () => {
       const s = sandbox();
       const [top, order, withdraw, merchant, helpCmd] = await Promise.all([

@@ -8,7 +8,7 @@ export async function run(ctx: Context, _opts: unknown, mchId?: string): Promise
   await confirmChange(ctx, 'Rotate the secret', [
     ['merchant', `${m.mchId} (${m.name})`],
     ['effect', 'the current secret stops working at once'],
-  ]);
+  ], 'cuts off every client that signs with the current secret');
   const r = await service.rotateSecret(m.mchId);
   if (ctx.globals.json) return printJson(ctx, r);
   await printRecord(ctx, [['mchId', r.mchId], ['secret', r.secret]]);
