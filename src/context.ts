@@ -157,6 +157,7 @@ export function allowPrivateCallbacks(env: NodeJS.ProcessEnv): boolean {
 export function createContext(deps: ContextDeps, globals: Globals): Context {
   const now = deps.now ?? Date.now;
   let local: LocalPaymentService | undefined;
+  let operatorNoted = false;
   let target: Promise<RemoteTarget | undefined> | undefined;
   // Must agree with resolveRemote (remote/target.ts): an empty CRYPTOPAY_REMOTE counts as unset.
   const remoteUrl = () => globals.remote ?? (deps.env.CRYPTOPAY_REMOTE || undefined) ?? (globals.db ? undefined : activeProfileName(globals, deps.env));
@@ -204,6 +205,12 @@ export function createContext(deps: ContextDeps, globals: Globals): Context {
     async service() {
       const remote = await resolveRemote();
       if (remote) {
+        // A support engineer expects their name in the audit log; a remote's log names the
+        // merchant whose secret signed (api:<mchId>), and the interface has no field for it.
+        if (globals.operator && !operatorNoted) {
+          operatorNoted = true;
+          deps.io.stderr.write(`note: --operator is not sent to a remote: its audit log names the merchant whose secret signs (api:${remote.mchId ?? '<mchId>'})\n`);
+        }
         const { RemotePaymentService } = await import('./remote/client.js');
         return new RemotePaymentService({ baseUrl: remote.url, mchId: remote.mchId, secret: remote.secret, timeoutMs: remote.timeoutMs, now });
       }

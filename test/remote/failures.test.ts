@@ -288,6 +288,14 @@ describe('remote mode without a merchant id or secret', () => {
     expect(server.hits).toEqual([]);
   });
 
+  // Found by a new user: `--operator bob refund …` on a remote was logged as api:M100001 without a
+  // word; locally the same flag names bob. The remote's audit log cannot take it: say so.
+  it('--operator on a remote: a note that the remote logs the signing merchant instead', async () => {
+    const server = await tiny((req, res) => envelope(res, 'PENDING_PAY'));
+    const r = await home().cli(['--remote', server.url, '--mch-id', 'M100001', '--operator', 'bob', 'order', 'status', ORDER]);
+    expect(r).toEqual({ code: 0, stdout: 'PENDING_PAY\n', stderr: 'note: --operator is not sent to a remote: its audit log names the merchant whose secret signs (api:M100001)\n' });
+  });
+
   it('the GET operations need neither (they are not signed)', async () => {
     const server = await tiny((req, res) => envelope(res, req.url!.includes('status') ? 'PENDING_PAY' : { EVM: EVM_TO }));
     const h = home();
