@@ -296,6 +296,20 @@ describe('remote mode without a merchant id or secret', () => {
     expect(r).toEqual({ code: 0, stdout: 'PENDING_PAY\n', stderr: 'note: --operator is not sent to a remote: its audit log names the merchant whose secret signs (api:M100001)\n' });
   });
 
+  // Found by a new user: `withdraw apply --chain-id 31337` on a profile said only "missing
+  // required option --chain-type", though the help says it follows from the chain: on a remote
+  // it does only for the built-in chains. The refusal now says why, and nothing is sent.
+  it('withdraw apply on a remote, a chain the CLI does not know, no --chain-type or --token: exit 2 saying why', async () => {
+    const server = await tiny((_req, res) => envelope(res, null, 500, 0, 'should not be asked'));
+    const h = home();
+    const base = ['--remote', server.url, '--mch-id', 'M100001', 'withdraw', 'apply', '--uid', 'u1', '--amount', '7', '--chain-id', '31337', '--to', EVM_TO];
+    const [noType, noToken] = await Promise.all([h.cli(base, { env: SIGNER }), h.cli([...base, '--chain-type', 'EVM'], { env: SIGNER })]);
+    const why = 'chain 31337 is not one this command knows on a remote (built in: 1, 56, 137, 728126428), so its type and token do not follow from it; give --chain-type and --token (the service refuses a chain it does not know)';
+    expect(noType).toEqual({ code: 2, stdout: '', stderr: `error: missing required option --chain-type: ${why}\n` });
+    expect(noToken).toEqual({ code: 2, stdout: '', stderr: `error: missing required option --token: ${why}\n` });
+    expect(server.hits).toEqual([]);
+  });
+
   it('the GET operations need neither (they are not signed)', async () => {
     const server = await tiny((req, res) => envelope(res, req.url!.includes('status') ? 'PENDING_PAY' : { EVM: EVM_TO }));
     const h = home();
