@@ -3,20 +3,51 @@
 //           file, answer a small JSON. full (the default): synchronous FULL, as the ledger, an
 //           fsync per commit; normal: synchronous NORMAL, no fsync per commit (not durable: a
 //           power cut loses the last commits), the baseline of issue #16.
+//   derive FILE EVM_XPUB TRON_XPUB: what the spec asks of a create order at the least, done
+//           the plainest way: read the body, one SHA-256, derive the next index's EVM and TRON
+//           addresses of the two xpubs (serve's own derivation code, on this thread), one insert
+//           with both, synchronous FULL. Not a target of issue #16: it shows how much of a
+//           create is the work every correct server must do (bench/RESULTS.md).
 //   fixed:  answer a fixed JSON.
 import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 
-const [mode, dbPath, sync = 'full'] = process.argv.slice(2);
+const [mode, dbPath, ...rest] = process.argv.slice(2);
+const sync = mode === 'derive' ? 'full' : (rest[0] ?? 'full');
 if (sync !== 'full' && sync !== 'normal') throw new Error(`synchronous must be full or normal, not ${sync}`);
 let insert;
-if (mode === 'insert') {
+let addressesOf;
+if (mode === 'insert' || mode === 'derive') {
   const db = new Database(dbPath);
   db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${sync.toUpperCase()}`);
-  db.exec('create table if not exists t (id integer primary key, sign text not null, body text not null)');
-  insert = db.prepare('insert into t (sign, body) values (?, ?)');
+  if (mode === 'insert') {
+    db.exec('create table if not exists t (id integer primary key, sign text not null, body text not null)');
+    const ins = db.prepare('insert into t (sign, body) values (?, ?)');
+    insert = (sign, body) => ins.run(sign, body);
+  } else {
+    db.exec('create table if not exists t (id integer primary key, sign text not null, body text not null, evm text not null, tron text not null)');
+    const ins = db.prepare('insert into t (sign, body, evm, tron) values (?, ?, ?, ?)');
+    insert = (sign, body) => {
+      const [evm, tron] = addressesOf();
+      return ins.run(sign, body, evm, tron);
+    };
+  }
+}
+if (mode === 'derive') {
+  const [evmXpub, tronXpub] = rest;
+  if (!evmXpub || !tronXpub) throw new Error('derive needs FILE EVM_XPUB TRON_XPUB');
+  const { warmUpDerivation } = await import('../dist/chains/ckd.js');
+  const { createDeriver } = await import('../dist/chains/deriver.js');
+  warmUpDerivation();
+  const evm = createDeriver(evmXpub);
+  const tron = createDeriver(tronXpub);
+  let next = 0;
+  addressesOf = () => {
+    const i = next++;
+    return [evm.evm(i), tron.tron(i)];
+  };
 }
 const fixed = JSON.stringify({ code: 1, msg: 'success', data: 'PENDING_PAY', systemTime: 0 });
 const server = createServer((req, res) => {
@@ -29,7 +60,7 @@ const server = createServer((req, res) => {
   req.on('end', () => {
     const body = Buffer.concat(chunks).toString('utf8');
     const sign = createHash('sha256').update(body).digest('hex');
-    const { lastInsertRowid } = insert.run(sign, body);
+    const { lastInsertRowid } = insert(sign, body);
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ code: 1, msg: 'success', data: { id: String(lastInsertRowid) }, systemTime: Date.now() }));
   });
 });
