@@ -298,6 +298,11 @@ export class RemotePaymentService implements PaymentService, OperatorExtensions 
       const type = printable(res.headers.get('content-type') ?? 'no content type');
       throw new AppError('unavailable', `the remote ${this.base} did not answer with the cryptopay envelope (HTTP ${res.status}, ${type.split(';')[0]}): is --remote the service's base URL?`);
     }
+    if (parsed.code === 0 && res.status === 404 && !ownNotFound(init.method ?? 'GET', path, parsed.msg)) {
+      // The service's "no such path": the remote URL names a path under which the interface is
+      // not (a new user's --remote …/cryptopay read as "Not found" for an order that exists).
+      throw new AppError('unavailable', `the remote ${this.base} has no ${init.method ?? 'GET'} ${path.replace(/\/(ord|wd)_[^/]*/, '/{id}')}: is --remote the service's base URL (the address serve prints, without /api/v1)?${signed ? notRetried : ''}`);
+    }
     if (parsed.code === 0) {
       const retryAfter = Number(res.headers.get('retry-after')) || undefined;
       throw new AppError(kindOfHttpStatus(res.status), printable(parsed.msg), retryAfter ? { retryAfter } : undefined);
@@ -309,6 +314,18 @@ export class RemotePaymentService implements PaymentService, OperatorExtensions 
     }
     return printableDeep(data.data);
   }
+}
+
+/**
+ * Whether a 404 is the interface's own answer about the thing asked for, not a path it does not
+ * have: the status lookup says "Order not found" (decisions §7, exact), a signed operation names
+ * what it did not find; only an unknown path says "Not found" to a POST. The address lookup says
+ * "Not found" for both, so it is always taken as the interface's.
+ */
+function ownNotFound(method: string, path: string, msg: string): boolean {
+  if (method === 'POST') return msg !== 'Not found';
+  if (/^\/api\/v1\/order\/[^/]+\/status$/.test(path)) return msg === 'Order not found';
+  return true;
 }
 
 const notRetried = '; a signed request is not sent again automatically (its nonce would be refused anyway): check whether it took effect before repeating it';

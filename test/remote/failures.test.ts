@@ -189,6 +189,22 @@ describe('a remote that is not the cryptopay interface', () => {
     expect(server.hits).toHaveLength(3);
   });
 
+  // Found by a new user: --remote http://127.0.0.1:8080/cryptopay (a path under which the
+  // interface is not) made `order status` of an existing order say "Not found" (exit 1), and
+  // balance and refund too. The service's own "no such path" is told from its answers about
+  // orders (the status lookup says "Order not found"; a signed operation names what it missed).
+  it('a cryptopay server under another path: exit 3 asking whether --remote is the base URL, not "Not found"', async () => {
+    const server = await tiny((_req, res) => envelope(res, null, 404, 0, 'Not found'));
+    const h = home();
+    const [status, balance] = await Promise.all([
+      h.cli(['--remote', `${server.url}/cryptopay`, 'order', 'status', ORDER]),
+      h.cli(['--remote', `${server.url}/cryptopay`, 'balance', 'u1'], { env: SIGNER }),
+    ]);
+    expect(status).toEqual({ code: 3, stdout: '', stderr: `error: the remote ${server.url}/cryptopay has no GET /api/v1/order/{id}/status: is --remote the service's base URL (the address serve prints, without /api/v1)?\n` });
+    expect(balance.code).toBe(3);
+    expect(balance.stderr).toBe(`error: the remote ${server.url}/cryptopay has no POST /api/v1/balance: is --remote the service's base URL (the address serve prints, without /api/v1)?\n`);
+  });
+
   it('JSON that is not the envelope, or an error page of a proxy: exit 3', async () => {
     const server = await tiny((req, res) => {
       if (req.url!.includes('status')) {
