@@ -434,7 +434,7 @@ async function main() {
   ];
   const verdict = (ok) => (ok === undefined ? '-' : ok ? 'pass' : '**miss**');
   const runRow = (r, name, x) => `| ${r + 1} | ${name} | ${fmt(x.rps)} | ${round(x.p50, 2)} | ${round(x.p99, 2)} | ${x.errors + x.non2xx} | ${round(x.clientCpuShare)} | ${round(x.serverCpuShare)} | ${round(x.othersCpu)} | ${round(x.load, 1)} | ${x.serverMemory ? `${mb(x.serverMemory.rss)} / ${mb(x.serverMemory.peak)}` : '-'} |`;
-  const names = { fixed: 'GET fixed JSON, node:http', status: 'GET /order/{id}/status', page: 'GET /pay/{id}', normal: 'POST SHA-256 + insert, NORMAL', create: 'POST /order, serve', full: 'POST SHA-256 + insert, FULL' };
+  const names = { fixed: 'GET fixed JSON, node:http', status: 'GET /order/{id}/status', page: 'GET /pay/{id}', normal: 'POST SHA-256 + insert, NORMAL', create: 'POST /order, serve', full: 'POST SHA-256 + insert, FULL', derived: 'POST SHA-256 + 2 addresses derived + insert, FULL' };
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
   const lines = [
     '# Benchmark results',
