@@ -54,6 +54,17 @@ describe.concurrent('orders', { timeout: SLOW }, () => {
       expect(JSON.parse(addrJson.stdout)).toEqual(o.addresses);
     });
 
+    // Found by a new user: order status, show and log took an oid, but address and order
+    // mark-paid (and dev pay) answered "Order not found" to one.
+    it('address and order mark-paid take an oid too, as order status and show do', async () => {
+      const s = await withMerchant();
+      const o = await s.json<{ id: string; addresses: Record<string, string> }>(['order', 'create', '--oid', 'OID-7', '--uid', 'u1', '--amount', '4']);
+      expect(JSON.parse((await s.run(['address', 'OID-7', '--json'])).stdout)).toEqual(o.addresses);
+      const paid = await s.run(['order', 'mark-paid', 'OID-7', '--tx-hash', `0x${'7e'.repeat(32)}`, '--yes', '--json']);
+      expect(paid.code, paid.stderr).toBe(0);
+      expect(JSON.parse(paid.stdout)).toMatchObject({ id: o.id, status: 'PAID' });
+    });
+
     it('an unknown id: exit 1 with "Order not found" (status, show) and "Not found" (address)', async () => {
       const s = await withMerchant();
       const [status, show, addr, json] = await Promise.all([

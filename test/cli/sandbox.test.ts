@@ -108,7 +108,7 @@ describe('serve --dev', () => {
       const curl = /^ {2}curl -s -X POST (\S+) -H 'Content-Type: application\/json' -d '(.+)'$/m.exec(err);
       expect(curl, err).not.toBeNull();
       const res = await fetch(curl![1]!, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: curl![2]! });
-      const created = (await res.json()) as { code: number; data: { id: string; amount: string; addresses: { EVM: string } } };
+      const created = (await res.json()) as { code: number; data: { id: string; oid: string; amount: string; addresses: { EVM: string } } };
       expect(created).toMatchObject({ code: 1, data: { amount: '12.5', addresses: { EVM: TEST_EVM_0 } } });
       const order = created.data;
       expect(err).toContain(`cryptopay --db ${s.db} dev pay <order id> [--amount A]`);
@@ -134,7 +134,8 @@ describe('serve --dev', () => {
       // The payer is never an address the ledger hands out to orders.
       expect(paid.from).not.toBe(order.addresses.EVM);
 
-      const more = await s.json(['dev', 'pay', order.id, '--amount', '0.75', '--from', '2']);
+      // By its oid, as order show takes it (a new user's `dev pay A-1` was "Order not found").
+      const more = await s.json(['dev', 'pay', order.oid, '--amount', '0.75', '--from', '2']);
       expect(more.from).not.toBe(paid.from);
       expect(await tokenBalance(a, order.addresses.EVM)).toBe(13_250_000n);
 

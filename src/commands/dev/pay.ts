@@ -1,4 +1,5 @@
 import type { Context } from '../../context.js';
+import { orderByRef } from '../order/ref.js';
 import { ASSETS } from '../../core/assets.js';
 import { AppError, usage } from '../../core/errors.js';
 import { formatAmount, parseAmount } from '../../core/money.js';
@@ -23,7 +24,8 @@ export async function run(ctx: Context, opts: PayOptions, id: string): Promise<v
   }
 
   const service = await ctx.local('dev pay');
-  const order = await service.getOrder(id, ctx.globals.mchId);
+  // By id or oid, as order show and order status take it.
+  const order = await orderByRef(ctx, id);
   const registry = await service.registry();
   const chain = registry.chains().find((c) => c.development && c.chainType === 'EVM');
   if (!chain) throw new AppError('conflict', 'this ledger has no development chain: start cryptopay serve --dev on it first (dev pay never sends on a real chain)');

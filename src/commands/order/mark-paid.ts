@@ -1,6 +1,7 @@
 import type { Context } from '../../context.js';
 import { checked, confirmChange, credited, need } from '../common.js';
 import { printOrder } from '../views.js';
+import { orderByRef } from './ref.js';
 
 export async function run(ctx: Context, opts: Record<string, string | undefined>, id: string): Promise<void> {
   checked(opts.txHash, 'tx-hash');
@@ -9,7 +10,8 @@ export async function run(ctx: Context, opts: Record<string, string | undefined>
   checked(opts.chainId, 'chain-id');
   const txHash = await need(ctx, opts.txHash, 'tx-hash', 'Transaction hash of the payment');
   const service = await ctx.local('order mark-paid');
-  const order = await service.getOrder(id, ctx.globals.mchId);
+  // By id or oid, as order show and order status take it.
+  const order = await orderByRef(ctx, id);
   const amount = opts.amount ?? order.amount;
   const before = await service.balance(order.uid, { mchId: order.mchId, asset: order.asset });
   await confirmChange(ctx, 'Record a payment', [
@@ -19,7 +21,7 @@ export async function run(ctx: Context, opts: Record<string, string | undefined>
     ['user', `${order.uid}: available ${credited(before.available, amount, order.asset)}`],
   ]);
   const updated = await service.markPaid({
-    id,
+    id: order.id,
     txHash,
     amount: opts.amount,
     chainType: opts.chainType?.toUpperCase(),
