@@ -62,6 +62,8 @@ export interface Context {
   color: boolean;
   stopSignal(): Promise<string>;
   prompter: Prompter;
+  /** This CLI as the user would type it again, for commands printed to copy (serve's banner). */
+  command(): string;
   /**
    * The PaymentService and the operator's extensions: the local ledger, or a remote instance
    * when one is configured. Commands never know which they hold.
@@ -88,6 +90,8 @@ export interface ContextDeps {
   prompter?: Prompter;
   /** Resolves with the signal's name when the process is asked to stop (SIGTERM, SIGINT). */
   stopSignal?: () => Promise<string>;
+  /** The command as the user would type it again (bin/cryptopay); `cryptopay` when not given. */
+  invokedAs?: () => string;
 }
 
 const lazyPrompter: Prompter = {
@@ -200,6 +204,7 @@ export function createContext(deps: ContextDeps, globals: Globals): Context {
     color: deps.io.isTTY && !deps.env.NO_COLOR,
     stopSignal: deps.stopSignal ?? (() => new Promise<string>(() => {})),
     prompter: deps.prompter ?? lazyPrompter,
+    command: () => deps.invokedAs?.() ?? 'cryptopay',
     isRemote: () => !!remoteUrl(),
     remoteTarget: () => resolveRemote(),
     async service() {

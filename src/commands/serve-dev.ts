@@ -79,6 +79,7 @@ export async function startDev(ctx: Context, service: LocalPaymentService, err: 
   return {
     announce(url) {
       const db = shellQuote(service.ledger.path);
+      const cli = shellQuote(ctx.command());
       err('');
       err('Development sandbox: test money only, never real funds.');
       if (merchant) {
@@ -104,19 +105,19 @@ export async function startDev(ctx: Context, service: LocalPaymentService, err: 
         err(`  curl -s -X POST ${url}/api/v1/order -H 'Content-Type: application/json' -d '${signedOrderBody(ctx, merchant)}'`);
       } else {
         err('Create an order:');
-        err(`  cryptopay --db ${db} order create --oid A-1 --uid user-1 --amount 12.5`);
+        err(`  ${cli} --db ${db} order create --oid A-1 --uid user-1 --amount 12.5`);
       }
       if (chainState) {
         err('Then pay it with test USDT from a funded account; the order turns PAID on its own:');
-        err(`  cryptopay --db ${db} dev pay <order id> [--amount A]`);
+        err(`  ${cli} --db ${db} dev pay <order id> [--amount A]`);
       }
       err('');
       if (merchant) {
         err('Sign your own bodies:');
-        err(`  CRYPTOPAY_SECRET=<secret> cryptopay sign --fill --mch-id ${merchant.mchId} oid=A-1 uid=u1 amount=10 --json`);
+        err(`  CRYPTOPAY_SECRET=<secret> ${cli} sign --fill --mch-id ${merchant.mchId} oid=A-1 uid=u1 amount=10 --json`);
         err('');
       } else {
-        err(`sign requests with a merchant's secret: cryptopay sign --fill --mch-id M... key=value ...`);
+        err(`sign requests with a merchant's secret: ${cli} sign --fill --mch-id M... key=value ...`);
       }
     },
     async close() {

@@ -116,8 +116,8 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
     err(`payment pages at ${publicUrl}/pay/{order id}`);
     if (!givenPublicUrl && fallback.wildcard) err(`  that is this machine only: give --public-url with the address payers reach this server at`);
     if (dev) dev.announce(server.url);
-    else if (empty) noMerchantHint(err, service.ledger.path);
-    else err(`sign requests with a merchant's secret: cryptopay sign --fill --mch-id M... key=value ...`);
+    else if (empty) noMerchantHint(err, service.ledger.path, shellQuote(ctx.command()));
+    else err(`sign requests with a merchant's secret: ${shellQuote(ctx.command())} sign --fill --mch-id M... key=value ...`);
     // After --dev, which may have put its chain into the registry. The chain watcher shares the
     // ledger connection and its group commit; a failing node only backs it off.
     watching = opts.watch === false ? undefined : await (await import('../chains/watch/start.js')).startWatching(service, { now: ctx.now, log: err });
@@ -198,8 +198,8 @@ function shellQuote(s: string): string {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
-function noMerchantHint(err: (s: string) => void, ledgerPath: string): void {
+function noMerchantHint(err: (s: string) => void, ledgerPath: string, cli: string): void {
   err('The ledger has no merchant yet, so every signed request is refused. Add one; the server picks it up at once, no restart needed:');
-  err(`  cryptopay merchant add --db ${shellQuote(ledgerPath)} --name "My shop" --generate-wallet`);
-  err('Or, to try it out, start with `cryptopay serve --dev`: on an empty ledger it creates a development merchant and prints how to use it.');
+  err(`  ${cli} merchant add --db ${shellQuote(ledgerPath)} --name "My shop" --generate-wallet`);
+  err(`Or, to try it out, start with \`${cli} serve --dev\`: on an empty ledger it creates a development merchant and prints how to use it.`);
 }

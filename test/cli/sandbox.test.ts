@@ -111,7 +111,8 @@ describe('serve --dev', () => {
       const created = (await res.json()) as { code: number; data: { id: string; oid: string; amount: string; addresses: { EVM: string } } };
       expect(created).toMatchObject({ code: 1, data: { amount: '12.5', addresses: { EVM: TEST_EVM_0 } } });
       const order = created.data;
-      expect(err).toContain(`cryptopay --db ${s.db} dev pay <order id> [--amount A]`);
+      // As it was run (from the checkout here): a line to paste, not `cryptopay`, which npm ci puts on no PATH.
+      expect(err).toContain(`  ./bin/cryptopay --db ${s.db} dev pay <order id> [--amount A]`);
 
       // The registry of that ledger, as every other command sees it.
       const chains = await s.json<{ chainId: string; development?: boolean; rpcUrl?: string; confirmations: number; tokens: { address: string; decimals: number }[] }[]>(['chains']);

@@ -5,6 +5,7 @@
  * merchant (process.test.ts), and only on an empty ledger. No server command prints a mnemonic.
  */
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { sign } from '../../src/signing/index.js';
 import { mnemonicIn } from './first-run.js';
@@ -23,11 +24,16 @@ const merchants = async (db: string) => {
   return JSON.parse(r.stdout) as { mchId: string }[];
 };
 
+/**
+ * serve names itself as it was run, so the lines can be pasted: a new user found `cryptopay …`
+ * "command not found" after npm ci. These tests run it from the checkout, as the README does.
+ */
+const CLI = './bin/cryptopay';
 const HINT = (db: string) =>
   [
     'The ledger has no merchant yet, so every signed request is refused. Add one; the server picks it up at once, no restart needed:',
-    `  cryptopay merchant add --db ${db} --name "My shop" --generate-wallet`,
-    'Or, to try it out, start with `cryptopay serve --dev`: on an empty ledger it creates a development merchant and prints how to use it.',
+    `  ${CLI} merchant add --db ${db} --name "My shop" --generate-wallet`,
+    `Or, to try it out, start with \`${CLI} serve --dev\`: on an empty ledger it creates a development merchant and prints how to use it.`,
   ].join('\n');
 
 const NO_CHAIN =
@@ -44,8 +50,11 @@ describe('plain serve on an empty ledger', () => {
     expect((await httpJson(srv.url, '/healthz')).status).toBe(200);
     expect(await merchants(db)).toEqual([]);
 
-    // The command the hint gives, run as printed, while the server runs.
-    const added = await runCli(['--json', 'merchant', 'add', '--db', db, '--name', 'My shop', '--generate-wallet']);
+    // The command the hint gives, run as printed by a shell, while the server runs.
+    const { execFileSync } = await import('node:child_process');
+    expect(process.cwd()).toBe(fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, ''));
+    const printed = `${CLI} merchant add --db ${db} --name "My shop" --generate-wallet`;
+    const added = { code: 0, stderr: '', stdout: execFileSync('sh', ['-c', `${printed} --json`], { encoding: 'utf8', env: { ...process.env, NO_COLOR: '1' } }) };
     expect(added.code, added.stderr).toBe(0);
     const m = JSON.parse(added.stdout) as { mchId: string; secret: string };
     const body = { mchId: m.mchId, oid: 'first', uid: 'u1', amount: '12.5', timestamp: Date.now(), nonce: nextNonce() };
@@ -68,7 +77,7 @@ describe('plain serve on an empty ledger', () => {
     const srv = await spawnServe(db);
     await srv.waitFor(/--dev`: .*\n/);
     const quoted = `'${db.replace(/'/g, `'\\''`)}'`;
-    expect(srv.stderr()).toContain(`  cryptopay merchant add --db ${quoted} --name "My shop" --generate-wallet\n`);
+    expect(srv.stderr()).toContain(`  ${CLI} merchant add --db ${quoted} --name "My shop" --generate-wallet\n`);
     expect(await srv.stop()).toEqual({ code: 0, signal: null });
   });
 });
