@@ -49,6 +49,8 @@ export interface RemoteTarget {
   url: string;
   mchId?: string;
   secret?: string;
+  /** Where the secret came from, for messages (never the secret itself). */
+  secretSource?: string;
   timeoutMs: number;
   /** Where the target came from, for messages. */
   source: string;
@@ -217,7 +219,7 @@ export function createContext(deps: ContextDeps, globals: Globals): Context {
           deps.io.stderr.write(`note: --operator is not sent to a remote: its audit log names the merchant whose secret signs (api:${remote.mchId ?? '<mchId>'})\n`);
         }
         const { RemotePaymentService } = await import('./remote/client.js');
-        return new RemotePaymentService({ baseUrl: remote.url, mchId: remote.mchId, secret: remote.secret, timeoutMs: remote.timeoutMs, now });
+        return new RemotePaymentService({ baseUrl: remote.url, mchId: remote.mchId, secret: remote.secret, secretSource: remote.secretSource, timeoutMs: remote.timeoutMs, now });
       }
       return openLocal();
     },

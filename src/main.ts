@@ -126,7 +126,7 @@ export async function main(argv: string[], deps: ContextDeps, whole = false): Pr
     if (state.json) {
       deps.io.stderr.write(`${JSON.stringify({ error: { kind: err.kind, message: err.message } })}\n`);
     } else {
-      deps.io.stderr.write(`error: ${err.message}\n`);
+      deps.io.stderr.write(`error: ${err.message}${err.hint ? `: ${err.hint}` : ''}\n`);
     }
     if (err.kind === 'internal' && deps.env.CRYPTOPAY_DEBUG) deps.io.stderr.write(`${(e as Error).stack}\n`);
     return exitCodeOf[err.kind];

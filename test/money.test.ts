@@ -36,6 +36,10 @@ describe('amount grammar (decisions §2)', () => {
     expect(() => parseAmount(input, 6)).toThrow(message);
   });
 
+  it('a missing whole part (".5") is refused with a message that says to write 0.5', () => {
+    expect(() => parseAmount('.5', 6)).toThrow('amount must be a plain decimal such as "10.5" (digits, then optionally a point and more digits: 0.5, not .5; no sign, exponent, spaces or separators), got ".5"');
+  });
+
   it('refuses numbers: amounts are strings', () => {
     expect(() => parseAmount(10 as unknown, 6)).toThrow(/must be a decimal string/);
     expect(() => parseAmount(null, 6)).toThrow(/must be a decimal string/);

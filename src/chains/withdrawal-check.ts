@@ -9,7 +9,7 @@ import { formatAmount } from '../core/money.js';
 import type { ChainType } from '../core/types.js';
 import { adapterFor } from './watch/adapter.js';
 import { decodeTransfer } from './watch/logs.js';
-import { quantity, redactUrl, RpcTransportError, type RpcClient } from './watch/rpc.js';
+import { hexQuantity, quantity, redactUrl, RpcTransportError, type RpcClient } from './watch/rpc.js';
 
 /** What the withdrawal expects to find. */
 export interface ExpectedPayout {
@@ -49,6 +49,11 @@ export interface ChainObservation {
   /** head - block + 1; 0 when not mined. */
   confirmations: number;
   transfers: ObservedTransfer[];
+  /**
+   * Who sent it and with which nonce, when the node knows the transaction (EVM; a TRON node
+   * answers no nonce): whether it can still be mined once a reorg took it away. Not shown.
+   */
+  sender?: { from: string; nonce: number | null };
 }
 
 export type Verdict =
@@ -77,10 +82,11 @@ const nodeHash = (h: string) => `0x${h.toLowerCase().replace(/^0x/, '')}`;
 export async function observeTransaction(rpc: RpcClient, e: Pick<ExpectedPayout, 'chainId' | 'chainType' | 'token' | 'tokenDecimals' | 'txHash'>): Promise<ChainObservation> {
   const adapter = adapterFor(e.chainType);
   const hash = nodeHash(e.txHash);
-  const [receiptOut, headOut, chainOut] = await rpc.batch([
+  const [receiptOut, headOut, chainOut, txOut] = await rpc.batch([
     { method: 'eth_getTransactionReceipt', params: [hash] },
     { method: 'eth_blockNumber', params: [] },
     { method: 'eth_chainId', params: [] },
+    { method: 'eth_getTransactionByHash', params: [hash] },
   ]);
   if (!chainOut!.ok) throw chainOut!.error;
   // A node on another network would answer for another chain's transaction of the same hash
@@ -91,11 +97,16 @@ export async function observeTransaction(rpc: RpcClient, e: Pick<ExpectedPayout,
   }
   if (!receiptOut!.ok) throw receiptOut!.error;
   if (!headOut!.ok) throw headOut!.error;
+  if (!txOut!.ok) throw txOut!.error;
   const head = quantity(headOut!.result, 'eth_blockNumber');
+  const sender = senderOf(txOut!.result);
   const receipt = receiptOut!.result as Record<string, unknown> | null;
   if (receipt === null || receipt === undefined) {
-    const pooled = await rpc.call('eth_getTransactionByHash', [hash]);
-    return { known: pooled !== null && pooled !== undefined, mined: false, succeeded: null, blockNumber: null, blockHash: null, head, confirmations: 0, transfers: [] };
+    const pooled = txOut!.result;
+    return {
+      known: pooled !== null && pooled !== undefined, mined: false, succeeded: null, blockNumber: null, blockHash: null, head, confirmations: 0, transfers: [],
+      ...(sender ? { sender } : {}),
+    };
   }
   if (typeof receipt !== 'object' || typeof receipt.blockHash !== 'string' || !HEX32.test(receipt.blockHash) || !Array.isArray(receipt.logs)) {
     throw new RpcTransportError('the node answered eth_getTransactionReceipt with something that is not a receipt');
@@ -118,8 +129,55 @@ export async function observeTransaction(rpc: RpcClient, e: Pick<ExpectedPayout,
   }
   return {
     known: true, mined: true, succeeded, blockNumber, blockHash: receipt.blockHash.toLowerCase(), head,
-    confirmations: Math.max(0, head - blockNumber + 1), transfers,
+    confirmations: Math.max(0, head - blockNumber + 1), transfers, ...(sender ? { sender } : {}),
   };
+}
+
+/** The sender and nonce of a node's transaction object; undefined when it has none to read. */
+function senderOf(tx: unknown): ChainObservation['sender'] {
+  if (tx === null || typeof tx !== 'object') return undefined;
+  const t = tx as Record<string, unknown>;
+  if (typeof t.from !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(t.from)) return undefined;
+  let nonce: number | null = null;
+  try {
+    nonce = quantity(t.nonce, 'a transaction nonce');
+  } catch {
+    // None to read (a TRON node): whether it can come back is then judged without it.
+  }
+  return { from: t.from.toLowerCase(), nonce };
+}
+
+/**
+ * Whether the sender's nonce is used, in a block `depth` deep, by a transaction: an EVM
+ * account's transactions are mined in nonce order, each nonce once, so one out of the chain with
+ * that nonce can then never be mined.
+ */
+export async function nonceUsedAtDepth(rpc: RpcClient, sender: { from: string; nonce: number }, head: number, depth: number): Promise<boolean> {
+  const at = head - depth + 1;
+  if (at < 0) return false;
+  return quantity(await rpc.call('eth_getTransactionCount', [sender.from, hexQuantity(at)]), 'eth_getTransactionCount') > sender.nonce;
+}
+
+/** A TRON transaction expires at most 24 h after it is made: past that, one out of the chain stays out. */
+export const TRON_MAX_EXPIRATION_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * What becomes of a confirming withdrawal whose transaction a reorg took out of the chain:
+ * `gone` when it can never be mined again (EVM: its nonce used `depth` blocks deep; TRON, which
+ * has no nonce: lost 24 h ago and unknown to the node), with the reason for the operator.
+ */
+export function lostPayoutFate(a: {
+  chainType: ChainType; depth: number; known: boolean; lostAt: number | null; now: number; nonce: number | null; nonceUsedAtDepth: boolean;
+}): { gone: boolean; why: string } {
+  if (a.chainType === 'TRON') {
+    return a.lostAt !== null && a.now - a.lostAt >= TRON_MAX_EXPIRATION_MS && !a.known
+      ? { gone: true, why: 'a reorg took it away more than 24 h ago and a TRON transaction expires within 24 h: it can never be mined' }
+      : { gone: false, why: 'a TRON transaction can be mined until it expires, 24 h at most' };
+  }
+  if (a.nonce === null) return { gone: false, why: 'its nonce is not known, so it is waited for until it is mined again' };
+  return a.nonceUsedAtDepth
+    ? { gone: true, why: `a reorg took it away, and its sender's nonce ${a.nonce} is used by another transaction ${a.depth} blocks deep: it can never be mined` }
+    : { gone: false, why: `its sender's nonce ${a.nonce} is not used by another transaction yet` };
 }
 
 /** Compares what the chain says with what the withdrawal pays; every difference is named. */

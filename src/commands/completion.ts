@@ -26,7 +26,11 @@ function levels(program: Command): Level[] {
 
 const bashWord = (s: string) => (/^[A-Za-z0-9_:.-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
 
-function bash(all: Level[]): string {
+/**
+ * `names`: the command words to complete: `cryptopay`, and the command as this run was typed
+ * when that is another (./bin/cryptopay from a checkout, as the README has it).
+ */
+function bash(all: Level[], names: string[]): string {
   const known = all.map((l) => l.path).filter(Boolean).join(' ');
   const cases = all
     .map((l) => `    ${l.path ? bashWord(l.path) : "''"}) words=${bashWord([...l.subcommands, ...l.options].join(' '))} ;;`)
@@ -47,18 +51,19 @@ ${cases}
   esac
   COMPREPLY=( $(compgen -W "$words" -- "$cur") )
 }
-complete -o default -F _cryptopay cryptopay
+${names.map((n) => `complete -o default -F _cryptopay ${bashWord(n)}`).join('\n')}
 `;
 }
 
-function zsh(all: Level[]): string {
+function zsh(all: Level[], names: string[]): string {
   return `#compdef cryptopay
 # cryptopay completion for zsh: eval "$(cryptopay completion zsh)" in ~/.zshrc
 autoload -U +X bashcompinit && bashcompinit
-${bash(all).split('\n').filter((l) => !l.startsWith('# ')).join('\n')}`;
+${bash(all, names).split('\n').filter((l) => !l.startsWith('# ')).join('\n')}`;
 }
 
-function fish(all: Level[]): string {
+/** fish is registered for `cryptopay` alone (`_names` unused): its `complete -c` names a command, not a path typed. */
+function fish(all: Level[], _names: string[]): string {
   const known = all.map((l) => l.path).filter(Boolean).join(' ');
   const lines = [
     '# cryptopay completion for fish: cryptopay completion fish > ~/.config/fish/completions/cryptopay.fish',
@@ -86,5 +91,6 @@ export async function run(ctx: Context, _opts: unknown, shell: string): Promise<
   const make = { bash, zsh, fish }[shell as 'bash' | 'zsh' | 'fish'];
   if (!make) throw usage(`completion is for bash, zsh or fish, not ${JSON.stringify(shell)}: cryptopay completion bash`);
   const { buildProgram } = await import('../main.js');
-  ctx.io.stdout.write(make(levels(buildProgram({ io: ctx.io, env: ctx.env }, { code: 0 }))));
+  const names = [...new Set(['cryptopay', ctx.command()])];
+  ctx.io.stdout.write(make(levels(buildProgram({ io: ctx.io, env: ctx.env }, { code: 0 })), names));
 }

@@ -225,6 +225,7 @@ export function defineCommands(program: Command, run: Runner, wanted: (group: st
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port, 0 for any free one', '8080')
     .option('--max-connections <n>', 'open connections served at once; more are answered 503 (default 1000)')
+    .option('--max-connections-per-client <n>', 'open connections of one client address (an IPv6 /64) at once; 0 for no cap, behind a proxy (default 100)')
     .option('--no-watch', 'do not watch the chains for payments')
     .option('--dev', 'development mode: a local anvil chain with a test USDT to pay on, and a development merchant on an empty ledger')
     .option('--public-url <url>', 'address payers reach this server at, for payUrl and the payment page (default: the address it listens on)')

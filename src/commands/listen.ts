@@ -2,18 +2,24 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { Context } from '../context.js';
 import { usage } from '../core/errors.js';
+import { TIMESTAMP_WINDOW_MS } from '../core/nonce.js';
 import { printable } from '../remote/text.js';
 import { verify } from '../signing/index.js';
 import { readSecret } from './sign/input.js';
 
 const MAX_BODY = 64 * 1024;
+/** Events remembered as handled, for dropping a retry of one already passed on. */
+const MAX_HANDLED = 10_000;
 
 /**
  * `cryptopay listen` (like `stripe listen`): a receiver on 127.0.0.1 for a developer's machine.
  * Each callback's signature is checked with the merchant's secret (CRYPTOPAY_SECRET or
  * --secret-file, else the local ledger's secret of the body's mchId) and printed as one line;
  * with --forward-to, a verified callback is passed on, unchanged, to the developer's app and
- * answered with the app's status. A bad signature is answered 401 and never forwarded.
+ * answered with the app's status. A bad signature is answered 401 and never forwarded; so are
+ * an attempt whose timestamp is more than 5 minutes off or whose nonce was seen (a replay), and
+ * a signed body that is not a callback (400). A retry of an event already handled is answered
+ * 200 and not passed on again, as docs/api.md tells a receiver to do.
  */
 export async function run(ctx: Context, opts: { port?: string; forwardTo?: string }): Promise<void> {
   const portText = opts.port ?? '4242';
@@ -30,6 +36,10 @@ export async function run(ctx: Context, opts: { port?: string; forwardTo?: strin
   const ledger = fixedSecret ? undefined : await ctx.local('listen (without CRYPTOPAY_SECRET or --secret-file, secrets come from the ledger)');
   const secretOf = (mchId: unknown) => fixedSecret ?? (typeof mchId === 'string' ? ledger?.merchantSecret(mchId) : undefined);
   const err = (s: string) => ctx.io.stderr.write(`${s}\n`);
+  /** Nonces of the attempts taken, until their timestamp leaves the window. */
+  const nonces = new Map<string, number>();
+  /** eventIds handled: received, or taken by the app (--forward-to). */
+  const handled = new Set<string>();
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const answer = (status: number, text: string) => res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify({ ok: status < 300, msg: text }));
@@ -62,7 +72,36 @@ export async function run(ctx: Context, opts: { port?: string; forwardTo?: strin
       line({ valid: false, reason: secret ? 'signature does not match' : `no secret for merchant ${String(body.mchId)}` }, body);
       return answer(401, 'signature does not match');
     }
+    // What docs/api.md tells a receiver to check besides the signature, done here as a receiver
+    // should: a request body signed with the same secret is not a callback; an attempt is fresh
+    // and used once; an event already handled is acknowledged and not passed on again.
+    if (typeof body.event !== 'string' || typeof body.eventId !== 'string') {
+      line({ valid: false, reason: 'signed, but not a callback: it has no event and eventId' }, body);
+      return answer(400, 'not a callback: no event and eventId');
+    }
+    const now = ctx.now();
+    const at = typeof body.timestamp === 'number' ? body.timestamp : Number.NaN;
+    if (!(Math.abs(now - at) <= TIMESTAMP_WINDOW_MS)) {
+      line({ valid: false, reason: `timestamp ${String(body.timestamp)} is more than 5 minutes off this machine's clock: a replay, or a clock that is off` }, body);
+      return answer(401, 'timestamp out of window');
+    }
+    for (const [n, until] of nonces) if (until < now) nonces.delete(n);
+    const nonceKey = `${String(body.mchId)} ${String(body.nonce)}`;
+    if (nonces.has(nonceKey)) {
+      line({ valid: false, reason: 'this nonce was seen already: a replay of an attempt' }, body);
+      return answer(401, 'nonce already used');
+    }
+    nonces.set(nonceKey, at + TIMESTAMP_WINDOW_MS);
+    if (handled.has(body.eventId)) {
+      line({ valid: true, duplicate: true }, body);
+      return answer(200, 'already handled');
+    }
+    const done = () => {
+      handled.add(body.eventId as string);
+      if (handled.size > MAX_HANDLED) handled.delete(handled.values().next().value!);
+    };
     if (!opts.forwardTo) {
+      done();
       line({ valid: true }, body);
       return answer(200, 'received');
     }
@@ -77,12 +116,14 @@ export async function run(ctx: Context, opts: { port?: string; forwardTo?: strin
       line({ valid: true, forwarded: `failed: ${(e as Error).message}` }, body);
       return answer(502, 'forwarding failed');
     }
+    // Handled once the app took it; a refusal by the app is passed on again with the next retry.
+    if (status >= 200 && status < 300) done();
     line({ valid: true, forwarded: status }, body);
     res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify({ ok: status >= 200 && status < 300, msg: `forwarded: ${status}` }));
   };
 
   /** One line per callback: for a person, or a JSON object per line for scripts. */
-  const line = (verdict: { valid: boolean; reason?: string; forwarded?: number | string }, body: Record<string, unknown>) => {
+  const line = (verdict: { valid: boolean; reason?: string; forwarded?: number | string; duplicate?: boolean }, body: Record<string, unknown>) => {
     const at = new Date(ctx.now()).toISOString();
     if (ctx.globals.json) {
       ctx.io.stdout.write(`${JSON.stringify({ at, ...verdict, event: body.event ?? null, eventId: body.eventId ?? null, mchId: body.mchId ?? null, body })}\n`);
@@ -91,6 +132,7 @@ export async function run(ctx: Context, opts: { port?: string; forwardTo?: strin
     const subject = body.id ?? '-';
     const parts = [at, body.event ?? '-', body.eventId ?? '-', subject, body.status ?? '-', verdict.valid ? 'signature ok' : `REFUSED: ${verdict.reason}`];
     if (verdict.forwarded !== undefined) parts.push(`forwarded ${verdict.forwarded}`);
+    if (verdict.duplicate) parts.push('already handled: not passed on again');
     ctx.io.stdout.write(`${printable(parts.map(String).join(' '))}\n`);
   };
 

@@ -26,6 +26,7 @@ export interface ServeOptions {
   host?: string;
   port?: string;
   maxConnections?: string;
+  maxConnectionsPerClient?: string;
   /** false with --no-watch. */
   watch?: boolean;
   dev?: boolean;
@@ -34,12 +35,23 @@ export interface ServeOptions {
   publicUrl?: string;
 }
 
-/** The HTTP limits serve runs with: the defaults of listen.ts, with the cap from --max-connections. */
+/**
+ * The HTTP limits serve runs with: the defaults of listen.ts, with the caps from
+ * --max-connections and --max-connections-per-client.
+ */
 export function serveLimits(opts: ServeOptions): HttpLimits {
-  const given = opts.maxConnections;
-  if (given === undefined) return { ...DEFAULT_HTTP_LIMITS };
-  if (!/^[1-9]\d{0,5}$/.test(given)) throw usage('--max-connections must be a whole number from 1 to 999999');
-  return { ...DEFAULT_HTTP_LIMITS, maxConnections: Number(given) };
+  const limits = { ...DEFAULT_HTTP_LIMITS };
+  const total = opts.maxConnections;
+  if (total !== undefined) {
+    if (!/^[1-9]\d{0,5}$/.test(total)) throw usage('--max-connections must be a whole number from 1 to 999999');
+    limits.maxConnections = Number(total);
+  }
+  const perClient = opts.maxConnectionsPerClient;
+  if (perClient !== undefined) {
+    if (!/^(0|[1-9]\d{0,5})$/.test(perClient)) throw usage('--max-connections-per-client must be a whole number from 0 (no cap) to 999999');
+    limits.maxConnectionsPerClient = Number(perClient);
+  }
+  return limits;
 }
 
 export async function run(ctx: Context, opts: ServeOptions): Promise<void> {

@@ -24,7 +24,17 @@ export async function run(ctx: Context): Promise<void> {
       ledgerSchema = null;
     }
   }
-  const info = { version: appVersion(), schema: schemaVersion(), node: process.versions.node, ledger: { path, exists: existsSync(path), schema: ledgerSchema } };
+  // Where the operations go: with a remote in effect (--remote, CRYPTOPAY_REMOTE, a profile) the
+  // local ledger is not the one the commands use, and the report says so.
+  let remote: { url: string; source: string } | { error: string } | null = null;
+  try {
+    const { resolveRemote } = await import('../remote/target.js');
+    const r = resolveRemote(ctx.globals, ctx.env);
+    if (r) remote = { url: r.url, source: r.source };
+  } catch (e) {
+    remote = { error: (e as Error).message };
+  }
+  const info = { version: appVersion(), schema: schemaVersion(), node: process.versions.node, ledger: { path, exists: existsSync(path), schema: ledgerSchema }, remote };
   if (ctx.globals.json) return printJson(ctx, info);
   const ledgerLine = !info.ledger.exists
     ? `${path} (none yet)`
@@ -35,6 +45,13 @@ export async function run(ctx: Context): Promise<void> {
     ['cryptopay', info.version],
     ['ledger schema', String(info.schema)],
     ['node', info.node],
-    ['ledger', ledgerLine],
+    ...whereOperationsGo(remote, ledgerLine),
   ]);
+}
+
+/** The ledger the commands use, or the remote they go to and the local ledger beside it. */
+function whereOperationsGo(remote: { url: string; source: string } | { error: string } | null, ledgerLine: string): [string, string][] {
+  if (remote === null) return [['ledger', ledgerLine]];
+  const to = 'url' in remote ? `${remote.url} (${remote.source}): every command that has a remote form goes there` : `cannot be used: ${remote.error}`;
+  return [['remote', to], ['local ledger', ledgerLine]];
 }

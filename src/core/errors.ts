@@ -17,12 +17,18 @@ export class AppError extends Error {
   readonly kind: ErrorKind;
   /** Seconds, for rate_limited. */
   readonly retryAfter?: number;
+  /**
+   * What a person should check, said after the message on a terminal; not part of the message,
+   * which stays the interface's own words (--json, the contract with a remote).
+   */
+  readonly hint?: string;
 
-  constructor(kind: ErrorKind, message: string, options?: { retryAfter?: number; cause?: unknown }) {
+  constructor(kind: ErrorKind, message: string, options?: { retryAfter?: number; cause?: unknown; hint?: string }) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'AppError';
     this.kind = kind;
     if (options?.retryAfter !== undefined) this.retryAfter = options.retryAfter;
+    if (options?.hint !== undefined) this.hint = options.hint;
   }
 }
 

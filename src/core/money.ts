@@ -5,6 +5,9 @@ import { AppError } from './errors.js';
  */
 const AMOUNT = /^(\d+)(?:\.(\d+))?$/;
 
+/** The form an amount must have on the wire (parseAmount checks the places against the asset too). */
+export const isPlainAmount = (v: unknown): boolean => typeof v === 'string' && AMOUNT.test(v);
+
 /** The largest amount one operation may carry, in whole units of the asset. */
 export const MAX_WHOLE_UNITS = 1_000_000_000_000n;
 
@@ -28,7 +31,7 @@ export function parseAmount(value: unknown, decimals: number, field = 'amount'):
   if (!m) {
     throw new AppError(
       'invalid',
-      `${field} must be a plain decimal such as "10.5" (digits and one optional point; no sign, exponent, spaces or separators), got ${JSON.stringify(value.slice(0, 40))}`,
+      `${field} must be a plain decimal such as "10.5" (digits, then optionally a point and more digits: 0.5, not .5; no sign, exponent, spaces or separators), got ${JSON.stringify(value.slice(0, 40))}`,
     );
   }
   const whole = m[1]!;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { AppError } from './errors.js';
 import { NONCE_PATTERN } from './nonce.js';
+import { isPlainHost } from './plain-host.js';
 
 /**
  * One schema per input of the REST interface, used at every edge: the local service, the HTTP
@@ -18,15 +19,22 @@ const id64 = (field: string) => text(field, 64).refine((v) => !CONTROL.test(v), 
 
 export { NONCE_PATTERN } from './nonce.js';
 
-const url = (field: string) =>
-  text(field, 2048).refine((v) => {
-    try {
-      const u = new URL(v);
-      return u.protocol === 'https:' || u.protocol === 'http:';
-    } catch {
-      return false;
-    }
-  }, `${field} must be an http or https URL`);
+/**
+ * An http(s) URL. `plainHost`: its host must be one a Content-Security-Policy source can name
+ * (the payment page's logo, src/server/pay-page.ts).
+ */
+const url = (field: string, opts: { plainHost?: boolean } = {}) =>
+  text(field, 2048).refine(
+    (v) => {
+      try {
+        const u = new URL(v);
+        return (u.protocol === 'https:' || u.protocol === 'http:') && (!opts.plainHost || isPlainHost(u.hostname));
+      } catch {
+        return false;
+      }
+    },
+    opts.plainHost ? `${field} must be an http or https URL whose host is a plain host name or IP address` : `${field} must be an http or https URL`,
+  );
 
 /** Milliseconds since the epoch, as a JSON number or a string of digits. */
 export const millis = (field: string) => {
@@ -66,7 +74,7 @@ export const createOrderSchema = z.strictObject({
   expiredAt: millis('expiredAt').optional(),
   notifyUrl: url('notifyUrl').optional(),
   redirectUrl: url('redirectUrl').optional(),
-  logo: url('logo').optional(),
+  logo: url('logo', { plainHost: true }).optional(),
 });
 
 export const refundSchema = z.strictObject({

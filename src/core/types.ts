@@ -198,6 +198,8 @@ export interface PayPageOrder {
    * the same statement): only then does the page read them for its "waiting for confirmations".
    */
   seenOnChain: boolean;
+  /** The merchant's wallet is the public anvil test wallet (src/chains/sandbox/public-wallet.ts): test money only. */
+  testWallet: boolean;
   addresses: Addresses;
 }
 

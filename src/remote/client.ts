@@ -75,6 +75,8 @@ export interface RemoteOptions {
   baseUrl: string;
   mchId?: string;
   secret?: string;
+  /** Where the secret came from (CRYPTOPAY_SECRET, a profile...), for a refused signature's message. */
+  secretSource?: string;
   timeoutMs?: number;
   fetch?: Fetch;
   now?: () => number;
@@ -305,7 +307,12 @@ export class RemotePaymentService implements PaymentService, OperatorExtensions 
     }
     if (parsed.code === 0) {
       const retryAfter = Number(res.headers.get('retry-after')) || undefined;
-      throw new AppError(kindOfHttpStatus(res.status), printable(parsed.msg), retryAfter ? { retryAfter } : undefined);
+      // A refused signature names what was signed with what: a stale CRYPTOPAY_SECRET in the
+      // shell beats a profile's secret, and "signature does not match" alone did not say so.
+      const hint = init.method === 'POST' && res.status === 401 && parsed.msg === 'signature does not match'
+        ? `the remote ${this.base} refused the signature of merchant ${this.opts.mchId ?? '(none given: the remote\'s only one)'}, made with the secret from ${this.opts.secretSource ?? 'the configuration'} (check that merchant id and that secret)`
+        : undefined;
+      throw new AppError(kindOfHttpStatus(res.status), printable(parsed.msg), { ...(retryAfter ? { retryAfter } : {}), ...(hint ? { hint } : {}) });
     }
     const data = schema.safeParse(parsed.data);
     if (!data.success) {

@@ -35,13 +35,24 @@ export function resolveRemote(globals: Globals, env: NodeJS.ProcessEnv): RemoteT
     url,
     source,
     mchId: globals.mchId || profile?.mchId,
-    secret: readSecretFile(globals.secretFile) ?? (env.CRYPTOPAY_SECRET || undefined) ?? profileSecret(profile),
+    ...secretOf(globals, env, profile, source),
     timeoutMs: timeout ? parseTimeout(timeout) : 10_000,
   };
 }
 
-function profileSecret(p: Profile | undefined): string | undefined {
-  if (!p) return undefined;
-  return p.secret ?? readSecretFile(p.secretFile);
+/**
+ * The secret, first found of --secret-file, CRYPTOPAY_SECRET and the profile's (its stored secret,
+ * else its secret file), with where it came from for messages. A later source is not read at all:
+ * a profile's secret file is opened only when it is the one used.
+ */
+function secretOf(globals: Globals, env: NodeJS.ProcessEnv, profile: Profile | undefined, source: string): { secret?: string; secretSource?: string } {
+  const overrides = profile?.secret !== undefined || profile?.secretFile !== undefined ? `, which overrides the secret ${source} stores` : '';
+  const fromFile = readSecretFile(globals.secretFile);
+  if (fromFile) return { secret: fromFile, secretSource: `--secret-file ${globals.secretFile}${overrides}` };
+  const fromEnv = env.CRYPTOPAY_SECRET || undefined;
+  if (fromEnv) return { secret: fromEnv, secretSource: `CRYPTOPAY_SECRET${overrides}` };
+  if (profile?.secret !== undefined) return { secret: profile.secret, secretSource: source };
+  const fromProfileFile = readSecretFile(profile?.secretFile);
+  return fromProfileFile ? { secret: fromProfileFile, secretSource: `${source}'s secret file ${profile!.secretFile}` } : {};
 }
 

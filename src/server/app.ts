@@ -1,4 +1,3 @@
-import { isUtf8 } from 'node:buffer';
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
@@ -29,10 +28,12 @@ import {
   withdrawVerifySchema,
   withOp,
 } from '../core/schemas.js';
+import { TIMESTAMP_WINDOW_MS } from '../core/nonce.js';
 import type { Caller, OperatorExtensions, PaymentService } from '../core/service.js';
 import type { OrderStatus } from '../core/types.js';
 import { verify } from '../signing/index.js';
 import { acceptsGzip } from './accept-encoding.js';
+import { readIncoming, readJsonObject } from './body.js';
 import { openApiDocument } from './openapi.js';
 import type { PayPageSource } from './pay-page-data.js';
 import { payUrlOf } from './pay-url.js';
@@ -75,8 +76,6 @@ export interface AppDeps {
   publicUrl?: string;
 }
 
-export const MAX_BODY_BYTES = 64 * 1024;
-export const TIMESTAMP_WINDOW_MS = 5 * 60_000;
 /** A nonce is kept until its timestamp can no longer pass the window, plus a margin. */
 export const NONCE_KEEP_MS = TIMESTAMP_WINDOW_MS + 60_000;
 const MAX_ID = 64;
@@ -180,7 +179,9 @@ export function createApp(deps: AppDeps) {
       const parsed = parseInput(full, body) as { mchId?: string; timestamp: number; nonce: string; sign: string };
       const t = now();
       if (Math.abs(t - parsed.timestamp) > TIMESTAMP_WINDOW_MS) {
-        throw new AppError('unauthorized', 'timestamp is not within 5 minutes of server time (see systemTime)');
+        // Seconds since 1970 are the usual mistake (`date +%s`): until 2286 they are below 10^10.
+        const seconds = parsed.timestamp > 0 && parsed.timestamp < 1e10 ? `: ${parsed.timestamp} looks like seconds; timestamps are milliseconds since 1970` : '';
+        throw new AppError('unauthorized', `timestamp is not within 5 minutes of server time (see systemTime)${seconds}`);
       }
       if (!parsed.mchId && opts.mchIdRequired) throw invalid('mchId is required');
       const mchId = parsed.mchId ?? backend.resolveMerchantId();
@@ -503,74 +504,6 @@ function idIn(path: string, prefix: string, suffix: string): string | undefined 
   } catch {
     return raw;
   }
-}
-
-/**
- * The body of a signed request as one JSON object, at most MAX_BODY_BYTES whatever
- * Content-Length says. On a socket it is read straight from Node's request.
- */
-async function readJsonObject(req: Req): Promise<Record<string, unknown>> {
-  if (!/^application\/json\b/i.test(req.header('content-type') ?? '')) throw invalid('Content-Type must be application/json');
-  const tooLarge = () => new AppError('too_large', `the request body is larger than ${MAX_BODY_BYTES / 1024} KiB`);
-  if (Number(req.header('content-length')) > MAX_BODY_BYTES) throw tooLarge();
-  let bytes: Buffer | 'too_large';
-  try {
-    bytes = await req.body(MAX_BODY_BYTES);
-  } catch {
-    // The client went away mid-body: its fault, not an internal error.
-    throw invalid('the request body could not be read to its end');
-  }
-  if (bytes === 'too_large') throw tooLarge();
-  // Decoding would turn a byte that is not UTF-8 into U+FFFD: the body read would not be the one
-  // sent, and a signature over U+FFFD would pass for other bytes (decisions §1: well-formed text).
-  if (!isUtf8(bytes)) throw invalid('the request body is not valid UTF-8');
-  let body: unknown;
-  try {
-    body = JSON.parse(bytes.toString('utf8'));
-  } catch {
-    throw invalid('the request body is not valid JSON');
-  }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalid('the request body must be a JSON object');
-  return body as Record<string, unknown>;
-}
-
-/**
- * Node's request body, or 'too_large' as soon as it passes `limit` (the rest is left unread).
- * Fails when the response closes first: the socket layer answered a body that was malformed or
- * too slow, and the rest of it will never come.
- */
-function readIncoming(incoming: IncomingMessage, res: ServerResponse, limit: number): Promise<Buffer | 'too_large'> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const done = () => {
-      incoming.off('data', onData).off('end', onEnd).off('error', onFail).off('close', onClose);
-      res.off('close', onClose);
-    };
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        done();
-        incoming.pause();
-        resolve('too_large');
-      } else chunks.push(chunk);
-    };
-    const onEnd = () => {
-      done();
-      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
-    };
-    const onFail = (e: Error) => {
-      done();
-      reject(e);
-    };
-    const onClose = () => onFail(new Error('the client closed the connection mid-body'));
-    if (incoming.readableEnded) {
-      resolve(Buffer.alloc(0));
-      return;
-    }
-    incoming.on('data', onData).on('end', onEnd).on('error', onFail).on('close', onClose);
-    res.once('close', onClose);
-  });
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -16,6 +16,11 @@ export interface HttpLimits {
   keepAliveTimeoutMs: number;
   /** Open connections served at once; one more is answered 503 and closed. */
   maxConnections: number;
+  /**
+   * Open connections of one client address (an IPv6 /64 counts as one) served at once, so that
+   * one client cannot take the whole cap; 0 for none (behind a proxy every client is its address).
+   */
+  maxConnectionsPerClient: number;
   /** How often Node looks for requests past their time: a timeout fires at most this late. */
   checkIntervalMs: number;
 }
@@ -26,6 +31,7 @@ export const DEFAULT_HTTP_LIMITS: Readonly<HttpLimits> = Object.freeze({
   requestTimeoutMs: 30_000,
   keepAliveTimeoutMs: 5_000,
   maxConnections: 1_000,
+  maxConnectionsPerClient: 100,
   checkIntervalMs: 1_000,
 });
 
@@ -61,6 +67,8 @@ export function listen(app: App, host: string, port: number, limits: Partial<Htt
   const refused = new WeakSet<Socket>();
   const answeredError = new WeakSet<Socket>();
   let open = 0;
+  /** Open connections by client (clientKey), while it has any. */
+  const perClient = new Map<string, number>();
 
   /** A refusal written straight onto the socket, then the connection closed. */
   const writeRaw = (socket: Socket, status: number, msg: string, extra: Record<string, string> = {}) => {
@@ -125,14 +133,33 @@ export function listen(app: App, host: string, port: number, limits: Partial<Htt
 
   // Runs before Node's own connection listener: a connection past the cap never reaches the app.
   server.prependListener('connection', (socket: Socket) => {
-    if (open >= l.maxConnections) {
+    const refuse = (msg: string) => {
       refused.add(socket);
       socket.on('error', () => socket.destroy());
-      writeRaw(socket, 503, `the server has ${l.maxConnections} open connections, its limit; retry shortly`, { 'Retry-After': '1' });
+      writeRaw(socket, 503, msg, { 'Retry-After': '1' });
+    };
+    if (open >= l.maxConnections) {
+      refuse(`the server has ${l.maxConnections} open connections, its limit; retry shortly`);
       return;
     }
+    const client = l.maxConnectionsPerClient > 0 ? clientKey(socket.remoteAddress ?? '') : undefined;
+    if (client !== undefined) {
+      const n = perClient.get(client) ?? 0;
+      if (n >= l.maxConnectionsPerClient) {
+        const cap = l.maxConnectionsPerClient;
+        refuse(`this client address has reached its limit of ${cap} open connection${cap === 1 ? '' : 's'}; close some or retry shortly`);
+        return;
+      }
+      perClient.set(client, n + 1);
+    }
     open++;
-    socket.once('close', () => open--);
+    socket.once('close', () => {
+      open--;
+      if (client === undefined) return;
+      const n = perClient.get(client)! - 1;
+      if (n === 0) perClient.delete(client);
+      else perClient.set(client, n);
+    });
   });
 
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
@@ -180,6 +207,7 @@ export function listen(app: App, host: string, port: number, limits: Partial<Htt
           requestTimeoutMs: server.requestTimeout,
           keepAliveTimeoutMs: server.keepAliveTimeout,
           maxConnections: l.maxConnections,
+          maxConnectionsPerClient: l.maxConnectionsPerClient,
           checkIntervalMs: l.checkIntervalMs,
         },
         close: () =>
@@ -190,6 +218,24 @@ export function listen(app: App, host: string, port: number, limits: Partial<Htt
       });
     });
   });
+}
+
+/**
+ * Who a connection counts against for the per-client cap: its IPv4 address (an IPv4-mapped IPv6
+ * one as that IPv4), or the /64 of its IPv6 address: one subscriber or host usually has a whole
+ * /64, so counting single IPv6 addresses would let one client open a connection from each.
+ */
+export function clientKey(address: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return mapped[1]!;
+  if (!address.includes(':')) return address;
+  const bare = address.split('%')[0]!.toLowerCase();
+  const [head = '', tail] = bare.split('::');
+  const left = head === '' ? [] : head.split(':');
+  // With "::", the groups it stands for are zeros; only the first four groups matter.
+  const right = tail ? tail.split(':') : [];
+  const groups = tail === undefined ? left : [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
+  return `${groups.slice(0, 4).map((g) => Number.parseInt(g || '0', 16).toString(16)).join(':')}::/64`;
 }
 
 /** The path of a request for the access log: no query (it may carry anything), at most 200 characters. */

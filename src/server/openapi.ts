@@ -86,7 +86,7 @@ const FIELDS: Record<string, Json> = {
   },
   notifyUrl: URL_FIELD,
   redirectUrl: URL_FIELD,
-  logo: URL_FIELD,
+  logo: { ...URL_FIELD, description: 'an http or https URL whose host is a plain host name (letters, digits, hyphens, dots) or an IP address: the payment page names it in its Content-Security-Policy' },
 };
 const ID_FIELDS = new Set(['mchId', 'oid', 'uid', 'id', 'logId']);
 

@@ -53,6 +53,11 @@ export interface PayPageModel {
   redirectUrl: string | null;
   state: PayState;
   methods: PayMethod[];
+  /**
+   * The merchant's wallet is the public test wallet: the page says test money only, and
+   * `methods` hold development chains only (none when the server knows none).
+   */
+  testOnly: boolean;
 }
 
 /** Ids are at most 64 characters (decisions §8): a longer one cannot name an order. */
@@ -114,7 +119,8 @@ async function pageOrder(source: PayPageSource, id: string): Promise<PageOrder> 
   } catch (e) {
     if (!isAppError(e)) throw e;
   }
-  return { ...o, merchantName };
+  // A remote ledger does not say whose wallet a merchant has: the page is its own server's to warn.
+  return { ...o, merchantName, testWallet: false };
 }
 
 /**
@@ -144,11 +150,16 @@ function networksOf(registry: Registry, chainType: ChainType, asset: string): Pa
 }
 
 function modelOf(o: PageOrder, registry: Registry, seen: Seen): PayPageModel {
+  const testOnly = o.testWallet;
   const methods: PayMethod[] = (['EVM', 'TRON'] as const).flatMap((chainType) => {
     const address = o.addresses[chainType];
-    return address ? [{ chainType, address, networks: networksOf(registry, chainType, o.asset) }] : [];
+    if (!address) return [];
+    // Anyone holds the keys of the public test wallet: a real network is never offered for it.
+    const all = networksOf(registry, chainType, o.asset);
+    const networks = testOnly ? all.filter((n) => registry.chain(n.chainId).development) : all;
+    return testOnly && networks.length === 0 ? [] : [{ chainType, address, networks }];
   });
-  return { id: o.id, oid: o.oid, memo: o.memo, merchantName: o.merchantName, logo: o.logo, redirectUrl: o.redirectUrl, state: stateOf(o, seen), methods };
+  return { id: o.id, oid: o.oid, memo: o.memo, merchantName: o.merchantName, logo: o.logo, redirectUrl: o.redirectUrl, state: stateOf(o, seen), methods, testOnly };
 }
 
 /**

@@ -1,5 +1,6 @@
 import { gzipSync } from 'node:zlib';
 import { Lru } from '../core/lru.js';
+import { isPlainHost } from '../core/plain-host.js';
 import { qrSvg } from '../qr/svg.js';
 import { html, httpUrl, trusted, type Html } from './html.js';
 import { CSS_HASH, PAGE_CSS, PAGE_SCRIPT, SCRIPT_HASH } from './pay-page-assets.js';
@@ -19,6 +20,11 @@ export interface Page {
 function logoSource(logo: URL): string {
   const exact = `${logo.origin}${logo.pathname}`;
   return /^[A-Za-z0-9\-._~%!$&'()*+=:@/[\]]+$/.test(logo.pathname) && !/[;,]/.test(exact) ? exact : logo.origin;
+}
+
+/** The logo, when its host can stand in the policy; else none. */
+function plainLogo(logo: URL | undefined): URL | undefined {
+  return logo && isPlainHost(logo.hostname) ? logo : undefined;
 }
 
 /**
@@ -165,7 +171,9 @@ function same(a: unknown, b: unknown): boolean {
 
 function pageOf(p: PayPageModel): Page {
   const s = p.state;
-  const logo = httpUrl(p.logo);
+  // A logo stored before create checked its host (or written into the file) is left out, never
+  // put into the policy.
+  const logo = plainLogo(httpUrl(p.logo));
   const back = httpUrl(p.redirectUrl);
   const pending = s.status === 'PENDING_PAY';
   // Asking for the rest only while the order can still be paid; once expired the banner there says what arrived.
@@ -196,6 +204,7 @@ ${p.memo && html`<dt>Note</dt><dd>${p.memo}</dd>`}
 </div>
 <p class="timer" ${when('PENDING_PAY', s.status)}><span id="live-left" hidden>Time left <time id="left" datetime="${new Date(s.expiredAt).toISOString()}"></time><br>until</span><span id="pay-by">Pay by</span> <span id="until">${utc(s.expiredAt)}</span></p>
 </section>
+${p.testOnly && html`<div class="banner bad" id="test-only"><p class="title">Test money only</p><p>This is a development sandbox. Its addresses belong to a publicly known test wallet: anything sent to them on a real network can be taken by anyone. Pay only with test tokens on a development network.</p></div>`}
 <div class="status" role="status" aria-live="polite">
 <div class="banner wait" id="waiting" ${when('PENDING_PAY', s.status)}${s.confirming ? trusted(' hidden') : ''}><p class="title">Waiting for your payment</p><p>This page updates by itself once the payment is confirmed on the network.</p></div>
 <div class="banner wait" id="confirming"${pending && s.confirming ? '' : trusted(' hidden')}><p class="title">Payment seen on the network</p><p><span id="seen-amount">${s.confirming?.amount ?? '0'}</span> ${s.asset} is waiting for its confirmations: <span id="seen-depth">${depth(s.confirming)}</span>. Do not pay again: this page updates by itself.</p></div>
@@ -210,6 +219,7 @@ ${pending && html`<section id="pay" ${when('PENDING_PAY', s.status)} aria-labell
 <h2 id="pay-title">How to pay</h2>
 <p class="hint">Send <span id="send-amount">${s.dueAmount}</span> ${s.asset} to the address below, on one of the networks listed under it. Other tokens, or other networks, cannot be credited to this order.</p>
 <div class="methods">${p.methods.map((m) => method(m, s.asset))}</div>
+${p.testOnly && p.methods.length === 0 && html`<p class="hint">This server has no development network to pay this order on.</p>`}
 </section>`}
 <noscript><p class="hint">This page does not update by itself without JavaScript: reload it to see whether your payment has arrived.</p></noscript>
 </div>

@@ -127,9 +127,11 @@ function debitAvailable(q: Q, id: number, amount: bigint, column: 'posted' | 'pe
       throw new AppError('conflict', tooLarge(`the ${row.kind} account of ${row.asset}`, after, decimals));
     }
     const available = row ? row.posted - row.pendingDebits : 0n;
+    // What pending withdrawals hold is named: it is why a balance that looks large is short.
+    const held = row && row.pendingDebits > 0n ? ` (and ${formatAmount(row.pendingDebits, decimals)} ${row.asset} held by pending withdrawals)` : '';
     throw new AppError(
       'conflict',
-      `insufficient balance: user ${row?.uid ?? '?'} has ${formatAmount(available, decimals)} ${row?.asset ?? ''} available, ${formatAmount(amount, decimals)} needed`,
+      `insufficient balance: user ${row?.uid ?? '?'} has ${formatAmount(available, decimals)} ${row?.asset ?? ''} available${held}, ${formatAmount(amount, decimals)} needed`,
     );
   }
 }

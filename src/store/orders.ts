@@ -168,10 +168,10 @@ export function payPageOrder(s: StoreCtx, id: string): PayPageOrder {
   const order: PayPageOrder = Object.freeze({
     id: o[0], oid: o[1], mchId: o[2], merchantName: o[3], asset: o[4], amount: formatAmount(o[5], d), paidAmount: formatAmount(o[6], d),
     status: readStatus(o[7], expiredAt, s.now()), expiredAt, memo: o[9], logo: o[10], redirectUrl: o[11], addresses: Object.freeze(addresses),
-    seenOnChain: o[14] !== 0n,
+    seenOnChain: o[14] !== 0n, testWallet: o[15] === 1n,
   });
   // The row and its text come from one statement: the same state of the ledger.
-  reads.set(id, { version: o[15], order });
+  reads.set(id, { version: o[16], order });
   return order;
 }
 

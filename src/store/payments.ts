@@ -107,11 +107,14 @@ export function recordPayment(tx: Q, p: PaymentRecord, ctx: { now: number; actor
     token: p.token, blockNumber: p.blockNumber, blockHash: p.blockHash, blockTime: p.blockTime ?? null, late, source: p.source, transferId, createdAt: now,
   });
   const status = statusFor(o.amount, paid, o.refundedAmount);
-  const becamePaid = status === 'PAID' && o.status === 'PENDING_PAY';
+  // From unpaid, and from REFUNDED too: a payment after a full refund makes the order PAID again
+  // (statusFor), and the merchant, last told order.refunded, must hear it.
+  const becamePaid = status === 'PAID' && o.status !== 'PAID';
   const paidAt = becamePaid ? now : o.paidAt;
   st.update.run({ paidAmount: paid, status, late: o.late || (becamePaid && late) ? 1 : 0, paidAt, id: o.id });
   // The merchant hears of the order becoming PAID in this same transaction (decisions §9): a
-  // payment that completes an underpaid order too, and one after expiry, marked late.
+  // payment that completes an underpaid order too, one after expiry, marked late, and one into
+  // a refunded order.
   if (becamePaid) {
     orderPaidEvent(tx, o, { status, late: o.late || late, paidAmount: paid, paidAt: now, txHash: p.txHash, chainType: p.chainType, chainId: p.chainId, token: p.token }, now);
   }

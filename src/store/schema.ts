@@ -170,6 +170,14 @@ export const withdrawals = sqliteTable(
     verificationNote: text('verification_note'),
     /** The block hash the transaction was found in. */
     blockHash: text('block_hash'),
+    /**
+     * Migration 0008: the sender and nonce of a confirming withdrawal's transaction (EVM; TRON has
+     * no nonce), and when a reorg took it out of the chain: a lost transaction can be mined
+     * again until its nonce is used by another (TRON: until it expires, 24 h at most).
+     */
+    payoutFrom: text('payout_from'),
+    payoutNonce: int('payout_nonce'),
+    payoutLostAt: int('payout_lost_at'),
   },
   (t) => [
     index('withdrawals_merchant_status').on(t.merchantId, t.status),

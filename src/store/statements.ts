@@ -1,4 +1,5 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
+import { PUBLIC_TEST_XPUBS } from '../chains/sandbox/public-wallet.js';
 import type { Ledger } from './db.js';
 import { merchants, nonces, orderAddresses, orders, payments } from './schema.js';
 
@@ -60,6 +61,8 @@ const PAGE_COLUMNS = [
   "(SELECT address FROM order_addresses WHERE order_id = o.id AND chain_type = 'EVM')",
   "(SELECT address FROM order_addresses WHERE order_id = o.id AND chain_type = 'TRON')",
   "EXISTS (SELECT 1 FROM chain_payments c WHERE c.order_id = o.id AND c.status = 'seen')",
+  // The merchant's wallet is the public test wallet (base58: no quote can occur in them).
+  `(m.evm_xpub = '${PUBLIC_TEST_XPUBS.EVM}' OR m.tron_xpub = '${PUBLIC_TEST_XPUBS.TRON}')`,
 ];
 const PAGE_FROM = 'FROM orders o LEFT JOIN merchants m ON m.id = o.merchant_id WHERE o.id = ?';
 /** Every column of the page's row as one text, each SQL-quoted (quote() never gives NULL). */
@@ -69,7 +72,7 @@ const PAGE_VERSION = PAGE_COLUMNS.map((c) => `quote(${c})`).join(" || ',' || ");
 export type PayPageRow = [
   id: string, oid: string, merchantId: string, merchantName: string | null, asset: string, amount: bigint, paidAmount: bigint,
   status: string, expiredAt: bigint, memo: string | null, logo: string | null, redirectUrl: string | null,
-  evmAddress: string | null, tronAddress: string | null, seenOnChain: bigint, version: string,
+  evmAddress: string | null, tronAddress: string | null, seenOnChain: bigint, testWallet: bigint | null, version: string,
 ];
 
 /**

@@ -60,6 +60,7 @@ export async function verifyWithdrawal(s: StoreCtx, input: WithdrawVerifyRequest
   const blockNumber = req.blockNumber ?? w.blockNumber;
   if (txHash === null || blockNumber === null) throw conflict(`withdrawal ${w.id} is ${w.status} with no transaction recorded: nothing to verify`);
   const c = await checkPayout(s, w, txHash, blockNumber);
+  const { sender: _sender, ...chain } = c.observed;
   return {
     id: w.id, status: w.status as WithdrawalStatus, verification: w.verification as VerificationReport['verification'], txHash, blockNumber,
     matches: c.verdict.kind === 'match', deep: c.verdict.kind === 'match' && c.verdict.deep, verdict: c.verdict.kind, message: c.message,
@@ -67,7 +68,7 @@ export async function verifyWithdrawal(s: StoreCtx, input: WithdrawVerifyRequest
       token: c.expected.token, tokenSymbol: c.expected.tokenSymbol, amount: formatAmount(c.expected.rawAmount, c.expected.tokenDecimals),
       rawAmount: c.expected.rawAmount.toString(), to: c.expected.to, blockNumber, confirmations: c.expected.confirmations,
     },
-    chain: c.observed,
+    chain,
   };
 }
 
@@ -76,15 +77,60 @@ export function confirmingWithdrawals(q: Q, chainId: string): WithdrawalRow[] {
   return q.select().from(withdrawals).where(and(eq(withdrawals.chainId, chainId), eq(withdrawals.verification, 'confirming'), eq(withdrawals.status, 'PENDING'))).all();
 }
 
+/** Still the confirming withdrawal the watcher read (not settled, not confirmed with another hash meanwhile). */
+const stillConfirming = (w: WithdrawalRow) =>
+  and(eq(withdrawals.id, w.id), eq(withdrawals.status, 'PENDING'), eq(withdrawals.verification, 'confirming'), eq(withdrawals.txHash, w.txHash!));
+
 /**
- * The watcher found the transaction of a confirming withdrawal gone (a reorg) or changed: back to
- * plain PENDING, its key given up, the reason kept for the operator (withdraw show, audit log).
- * False when the row changed meanwhile (settled, or confirmed again).
+ * A reorg took a confirming withdrawal's transaction out of the chain, and it can still be mined
+ * (its nonce is free; TRON: it has not expired): the withdrawal keeps waiting for it and keeps
+ * its key, so it cannot be rejected (the same signed transaction, mined again, would pay the
+ * user a second time). Recorded once, with the time, for withdraw show and the audit log.
+ */
+export function markPayoutLost(tx: Q, w: WithdrawalRow, a: { why: string; actor: string; now: number }): boolean {
+  const note = `${new Date(a.now).toISOString()}: a reorg took transaction ${w.txHash} out of block ${w.blockNumber}; it can still be mined (${a.why}): this withdrawal waits for it and cannot be rejected until it is mined again or can no longer be`;
+  const changed = tx.update(withdrawals).set({ payoutLostAt: a.now, verificationNote: note, updatedAt: a.now }).where(stillConfirming(w)).run().changes;
+  if (changed !== 1) return false;
+  audit(tx, {
+    at: a.now, actor: a.actor, action: 'withdrawal.confirmation_lost', merchantId: w.merchantId, subjectType: 'withdrawal', subjectId: w.id,
+    detail: { txHash: w.txHash, blockNumber: w.blockNumber, why: a.why },
+  });
+  return true;
+}
+
+/**
+ * A reorg moved a confirming withdrawal's transaction into another block (or it was mined again
+ * after being lost), where it still pays the withdrawal: the withdrawal follows it and counts its
+ * confirmations from there.
+ */
+export function followPayout(tx: Q, w: WithdrawalRow, a: { blockNumber: number; blockHash: string | null; actor: string; now: number }): boolean {
+  const note = `${new Date(a.now).toISOString()}: a reorg moved transaction ${w.txHash} from block ${w.blockNumber} to block ${a.blockNumber}, where it still pays this withdrawal: its confirmations count from there`;
+  const changed = tx.update(withdrawals).set({ blockNumber: a.blockNumber, blockHash: a.blockHash, payoutLostAt: null, verificationNote: note, updatedAt: a.now })
+    .where(stillConfirming(w)).run().changes;
+  if (changed !== 1) return false;
+  audit(tx, {
+    at: a.now, actor: a.actor, action: 'withdrawal.confirmation_moved', merchantId: w.merchantId, subjectType: 'withdrawal', subjectId: w.id,
+    detail: { txHash: w.txHash, from: w.blockNumber, to: a.blockNumber },
+  });
+  return true;
+}
+
+/** The lost transaction is back in its own block: the mark is taken off. */
+export function payoutFound(tx: Q, w: WithdrawalRow, now: number): void {
+  tx.update(withdrawals).set({ payoutLostAt: null, verificationNote: null, updatedAt: now }).where(stillConfirming(w)).run();
+}
+
+/**
+ * The watcher found the transaction of a confirming withdrawal gone for good (a reorg took it and
+ * it can never be mined again) or changed: back to plain PENDING, its key given up, the reason
+ * kept for the operator (withdraw show, audit log). False when the row changed meanwhile
+ * (settled, or confirmed again).
  */
 export function dropConfirmation(tx: Q, w: WithdrawalRow, a: { reason: string; actor: string; now: number }): boolean {
   const note = `${new Date(a.now).toISOString()}: transaction ${w.txHash} in block ${w.blockNumber} no longer pays this withdrawal (${a.reason}); confirm it again with the transaction that pays it`;
-  const changed = tx.update(withdrawals).set({ txHash: null, blockNumber: null, blockHash: null, verification: null, verificationNote: note, updatedAt: a.now })
-    .where(and(eq(withdrawals.id, w.id), eq(withdrawals.status, 'PENDING'), eq(withdrawals.verification, 'confirming'), eq(withdrawals.txHash, w.txHash!))).run().changes;
+  const changed = tx.update(withdrawals)
+    .set({ txHash: null, blockNumber: null, blockHash: null, verification: null, verificationNote: note, payoutFrom: null, payoutNonce: null, payoutLostAt: null, updatedAt: a.now })
+    .where(stillConfirming(w)).run().changes;
   if (changed !== 1) return false;
   tx.delete(txKeys).where(and(eq(txKeys.key, txKey(w.txHash!)), eq(txKeys.use, 'withdrawal'))).run();
   audit(tx, {

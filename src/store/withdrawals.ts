@@ -122,8 +122,11 @@ export async function confirmWithdrawal(s: StoreCtx, input: WithdrawConfirmReque
     const verified = check !== undefined;
     const blockHash = check?.observed.blockHash ?? null;
     if (check && check.verdict.kind === 'match' && !check.verdict.deep) {
+      // Its sender and nonce: whether it can be mined again should a reorg take it away.
+      const sender = check.observed.sender;
       const row = tx.update(withdrawals).set({
-        txHash, blockNumber: req.blockNumber, blockHash, verification: 'confirming', verificationNote: null, updatedAt: now,
+        txHash, blockNumber: req.blockNumber, blockHash, verification: 'confirming', verificationNote: null,
+        payoutFrom: sender?.from ?? null, payoutNonce: sender?.nonce ?? null, payoutLostAt: null, updatedAt: now,
       }).where(eq(withdrawals.id, w.id)).returning().get();
       audit(tx, {
         at: now, actor: s.caller.actor, action: 'withdrawal.confirmation_pending', merchantId: w.merchantId, subjectType: 'withdrawal', subjectId: w.id,
@@ -191,7 +194,11 @@ export async function rejectWithdrawal(s: StoreCtx, input: WithdrawRejectRequest
     const status = withdrawalAfter(w.status as WithdrawalStatus, 'reject');
     if (w.verification === 'confirming') {
       // The payout matched on chain: returning the hold would pay the user twice.
-      throw conflict(`withdrawal ${w.id} waits for the confirmations of transaction ${w.txHash}, which pays it on chain: it cannot be rejected (it returns to plain PENDING if a reorg drops the transaction)`);
+      throw conflict(
+        w.payoutLostAt !== null
+          ? `withdrawal ${w.id} waits for transaction ${w.txHash}, which a reorg took out of the chain but which can still be mined and pay it: it cannot be rejected (it returns to plain PENDING once that transaction can no longer be mined)`
+          : `withdrawal ${w.id} waits for the confirmations of transaction ${w.txHash}, which pays it on chain: it cannot be rejected (it returns to plain PENDING only if a reorg takes the transaction away for good)`,
+      );
     }
     resolvePending(tx, w.transferId, 'voided', now);
     const row = tx.update(withdrawals).set({ status, remark: req.remark ?? null, updatedAt: now }).where(eq(withdrawals.id, w.id)).returning().get();

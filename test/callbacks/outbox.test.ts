@@ -100,6 +100,25 @@ describe('events written with the change', () => {
     expect((await rows(service)).filter((c) => c.event === 'order.refunded')).toHaveLength(2);
   });
 
+  it('a payment into a refunded order makes it PAID again, and the merchant hears order.paid again', async () => {
+    // Found by an attacker review: the order read PAID (the API, the page, the user's balance)
+    // while the merchant, told only order.paid then order.refunded, still held it REFUNDED.
+    const { service, clock } = h();
+    await addTestMerchant(service);
+    const o = await paidOrder(service, { amount: '2', notifyUrl: HOOK });
+    await service.refundWithId({ id: o.id, amount: '2' });
+    expect((await service.getOrder(o.id)).status).toBe('REFUNDED');
+    clock.now = T0 + 2 * MINUTE;
+    await service.markPaid({ id: o.id, txHash: evmTx(40), amount: '2', chainId: '1', token: USDT.ETH });
+    expect((await service.getOrder(o.id)).status).toBe('PAID');
+    const events = await payloads(service);
+    expect(events.map((e) => e.event)).toEqual(['order.paid', 'order.refunded', 'order.paid']);
+    expect(events[2]).toMatchObject({ id: o.id, status: 'PAID', paidAmount: '4', paidAt: T0 + 2 * MINUTE, txHash: evmTx(40), late: false });
+    // Paid again into the PAID order: no status change, nothing more to say.
+    await service.markPaid({ id: o.id, txHash: evmTx(41), amount: '1' });
+    expect(await rows(service)).toHaveLength(3);
+  });
+
   it('withdraw.confirmed and withdraw.rejected carry the withdrawal record, to the withdrawal notifyUrl', async () => {
     const { service } = h();
     await addTestMerchant(service);

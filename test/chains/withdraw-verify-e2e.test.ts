@@ -333,7 +333,7 @@ describe('every refusal through HTTP and remote mode; a reorg under serve', () =
     expect(await show(w.id)).toEqual(before);
   });
 
-  it("a reorg before the depth: serve's watcher puts it back to plain PENDING, the operator told (show, audit, serve's stderr)", async () => {
+  it("a reorg before the depth: serve's watcher keeps the withdrawal waiting while the transaction can come back, reject refused over HTTP; plain PENDING once its nonce is used (show, audit, serve's stderr)", async () => {
     const w = await apply('7');
     const snap = await pc.chain.provider.send('evm_snapshot', []);
     const tx = await payout(w.to, 7_000_000n);
@@ -342,6 +342,16 @@ describe('every refusal through HTTP and remote mode; a reorg under serve', () =
     expect(r.json.data).toMatchObject({ status: 'PENDING', txHash: tx.hash });
     await pc.chain.provider.send('evm_revert', [snap]);
     await pc.chain.mine(CONFIRMATIONS + 1);
+    await srv.waitFor(new RegExp(`withdrawal ${w.id}: a reorg took transaction ${tx.hash} out of block ${tx.block}; it can still be mined`));
+    const lost = await show(w.id);
+    expect(lost).toMatchObject({ status: 'PENDING', txHash: tx.hash, verification: 'confirming' });
+    expect((await local(['withdraw', 'show', w.id])).stdout).toContain('it can still be mined');
+    const rejected = await post('/api/v1/withdraw/reject', { id: w.id });
+    expect(rejected.status).toBe(409);
+    expect(rejected.json.msg).toContain('which a reorg took out of the chain but which can still be mined and pay it: it cannot be rejected');
+    // The operator sends the payout again from the same account: it takes the lost one's nonce.
+    await payout(w.to, 7_000_000n);
+    await pc.chain.mine(CONFIRMATIONS);
     await until('PENDING again', async () => (await show(w.id)).txHash === null, 20_000);
     const back = await show(w.id);
     expect(back).toMatchObject({ status: 'PENDING', txHash: null, blockNumber: null, verification: null });
@@ -349,7 +359,7 @@ describe('every refusal through HTTP and remote mode; a reorg under serve', () =
     expect((await local(['withdraw', 'show', w.id])).stdout).toContain('no longer pays this withdrawal');
     await srv.waitFor(new RegExp(`withdrawal ${w.id} is PENDING again`));
     const log = JSON.parse((await local(['log', '--withdrawal', w.id, '--json'])).stdout) as { action: string; actor: string }[];
-    expect(log[0]).toMatchObject({ action: 'withdrawal.confirmation_dropped', actor: 'chain:31337' });
+    expect(log.slice(0, 2)).toMatchObject([{ action: 'withdrawal.confirmation_dropped', actor: 'chain:31337' }, { action: 'withdrawal.confirmation_lost', actor: 'chain:31337' }]);
     expect(log.some((e) => e.action === 'withdrawal.confirmed')).toBe(false);
   });
 });

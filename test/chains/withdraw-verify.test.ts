@@ -300,7 +300,10 @@ describe('short of the confirmations, the watcher settles it', () => {
     expect((await service.confirmWithdrawal({ mchId, logId: w.id, txHash: tx.hash, blockNumber: tx.block })).status).toBe('CONFIRMED');
   });
 
-  it('a reorg that drops the transaction before then puts the withdrawal back to plain PENDING, the operator told', async () => {
+  it('a reorg that takes the transaction away: the withdrawal keeps waiting for it and cannot be rejected, until its nonce is used at depth by another', async () => {
+    // Found by an attacker review: the watcher used to put the withdrawal back to plain PENDING
+    // as soon as the transaction left its block. Rejecting it then returned the hold, and the
+    // same signed transaction, mined again, paid the user a second time.
     const log: string[] = [];
     const watch = watcher(log);
     await watch.tick();
@@ -311,16 +314,85 @@ describe('short of the confirmations, the watcher settles it', () => {
     await pc.chain.provider.send('evm_revert', [snap]);
     await pc.chain.mine(CONFIRMATIONS + 1);
     await watch.tick();
+    await watch.tick();
+    const waiting = await service.getWithdrawal(w.id);
+    expect(waiting).toMatchObject({ status: 'PENDING', txHash: tx.hash, blockNumber: tx.block, verification: 'confirming' });
+    expect(waiting.verificationNote).toContain(`a reorg took transaction ${tx.hash} out of block ${tx.block}; it can still be mined`);
+    await refused(service.rejectWithdrawal({ mchId, id: w.id }), 'conflict', 'it cannot be rejected');
+    expect(await service.balance('u1', { mchId })).toMatchObject({ available: '90', held: '10' });
+    expect((await auditOf(w.id))[0]).toMatchObject({ action: 'withdrawal.confirmation_lost', actor: 'chain:31337', detail: { txHash: tx.hash } });
+    // Told once, not at every tick.
+    expect(log.filter((l) => l.includes(`withdrawal ${w.id}`))).toHaveLength(1);
+
+    // The operator replaces it: the sender's next transaction takes the same nonce. Once that is
+    // at depth the lost one can never be mined: the withdrawal is plain PENDING again.
+    const again = await payout(w.to, 10_000_000n);
+    expect(again.hash).not.toBe(tx.hash);
+    await watch.tick();
+    expect((await service.getWithdrawal(w.id)).verification).toBe('confirming');
+    await pc.chain.mine(CONFIRMATIONS);
+    await watch.tick();
     const back = await service.getWithdrawal(w.id);
     expect(back).toMatchObject({ status: 'PENDING', txHash: null, blockNumber: null, verification: null });
-    expect(back.verificationNote).toContain(`transaction ${tx.hash} in block ${tx.block} no longer pays this withdrawal (a reorg took it away`);
-    expect(await service.balance('u1', { mchId })).toMatchObject({ available: '90', held: '10' });
+    expect(back.verificationNote).toContain(`transaction ${tx.hash} in block ${tx.block} no longer pays this withdrawal (a reorg took it away, and its sender's nonce`);
     expect((await auditOf(w.id))[0]).toMatchObject({ action: 'withdrawal.confirmation_dropped', actor: 'chain:31337', detail: { txHash: tx.hash } });
     expect(log.join('\n')).toContain(`withdrawal ${w.id} is PENDING again`);
-    // The operator confirms it again with the payout that is on the chain now.
-    const again = await payout(w.to, 10_000_000n);
-    await pc.chain.mine(CONFIRMATIONS);
     expect(await service.confirmWithdrawal({ mchId, logId: w.id, txHash: again.hash, blockNumber: again.block })).toMatchObject({ status: 'CONFIRMED' });
+    expect(await service.balance('u1', { mchId })).toMatchObject({ available: '90', held: '0' });
+  });
+
+  it('a lost transaction mined again in its own block: the lost mark comes off, and it settles at depth', async () => {
+    const { Transaction } = await import('ethers');
+    const watch = watcher();
+    await watch.tick();
+    const w = await apply('10');
+    const snap = await pc.chain.provider.send('evm_snapshot', []);
+    const tx = await payout(w.to, 10_000_000n);
+    const raw = Transaction.from((await pc.chain.provider.getTransaction(tx.hash))!).serialized;
+    expect((await service.confirmWithdrawal({ mchId, logId: w.id, txHash: tx.hash, blockNumber: tx.block })).status).toBe('PENDING');
+    await pc.chain.provider.send('evm_revert', [snap]);
+    await watch.tick();
+    expect((await service.getWithdrawal(w.id)).verificationNote).toContain('it can still be mined');
+    await refused(service.rejectWithdrawal({ mchId, id: w.id }), 'conflict', 'which a reorg took out of the chain but which can still be mined');
+    // The same signed transaction, in a block of the same height as before.
+    await pc.chain.provider.send('eth_sendRawTransaction', [raw]);
+    expect((await pc.chain.provider.getTransactionReceipt(tx.hash))!.blockNumber).toBe(tx.block);
+    await watch.tick();
+    const back = await service.getWithdrawal(w.id);
+    expect(back).toMatchObject({ status: 'PENDING', txHash: tx.hash, blockNumber: tx.block, verification: 'confirming', verificationNote: null });
+    await refused(service.rejectWithdrawal({ mchId, id: w.id }), 'conflict', 'waits for the confirmations of transaction');
+    await pc.chain.mine(CONFIRMATIONS);
+    await watch.tick();
+    expect(await service.getWithdrawal(w.id)).toMatchObject({ status: 'CONFIRMED', txHash: tx.hash, blockNumber: tx.block });
+  });
+
+  it('a reorg that moves the transaction to another block: the withdrawal follows it and settles there at depth, once', async () => {
+    const { Transaction } = await import('ethers');
+    const log: string[] = [];
+    const watch = watcher(log);
+    await watch.tick();
+    const w = await apply('10');
+    const snap = await pc.chain.provider.send('evm_snapshot', []);
+    const tx = await payout(w.to, 10_000_000n);
+    const raw = Transaction.from((await pc.chain.provider.getTransaction(tx.hash))!).serialized;
+    expect((await service.confirmWithdrawal({ mchId, logId: w.id, txHash: tx.hash, blockNumber: tx.block })).status).toBe('PENDING');
+    // The same signed transaction, mined again one block later on the new branch.
+    await pc.chain.provider.send('evm_revert', [snap]);
+    await pc.chain.mine(1);
+    await pc.chain.provider.send('eth_sendRawTransaction', [raw]);
+    const moved = (await pc.chain.provider.getTransactionReceipt(tx.hash))!.blockNumber;
+    expect(moved).toBeGreaterThan(tx.block);
+    await watch.tick();
+    const following = await service.getWithdrawal(w.id);
+    expect(following).toMatchObject({ status: 'PENDING', txHash: tx.hash, blockNumber: moved, verification: 'confirming' });
+    expect(following.verificationNote).toContain(`a reorg moved transaction ${tx.hash} from block ${tx.block} to block ${moved}`);
+    await refused(service.rejectWithdrawal({ mchId, id: w.id }), 'conflict', 'it cannot be rejected');
+    await pc.chain.mine(CONFIRMATIONS);
+    await watch.tick();
+    await watch.tick();
+    expect(await service.getWithdrawal(w.id)).toMatchObject({ status: 'CONFIRMED', txHash: tx.hash, blockNumber: moved, verification: 'verified' });
+    expect(await service.balance('u1', { mchId })).toMatchObject({ available: '90', held: '0' });
+    expect((await auditOf(w.id)).filter((e) => e.action === 'withdrawal.confirmed')).toHaveLength(1);
   });
 });
 

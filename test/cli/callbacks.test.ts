@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { signedEventBody } from '../../src/callbacks/event.js';
+import { sampleEvent } from '../../src/callbacks/sample.js';
 import { sign } from '../../src/signing/index.js';
 import { openLedger } from '../../src/store/db.js';
 import { LocalPaymentService } from '../../src/store/local-service.js';
@@ -276,6 +278,46 @@ describe('callbacks run, test and listen', () => {
     expect(r.status).toBe(401);
     const lines = (await listen.waitFor(/^\{.*\}\n\{.*\}$/m, 'out'))[0].split('\n').map((l) => JSON.parse(l));
     expect(lines[1]).toMatchObject({ valid: false, reason: 'signature does not match' });
+    expect(app.received).toHaveLength(1);
+    expect(await listen.stop()).toBe(0);
+  });
+
+  it('listen takes what the docs tell a receiver to: a replayed attempt, a stale one, a signed request body are refused; an event handled is not forwarded twice', async () => {
+    // Found by an attacker review: one captured order.paid posted three times was "signature ok"
+    // three times, and a merchant-signed create-order body passed as a callback.
+    const db = newDb();
+    const m = await withMerchant(db);
+    const app = await receiver();
+    const listen = spawnLong(['--db', db, '--json', 'listen', '--port', '0', '--forward-to', app.url]);
+    const url = (await listen.waitFor(/listening for callbacks on (http:\/\/127\.0\.0\.1:\d+\/)/))[1]!;
+    const send = (body: Record<string, unknown>) => fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    // Attempts as serve signs them: an event's fields, then mchId, timestamp, nonce and sign.
+    const events = new Map<string, ReturnType<typeof sampleEvent>>();
+    const attempt = (key: string, at = Date.now()) => {
+      if (!events.has(key)) events.set(key, sampleEvent('order.paid', at));
+      return signedEventBody(events.get(key)!, m.mchId, m.secret, at);
+    };
+    const lines = async (n: number) => (await listen.waitFor(new RegExp(`^(\\{.*\\}\\n){${n - 1}}\\{.*\\}$`, 'm'), 'out'))[0].split('\n').map((l) => JSON.parse(l));
+
+    const first = attempt('one');
+    expect((await send(first)).status).toBe(200);
+    // The very same attempt again: its nonce is spent.
+    expect((await send(first)).status).toBe(401);
+    // A retry of the same event (new timestamp, nonce, sign): acknowledged, not forwarded again.
+    expect((await send(attempt('one'))).status).toBe(200);
+    // An attempt signed 6 minutes ago.
+    expect((await send(attempt('two', Date.now() - 6 * 60_000))).status).toBe(401);
+    // A request body the merchant signed: no event, no eventId.
+    const request: Record<string, unknown> = { mchId: m.mchId, oid: 'A-1', uid: 'u1', amount: '1', timestamp: Date.now(), nonce: nextNonce() };
+    expect((await send({ ...request, sign: sign(request, m.secret) })).status).toBe(400);
+
+    const seen = await lines(5);
+    const oneId = events.get('one')!.eventId;
+    expect(seen[0]).toMatchObject({ valid: true, forwarded: 200, eventId: oneId });
+    expect(seen[1]).toMatchObject({ valid: false, reason: 'this nonce was seen already: a replay of an attempt' });
+    expect(seen[2]).toMatchObject({ valid: true, duplicate: true, eventId: oneId });
+    expect(seen[3]).toMatchObject({ valid: false, reason: expect.stringMatching(/^timestamp \d+ is more than 5 minutes off this machine's clock/) });
+    expect(seen[4]).toMatchObject({ valid: false, reason: 'signed, but not a callback: it has no event and eventId' });
     expect(app.received).toHaveLength(1);
     expect(await listen.stop()).toBe(0);
   });

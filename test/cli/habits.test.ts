@@ -20,7 +20,18 @@ describe.concurrent('habits of good CLIs', { timeout: SLOW }, () => {
     expect(spawnSync('test', ['-e', s.db]).status).toBe(1);
     const m = await withMerchant();
     const json = JSON.parse((await m.run(['--json', 'version'])).stdout);
-    expect(json).toEqual({ version: pkg.version, schema: SCHEMA, node: process.versions.node, ledger: { path: m.db, exists: true, schema: SCHEMA } });
+    expect(json).toEqual({ version: pkg.version, schema: SCHEMA, node: process.versions.node, ledger: { path: m.db, exists: true, schema: SCHEMA }, remote: null });
+  });
+
+  it('version names the remote that operations go to when one is in effect (an operator walkthrough read only the local path)', async () => {
+    const s = sandbox();
+    const env = { CRYPTOPAY_REMOTE: 'http://127.0.0.1:9', CRYPTOPAY_MCH_ID: 'M100001' };
+    const r = await s.bare(['version'], { env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^remote +http:\/\/127\.0\.0\.1:9 \(CRYPTOPAY_REMOTE\): every command that has a remote form goes there$/m);
+    expect(r.stdout).toMatch(/^local ledger +/m);
+    const json = JSON.parse((await s.bare(['--json', 'version'], { env })).stdout);
+    expect(json.remote).toEqual({ url: 'http://127.0.0.1:9', source: 'CRYPTOPAY_REMOTE' });
   });
 
   it('completion bash completes subcommands and each command\'s own options, in a real bash', async () => {
@@ -37,6 +48,11 @@ describe.concurrent('habits of good CLIs', { timeout: SLOW }, () => {
     expect(complete('cryptopay', '--json', 'withdraw', 'con')).toEqual(['confirm']);
     expect(complete('cryptopay', 'ledger', 'b')).toEqual(['backup']);
     expect(complete('cryptopay', 'order', 'create', '--')).not.toContain('--version');
+    // Registered for the name the README has a new user type (./bin/cryptopay from the checkout)
+    // as well as for `cryptopay` on PATH: a new user's Tab did nothing.
+    const registered = spawnSync('bash', ['-c', `${script}\ncomplete -p cryptopay; complete -p ./bin/cryptopay`], { encoding: 'utf8' });
+    expect(registered.stderr).toBe('');
+    expect(registered.stdout).toBe('complete -o default -F _cryptopay cryptopay\ncomplete -o default -F _cryptopay ./bin/cryptopay\n');
   });
 
   it('completion zsh and fish print scripts for those shells; another shell is a usage error', async () => {

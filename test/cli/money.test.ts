@@ -142,7 +142,7 @@ describe.concurrent('money commands', { timeout: SLOW }, () => {
       await s.json(apply(s, 'u1', '8'));
       const r = await s.run(['refund', '--id', id, '--amount', '5', '--yes']);
       expect(r.code).toBe(1);
-      expect(r.stderr).toMatch(/insufficient balance: user u1 has 2 USDT available, 5 needed/);
+      expect(r.stderr).toMatch(/insufficient balance: user u1 has 2 USDT available \(and 8 USDT held by pending withdrawals\), 5 needed/);
       expect(await s.run(['order', 'status', id])).toMatchObject({ stdout: 'PAID\n' });
       expect(await balanceOf(s, 'u1')).toEqual({ available: '2', held: '8' });
     });
@@ -155,7 +155,8 @@ describe.concurrent('money commands', { timeout: SLOW }, () => {
         s.run(['refund', '--mch-id', two.mchId, '--id', id, '--amount', '1', '--yes']),
         s.run(['refund', '--mch-id', two.mchId, '--id', 'ord_nope000000000000000', '--amount', '1', '--yes']),
       ]);
-      expect(foreign).toEqual(missing);
+      // The same answer but for the id each names.
+      expect({ ...foreign, stderr: foreign.stderr.replaceAll(id, '<id>') }).toEqual({ ...missing, stderr: missing.stderr.replaceAll('ord_nope000000000000000', '<id>') });
       expect(foreign.code).toBe(1);
       expect(foreign.stderr).toContain('Order not found');
       expect(await balanceOf(s, 'u1', ['--mch-id', s.mchId])).toEqual({ available: '10', held: '0' });
@@ -244,7 +245,7 @@ describe.concurrent('money commands', { timeout: SLOW }, () => {
         s.run(apply(s, 'u1', '0')),
       ]);
       const expected = [
-        [1, /insufficient balance: user u1 has 50 USDT available, 50\.000001 needed/],
+        [1, /insufficient balance: user u1 has 50 USDT available \(and 50 USDT held by pending withdrawals\), 50\.000001 needed/],
         // A value judged by its form is a usage error before anything runs; what only the
         // service knows (its chains and tokens, the balance) is its refusal (issue #15 item 7).
         [2, /--to is not a valid EVM address: mixed-case checksum \(EIP-55\) does not match/],

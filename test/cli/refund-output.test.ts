@@ -40,6 +40,40 @@ describe.concurrent('refunds that read right (#15 item 3)', { timeout: SLOW }, (
     expect(listed).toEqual([second.refundId, refundId]);
   });
 
+  it('an oid given as --id, or an oid nobody has, is refused with what to type instead; --json keeps the interface\'s "Order not found"', async () => {
+    // Found by a support walkthrough: `refund --id A-1` said only "Order not found".
+    const s = await withMerchant();
+    const id = await paidOrder(s, 'RID-1', 'u1', '5');
+    const asId = await s.run(['refund', '--id', 'RID-1', '--amount', '1', '--yes']);
+    expect(asId).toMatchObject({ code: 1, stdout: '' });
+    expect(asId.stderr).toBe(`error: Order not found: RID-1 is not an order id but the oid of order ${id}: give it as --oid RID-1\n`);
+    const nobody = await s.run(['refund', '--oid', 'NOPE-9', '--amount', '1', '--yes']);
+    expect(nobody).toMatchObject({ code: 1, stdout: '' });
+    expect(nobody.stderr).toBe('error: Order not found: no order has the oid NOPE-9 (cryptopay order find NOPE-9 also searches uids, transaction hashes and deposit addresses)\n');
+    const json = await s.run(['--json', 'refund', '--id', 'RID-1', '--amount', '1', '--yes']);
+    expect(JSON.parse(json.stderr)).toEqual({ error: { kind: 'not_found', message: 'Order not found' } });
+    expect(await balanceOf(s, 'u1')).toEqual({ available: '5', held: '0' });
+  });
+
+  it('withdraw confirm on a chain it cannot read says the withdrawal was confirmed without an on-chain check, and why', async () => {
+    // Found by an operator walkthrough: with --yes it printed "status CONFIRMED" and nothing else.
+    const s = await withMerchant();
+    await paidOrder(s, 'W-1', 'u1', '10');
+    const w = await s.json<{ id: string }>(['withdraw', 'apply', '--uid', 'u1', '--amount', '4', '--to', EVM_TO, '--chain-id', '1', '--chain-type', 'EVM', '--token', USDT_ETH]);
+    const r = await s.run(['withdraw', 'confirm', w.id, '--tx-hash', `0x${'77'.repeat(32)}`, '--block-number', '19000000', '--yes']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^status +CONFIRMED$/m);
+    expect(r.stdout).toMatch(/^verification +NOT verified on chain$/m);
+    expect(r.stdout).toMatch(/^why +chain 1 \(Ethereum\) has no rpcUrl configured: not verified on chain$/m);
+    expect(r.stderr).toBe('warning: confirmed without checking the transaction on chain (chain 1 (Ethereum) has no rpcUrl configured: not verified on chain): make sure it pays this withdrawal\n');
+    // --json keeps the record of the interface.
+    const w2 = await s.json<{ id: string }>(['withdraw', 'apply', '--uid', 'u1', '--amount', '1', '--to', EVM_TO, '--chain-id', '1', '--chain-type', 'EVM', '--token', USDT_ETH]);
+    const j = await s.run(['--json', 'withdraw', 'confirm', w2.id, '--tx-hash', `0x${'78'.repeat(32)}`, '--block-number', '19000000', '--yes']);
+    expect(j.code).toBe(0);
+    expect(JSON.parse(j.stdout)).not.toHaveProperty('verification');
+    expect(j.stderr).toBe('');
+  });
+
   it('--rest refunds what remains and the order turns REFUNDED; with --amount, on an unpaid or a refunded order it is refused and nothing changes', async () => {
     const s = await withMerchant();
     const id = await paidOrder(s, 'R-2', 'u1', '10');
@@ -94,11 +128,11 @@ describe.concurrent('refunds that read right (#15 item 3)', { timeout: SLOW }, (
     ]);
     const said = runs.map((r) => [r.code, r.text.trim()]);
     expect(said).toEqual([
-      [1, 'error: Order not found'],
-      [1, 'error: Order not found'],
+      [1, 'error: Order not found: no order has the id ord_typo (cryptopay order find ord_typo also searches uids, transaction hashes and deposit addresses)'],
+      [1, `error: Order not found: Q-1 is not an order id but the oid of order ${id}: give it as --oid Q-1`],
       [1, 'error: order status is not Paid (it is PENDING_PAY)'],
       [1, 'error: refund amount 11 is above the original payment 10'],
-      [1, 'error: insufficient balance: user u1 has 7 USDT available, 9 needed; nothing was changed'],
+      [1, 'error: insufficient balance: user u1 has 7 USDT available (and 3 USDT held by pending withdrawals), 9 needed; nothing was changed'],
       [1, 'error: withdrawal not found'],
       [1, 'error: withdrawal is REJECTED, not PENDING: only a pending withdrawal can be rejected'],
       [1, 'error: withdrawal is REJECTED, not PENDING: only a pending withdrawal can be confirmed'],

@@ -111,6 +111,15 @@ describe('serve --dev', () => {
       const created = (await res.json()) as { code: number; data: { id: string; oid: string; amount: string; addresses: { EVM: string } } };
       expect(created).toMatchObject({ code: 1, data: { amount: '12.5', addresses: { EVM: TEST_EVM_0 } } });
       const order = created.data;
+
+      // The page a payer gets: test money only, and only the development chain. It listed
+      // Ethereum, BNB Smart Chain and Polygon with their real USDT contracts, for an address whose
+      // key anyone has (found by an attacker review).
+      const pageText = await (await fetch(`${curl![1]!.replace(/\/api\/v1\/order$/, '')}/pay/${order.id}`)).text();
+      expect(pageText).toContain('Test money only');
+      expect(pageText).toContain('Development (anvil)');
+      expect(pageText).toContain(a.token);
+      for (const real of ['Ethereum', 'BNB Smart Chain', 'Polygon', '0xdAC17F958D2ee523a2206206994597C13D831ec7', 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t']) expect(pageText).not.toContain(real);
       // As it was run (from the checkout here): a line to paste, not `cryptopay`, which npm ci puts on no PATH.
       expect(err).toContain(`  ./bin/cryptopay --db ${s.db} dev pay <order id> [--amount A]`);
 

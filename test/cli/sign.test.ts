@@ -98,6 +98,19 @@ describe.concurrent('sign', { timeout: SLOW }, () => {
     expect(noSign.stderr).toMatch(/no sign field/);
   });
 
+  it('signs an amount the service would refuse, and says so on stderr (a merchant developer signed 1e2 and learnt it from a 400)', async () => {
+    const [exp, dot, num, fine] = await Promise.all([
+      cli(['sign', 'oid=A-1', 'uid=u1', 'amount=1e2']),
+      cli(['sign', 'oid=A-1', 'uid=u1', 'amount=.5']),
+      cli(['sign', '--body', '{"oid":"A-1","uid":"u1","amount":10}']),
+      cli(['sign', 'oid=A-1', 'uid=u1', 'amount=10.5']),
+    ]);
+    expect(exp).toEqual({ code: 0, stdout: `${sha(`amount=1e2&oid=A-1&uid=u1${SECRET}`)}\n`, stderr: 'warning: amount "1e2" is not a plain decimal string such as "10.5": the service refuses it (signed as given)\n' });
+    expect(dot.stderr).toBe('warning: amount ".5" is not a plain decimal string such as "10.5": the service refuses it (signed as given)\n');
+    expect(num.stderr).toBe('warning: amount 10 is not a plain decimal string such as "10.5": the service refuses it (signed as given)\n');
+    expect(fine).toEqual({ code: 0, stdout: `${sha(`amount=10.5&oid=A-1&uid=u1${SECRET}`)}\n`, stderr: '' });
+  });
+
   it('key=value fields, a body on stdin and --body give the same signature', async () => {
     const expected = sha(`amount=10&oid=A-1&uid=u1${SECRET}`);
     const [fields, stdin, body, mixed] = await Promise.all([

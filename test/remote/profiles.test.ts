@@ -237,7 +237,10 @@ describe('secret files', () => {
 
     // The file is read when used: another secret in it now is refused by the server...
     writeFileSync(file, 'sk_not_the_merchant_secret_at_all\n');
-    expect(await create('F-2')).toEqual({ code: 1, stdout: '', stderr: 'error: signature does not match\n' });
+    expect(await create('F-2')).toEqual({
+      code: 1, stdout: '',
+      stderr: `error: signature does not match: the remote ${server.url} refused the signature of merchant ${m.mchId}, made with the secret from profile filed's secret file ${file} (check that merchant id and that secret)\n`,
+    });
     // ...a file made readable by others is refused before anything is sent...
     writeFileSync(file, `${m.secret}\n`);
     chmodSync(file, 0o640);

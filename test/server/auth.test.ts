@@ -50,7 +50,9 @@ describe('signed requests (decisions §1)', () => {
     ['a timestamp 5 min + 1 s in the past', () => s.signed(m, { ...orderFields(), timestamp: T0 - 5 * MINUTE - SECOND }), 401, /^timestamp is not within 5 minutes/],
     ['a timestamp 5 min + 1 s in the future', () => s.signed(m, { ...orderFields(), timestamp: T0 + 5 * MINUTE + SECOND }), 401, /^timestamp is not within 5 minutes/],
     ['a timestamp as a digit string 5 min + 1 s old', () => s.signed(m, { ...orderFields(), timestamp: String(T0 - 5 * MINUTE - SECOND) }), 401, /^timestamp is not within 5 minutes/],
-    ['a timestamp in seconds', () => s.signed(m, { ...orderFields(), timestamp: Math.floor(T0 / 1000) }), 401, /^timestamp is not within 5 minutes/],
+    // A merchant's `date +%s` is the usual mistake: the answer says so.
+    ['a timestamp in seconds', () => s.signed(m, { ...orderFields(), timestamp: Math.floor(T0 / 1000) }), 401,
+      `timestamp is not within 5 minutes of server time (see systemTime): ${Math.floor(T0 / 1000)} looks like seconds; timestamps are milliseconds since 1970`],
     ['no timestamp', () => { const b = s.signed(m, orderFields()); delete b.timestamp; return signWith(b, m.secret); }, 400, 'timestamp is required'],
     ['a timestamp that is not digits', () => s.signed(m, { ...orderFields(), timestamp: '2025-01-15T12:00:00Z' }), 400, 'timestamp must be a milliseconds timestamp (digits)'],
     ['a fractional timestamp', () => s.signed(m, { ...orderFields(), timestamp: T0 + 0.5 }), 400, 'timestamp must be a milliseconds timestamp (digits)'],

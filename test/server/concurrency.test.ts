@@ -41,7 +41,7 @@ describe('concurrent requests to one server', () => {
     );
     const ok = replies.filter((r) => r.status === 200);
     expect(ok.length).toBe(7);
-    for (const r of replies.filter((x) => x.status !== 200)) expectRefused(r, 409, /^insufficient balance: user saver has 0 USDT available, 10 needed$/);
+    for (const r of replies.filter((x) => x.status !== 200)) expectRefused(r, 409, /^insufficient balance: user saver has 0 USDT available \(and 70 USDT held by pending withdrawals\), 10 needed$/);
     expect(new Set(ok.map((r) => r.json.data.id)).size).toBe(7);
     expect(await s.service.balance('saver', { mchId: m.mchId })).toMatchObject({ available: '0', held: '70' });
 

@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { serveLimits } from '../../src/commands/serve.js';
 import { createApp } from '../../src/server/app.js';
-import { DEFAULT_HTTP_LIMITS, listen } from '../../src/server/listen.js';
+import { clientKey, DEFAULT_HTTP_LIMITS, listen } from '../../src/server/listen.js';
 import { openLedger } from '../../src/store/db.js';
 import { LocalPaymentService } from '../../src/store/local-service.js';
 import {
@@ -55,8 +55,8 @@ const post = (path: string, body: string, extra = '') =>
   `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}\r\n${body}`;
 
 /** Opens a connection, makes one request on it and leaves it open (idle, kept alive). */
-async function idleConnection(url: string): Promise<Socket> {
-  const socket = await open(url);
+async function idleConnection(url: string, localAddress?: string): Promise<Socket> {
+  const socket = await open(url, localAddress);
   sockets.push(socket);
   socket.on('error', () => {});
   const answered = new Promise<string>((resolve) => {
@@ -92,6 +92,76 @@ describe('the cap on open connections', () => {
       await new Promise((res) => setTimeout(res, 20));
     }
     throw new Error('no connection was served after one of the three closed');
+  });
+
+  it('caps the connections of one client address: its next one gets the 503, another address is still served', async () => {
+    s = await startServer({ limits: { maxConnections: 10, maxConnectionsPerClient: 2 } });
+    await idleConnection(s.url);
+    await idleConnection(s.url);
+    const over = await open(s.url);
+    sockets.push(over);
+    const answer = await new Promise<string>((resolve) => {
+      let raw = '';
+      over.setEncoding('latin1');
+      over.on('data', (d: string) => (raw += d));
+      over.on('close', () => resolve(raw));
+      over.on('error', () => {});
+      over.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+    });
+    expectRawRefusal(parseResponses(answer)[0], 503, 'this client address has reached its limit of 2 open connections; close some or retry shortly');
+    expect(parseResponses(answer)[0]!.headers['retry-after']).toBe('1');
+    expect(s.accessLog.at(-1)).toMatch(/^\S+ - - 503 0\.0ms -$/);
+    // Another client (127.0.0.2 is this machine's loopback too) is served while the first is at its cap.
+    await idleConnection(s.url, '127.0.0.2');
+    // The first client is served again once one of its connections closes.
+    sockets[0]!.destroy();
+    for (let i = 0; i < 50; i++) {
+      const [r] = await one(s.url, 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+      if (r?.status === 200) return;
+      await new Promise((res) => setTimeout(res, 20));
+    }
+    throw new Error('the first client was not served after one of its connections closed');
+  });
+
+  it('counts the IPv6 addresses of one /64 as one client, and an IPv4-mapped address as its IPv4 one', () => {
+    expect(clientKey('2001:db8:1:2:3:4:5:6')).toBe(clientKey('2001:db8:1:2::9'));
+    expect(clientKey('2001:db8:1:2::9')).not.toBe(clientKey('2001:db8:1:3::9'));
+    expect(clientKey('::ffff:192.0.2.7')).toBe(clientKey('192.0.2.7'));
+    expect(clientKey('192.0.2.7')).not.toBe(clientKey('192.0.2.8'));
+    expect(clientKey('::1')).toBe(clientKey('0:0:0:0:0:0:0:1'));
+    expect(clientKey('fe80::1%eth0')).toBe(clientKey('fe80::2%eth1'));
+  });
+
+  it('serve takes the per-client cap as --max-connections-per-client N, 0 for none (the real binary)', async () => {
+    const tmp = tempDir();
+    try {
+      const srv = await spawnServe(join(tmp.dir, 'ledger.db'), {}, ['--max-connections-per-client', '1']);
+      await idleConnection(srv.url);
+      const [over] = await one(srv.url, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+      expectRawRefusal(over, 503, 'this client address has reached its limit of 1 open connection; close some or retry shortly');
+      for (const so of sockets.splice(0)) so.destroy();
+      expect((await srv.stop()).code).toBe(0);
+
+      const off = await spawnServe(join(tmp.dir, 'ledger.db'), {}, ['--max-connections', '5', '--max-connections-per-client', '0']);
+      for (let i = 0; i < 5; i++) await idleConnection(off.url);
+      const [full] = await one(off.url, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+      expectRawRefusal(full, 503, 'the server has 5 open connections, its limit; retry shortly');
+      for (const so of sockets.splice(0)) so.destroy();
+      expect((await off.stop()).code).toBe(0);
+    } finally {
+      tmp.cleanup();
+    }
+  });
+
+  it.each(['-1', 'abc', '1.5', '1e3', ''])('serve refuses --max-connections-per-client %j as a usage error (exit 2)', async (value) => {
+    const tmp = tempDir();
+    try {
+      const r = await runCli(['serve', '--port', '0', '--db', join(tmp.dir, 'l.db'), '--max-connections-per-client', value]);
+      expect(r).toMatchObject({ code: 2, stdout: '' });
+      expect(r.stderr).toContain('--max-connections-per-client must be a whole number from 0 (no cap) to 999999');
+    } finally {
+      tmp.cleanup();
+    }
   });
 
   it('serve takes the cap as --max-connections N (the real binary)', async () => {
@@ -164,7 +234,8 @@ describe('timeouts', () => {
   });
 
   it('serve runs with headers in 10 s, a request in 30 s, idle keep-alive 5 s and at most 1000 connections', async () => {
-    expect(serveLimits({})).toEqual({ headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnections: 1_000, checkIntervalMs: 1_000 });
+    expect(serveLimits({})).toEqual({ headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnections: 1_000, maxConnectionsPerClient: 100, checkIntervalMs: 1_000 });
+    expect(serveLimits({ maxConnectionsPerClient: '0' })).toEqual({ ...DEFAULT_HTTP_LIMITS, maxConnectionsPerClient: 0 });
     expect(serveLimits({ maxConnections: '25' })).toEqual({ ...DEFAULT_HTTP_LIMITS, maxConnections: 25 });
     // And the socket server really runs with them.
     const tmp = tempDir();

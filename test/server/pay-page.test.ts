@@ -5,7 +5,9 @@ import { gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { escapeHtml, html } from '../../src/server/html.js';
-import { expectOk, MINUTE, nextTx, startServer, T0, type Merchant, type TestServer } from './helpers.js';
+import { PUBLIC_TEST_XPUBS } from '../../src/chains/sandbox/public-wallet.js';
+import { TEST_WALLET } from '../helpers/service.js';
+import { expectOk, expectRefused, MINUTE, nextOid, nextTx, startServer, T0, type Merchant, type TestServer } from './helpers.js';
 
 /**
  * The payment page over a real socket on 127.0.0.1, with the server's clock injected: what it
@@ -77,6 +79,45 @@ describe('GET /pay/{id}', () => {
     expect(plain.headers.get('content-security-policy')).not.toContain('img-src');
     const odd = await page((await s.order(m, { logo: 'https://img.example.net/a;b,c.png' })).id);
     expect(odd.headers.get('content-security-policy')).toContain('img-src https://img.example.net;');
+  });
+
+  it('a logo whose host is not a plain host name is refused at create, and one already stored never reaches the policy', async () => {
+    // Found by an attacker review: `https://a;b,c/x.png` put "img-src https://a;b,c" in the
+    // header: the comma starts a second policy and the semicolon a new directive.
+    for (const logo of ['https://a;b,c/x.png', 'https://*.com/x.png', "https://a'b.com/x.png", 'https://a!b.com/x.png']) {
+      const r = await s.post('/api/v1/order', s.signed(m, { oid: nextOid(), uid: 'u1', amount: '2', logo }));
+      expectRefused(r, 400, 'logo must be an http or https URL whose host is a plain host name or IP address');
+    }
+    for (const logo of ['https://cdn.example.com/l.png', 'https://xn--bcher-kva.example/l.png', 'https://[2001:db8::1]:8443/l.png', 'http://192.0.2.7/l.png']) {
+      expectOk(await s.post('/api/v1/order', s.signed(m, { oid: nextOid(), uid: 'u1', amount: '2', logo })));
+    }
+    // A row written before this check (straight into the file): the page shows no logo and the
+    // policy keeps one directive per name.
+    const o = await s.order(m, { logo: 'https://cdn.example.com/l.png' });
+    s.ledger.sqlite.prepare('update orders set logo = ? where id = ?').run('https://a;b,c/x.png', o.id);
+    const csp = (await page(o.id)).headers.get('content-security-policy')!;
+    expect(csp).not.toContain('img-src');
+    expect(csp).not.toMatch(/[,]/);
+    expect(csp.split('; ').map((d) => d.split(' ')[0])).toEqual(['default-src', 'script-src', 'style-src', 'connect-src', 'base-uri', 'form-action', 'frame-ancestors']);
+  });
+
+  it('an order of a merchant on the public anvil test wallet: "Test money only", and no real network to pay on', async () => {
+    // Found by an attacker review: serve --dev's page asked payers for real USDT on Ethereum, BNB
+    // Smart Chain and Polygon, to addresses whose keys anyone has.
+    // The page knows the wallet by its two xpubs: the test mnemonic's own (serve --dev's, test/cli/sandbox.test.ts).
+    expect(PUBLIC_TEST_XPUBS).toEqual({ EVM: TEST_WALLET.evmXpub, TRON: TEST_WALLET.tronXpub });
+    const r = await s.service.addMerchant({ name: 'Dev shop', evmXpub: TEST_WALLET.evmXpub, tronXpub: TEST_WALLET.tronXpub });
+    const o = await s.service.createOrder({ mchId: r.merchant.mchId, oid: nextOid(), uid: 'u1', amount: '3' });
+    const text = (await page(o.id)).text;
+    expect(text).toContain('Test money only');
+    // This server knows no development chain: nothing to pay on, no address, no QR code.
+    expect(text).toContain('no development network');
+    for (const real of ['Ethereum', 'BNB Smart Chain', 'Polygon', 'TRON', o.addresses.EVM!, o.addresses.TRON!]) expect(text).not.toContain(real);
+    expect(text).not.toContain('class="qr"');
+    // Any other merchant's page is as before.
+    const plain = (await page((await s.order(m)).id)).text;
+    expect(plain).not.toContain('Test money only');
+    expect(plain).toContain('Ethereum');
   });
 
   it('stays under 60 KB with the longest merchant values, every character of them escaped', async () => {

@@ -50,10 +50,10 @@ export function parseResponses(raw: string): RawResponse[] {
 }
 
 /** Connects to the server of `url`; resolves once connected. */
-export function open(url: string): Promise<Socket> {
+export function open(url: string, localAddress?: string): Promise<Socket> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
-    const socket = connect(Number(u.port), u.hostname, () => resolve(socket));
+    const socket = connect({ port: Number(u.port), host: u.hostname, localAddress }, () => resolve(socket));
     socket.once('error', reject);
   });
 }

@@ -181,7 +181,7 @@ describe('refunds (decisions §5) through HTTP', () => {
     const o = await s.paidOrder(m, '10', 'spent');
     const w = expectOk(await s.post('/api/v1/withdraw/apply', s.signed(m, { uid: 'spent', amount: '8', to: EVM_TO, chainId: 1, chainType: 'EVM', token: USDT_ETH })));
     expect(w.status).toBe('PENDING');
-    await refused('/api/v1/refund', { id: o.id, amount: '5' }, 409, /^insufficient balance: user spent has 2 USDT available, 5 needed/);
+    await refused('/api/v1/refund', { id: o.id, amount: '5' }, 409, /^insufficient balance: user spent has 2 USDT available \(and 8 USDT held by pending withdrawals\), 5 needed/);
   });
 
   it.each<[string, () => Promise<Record<string, unknown>>, number, string | RegExp]>([

@@ -58,7 +58,7 @@ describe('balance adjust', () => {
     await service.adjustBalance({ uid: 'alice', amount: '10', reason: 'seed' });
     await service.applyWithdrawal({ uid: 'alice', amount: '8', to: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', chainId: 1, chainType: 'EVM', token: USDT.ETH });
     const before = state(service);
-    await refused(service.adjustBalance({ uid: 'alice', amount: '-3', reason: 'r' }), 'conflict', 'insufficient balance: user alice has 2 USDT available, 3 needed');
+    await refused(service.adjustBalance({ uid: 'alice', amount: '-3', reason: 'r' }), 'conflict', 'insufficient balance: user alice has 2 USDT available (and 8 USDT held by pending withdrawals), 3 needed');
     expect(state(service)).toEqual(before);
     expect(await service.balance('alice')).toMatchObject({ available: '2', held: '8' });
   });

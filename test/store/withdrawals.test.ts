@@ -124,7 +124,7 @@ describe('withdrawal apply', () => {
     await addTestMerchant(service);
     await fund(service);
     await service.applyWithdrawal(evmApply({ amount: '7' }));
-    await refused(service.applyWithdrawal(evmApply({ amount: '4' })), 'conflict', 'insufficient balance: user alice has 3 USDT available, 4 needed');
+    await refused(service.applyWithdrawal(evmApply({ amount: '4' })), 'conflict', 'insufficient balance: user alice has 3 USDT available (and 7 USDT held by pending withdrawals), 4 needed');
     expect(await service.balance('alice')).toMatchObject({ available: '3', held: '7' });
   });
 });

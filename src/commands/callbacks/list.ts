@@ -2,7 +2,7 @@ import type { Context } from '../../context.js';
 import { usage } from '../../core/errors.js';
 import { CALLBACK_STATUSES, type CallbackStatus } from '../../store/outbox.js';
 import { parseLimit } from '../common.js';
-import { formatTime, printJson, printTable } from '../output.js';
+import { formatTime, merchantColumn, printJson, printTable, type Column } from '../output.js';
 
 export async function run(ctx: Context, opts: Record<string, string | undefined>): Promise<void> {
   const status = opts.status?.toLowerCase() as CallbackStatus | undefined;
@@ -11,11 +11,10 @@ export async function run(ctx: Context, opts: Record<string, string | undefined>
     status, orderId: opts.order, withdrawalId: opts.withdrawal, mchId: ctx.globals.mchId, limit: parseLimit(opts.limit),
   });
   if (ctx.globals.json) return printJson(ctx, list);
-  await printTable(
-    ctx,
-    ['id', 'event', 'subject', 'status', 'attempts', 'last answer', 'next attempt', 'created'],
-    list.map((c) => [c.id, c.event, c.subject, c.status, c.attempts, lastAnswer(c), formatTime(c.nextAttemptAt), formatTime(c.createdAt)]),
-  );
+  const head: Array<string | Column> = ['id', 'event', 'subject', 'status', 'attempts', 'last answer', 'next attempt', 'created'];
+  const rows = list.map((c) => [c.id, c.event, c.subject, c.status, c.attempts, lastAnswer(c), formatTime(c.nextAttemptAt), formatTime(c.createdAt)]);
+  merchantColumn(list, head, rows);
+  await printTable(ctx, head, rows);
 }
 
 export function lastAnswer(c: { lastStatus: number | null; lastError: string | null; attempts: number }): string {

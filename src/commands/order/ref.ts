@@ -28,11 +28,14 @@ export async function orderByRef(ctx: Context, ref: string, opts: { onChain?: bo
   } catch (e) {
     if (!ctx.globals.json && notFoundHere(e)) {
       const scope = mchId ? ` of merchant ${mchId}` : '';
-      throw new AppError('not_found', `Order not found: no order${scope} has the id or oid ${ref} (cryptopay order find ${ref} also searches uids, transaction hashes and deposit addresses)`);
+      throw new AppError('not_found', `Order not found: no order${scope} has the id or oid ${ref} ${findHint(ref)}`);
     }
     throw e;
   }
 }
+
+/** Where else an order that a reference did not name may be found. */
+export const findHint = (ref: string) => `(cryptopay order find ${ref} also searches uids, transaction hashes and deposit addresses)`;
 
 /** The id of the order a filter names by id or oid (`log --order`, `refund list --order`). */
 export async function orderIdOf(ctx: Context, ref: string | undefined): Promise<string | undefined> {

@@ -7,6 +7,7 @@ import type { OperatorService } from '../../core/service.js';
 import type { OrderDetail, RefundDone } from '../../core/types.js';
 import { applyRefund } from '../../core/state.js';
 import { asking, checked, confirmChange, isNotFound, need } from '../common.js';
+import { findHint } from '../order/ref.js';
 import { formatTime, printJson, printRecord, type Cell } from '../output.js';
 
 /**
@@ -15,6 +16,30 @@ import { formatTime, printJson, printRecord, type Cell } from '../output.js';
  * own id and the order as it stands after it (issue #15 item 3), locally and on a remote alike.
  */
 export async function run(ctx: Context, opts: Record<string, string | boolean | undefined>): Promise<void> {
+  try {
+    await refund(ctx, opts);
+  } catch (e) {
+    throw await notFoundSaysWhy(ctx, e, opts);
+  }
+}
+
+/**
+ * "Order not found" says what to type instead (not under --json, where it stays the interface's
+ * words): an oid given as --id names its order and --oid; an unknown oid points to order find.
+ */
+async function notFoundSaysWhy(ctx: Context, e: unknown, opts: Record<string, string | boolean | undefined>): Promise<unknown> {
+  if (ctx.globals.json || !isNotFound(e) || (e as Error).message !== 'Order not found') return e;
+  if (typeof opts.id === 'string') {
+    const byOid = await (await ctx.service()).showOrder({ mchId: ctx.globals.mchId, oid: opts.id }).catch(() => undefined);
+    return new AppError('not_found', byOid
+      ? `Order not found: ${opts.id} is not an order id but the oid of order ${byOid.id}: give it as --oid ${opts.id}`
+      : `Order not found: no order has the id ${opts.id} ${findHint(opts.id)}`);
+  }
+  if (typeof opts.oid === 'string') return new AppError('not_found', `Order not found: no order has the oid ${opts.oid} ${findHint(opts.oid)}`);
+  return e;
+}
+
+async function refund(ctx: Context, opts: Record<string, string | boolean | undefined>): Promise<void> {
   const text = (v: string | boolean | undefined) => (typeof v === 'string' ? v : undefined);
   for (const flag of ['id', 'oid', 'amount', 'remark']) checked(text(opts[flag]), flag);
   let id = text(opts.id);
@@ -69,7 +94,7 @@ function restOf(o: OrderDetail): string {
 }
 
 /** The question's rows: the order and the user's balance before -> after. */
-async function preview(o: OrderDetail, amount: string, remark: string | undefined, balance: (uid: string) => Promise<{ available: string }>): Promise<[string, Cell][]> {
+async function preview(o: OrderDetail, amount: string, remark: string | undefined, balance: (uid: string) => Promise<{ available: string; held?: string }>): Promise<[string, Cell][]> {
   const d = ASSETS[o.asset]?.decimals ?? 6;
   const rows: [string, Cell][] = [['order', `${o.id} (oid ${o.oid}), ${o.status}`]];
   let units: bigint;
@@ -86,10 +111,13 @@ async function preview(o: OrderDetail, amount: string, remark: string | undefine
   // can happen. The refund checks it all again, on the state it then finds.
   applyRefund({ status: o.status, paid, refunded, amount: units, decimals: d });
   const after = refunded + units;
-  const available = parseLedgerAmount((await balance(o.uid)).available, d);
+  const b = await balance(o.uid);
+  const available = parseLedgerAmount(b.available, d);
   const f = (v: bigint) => formatAmount(v, d);
   if (available < units) {
-    throw new AppError('conflict', `insufficient balance: user ${o.uid} has ${f(available)} ${o.asset} available, ${f(units)} needed; nothing was changed`);
+    const heldUnits = parseLedgerAmount(b.held ?? '0', d);
+    const held = heldUnits > 0n ? ` (and ${f(heldUnits)} ${o.asset} held by pending withdrawals)` : '';
+    throw new AppError('conflict', `insufficient balance: user ${o.uid} has ${f(available)} ${o.asset} available${held}, ${f(units)} needed; nothing was changed`);
   }
   rows.push(
     ['refund', `${amount} ${o.asset}`],

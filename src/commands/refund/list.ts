@@ -1,6 +1,6 @@
 import type { Context } from '../../context.js';
 import { pageNote, parseCursor, parseLimit } from '../common.js';
-import { formatTime, printJson, printTable } from '../output.js';
+import { formatTime, merchantColumn, printJson, printTable, type Column } from '../output.js';
 import { orderIdOf } from '../order/ref.js';
 
 export async function run(ctx: Context, opts: Record<string, string | undefined>): Promise<void> {
@@ -10,6 +10,9 @@ export async function run(ctx: Context, opts: Record<string, string | undefined>
   const filter = { orderId: await orderIdOf(ctx, opts.order), mchId: ctx.globals.mchId, cursor, limit };
   const page = await (await ctx.service()).pageRefunds(filter);
   if (ctx.globals.json) return printJson(ctx, page.items);
-  await printTable(ctx, ['refund', 'order', { name: 'oid', text: true, minWidth: 8 }, 'amount', { name: 'remark', text: true, below: true }, 'time'], page.items.map((r) => [r.refundId, r.id, r.oid, r.amount, r.remark, formatTime(r.refundTime)]));
+  const head: Array<string | Column> = ['refund', 'order', { name: 'oid', text: true, minWidth: 8 }, 'amount', { name: 'remark', text: true, below: true }, 'time'];
+  const rows = page.items.map((r) => [r.refundId, r.id, r.oid, r.amount, r.remark, formatTime(r.refundTime)]);
+  merchantColumn(page.items, head, rows);
+  await printTable(ctx, head, rows);
   pageNote(ctx, page);
 }

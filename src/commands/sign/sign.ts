@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Context } from '../../context.js';
 import { usage } from '../../core/errors.js';
+import { isPlainAmount } from '../../core/money.js';
 import { canonicalString, sign } from '../../signing/index.js';
 import { printJson, printRecord } from '../output.js';
 import { readBody, requireSecret } from './input.js';
@@ -18,6 +19,12 @@ export async function run(ctx: Context, opts: { body?: string; fill?: boolean; e
     canonical = canonicalString(body);
   } catch (e) {
     throw usage((e as Error).message);
+  }
+  // Signed as given (a developer may want a refusal to test), but not silently: the service
+  // refuses an amount that is not a plain decimal string, whatever its signature.
+  if ('amount' in body && !isPlainAmount(body.amount) && !ctx.globals.json) {
+    const shown = typeof body.amount === 'string' ? JSON.stringify(body.amount) : String(body.amount);
+    ctx.io.stderr.write(`warning: amount ${shown} is not a plain decimal string such as "10.5": the service refuses it (signed as given)\n`);
   }
   const signature = sign(body, secret);
   if (ctx.globals.json) return printJson(ctx, { ...body, sign: signature });

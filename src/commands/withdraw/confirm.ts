@@ -85,7 +85,14 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
   await confirmChange(ctx, 'Confirm withdrawal', summary);
   const input = { mchId: ctx.globals.mchId, logId, txHash, blockNumber };
   const w = local ? await local.confirmWithdrawalUnverified(input, reason!) : await service.confirmWithdrawal(input);
-  await printWithdrawal(ctx, w);
+  if (ctx.globals.json) return printWithdrawal(ctx, w);
+  // The record read back with how the confirmation was trusted: a confirmation the chain was
+  // not asked about (no rpcUrl, or --unverified) says so, not only in withdraw show.
+  const shown = await service.getWithdrawal(w.id, ctx.globals.mchId).catch(() => w);
+  await printWithdrawal(ctx, shown);
+  if ('verification' in shown && shown.verification === 'unverified') {
+    ctx.io.stderr.write(`warning: confirmed without checking the transaction on chain (${shown.verificationNote ?? 'no reason recorded'}): make sure it pays this withdrawal\n`);
+  }
   if (w.status === 'PENDING' && w.txHash !== null) {
     await success(ctx, `accepted: transaction ${w.txHash} matches but is short of its confirmations; the watcher (cryptopay serve or cryptopay watch) confirms the withdrawal when they are reached`);
   }
