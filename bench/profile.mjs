@@ -7,7 +7,7 @@
 // Prints wrk's figures and serve's RSS once a second and its peak after each run; then
 // `node bench/flame.mjs FILE` sums the profile by function.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sign } from '../dist/signing/index.js';
@@ -25,7 +25,9 @@ const cli = (...a) => JSON.parse(spawnSync(process.execPath, [BIN, ...a, '--json
 const m = cli('merchant', 'add', '--name', 'P', '--generate-wallet', '--rate-limit', '0');
 const o = cli('order', 'create', '--oid', 'probe', '--uid', 'u', '--amount', '1');
 const flags = [...(process.env.SERVE_FLAGS ? process.env.SERVE_FLAGS.split(' ') : []), ...(process.env.NOPROF ? [] : ['--cpu-prof', '--cpu-prof-dir=/tmp/cryptopay-prof'])];
-const child = spawn(process.execPath, [...flags, BIN, 'serve', '--port', '0'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+// SERVE_STDOUT=FILE: serve's standard output (a --trace-gc log, say) goes to that file.
+const out = process.env.SERVE_STDOUT ? openSync(process.env.SERVE_STDOUT, 'w') : 'ignore';
+const child = spawn(process.execPath, [...flags, BIN, 'serve', '--port', '0'], { env, stdio: ['ignore', out, 'pipe'] });
 const url = await new Promise((res) => {
   let e = '';
   child.stderr.on('data', (d) => {
