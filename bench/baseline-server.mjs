@@ -38,15 +38,22 @@ if (mode === 'insert' || mode === 'derive') {
 if (mode === 'derive') {
   const [evmXpub, tronXpub] = rest;
   if (!evmXpub || !tronXpub) throw new Error('derive needs FILE EVM_XPUB TRON_XPUB');
-  const { warmUpDerivation } = await import('../dist/chains/ckd.js');
+  // serve's own derivation of a range (libsecp256k1 when its addon loads, else noble with the
+  // table), 64 indices at a time as the CLI's deriver does, on this one thread.
+  const { hashRange, nativeCurve, warmUpDerivation } = await import('../dist/chains/ckd.js');
   const { createDeriver } = await import('../dist/chains/deriver.js');
-  warmUpDerivation();
-  const evm = createDeriver(evmXpub);
-  const tron = createDeriver(tronXpub);
+  const { formatAddress } = await import('../dist/chains/encode.js');
+  if (!nativeCurve()) warmUpDerivation();
+  const evm = createDeriver(evmXpub).change;
+  const tron = createDeriver(tronXpub).change;
+  const WINDOW = 64;
   let next = 0;
+  let hashes;
   addressesOf = () => {
     const i = next++;
-    return [evm.evm(i), tron.tron(i)];
+    if (i % WINDOW === 0) hashes = [hashRange(evm, i, WINDOW), hashRange(tron, i, WINDOW)];
+    const at = 20 * (i % WINDOW);
+    return [formatAddress('EVM', hashes[0].subarray(at, at + 20)), formatAddress('TRON', hashes[1].subarray(at, at + 20))];
   };
 }
 const fixed = JSON.stringify({ code: 1, msg: 'success', data: 'PENDING_PAY', systemTime: 0 });

@@ -1,6 +1,6 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { ChainType } from '../core/types.js';
-import { type ChangeNode, hashRange, warmUpDerivation } from './ckd.js';
+import { type ChangeNode, hashRange, nativeCurve, warmUpDerivation } from './ckd.js';
 import { formatAddress } from './encode.js';
 
 export interface RangeRequest {
@@ -21,11 +21,12 @@ const SLICE = 256;
 
 /**
  * Answers the address ranges asked for on `port` (src/chains/derive-ahead.ts), in order, one
- * reply per range. Only noble and Node's HMAC are loaded for it (src/chains/ckd.ts, the same
- * arithmetic as the main thread) and src/chains/encode.ts.
+ * reply per range. Only src/chains/ckd.ts (libsecp256k1 when its addon loads, else noble, the
+ * main thread's arithmetic), Node's HMAC and src/chains/encode.ts are loaded for it.
  */
 export function answerRanges(port: Pick<MessagePort, 'on' | 'postMessage'>): void {
-  warmUpDerivation();
+  // The noble path's table of multiples of G (~100 ms, ~2 MB) only when it is the one used.
+  if (!nativeCurve()) warmUpDerivation();
   const queue: RangeRequest[] = [];
   let addresses: string[] = [];
   let scheduled = false;

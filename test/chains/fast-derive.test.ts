@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { tronAddressFromEvm } from '../../src/chains/address.js';
 import { invert } from '@noble/curves/abstract/modular.js';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { deriveRange, mulBaseAdd, mulBaseAddBatch } from '../../src/chains/ckd.js';
+import { deriveRange, hashRange, mulBaseAdd, mulBaseAddBatch, nativeCurve } from '../../src/chains/ckd.js';
 import { createDeriver, walletFromMnemonic, warmUpDerivation } from '../../src/chains/derive.js';
 
 const PHRASE = 'test test test test test test test test test test test junk';
@@ -143,3 +143,31 @@ describe('batched affine additions (mulBaseAddBatch) for many IL·G + K at once'
   });
 });
 
+
+describe('ranges on libsecp256k1 (the derivation thread of serve)', () => {
+  it('loads here: without it serve derives every address on the noble path, at about twice the CPU', () => {
+    expect(nativeCurve()).not.toBeNull();
+  });
+
+  it('gives the same key hashes as the noble path, for three wallets, short and long ranges, low and high indices', () => {
+    const curve = nativeCurve()!;
+    const wallets = [walletFromMnemonic(PHRASE), walletFromMnemonic('abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about')];
+    const random = HDNodeWallet.fromSeed(randomBytes(32));
+    for (const w of [...wallets.flatMap((k) => [k.evmXpub, k.tronXpub]), random.derivePath("m/44'/60'/0'").neuter().extendedKey]) {
+      const change = createDeriver(w).change;
+      for (const [start, count] of [[0, 1], [0, 31], [40, 300], [2 ** 31 - 3, 3]] as const) {
+        expect(Buffer.from(hashRange(change, start, count, curve)).toString('hex'), `${start}+${count}`).toBe(Buffer.from(hashRange(change, start, count, null)).toString('hex'));
+      }
+    }
+    // And the addresses ethers derives from the private keys.
+    const root = HDNodeWallet.fromPhrase(PHRASE, undefined, 'm');
+    const hashes = hashRange(createDeriver(wallets[0]!.evmXpub).change, 0, 5, curve);
+    for (let i = 0; i < 5; i++) expect(evmAddressOf(hashes.subarray(20 * i, 20 * i + 20))).toBe(root.derivePath(`m/44'/60'/0'/0/${i}`).address);
+  });
+
+  it('an index libsecp256k1 refuses (IL out of range, or IL·G + K at infinity) is named as the noble path names it', () => {
+    const change = createDeriver(walletFromMnemonic(PHRASE).evmXpub).change;
+    const refusing = { publicKeyTweakAdd: () => { throw new Error('The tweak was out of range or the resulted public key is invalid'); } };
+    expect(() => hashRange(change, 7, 2, refusing)).toThrow('BIP-32 index 7 is invalid for this key; skip it');
+  });
+});
