@@ -20,6 +20,19 @@ const id64 = (field: string) => text(field, 64).refine((v) => !CONTROL.test(v), 
 export { NONCE_PATTERN } from './nonce.js';
 
 /**
+ * A text the service sends back in the callbacks it signs (an order's oid and uid, a
+ * withdrawal's uid, a refund's or a rejection's remark) holds no "&". The canonical string does
+ * not escape it, and a merchant verifying a callback accepts any field names: from an oid
+ * `Z&paidAmount=1000&paidAmountX=x`, an outside review made a second order.paid, with the same
+ * signature, saying 1000 were paid where 1 was. With no "&" in any value, every "&" of a
+ * callback's string is a boundary and the string has one reading (docs/decisions.md).
+ */
+const echoed = <T extends z.ZodString>(field: string, schema: T) =>
+  schema
+    .refine((v) => !v.includes('&'), `${field} must not contain "&": it is sent back in signed callbacks, where it would let the callback be read as other fields under the same signature`)
+    .meta({ 'x-echoed': true });
+
+/**
  * An http(s) URL. `plainHost`: its host must be one a Content-Security-Policy source can name
  * (the payment page's logo, src/server/pay-page.ts).
  */
@@ -67,8 +80,8 @@ const mchId = id64('mchId').optional();
 
 export const createOrderSchema = z.strictObject({
   mchId,
-  oid: id64('oid'),
-  uid: id64('uid'),
+  oid: echoed('oid', id64('oid')),
+  uid: echoed('uid', id64('uid')),
   amount,
   memo: text('memo', 256).optional(),
   expiredAt: millis('expiredAt').optional(),
@@ -82,12 +95,12 @@ export const refundSchema = z.strictObject({
   id: id64('id').optional(),
   oid: id64('oid').optional(),
   amount,
-  remark: text('remark', 256).optional(),
+  remark: echoed('remark', text('remark', 256)).optional(),
 });
 
 export const withdrawApplySchema = z.strictObject({
   mchId,
-  uid: id64('uid'),
+  uid: echoed('uid', id64('uid')),
   amount,
   to: text('to', 128),
   chainId,
@@ -114,7 +127,7 @@ export const withdrawVerifySchema = z.strictObject({
 export const withdrawRejectSchema = z.strictObject({
   mchId,
   id: id64('id'),
-  remark: text('remark', 256).optional(),
+  remark: echoed('remark', text('remark', 256)).optional(),
 });
 
 /**

@@ -59,6 +59,8 @@ export const TX_HASH_PATTERN = '^(?:0x)?[0-9a-fA-F]{64}$';
 export const NONCE_PATTERN = '^[A-Za-z0-9_.:-]{1,64}$';
 /** Ids and names: 1 to 64 characters, no control characters (decisions §1, §8). */
 const ID_PATTERN = '^[^\\u0000-\\u001F\\u007F]*$';
+/** The same, for an id sent back in signed callbacks (an order's oid and uid): no "&" either. */
+const ID_PATTERN_ECHOED = '^[^\\u0000-\\u001F\\u007F&]*$';
 const URL_FIELD: Json = { type: 'string', format: 'uri', pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^/?#\\s]', minLength: 1, maxLength: 2048, description: 'an http or https URL' };
 const ADDRESS: Json = {
   description: 'EVM: 0x and 40 hex digits (mixed case must pass EIP-55); TRON: base58check T… address',
@@ -110,6 +112,13 @@ function requestBody(body: z.ZodObject): Json {
   for (const [k, v] of Object.entries(js.properties)) {
     let p: Json = FIELDS[k] ? { ...FIELDS[k] } : ID_FIELDS.has(k) ? { ...v, pattern: ID_PATTERN } : { ...v };
     delete p['x-field'];
+    // A text sent back in signed callbacks holds no "&" (src/core/schemas.ts, echoed).
+    if ((v as Record<string, unknown>)['x-echoed'] === true) {
+      delete p['x-echoed'];
+      if (p.pattern !== undefined && p.pattern !== ID_PATTERN) throw new Error(`openapi: ${k} has a pattern of its own and is echoed`);
+      p.pattern = p.pattern === ID_PATTERN ? ID_PATTERN_ECHOED : '^[^&]*$';
+      p.description = `${String(p.description ?? '').trim()} No "&": it is sent back in signed callbacks.`.trim();
+    }
     p.not = resplit;
     if (!required.has(k)) p = { anyOf: [p, { const: '' }, { type: 'null' }], description: `optional; "" and null mean absent. ${String(p.description ?? '')}`.trim() };
     properties[k] = p;

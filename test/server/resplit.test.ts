@@ -132,4 +132,27 @@ describe('a captured signed body cannot be re-split into another request', () =>
       expectOk(await s.post('/api/v1/order', s.signed(m, { oid: nextOid(), uid: 'u1', amount: '1', nonce })));
     }
   });
+
+  it('an oid, uid or remark that a signed callback would carry holds no "&" (an outside review forged a callback\'s paidAmount with one)', async () => {
+    // The reviewer's order: once paid, its order.paid read with oid "Z", paidAmount "1000" and a
+    // new field paidAmountX had the same canonical string, so the same valid signature, as the
+    // real one (paidAmount "1"). The callback's fields are not the request's, so the request's
+    // own rule let it in.
+    const refusedFor = async (path: string, fields: Record<string, unknown>, field: string) => {
+      const before = snapshot(s.ledger);
+      expectRefused(await s.post(path, s.signed(m, fields)), 400, new RegExp(`^${field} must not contain "&": it is sent back in signed callbacks`));
+      expect(snapshot(s.ledger), `${path} ${field}`).toEqual(before);
+    };
+    await refusedFor('/api/v1/order', { oid: 'Z&paidAmount=1000&paidAmountX=x', uid: 'resplit', amount: '1', notifyUrl: 'https://shop.example/cb' }, 'oid');
+    await refusedFor('/api/v1/order', { oid: nextOid(), uid: 'tom&jerry', amount: '1' }, 'uid');
+    await s.credit(m, 'u-amp', '100');
+    await refusedFor('/api/v1/withdraw/apply', { uid: 'u-amp&status=CONFIRMED', amount: '1', to: EVM_TO, chainId: 1, chainType: 'EVM', token: USDT_ETH }, 'uid');
+    const o = await s.paidOrder(m, '10', 'u-amp2');
+    await refusedFor('/api/v1/refund', { id: o.id, amount: '1', remark: 'damaged & returned' }, 'remark');
+    const w = expectOk(await s.post('/api/v1/withdraw/apply', s.signed(m, { uid: 'u-amp', amount: '1', to: EVM_TO, chainId: 1, chainType: 'EVM', token: USDT_ETH })));
+    await refusedFor('/api/v1/withdraw/reject', { id: w.id, remark: 'wrong & lost' }, 'remark');
+    // Looking an order up by an oid is not sending it anywhere: an old order's oid still finds it.
+    expectRefused(await s.post('/api/v1/refund', s.signed(m, { oid: 'no&such', amount: '1' })), 404, /^Order not found/);
+  });
 });
+
