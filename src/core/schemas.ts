@@ -49,19 +49,22 @@ const url = (field: string, opts: { plainHost?: boolean } = {}) =>
     opts.plainHost ? `${field} must be an http or https URL whose host is a plain host name or IP address` : `${field} must be an http or https URL`,
   );
 
+/** A digit string that Number() reads exactly: up to 2^53 - 1 (past it, 9007199254740993 reads as ...992). */
+const safe = (digits: string) => Number(digits) <= Number.MAX_SAFE_INTEGER;
+
 /** Milliseconds since the epoch, as a JSON number or a string of digits. */
 export const millis = (field: string) => {
   // Each check repeats the message: a union answers with the failed checks of the branch whose type matched.
   const ms = `${field} must be a milliseconds timestamp (digits)`;
   return z.union(
-    [z.number().int({ error: ms }).nonnegative({ error: ms }).max(Number.MAX_SAFE_INTEGER, { error: ms }), z.string().regex(/^\d{1,16}$/, { error: ms })],
+    [z.number().int({ error: ms }).nonnegative({ error: ms }).max(Number.MAX_SAFE_INTEGER, { error: ms }), z.string().regex(/^\d{1,16}$/, { error: ms }).refine(safe, { error: ms })],
     { error: (i) => (i.input === undefined ? `${field} is required` : `${field} must be a milliseconds timestamp (digits)`) },
   ).transform((v) => Number(v));
 };
 
 const positiveInt = (field: string) => {
   const pos = `${field} must be a positive integer`;
-  return z.union([z.number().int({ error: pos }).positive({ error: pos }).max(Number.MAX_SAFE_INTEGER, { error: pos }), z.string().regex(/^[1-9]\d{0,15}$/, { error: pos })], {
+  return z.union([z.number().int({ error: pos }).positive({ error: pos }).max(Number.MAX_SAFE_INTEGER, { error: pos }), z.string().regex(/^[1-9]\d{0,15}$/, { error: pos }).refine(safe, { error: pos })], {
     error: (i) => (i.input === undefined ? `${field} is required` : `${field} must be a positive integer`),
   }).transform((v) => Number(v));
 };

@@ -43,11 +43,29 @@ type Json = Record<string, unknown>;
  * §1, §2, §6, §6a): the document states the exact rule so a client or a fuzzer is not told a
  * value passes that the server refuses.
  */
+/**
+ * Decimal digits, no leading zero, of a number from 1 to 2^53 - 1 (Number.MAX_SAFE_INTEGER), the
+ * range the server reads a digit string in exactly: shorter numbers, then each 16-digit number
+ * below the bound by the first digit where it is lower, then the bound itself.
+ */
+export function safeIntegerPattern(): string {
+  const max = String(Number.MAX_SAFE_INTEGER);
+  const alts = [`[1-9]\\d{0,${max.length - 2}}`];
+  for (let i = 0; i < max.length; i++) {
+    const low = i === 0 ? 1 : 0;
+    const d = Number(max[i]);
+    if (d > low) alts.push(`${max.slice(0, i)}[${low}-${d - 1}]\\d{${max.length - 1 - i}}`);
+  }
+  alts.push(max);
+  return `(?:${alts.join('|')})`;
+}
+const SAFE_INTEGER = safeIntegerPattern();
+
 const DIGITS = (field: string, description: string): Json => ({
   description,
   anyOf: [
     { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
-    { type: 'string', pattern: '^\\d{1,16}$' },
+    { type: 'string', pattern: `^0*(?:0|${SAFE_INTEGER})$`, maxLength: 16 },
   ],
   'x-field': field,
 });
@@ -84,7 +102,7 @@ const FIELDS: Record<string, Json> = {
   expiredAt: DIGITS('expiredAt', 'milliseconds since the epoch, in the future, at most 7 days ahead'),
   blockNumber: {
     description: 'positive integer, as a number or a string of digits',
-    anyOf: [{ type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER }, { type: 'string', pattern: '^[1-9]\\d{0,15}$' }],
+    anyOf: [{ type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER }, { type: 'string', pattern: `^${SAFE_INTEGER}$` }],
   },
   notifyUrl: URL_FIELD,
   redirectUrl: URL_FIELD,

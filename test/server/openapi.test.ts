@@ -157,3 +157,20 @@ describe('the document and the server agree on each field', () => {
     }
   });
 });
+
+describe('the document\'s pattern for a digit string read as a number', () => {
+  it('takes exactly 1 to 2^53 - 1 without leading zeros: the numbers the server reads exactly', async () => {
+    const { safeIntegerPattern } = await import('../../src/server/openapi.js');
+    const re = new RegExp(`^${safeIntegerPattern()}$`);
+    const max = BigInt(Number.MAX_SAFE_INTEGER);
+    const wrong: string[] = [];
+    const check = (n: bigint) => {
+      if (re.test(n.toString()) !== (n >= 1n && n <= max)) wrong.push(n.toString());
+    };
+    for (let i = 0n; i < 1000n; i++) [i, max - i, max + i].forEach(check);
+    for (let d = 1n; d <= 10n ** 17n; d *= 10n) [d - 1n, d, d + 1n, 9n * d].forEach(check);
+    for (let k = 0; k < 20_000; k++) check(BigInt(Math.floor(Math.random() * 1e16)));
+    expect(wrong).toEqual([]);
+    for (const s of ['0', '01', '', '1e3', ' 1']) expect(re.test(s), s).toBe(false);
+  });
+});

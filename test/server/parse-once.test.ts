@@ -39,3 +39,17 @@ describe('parse once', () => {
     });
   });
 });
+
+describe('digit strings are numbers exactly, or refused', () => {
+  it('a block number or a timestamp up to 2^53 - 1 is kept as sent; one past it is refused, never rounded', async () => {
+    const { withdrawConfirmSchema, orderListSchema } = await import('../../src/core/schemas.js');
+    const confirm = (blockNumber: unknown) => withdrawConfirmSchema.safeParse({ logId: 'wd_1', txHash: 'x', blockNumber });
+    expect(confirm('9007199254740991').data?.blockNumber).toBe(Number.MAX_SAFE_INTEGER);
+    expect(confirm(Number.MAX_SAFE_INTEGER).data?.blockNumber).toBe(Number.MAX_SAFE_INTEGER);
+    for (const past of ['9007199254740992', '9007199254740993', '9999999999999999']) expect(confirm(past).success, past).toBe(false);
+    const since = (v: unknown) => orderListSchema.safeParse({ since: v });
+    expect(since('0001').data?.since, 'leading zeros, as a timestamp may have').toBe(1);
+    expect(since('9007199254740991').data?.since).toBe(Number.MAX_SAFE_INTEGER);
+    for (const past of ['9007199254740992', '9007199254740993', '9999999999999999']) expect(since(past).success, past).toBe(false);
+  });
+});

@@ -209,6 +209,11 @@ describe('withdrawal confirm and reject', () => {
     ['a fractional block number', 'EVM', { blockNumber: 1.5 }, 'blockNumber must be a positive integer'],
     ['a block number with a leading zero', 'EVM', { blockNumber: '012' }, 'blockNumber must be a positive integer'],
     ['a block number in words', 'EVM', { blockNumber: 'twelve' }, 'blockNumber must be a positive integer'],
+    // Digit strings past 2^53 - 1 would be stored as another number (an outside review confirmed
+    // "9007199254740993" and read back 9007199254740992).
+    ['a block number string of 2^53 + 1', 'EVM', { blockNumber: '9007199254740993' }, 'blockNumber must be a positive integer'],
+    ['a block number string of 2^53', 'EVM', { blockNumber: '9007199254740992' }, 'blockNumber must be a positive integer'],
+    ['a block number string of sixteen nines', 'EVM', { blockNumber: '9999999999999999' }, 'blockNumber must be a positive integer'],
     ['no block number', 'EVM', { blockNumber: undefined }, 'blockNumber is required'],
     ['no logId', 'EVM', { logId: undefined }, 'logId is required'],
   ] as const)('refuses to confirm with %s and changes nothing', async (_, chain, change, msg) => {
