@@ -105,6 +105,17 @@ describe('refund amounts', () => {
     expect(await snapshot(service, o.id)).toEqual(before);
   });
 
+  it('an amount that is no decimal at all is named as such, whatever the order (an outside review got "Order not found" for "1e3")', async () => {
+    const { service } = h();
+    await addTestMerchant(service);
+    for (const amount of ['1e3', '.5', ' 1', '1,5']) {
+      await refused(service.refund({ id: 'ord_nope', amount }), 'invalid', 'amount must be a plain decimal');
+      await refused(service.refund({ oid: 'nope', amount }), 'invalid', 'amount must be a plain decimal');
+    }
+    // A well-formed amount for an unknown order is still "Order not found".
+    await refused(service.refund({ id: 'ord_nope', amount: '1' }), 'not_found', 'Order not found');
+  });
+
   it('refuses a refund the user balance no longer covers and changes nothing', async () => {
     const { service } = h();
     await addTestMerchant(service);
