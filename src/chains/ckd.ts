@@ -278,8 +278,7 @@ export interface NativeCurve {
 let native: NativeCurve | null | undefined;
 /**
  * libsecp256k1, Bitcoin Core's library, through the `secp256k1` package's addon (prebuilt for
- * Linux, macOS and Windows; built from its bundled source elsewhere): null when the addon does not
- * load here. The package's own fallback, elliptic in JavaScript, is not used: it is slower than
+ * Linux x64 glibc and musl, macOS arm64 and Windows x64): null when the addon does not load here. The package's own fallback, elliptic in JavaScript, is not used: it is slower than
  * the noble path of this module, which stays for that case.
  */
 export function nativeCurve(): NativeCurve | null {
