@@ -35,6 +35,9 @@ describe('balance adjust', () => {
     ['a blank reason', { reason: '   ' }, 'invalid', 'reason is required'],
     ['no uid', { uid: '' }, 'invalid', 'uid is required'],
     ['a uid of 65 characters', { uid: 'u'.repeat(65) }, 'invalid', 'uid is required (1 to 64 characters)'],
+    // A user every other operation refuses: an order or a withdrawal could never name it.
+    ['a uid with "&" (no order or withdrawal may name it)', { uid: 'tom&jerry', amount: '1' }, 'invalid', 'uid must not contain "&"'],
+    ['a uid with a control character', { uid: 'bob\u0007', amount: '1' }, 'invalid', 'uid must not contain control characters'],
     ['a zero amount', { amount: '0' }, 'invalid', 'amount must be positive'],
     ['an amount with two signs', { amount: '--1' }, 'invalid', 'amount must be a plain decimal'],
     ['an amount with 7 decimals', { amount: '0.0000001' }, 'invalid', 'amount has more than 6 decimal places'],
