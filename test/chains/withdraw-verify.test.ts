@@ -85,6 +85,21 @@ async function payout(to: string, value: bigint, token = pc.usdt): Promise<{ has
   return { hash, block: r!.blockNumber };
 }
 
+/**
+ * A withdrawal confirmed with a payout short of its depth, then the payout's block taken away by
+ * a reorg (evm_revert to before it): the withdrawal, the payout, and its signed bytes to send again.
+ */
+async function confirmedThenReorged(): Promise<{ w: Awaited<ReturnType<typeof apply>>; tx: { hash: string; block: number }; raw: string }> {
+  const { Transaction } = await import('ethers');
+  const w = await apply('10');
+  const snap = await pc.chain.provider.send('evm_snapshot', []);
+  const tx = await payout(w.to, 10_000_000n);
+  const raw = Transaction.from((await pc.chain.provider.getTransaction(tx.hash))!).serialized;
+  expect((await service.confirmWithdrawal({ mchId, logId: w.id, txHash: tx.hash, blockNumber: tx.block })).status).toBe('PENDING');
+  await pc.chain.provider.send('evm_revert', [snap]);
+  return { w, tx, raw };
+}
+
 /** What a refusal must leave alone: the withdrawal's row, every account, the audit log's length. */
 function state(id: string) {
   return {
@@ -307,11 +322,7 @@ describe('short of the confirmations, the watcher settles it', () => {
     const log: string[] = [];
     const watch = watcher(log);
     await watch.tick();
-    const w = await apply('10');
-    const snap = await pc.chain.provider.send('evm_snapshot', []);
-    const tx = await payout(w.to, 10_000_000n);
-    expect((await service.confirmWithdrawal({ mchId, logId: w.id, txHash: tx.hash, blockNumber: tx.block })).status).toBe('PENDING');
-    await pc.chain.provider.send('evm_revert', [snap]);
+    const { w, tx } = await confirmedThenReorged();
     await pc.chain.mine(CONFIRMATIONS + 1);
     await watch.tick();
     await watch.tick();
@@ -342,15 +353,9 @@ describe('short of the confirmations, the watcher settles it', () => {
   });
 
   it('a lost transaction mined again in its own block: the lost mark comes off, and it settles at depth', async () => {
-    const { Transaction } = await import('ethers');
     const watch = watcher();
     await watch.tick();
-    const w = await apply('10');
-    const snap = await pc.chain.provider.send('evm_snapshot', []);
-    const tx = await payout(w.to, 10_000_000n);
-    const raw = Transaction.from((await pc.chain.provider.getTransaction(tx.hash))!).serialized;
-    expect((await service.confirmWithdrawal({ mchId, logId: w.id, txHash: tx.hash, blockNumber: tx.block })).status).toBe('PENDING');
-    await pc.chain.provider.send('evm_revert', [snap]);
+    const { w, tx, raw } = await confirmedThenReorged();
     await watch.tick();
     expect((await service.getWithdrawal(w.id)).verificationNote).toContain('it can still be mined');
     await refused(service.rejectWithdrawal({ mchId, id: w.id }), 'conflict', 'which a reorg took out of the chain but which can still be mined');
@@ -367,17 +372,11 @@ describe('short of the confirmations, the watcher settles it', () => {
   });
 
   it('a reorg that moves the transaction to another block: the withdrawal follows it and settles there at depth, once', async () => {
-    const { Transaction } = await import('ethers');
     const log: string[] = [];
     const watch = watcher(log);
     await watch.tick();
-    const w = await apply('10');
-    const snap = await pc.chain.provider.send('evm_snapshot', []);
-    const tx = await payout(w.to, 10_000_000n);
-    const raw = Transaction.from((await pc.chain.provider.getTransaction(tx.hash))!).serialized;
-    expect((await service.confirmWithdrawal({ mchId, logId: w.id, txHash: tx.hash, blockNumber: tx.block })).status).toBe('PENDING');
+    const { w, tx, raw } = await confirmedThenReorged();
     // The same signed transaction, mined again one block later on the new branch.
-    await pc.chain.provider.send('evm_revert', [snap]);
     await pc.chain.mine(1);
     await pc.chain.provider.send('eth_sendRawTransaction', [raw]);
     const moved = (await pc.chain.provider.getTransactionReceipt(tx.hash))!.blockNumber;
