@@ -23,7 +23,11 @@ export function tooLarge(what: string, value: bigint, decimals: number): string 
   return `${what} would be ${formatAmount(value, decimals)}, outside what the ledger can hold (±${formatAmount(MAX_LEDGER_AMOUNT, decimals)}): refused, nothing was changed`;
 }
 
-export function parseAmount(value: unknown, decimals: number, field = 'amount'): bigint {
+/**
+ * An amount's form, whatever its asset: a plain decimal string, else refused. Its whole and
+ * fractional digits; parseAmount checks them against the asset's places and the bound.
+ */
+export function plainAmountParts(value: unknown, field = 'amount'): { whole: string; frac: string } {
   if (typeof value !== 'string') {
     throw new AppError('invalid', `${field} must be a decimal string such as "10.5"`);
   }
@@ -34,8 +38,11 @@ export function parseAmount(value: unknown, decimals: number, field = 'amount'):
       `${field} must be a plain decimal such as "10.5" (digits, then optionally a point and more digits: 0.5, not .5; no sign, exponent, spaces or separators), got ${JSON.stringify(value.slice(0, 40))}`,
     );
   }
-  const whole = m[1]!;
-  const frac = m[2] ?? '';
+  return { whole: m[1]!, frac: m[2] ?? '' };
+}
+
+export function parseAmount(value: unknown, decimals: number, field = 'amount'): bigint {
+  const { whole, frac } = plainAmountParts(value, field);
   // "1.0000000" is refused too: more places than the asset has is a mistake, zeros or not.
   if (frac.length > decimals) {
     throw new AppError('invalid', `${field} has more than ${decimals} decimal places`);

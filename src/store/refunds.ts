@@ -1,6 +1,6 @@
 import { and, desc, eq, sql, type SQL } from 'drizzle-orm';
 import { invalid } from '../core/errors.js';
-import { formatAmount, isPlainAmount, parseAmount } from '../core/money.js';
+import { formatAmount, parseAmount, plainAmountParts } from '../core/money.js';
 import type { RefundRequest } from '../core/schemas.js';
 import { applyRefund, readStatus } from '../core/state.js';
 import type { RefundDone, RefundView } from '../core/types.js';
@@ -24,7 +24,7 @@ export async function refund(s: StoreCtx, input: RefundRequest): Promise<RefundD
   if (!req.id && !req.oid) throw invalid('id or oid is required');
   // An amount that is no decimal at all is refused as such before the order is looked for (its
   // places are checked against the order's asset below): "1e3" is not an "Order not found".
-  if (!isPlainAmount(req.amount)) parseAmount(req.amount, 0);
+  plainAmountParts(req.amount);
   const now = s.now();
   return s.write((tx) => {
     const m = findMerchant(s, tx, req.mchId);
