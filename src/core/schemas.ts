@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { AppError } from './errors.js';
 import { NONCE_PATTERN } from './nonce.js';
 import { isPlainHost } from './plain-host.js';
+import { CONTROL, controlRefusal, echoRefusal, isEchoable } from './text-rules.js';
 
 /**
  * One schema per input of the REST interface, used at every edge: the local service, the HTTP
@@ -12,24 +13,14 @@ const text = (field: string, max: number) =>
     .min(1, `${field} is required`)
     .max(max, `${field} must be at most ${max} characters`);
 
-/** C0 and C1 control characters and DEL: never part of an id, a user or a nonce (decisions §1). */
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
-
-const id64 = (field: string) => text(field, 64).refine((v) => !CONTROL.test(v), `${field} must not contain control characters`);
+const id64 = (field: string) => text(field, 64).refine((v) => !CONTROL.test(v), controlRefusal(field));
 
 export { NONCE_PATTERN } from './nonce.js';
 
-/**
- * A text the service sends back in the callbacks it signs (an order's oid and uid, a
- * withdrawal's uid, a refund's or a rejection's remark) holds no "&". The canonical string does
- * not escape it, and a merchant verifying a callback accepts any field names: from an oid
- * `Z&paidAmount=1000&paidAmountX=x`, an outside review made a second order.paid, with the same
- * signature, saying 1000 were paid where 1 was. With no "&" in any value, every "&" of a
- * callback's string is a boundary and the string has one reading (docs/decisions.md).
- */
+/** A text sent back in signed callbacks: no "&" (src/core/text-rules.ts). */
 const echoed = <T extends z.ZodString>(field: string, schema: T) =>
   schema
-    .refine((v) => !v.includes('&'), `${field} must not contain "&": it is sent back in signed callbacks, where it would let the callback be read as other fields under the same signature`)
+    .refine(isEchoable, echoRefusal(field))
     .meta({ 'x-echoed': true });
 
 /**
@@ -187,7 +178,7 @@ export const logSchema = z.strictObject({ mchId, orderId: id64('orderId').option
 /** `log --follow`: the entries after the entry number `after` (its answer's mark), or the newest `limit` without it. */
 export const logFollowSchema = z.strictObject({ mchId, orderId: id64('orderId').optional(), withdrawalId: id64('withdrawalId').optional(), since: millis('since').optional(), after: mark.optional(), limit: limit.optional() });
 /** `order find`: an id, oid, uid, transaction hash or deposit address of the merchant's. */
-export const orderFindSchema = z.strictObject({ mchId, q: text('q', 80).refine((v) => !CONTROL.test(v), 'q must not contain control characters').refine((v) => v.trim() === v, 'q must not start or end with spaces'), limit: limit.optional() });
+export const orderFindSchema = z.strictObject({ mchId, q: text('q', 80).refine((v) => !CONTROL.test(v), controlRefusal('q')).refine((v) => v.trim() === v, 'q must not start or end with spaces'), limit: limit.optional() });
 export const summarySchema = z.strictObject({ mchId });
 
 export const callbackListSchema = z.strictObject({

@@ -2,6 +2,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import { invalid, notFound } from '../core/errors.js';
 import type { BalanceView } from '../core/types.js';
 import { formatAmount, parseSignedAmount } from '../core/money.js';
+import { CONTROL, controlRefusal, echoRefusal, isEchoable } from '../core/text-rules.js';
 import { accountId, audit, balanceOf, postTransfer } from './ledger.js';
 import { findMerchant } from './merchants.js';
 import { accounts, orders } from './schema.js';
@@ -32,10 +33,10 @@ export async function adjustBalance(
   input: { uid: string; amount: string; reason: string; asset?: string; mchId?: string },
 ): Promise<BalanceView & { change: string }> {
   if (typeof input.uid !== 'string' || !input.uid || input.uid.length > 64) throw invalid('uid is required (1 to 64 characters)');
-  // What every operation that names a user refuses (src/core/schemas.ts, id64 and echoed), here
-  // without loading zod: a user made by hand that no order or withdrawal could ever name.
-  if (/[\u0000-\u001f\u007f-\u009f]/.test(input.uid)) throw invalid('uid must not contain control characters');
-  if (input.uid.includes('&')) throw invalid('uid must not contain "&": no order or withdrawal may name such a user (a uid is sent back in signed callbacks)');
+  // What every operation that names a user refuses: a user made by hand that no order or
+  // withdrawal could ever name.
+  if (CONTROL.test(input.uid)) throw invalid(controlRefusal('uid'));
+  if (!isEchoable(input.uid)) throw invalid(echoRefusal('uid'));
   if (typeof input.amount !== 'string') throw invalid('amount must be a signed decimal string such as "+5" or "-2.5"');
   const reason = input.reason?.trim();
   if (!reason) throw invalid('reason is required: say why the balance changes');
