@@ -5,7 +5,7 @@ import { authFields } from '../core/schemas.js';
  * The request side of the OpenAPI document (src/server/openapi.ts): zod's schema of each signed
  * operation's body, with the exact field rules the service applies past zod on top.
  */
-export const schema = (s: z.ZodType) => {
+const schema = (s: z.ZodType) => {
   const { $schema: _drop, ...rest } = z.toJSONSchema(s, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
   return rest;
 };
@@ -44,11 +44,11 @@ const DIGITS = (field: string, description: string): Json => ({
   'x-field': field,
 });
 /** Positive, digits with an optional point, at most 6 decimals (USDT), at most 10^12. */
-export const AMOUNT_PATTERN = '^0*(?:[1-9]\\d{0,11}(?:\\.\\d{1,6})?|1000000000000(?:\\.0{1,6})?|0\\.(?=\\d*[1-9])\\d{1,6})$';
+const AMOUNT_PATTERN = '^0*(?:[1-9]\\d{0,11}(?:\\.\\d{1,6})?|1000000000000(?:\\.0{1,6})?|0\\.(?=\\d*[1-9])\\d{1,6})$';
 export const EVM_ADDRESS_PATTERN = '^0x[0-9a-fA-F]{40}$';
 export const TRON_ADDRESS_PATTERN = '^T[1-9A-HJ-NP-Za-km-z]{33}$';
 export const TX_HASH_PATTERN = '^(?:0x)?[0-9a-fA-F]{64}$';
-export const NONCE_PATTERN = '^[A-Za-z0-9_.:-]{1,64}$';
+const NONCE_PATTERN = '^[A-Za-z0-9_.:-]{1,64}$';
 /** Ids and names: 1 to 64 characters, no control characters (decisions §1, §8). */
 const ID_PATTERN = '^[^\\u0000-\\u001F\\u007F]*$';
 /** The same, for an id sent back in signed callbacks (an order's oid and uid): no "&" either. */

@@ -25,7 +25,6 @@ import {
 import { ADDRESS, EVM_ADDRESS_PATTERN, type Json, requestBody, TRON_ADDRESS_PATTERN, TX_HASH_PATTERN } from './openapi-request.js';
 import { callbackWebhooks } from './openapi-webhooks.js';
 
-export { AMOUNT_PATTERN, EVM_ADDRESS_PATTERN, NONCE_PATTERN, safeIntegerPattern, TRON_ADDRESS_PATTERN, TX_HASH_PATTERN } from './openapi-request.js';
 
 /**
  * OpenAPI 3.1 from the very zod schemas the server validates with, so the document cannot drift

@@ -160,7 +160,7 @@ describe('the document and the server agree on each field', () => {
 
 describe('the document\'s pattern for a digit string read as a number', () => {
   it('takes exactly 1 to 2^53 - 1 without leading zeros: the numbers the server reads exactly', async () => {
-    const { safeIntegerPattern } = await import('../../src/server/openapi.js');
+    const { safeIntegerPattern } = await import('../../src/server/openapi-request.js');
     const re = new RegExp(`^${safeIntegerPattern()}$`);
     const max = BigInt(Number.MAX_SAFE_INTEGER);
     const wrong: string[] = [];
