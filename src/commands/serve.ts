@@ -41,17 +41,16 @@ export interface ServeOptions {
  */
 export function serveLimits(opts: ServeOptions): HttpLimits {
   const limits = { ...DEFAULT_HTTP_LIMITS };
-  const total = opts.maxConnections;
-  if (total !== undefined) {
-    if (!/^[1-9]\d{0,5}$/.test(total)) throw usage('--max-connections must be a whole number from 1 to 999999');
-    limits.maxConnections = Number(total);
-  }
-  const perClient = opts.maxConnectionsPerClient;
-  if (perClient !== undefined) {
-    if (!/^(0|[1-9]\d{0,5})$/.test(perClient)) throw usage('--max-connections-per-client must be a whole number from 0 (no cap) to 999999');
-    limits.maxConnectionsPerClient = Number(perClient);
-  }
+  if (opts.maxConnections !== undefined) limits.maxConnections = capOption(opts.maxConnections, '--max-connections', false);
+  if (opts.maxConnectionsPerClient !== undefined) limits.maxConnectionsPerClient = capOption(opts.maxConnectionsPerClient, '--max-connections-per-client', true);
   return limits;
+}
+
+/** A connection cap's value: a whole number up to 999999, from 1, or from 0 (no cap) where `zeroIsOff`. */
+function capOption(given: string, flag: string, zeroIsOff: boolean): number {
+  const ok = zeroIsOff ? /^(0|[1-9]\d{0,5})$/ : /^[1-9]\d{0,5}$/;
+  if (!ok.test(given)) throw usage(`${flag} must be a whole number from ${zeroIsOff ? '0 (no cap)' : '1'} to 999999`);
+  return Number(given);
 }
 
 export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
