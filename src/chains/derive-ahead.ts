@@ -1,7 +1,8 @@
 import { type MessagePort, Worker } from 'node:worker_threads';
 import type { ChainType } from '../core/types.js';
 import { createDeriver } from './deriver.js';
-import type { RangeReply, RangeRequest } from './derive-ranges.js';
+import { endWorker, type ThreadEnd } from '../core/end-worker.js';
+import type { RangeMessage, RangeReply, RangeRequest } from './derive-ranges.js';
 
 /**
  * An address pool refilled ahead of demand, on a worker thread (`cryptopay serve`). Creating an
@@ -17,7 +18,11 @@ export interface AheadPool {
   prime(chain: ChainType, xpub: string, next: number): void;
   /** How far ahead the pool reaches for a wallet: one past the last ready index (0 if none). Asks for nothing. */
   readyUntil(chain: ChainType, xpub: string): number;
-  close(): Promise<void>;
+  /**
+   * Stops asking. A thread of its own is asked to end and awaited (how it ended is returned);
+   * over a port, the port is closed and the thread's owner ends it.
+   */
+  close(): Promise<ThreadEnd | undefined>;
 }
 
 /** Each request derives this many. */
@@ -51,6 +56,8 @@ export function startDerivationWorker(opts: { onError?: (message: string) => voi
         resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 16 },
       });
   const channel = opts.port ?? worker!;
+  let exited = false;
+  worker?.once('exit', () => (exited = true));
   let dead = false;
   let closing = false;
   const entries = new Map<string, Entry>();
@@ -131,8 +138,9 @@ export function startDerivationWorker(opts: { onError?: (message: string) => voi
     async close() {
       closing = true;
       dead = true;
-      if (worker) await worker.terminate();
-      else opts.port!.close();
+      if (worker) return endWorker(worker, () => exited, () => worker.postMessage('close' satisfies RangeMessage));
+      opts.port!.close();
+      return undefined;
     },
   };
 }

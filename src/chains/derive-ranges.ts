@@ -11,6 +11,8 @@ export interface RangeRequest {
   count: number;
 }
 export type RangeReply = Omit<RangeRequest, 'node'> & ({ addresses: string[] } | { error: string });
+/** 'close' ends the answering: what is queued is dropped and the port closes (src/core/end-worker.ts). */
+export type RangeMessage = RangeRequest | 'close';
 
 /**
  * Work is done this many addresses at a time (the batch of one shared inversion in ckd.ts), and
@@ -23,8 +25,12 @@ const SLICE = 256;
  * Answers the address ranges asked for on `port` (src/chains/derive-ahead.ts), in order, one
  * reply per range. Only src/chains/ckd.ts (libsecp256k1 when its addon loads, else noble, the
  * main thread's arithmetic), Node's HMAC and src/chains/encode.ts are loaded for it.
+ *
+ * Once the port closes (the other side closed it, or 'close' came), the range being derived is
+ * dropped after the slice it is on, and nothing more is scheduled: the thread's event loop
+ * empties and the thread returns by itself, never stopped inside a call into the addon.
  */
-export function answerRanges(port: Pick<MessagePort, 'on' | 'postMessage'>): void {
+export function answerRanges(port: Pick<MessagePort, 'on' | 'postMessage' | 'close'>): void {
   // The noble path's table of multiples of G (~100 ms, ~2 MB) only when it is the one used.
   if (!nativeCurve()) warmUpDerivation();
   const queue: RangeRequest[] = [];
@@ -59,7 +65,17 @@ export function answerRanges(port: Pick<MessagePort, 'on' | 'postMessage'>): voi
       setImmediate(step);
     }
   };
-  port.on('message', (req: RangeRequest) => {
+  const stop = () => {
+    queue.length = 0;
+    addresses = [];
+  };
+  port.on('close', stop);
+  port.on('message', (req: RangeMessage) => {
+    if (req === 'close') {
+      stop();
+      port.close();
+      return;
+    }
     queue.push(req);
     next();
   });

@@ -169,7 +169,8 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   await dev?.close();
   derive.deriveAheadWith(undefined);
   await pool.close();
-  await background.close();
+  // It ends by itself after the slice of addresses it is on; stopped only if it does not.
+  if ((await background.close()) === 'terminated') err('the background thread did not end within 10 s of being asked to; it was stopped');
   releaseHeap();
   anchor?.close();
   log.flush();

@@ -1,4 +1,5 @@
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
+import { endWorker, type ThreadEnd } from '../core/end-worker.js';
 import type { CheckpointData } from '../store/checkpoint-answer.js';
 import { sqliteAddon } from '../store/db.js';
 
@@ -19,8 +20,12 @@ export interface BackgroundData {
 export interface BackgroundThread {
   derive: MessagePort;
   checkpoint: MessagePort;
-  /** Ends the thread (after the pool and the checkpointer have closed their ports). */
-  close(): Promise<void>;
+  /**
+   * Ends the thread (after the pool and the checkpointer have closed their ports): both ports
+   * closed, it returns by itself after the slice of addresses it is on; it is terminated only if
+   * it has not within the grace period (src/core/end-worker.ts says why that matters).
+   */
+  close(): Promise<ThreadEnd>;
 }
 
 export function startBackgroundThread(ledgerPath: string, opts: { workerUrl?: URL } = {}): BackgroundThread {
@@ -40,14 +45,15 @@ export function startBackgroundThread(ledgerPath: string, opts: { workerUrl?: UR
     derive.port1.close();
     checkpoint.port1.close();
   };
+  let exited = false;
   worker.on('error', gone);
-  worker.on('exit', gone);
+  worker.on('exit', () => {
+    exited = true;
+    gone();
+  });
   return {
     derive: derive.port1,
     checkpoint: checkpoint.port1,
-    async close() {
-      gone();
-      await worker.terminate();
-    },
+    close: () => endWorker(worker, () => exited, gone),
   };
 }

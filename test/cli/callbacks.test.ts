@@ -132,7 +132,7 @@ describe('serve delivers callbacks', () => {
     const history = JSON.parse((await cli(['--db', db, '--json', 'callbacks', 'show', rows[1]!.id])).stdout).history;
     expect(history).toHaveLength(2);
 
-    expect((await srv.stop()).code).toBe(0);
+    expect((await srv.stop()).code, srv.stderr()).toBe(0);
     const unknown = await cli(['--db', db, 'callbacks', 'show', 'evt_nope']);
     expect(unknown).toMatchObject({ code: 1, stderr: 'error: callback evt_nope not found\n' });
   });
@@ -180,7 +180,7 @@ describe('serve delivers callbacks', () => {
     await cli(['--db', db, 'order', 'mark-paid', id, '--tx-hash', nextTx(), '--yes']);
     await rec.waitFor(1, 5000);
     await srv.waitFor(/callback order\.paid \S+ \S+ 500 /, 'stdout');
-    expect((await srv.stop()).code).toBe(0);
+    expect((await srv.stop()).code, srv.stderr()).toBe(0);
     const again = await spawnServe(db, {}, args);
     const got = await rec.waitFor(2, 8000);
     expect(got[1]!.body.eventId).toBe(got[0]!.body.eventId);
@@ -233,7 +233,7 @@ describe('a payment found on chain', () => {
       chainType: 'EVM', chainId: '31337', token, txHash: paid.txHash, mchId: m.mchId,
     });
     expect(merchantVerifies(got!.body, m.secret)).toBe(true);
-    expect((await srv.stop()).code).toBe(0);
+    expect((await srv.stop()).code, srv.stderr()).toBe(0);
   });
 });
 
@@ -249,7 +249,7 @@ describe('callbacks run, test and listen', () => {
     const [got] = await rec.waitFor(1, 8000);
     expect(got!.body).toMatchObject({ event: 'order.paid', oid: 'run-1' });
     await run.waitFor(/callback order\.paid \S+ \S+ 200 \d+ms delivered/, 'out');
-    expect(await run.stop()).toBe(0);
+    expect(await run.stop(), run.err()).toBe(0);
   });
 
   it('callbacks test sends a signed sample; listen verifies it, prints one line, refuses a forged one and forwards', async () => {
@@ -279,7 +279,7 @@ describe('callbacks run, test and listen', () => {
     const lines = (await listen.waitFor(/^\{.*\}\n\{.*\}$/m, 'out'))[0].split('\n').map((l) => JSON.parse(l));
     expect(lines[1]).toMatchObject({ valid: false, reason: 'signature does not match' });
     expect(app.received).toHaveLength(1);
-    expect(await listen.stop()).toBe(0);
+    expect(await listen.stop(), listen.err()).toBe(0);
   });
 
   it('listen takes what the docs tell a receiver to: a replayed attempt, a stale one, a signed request body are refused; an event handled is not forwarded twice', async () => {
@@ -319,7 +319,7 @@ describe('callbacks run, test and listen', () => {
     expect(seen[3]).toMatchObject({ valid: false, reason: expect.stringMatching(/^timestamp \d+ is more than 5 minutes off this machine's clock/) });
     expect(seen[4]).toMatchObject({ valid: false, reason: 'signed, but not a callback: it has no event and eventId' });
     expect(app.received).toHaveLength(1);
-    expect(await listen.stop()).toBe(0);
+    expect(await listen.stop(), listen.err()).toBe(0);
   });
 
   it('usage: an unknown status or event is a usage error', async () => {

@@ -162,7 +162,7 @@ describe('serve --dev', () => {
 
       // Stopping serve stops anvil, which writes its state beside the ledger.
       await ledgerCheck(s);
-      expect((await srv.stop()).code).toBe(0);
+      expect((await srv.stop()).code, srv.stderr()).toBe(0);
       expect(await refuses(a.rpcUrl)).toBe(true);
       expect(existsSync(`${s.db}.anvil-state.json`)).toBe(true);
 
@@ -183,7 +183,7 @@ describe('serve --dev', () => {
       const third = await s.json(['dev', 'pay', order.id, '--amount', '0.25']);
       expect(third.blockNumber).toBeGreaterThan(more.blockNumber);
       expect(await tokenBalance(b, order.addresses.EVM)).toBe(13_500_000n);
-      expect((await again.stop()).code).toBe(0);
+      expect((await again.stop()).code, again.stderr()).toBe(0);
       expect(await refuses(b.rpcUrl)).toBe(true);
     },
     SLOW,
@@ -221,7 +221,7 @@ describe('serve --dev', () => {
       expect(pay.code).toBe(1);
       expect(pay.stderr).toContain('this ledger has no development chain: start cryptopay serve --dev on it first');
       await ledgerCheck(s);
-      expect((await srv.stop()).code).toBe(0);
+      expect((await srv.stop()).code, srv.stderr()).toBe(0);
     },
     SLOW,
   );
@@ -234,7 +234,7 @@ describe('serve --dev', () => {
       const a = announced(first);
       const o = await s.json<{ id: string }>(['order', 'create', '--oid', 'A-1', '--uid', 'u1', '--amount', '5']);
       await s.json(['dev', 'pay', o.id]);
-      expect((await first.stop()).code).toBe(0);
+      expect((await first.stop()).code, first.stderr()).toBe(0);
 
       const second = await serveDev(s, { CRYPTOPAY_ANVIL: `${s.dir}/no-such-anvil` });
       expect(second.stderr()).toContain('serving without a development chain');
@@ -245,7 +245,7 @@ describe('serve --dev', () => {
       expect(pay.code).toBe(3);
       expect(pay.stderr).toContain('the development chain 31337 is not running: start cryptopay serve --dev on this ledger');
       await ledgerCheck(s);
-      expect((await second.stop()).code).toBe(0);
+      expect((await second.stop()).code, second.stderr()).toBe(0);
     },
     SLOW,
   );
@@ -281,7 +281,7 @@ describe('the sandbox with its chain watcher', () => {
       expect(extra.stderr).toBe("serve --dev's chain watcher credits it after 1 confirmation; add --wait to wait until the order reads PAID\n");
       await until(async () => (await s.json<{ available: string }>(['balance', 'u1'])).available === '13.5');
       await ledgerCheck(s);
-      expect((await srv.stop()).code).toBe(0);
+      expect((await srv.stop()).code, srv.stderr()).toBe(0);
     },
     SLOW,
   );
@@ -295,7 +295,7 @@ describe('serve --dev, again', () => {
       const first = await serveDev(s);
       const a = announced(first);
       const o = await s.json<{ id: string; addresses: { EVM: string } }>(['order', 'create', '--oid', 'A-1', '--uid', 'u1', '--amount', '2']);
-      expect((await first.stop()).code).toBe(0);
+      expect((await first.stop()).code, first.stderr()).toBe(0);
 
       const squatter = createServer();
       await new Promise<void>((resolve) => squatter.listen(Number(new URL(a.rpcUrl).port), '127.0.0.1', resolve));
@@ -309,7 +309,7 @@ describe('serve --dev, again', () => {
         await s.json(['dev', 'pay', o.id]);
         expect(await tokenBalance(b, o.addresses.EVM)).toBe(2_000_000n);
         await ledgerCheck(s);
-        expect((await second.stop()).code).toBe(0);
+        expect((await second.stop()).code, second.stderr()).toBe(0);
       } finally {
         squatter.close();
       }
@@ -348,7 +348,7 @@ describe('serve --dev, again', () => {
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(new RegExp(`but order ${late.id} is still PENDING_PAY after 2 s`));
       await ledgerCheck(s);
-      expect((await srv.stop()).code).toBe(0);
+      expect((await srv.stop()).code, srv.stderr()).toBe(0);
     },
     SLOW,
   );
@@ -388,7 +388,7 @@ describe('dev pay refuses', () => {
       expect(unknown.code).toBe(1);
       expect(await tokenBalance(a, o.addresses.EVM)).toBe(1_000_000n);
       await ledgerCheck(s);
-      expect((await srv.stop()).code).toBe(0);
+      expect((await srv.stop()).code, srv.stderr()).toBe(0);
     },
     SLOW,
   );

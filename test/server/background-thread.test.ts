@@ -90,6 +90,34 @@ describe('serve\'s background thread', () => {
     expect(order).toEqual(['range 256', 'checkpoint ok', 'range 2048']);
   });
 
+  it('closed in the middle of a long range, ends on its own after the slice it is on: never terminated inside a call into libsecp256k1', async () => {
+    // Worker.terminate() during a range could land between two calls into the addon; the next
+    // call then throws a C++ exception nothing catches and the whole process aborts (seen as
+    // serve exiting on SIGABRT when stopped right after an order, under load).
+    thread = startBackgroundThread(ledger.path, { workerUrl: WORKER });
+    const node = createDeriver(wallet.evmXpub).change;
+    const replies: RangeReply[] = [];
+    const first = new Promise<void>((resolve) => thread!.derive.on('message', (r: RangeReply) => (replies.push(r), resolve())));
+    thread.derive.postMessage({ chain: 'EVM', xpub: wallet.evmXpub, node, start: 0, count: 256 });
+    // Minutes of work at 50-100 µs an address: the thread is surely inside it when closed.
+    thread.derive.postMessage({ chain: 'EVM', xpub: wallet.evmXpub, node, start: 256, count: 2_000_000 });
+    await first;
+    await new Promise((r) => setTimeout(r, 50));
+    const ended = await thread.close();
+    thread = undefined;
+    expect(ended).toBe('finished');
+    expect(replies.map((r) => ('addresses' in r ? r.addresses.length : r.error))).toEqual([256]);
+  });
+
+  it('the pool on a thread of its own, closed in the middle of a range, ends that thread on its own too', async () => {
+    const pool = startDerivationWorker({ workerUrl: new URL('./derive-worker.js', WORKER) });
+    pool.prime('EVM', wallet.evmXpub, 0);
+    while (pool.readyUntil('EVM', wallet.evmXpub) === 0) await new Promise((r) => setTimeout(r, 5));
+    // Two chunks ahead are asked for as soon as one is delivered: close while they are derived.
+    pool.take('EVM', wallet.evmXpub, pool.readyUntil('EVM', wallet.evmXpub) - 1);
+    expect(await pool.close()).toBe('finished');
+  });
+
   it('a thread that cannot start: the pool derives on demand, the connections checkpoint in their COMMITs again', async () => {
     thread = startBackgroundThread(ledger.path, { workerUrl: new URL('./no-such-worker.js', WORKER) });
     const errors: string[] = [];

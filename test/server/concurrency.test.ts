@@ -121,8 +121,8 @@ describe('two serve processes on one ledger file', () => {
     expect(replay.map((r) => r.status).sort()).toEqual([200, 401]);
     expect(replay.find((r) => r.status === 401)!.json.msg).toBe('nonce has already been used');
 
-    expect((await a.stop()).code).toBe(0);
-    expect((await b.stop()).code).toBe(0);
+    expect((await a.stop()).code, a.stderr()).toBe(0);
+    expect((await b.stop()).code, b.stderr()).toBe(0);
     const check = await runCli(['ledger', 'check', '--db', db]);
     expect(check).toMatchObject({ code: 0, stdout: 'ledger ok: every invariant holds\n' });
   });

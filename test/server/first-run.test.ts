@@ -65,7 +65,7 @@ describe('plain serve on an empty ledger', () => {
     });
     expect(r.json, r.text).toMatchObject({ code: 1, data: { oid: 'first', status: 'PENDING_PAY', amount: '12.5' } });
 
-    expect(await srv.stop()).toEqual({ code: 0, signal: null });
+    expect(await srv.stop(), srv.stderr()).toEqual({ code: 0, signal: null });
     expect(mnemonicIn(srv.stderr() + srv.stdout())).toBeUndefined();
     expect(srv.stderr()).not.toContain(m.secret);
   });
@@ -78,7 +78,7 @@ describe('plain serve on an empty ledger', () => {
     await srv.waitFor(/--dev`: .*\n/);
     const quoted = `'${db.replace(/'/g, `'\\''`)}'`;
     expect(srv.stderr()).toContain(`  ${CLI} merchant add --db ${quoted} --name "My shop" --generate-wallet\n`);
-    expect(await srv.stop()).toEqual({ code: 0, signal: null });
+    expect(await srv.stop(), srv.stderr()).toEqual({ code: 0, signal: null });
   });
 });
 
@@ -93,7 +93,7 @@ describe('serve --dev on a ledger that has a merchant', () => {
     expect(await merchants(db)).toEqual([expect.objectContaining({ mchId: m.mchId })]);
     expect(srv.stderr()).not.toContain(m.secret);
     expect(mnemonicIn(srv.stderr())).toBeUndefined();
-    expect(await srv.stop()).toEqual({ code: 0, signal: null });
+    expect(await srv.stop(), srv.stderr()).toEqual({ code: 0, signal: null });
   });
 });
 

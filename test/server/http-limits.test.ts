@@ -140,14 +140,14 @@ describe('the cap on open connections', () => {
       const [over] = await one(srv.url, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
       expectRawRefusal(over, 503, 'this client address has reached its limit of 1 open connection; close some or retry shortly');
       for (const so of sockets.splice(0)) so.destroy();
-      expect((await srv.stop()).code).toBe(0);
+      expect((await srv.stop()).code, srv.stderr()).toBe(0);
 
       const off = await spawnServe(join(tmp.dir, 'ledger.db'), {}, ['--max-connections', '5', '--max-connections-per-client', '0']);
       for (let i = 0; i < 5; i++) await idleConnection(off.url);
       const [full] = await one(off.url, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
       expectRawRefusal(full, 503, 'the server has 5 open connections, its limit; retry shortly');
       for (const so of sockets.splice(0)) so.destroy();
-      expect((await off.stop()).code).toBe(0);
+      expect((await off.stop()).code, off.stderr()).toBe(0);
     } finally {
       tmp.cleanup();
     }
@@ -173,7 +173,7 @@ describe('the cap on open connections', () => {
       const [over] = await one(srv.url, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
       expectRawRefusal(over, 503, 'the server has 2 open connections, its limit; retry shortly');
       for (const so of sockets.splice(0)) so.destroy();
-      expect((await srv.stop()).code).toBe(0);
+      expect((await srv.stop()).code, srv.stderr()).toBe(0);
     } finally {
       tmp.cleanup();
     }

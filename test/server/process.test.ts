@@ -67,7 +67,7 @@ describe('serve --dev on an empty ledger', () => {
     expect({ status: again.status, msg: again.json.msg }).toEqual({ status: 401, msg: 'nonce has already been used' });
 
     await srv.waitFor(/POST \/api\/v1\/order 401 /, 'stdout');
-    expect((await srv.stop()).code).toBe(0);
+    expect((await srv.stop()).code, srv.stderr()).toBe(0);
     // The access log on stdout never repeats the secret, the signature or the nonce.
     for (const secretish of [secret!, body.sign, body.nonce]) expect(srv.stdout()).not.toContain(secretish);
   });
@@ -84,12 +84,12 @@ describe('replay across a restart', () => {
     expect(first.stderr()).not.toContain(m.secret);
     const r1 = await postJson(first.url, '/api/v1/order', text);
     expect(r1.json, r1.text).toMatchObject({ code: 1 });
-    expect(await first.stop()).toEqual({ code: 0, signal: null });
+    expect(await first.stop(), first.stderr()).toEqual({ code: 0, signal: null });
 
     const second = await spawnServe(db);
     const r2 = await postJson(second.url, '/api/v1/order', text);
     expect({ status: r2.status, body: r2.json }).toEqual({ status: 401, body: { code: 0, msg: 'nonce has already been used', data: null, systemTime: expect.any(Number) } });
-    expect(await second.stop()).toEqual({ code: 0, signal: null });
+    expect(await second.stop(), second.stderr()).toEqual({ code: 0, signal: null });
 
     const ledger = openLedger(db);
     try {
@@ -203,7 +203,7 @@ describe('logs of a spawned server', () => {
     await postJson(srv.url, '/api/v1/order', '{not json');
 
     await srv.waitFor(/(?:.*\n){8}/, 'stdout');
-    expect(await srv.stop()).toEqual({ code: 0, signal: null });
+    expect(await srv.stop(), srv.stderr()).toEqual({ code: 0, signal: null });
     const lines = srv.stdout().trimEnd().split('\n');
     expect(lines).toHaveLength(8);
     const line = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (GET|POST) (\S+) (\d{3}) \d+\.\dms (M\d+|-)$/;

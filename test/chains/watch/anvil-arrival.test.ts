@@ -97,7 +97,7 @@ describe('late and held are judged by the block time', () => {
     });
     const check = await runCli(['ledger', 'check', '--db', db], { env: { CRYPTOPAY_CHAINS: chains } });
     expect(check.code, check.stderr).toBe(0);
-    expect((await srv.stop()).code).toBe(0);
+    expect((await srv.stop()).code, srv.stderr()).toBe(0);
   });
 
   it('a payment mined before the order expired and confirmed after it is not late', async () => {
@@ -120,6 +120,6 @@ describe('late and held are judged by the block time', () => {
     });
     const check = await runCli(['ledger', 'check', '--db', db], { env: { CRYPTOPAY_CHAINS: chains } });
     expect(check.code, check.stderr).toBe(0);
-    expect((await srv.stop()).code).toBe(0);
+    expect((await srv.stop()).code, srv.stderr()).toBe(0);
   });
 });

@@ -128,6 +128,6 @@ describe('payments after expiry, on a real chain', () => {
     expect(await json(['order', 'held'])).toEqual([]);
 
     expect((await cli(['ledger', 'check'])).code).toBe(0);
-    expect((await srv.stop()).code).toBe(0);
+    expect((await srv.stop()).code, srv.stderr()).toBe(0);
   });
 });

@@ -104,7 +104,7 @@ describe('serve watches the chain', () => {
     });
     const watch = (await ledgerCheck(db, chains)).find((c) => c.chainId === '31337')!.watch;
     expect(watch).toMatchObject({ lastError: null, leaseHolder: expect.stringContaining(':'), lag: expect.any(Number) });
-    expect((await srv.stop()).code).toBe(0);
+    expect((await srv.stop()).code, srv.stderr()).toBe(0);
   });
 
   it('two Transfer logs in one transaction are two payments of one order', async () => {
@@ -123,7 +123,7 @@ describe('serve watches the chain', () => {
       expect(await s.balance('user-0')).toMatchObject({ available: '10' });
     });
     await ledgerCheck(db, chains);
-    expect((await srv.stop()).code).toBe(0);
+    expect((await srv.stop()).code, srv.stderr()).toBe(0);
   });
 
   it('a reorg before the confirmations (evm_revert, then anvil_reorg) leaves nothing counted', async () => {
@@ -316,7 +316,7 @@ describe('serve watches the chain', () => {
     expect(again.stderr).toMatch(/no deep reorg to acknowledge/);
     await withService(db, async (s) => expect(await s.balance('user-0')).toMatchObject({ available: '5' }));
     await ledgerCheck(db, chains);
-    expect((await srv.stop()).code).toBe(0);
+    expect((await srv.stop()).code, srv.stderr()).toBe(0);
   });
 
   it('kill -9 in the middle of a range: the next serve resumes from the last stored range, missing and double-counting nothing', async () => {
@@ -355,7 +355,7 @@ describe('serve watches the chain', () => {
       }
     });
     await ledgerCheck(db, chains);
-    expect((await second.stop()).code).toBe(0);
+    expect((await second.stop()).code, second.stderr()).toBe(0);
   });
 
   it('with no startBlock, a chain is scanned from the head when first watched, and from its cursor after a restart', async () => {
@@ -380,7 +380,7 @@ describe('serve watches the chain', () => {
     await pay(pc.usdt, during!.addresses.EVM!, 2_000_000n);
     await pc.chain.mine(1);
     await paid(srv.url, during!.id);
-    expect((await srv.stop()).code).toBe(0);
+    expect((await srv.stop()).code, srv.stderr()).toBe(0);
 
     // Stopped: a payment and more blocks. The next start resumes from its cursor, not the new head.
     await pay(pc.usdt, whileDown!.addresses.EVM!, 3_000_000n);
@@ -390,7 +390,7 @@ describe('serve watches the chain', () => {
     expect(await status(again.url, before!.id)).toBe('PENDING_PAY');
     expect(JSON.parse((await cli(['order', 'show', before!.id, '--json'])).stdout)).toMatchObject({ paidAmount: '0', onChain: [] });
     await ledgerCheck(db, chains);
-    expect((await again.stop()).code).toBe(0);
+    expect((await again.stop()).code, again.stderr()).toBe(0);
   });
 
   it('serve --no-watch does not watch', async () => {
