@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { duplicateKey, duplicateRefusal } from '../core/json-keys.js';
 import type { AddressInfo } from 'node:net';
 import type { Context } from '../context.js';
 import { usage } from '../core/errors.js';
@@ -53,13 +54,20 @@ export async function run(ctx: Context, opts: { port?: string; forwardTo?: strin
     }
     const raw = Buffer.concat(chunks);
     let body: Record<string, unknown>;
+    const text = raw.toString('utf8');
     try {
-      const parsed = JSON.parse(raw.toString('utf8')) as unknown;
+      const parsed = JSON.parse(text) as unknown;
       if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error();
       body = parsed as Record<string, unknown>;
     } catch {
       line({ valid: false, reason: 'not a JSON object' }, {});
       return answer(400, 'not a JSON object');
+    }
+    // A callback the service signed never gives a field twice: whoever sent this one did not.
+    const twice = duplicateKey(text, body);
+    if (twice !== undefined) {
+      line({ valid: false, reason: duplicateRefusal(twice) }, {});
+      return answer(400, duplicateRefusal(twice));
     }
     const secret = secretOf(body.mchId);
     let valid = false;

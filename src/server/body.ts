@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AppError, invalid } from '../core/errors.js';
+import { duplicateKey, duplicateRefusal } from '../core/json-keys.js';
 
 /**
  * Request bodies (src/server/app.ts): a signed request's JSON object, read from Node's request
@@ -19,7 +20,11 @@ export interface BodySource {
  * Content-Length says. On a socket it is read straight from Node's request.
  */
 export async function readJsonObject(req: BodySource): Promise<Record<string, unknown>> {
-  if (!/^application\/json\b/i.test(req.header('content-type') ?? '')) throw invalid('Content-Type must be application/json');
+  checkContentType(req.header('content-type'));
+  const coding = req.header('content-encoding');
+  if (coding !== undefined && coding.trim() !== '' && coding.trim().toLowerCase() !== 'identity') {
+    throw invalid(`Content-Encoding ${coding.trim().slice(0, 40)} is not accepted: send the body as it is (identity)`);
+  }
   const tooLarge = () => new AppError('too_large', `the request body is larger than ${MAX_BODY_BYTES / 1024} KiB`);
   if (Number(req.header('content-length')) > MAX_BODY_BYTES) throw tooLarge();
   let bytes: Buffer | 'too_large';
@@ -33,14 +38,34 @@ export async function readJsonObject(req: BodySource): Promise<Record<string, un
   // Decoding would turn a byte that is not UTF-8 into U+FFFD: the body read would not be the one
   // sent, and a signature over U+FFFD would pass for other bytes (decisions §1: well-formed text).
   if (!isUtf8(bytes)) throw invalid('the request body is not valid UTF-8');
+  const text = bytes.toString('utf8');
   let body: unknown;
   try {
-    body = JSON.parse(bytes.toString('utf8'));
+    body = JSON.parse(text);
   } catch {
     throw invalid('the request body is not valid JSON');
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalid('the request body must be a JSON object');
+  const twice = duplicateKey(text, body);
+  if (twice !== undefined) throw invalid(duplicateRefusal(twice));
   return body as Record<string, unknown>;
+}
+
+/**
+ * The media type is application/json exactly (a type that only starts so, such as
+ * application/json-seq, is another format), in any case, with parameters; a charset, if given,
+ * is UTF-8, the only one the body is read as.
+ */
+function checkContentType(header: string | undefined): void {
+  if (header === 'application/json') return;
+  const [type, ...params] = (header ?? '').split(';');
+  if (type!.trim().toLowerCase() !== 'application/json') throw invalid('Content-Type must be application/json');
+  for (const p of params) {
+    const eq = p.indexOf('=');
+    if (eq < 0 || p.slice(0, eq).trim().toLowerCase() !== 'charset') continue;
+    const value = p.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1').toLowerCase();
+    if (value !== 'utf-8') throw invalid('Content-Type charset must be utf-8: the body is read as UTF-8');
+  }
 }
 
 /**

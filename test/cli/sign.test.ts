@@ -242,4 +242,23 @@ describe.concurrent('sign', { timeout: SLOW }, () => {
       [2, '', 'error: nonce must be 1 to 64 characters of A-Z a-z 0-9 _ . : - (no & or =: they would let a signed body be re-split); the server refuses any other'],
     ]);
   });
+
+  // Found by an outside review: --body '{"amount":"1","amount":"1000"}' was signed over the last
+  // value (JSON.parse keeps it), as the server read it; a proxy or a log that reads the first
+  // saw 1. Both now refuse a key given twice, spelled alike or through an escape.
+  it('refuses a --body that gives a key twice, to sign or to verify, naming the key', async () => {
+    const [plain, escaped, verify, nested] = await Promise.all([
+      cli(['sign', '--body', '{"oid":"N-1","amount":"1","amount":"1000"}']),
+      cli(['sign', '--body', '{"oid":"N-1","amount":"1","am\\u006funt":"1000"}']),
+      cli(['sign', 'verify', '--body', '{"oid":"N-1","oid":"N-2","sign":"00"}']),
+      // A key's name inside a string value is text, not a key.
+      cli(['sign', '--body', '{"oid":"N-1","x":"{\\"oid\\":1}"}']),
+    ]);
+    expect([plain, escaped, verify].map((r) => [r.code, r.stdout, r.stderr.trim()])).toEqual([
+      [2, '', 'error: field amount is given twice in the body: JSON readers disagree on which one counts, so none is signed'],
+      [2, '', 'error: field amount is given twice in the body: JSON readers disagree on which one counts, so none is signed'],
+      [2, '', 'error: field oid is given twice in the body: JSON readers disagree on which one counts, so none is signed'],
+    ]);
+    expect(nested.code, nested.stderr).toBe(0);
+  });
 });

@@ -169,6 +169,9 @@ describe('request bodies (decisions §7)', () => {
     ['multipart', { 'Content-Type': 'multipart/form-data; boundary=x' }],
     ['application/xml', { 'Content-Type': 'application/xml' }],
     ['no Content-Type at all', {}],
+    // Found by an outside review: the check was /^application\/json\b/, which these passed.
+    ['application/json-seq', { 'Content-Type': 'application/json-seq' }],
+    ['application/json-patch+json', { 'Content-Type': 'application/json-patch+json' }],
   ])('refuses a body sent as %s with 400, even when it is good JSON', async (_name, headers) => {
     s = await startServer();
     const m = await s.addMerchant();
@@ -183,6 +186,23 @@ describe('request bodies (decisions §7)', () => {
     s = await startServer();
     const m = await s.addMerchant();
     expectOk(await s.post('/api/v1/order', s.signed(m, { oid: nextOid(), uid: 'u1', amount: '1' }), { 'Content-Type': 'application/json; charset=utf-8' }));
+    expectOk(await s.post('/api/v1/order', s.signed(m, { oid: nextOid(), uid: 'u1', amount: '1' }), { 'Content-Type': 'Application/JSON;Charset="UTF-8"' }));
+  });
+
+  // Found by an outside review: a charset other than UTF-8 was accepted and the body read as
+  // UTF-8 all the same (latin1 é then failed as "not valid UTF-8"), and a gzip-coded body was
+  // read as it came (400 "not valid UTF-8"). Each now says what is wrong; the nonce is unspent.
+  it.each<[string, Record<string, string>, string]>([
+    ['charset latin1', { 'Content-Type': 'application/json; charset=latin1' }, 'Content-Type charset must be utf-8: the body is read as UTF-8'],
+    ['charset utf-16le', { 'Content-Type': 'application/json; charset=utf-16le' }, 'Content-Type charset must be utf-8: the body is read as UTF-8'],
+    ['Content-Encoding gzip', { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' }, 'Content-Encoding gzip is not accepted: send the body as it is (identity)'],
+  ])('refuses a body sent with %s, saying why', async (_name, headers, msg) => {
+    s = await startServer();
+    const m = await s.addMerchant();
+    const body = JSON.stringify(s.signed(m, { oid: nextOid(), uid: 'u1', amount: '1' }));
+    const r = await rawRequest(s.url, { method: 'POST', path: '/api/v1/order', headers: { ...headers, 'Content-Length': String(Buffer.byteLength(body)) }, chunks: [body] });
+    expectRefused(r, 400, msg);
+    expectOk(await s.post('/api/v1/order', body));
   });
 
   it.each([
@@ -214,6 +234,25 @@ describe('request bodies (decisions §7)', () => {
     const bad = Buffer.concat([good.subarray(0, at), Buffer.from([0xff]), good.subarray(at + 3)]);
     const before = snapshot(s.ledger);
     expectRefused(await s.post('/api/v1/order', new Uint8Array(bad)), 400, 'the request body is not valid UTF-8');
+    expect(snapshot(s.ledger)).toEqual(before);
+  });
+
+  // Found by an outside review: a body giving amount twice, signed over the last value, created
+  // the order for 1000, as JSON.parse keeps the last; a proxy, a firewall or a log that reads the
+  // first saw 1. A key given twice is refused, however it is spelled, and nothing changes.
+  it.each([
+    ['the same spelling', '"amount":"1",'],
+    ['a JSON escape of the same key', '"am\\u006funt":"1",'],
+  ])('refuses a body that gives a field twice (%s), naming it; nothing is created', async (_how, first) => {
+    s = await startServer();
+    const m = await s.addMerchant();
+    // Signed over amount 1000: the value JSON.parse keeps, the one a server reading the last
+    // would book. The repeat goes in front of it.
+    const signed = JSON.stringify(s.signed(m, { oid: nextOid(), uid: 'u1', amount: '1000' }));
+    const text = signed.replace('"amount":"1000"', `${first}"amount":"1000"`);
+    expect(JSON.parse(text)).toEqual(JSON.parse(signed));
+    const before = snapshot(s.ledger);
+    expectRefused(await s.post('/api/v1/order', text), 400, 'field amount is given twice in the body: JSON readers disagree on which one counts');
     expect(snapshot(s.ledger)).toEqual(before);
   });
 

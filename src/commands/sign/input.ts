@@ -1,5 +1,6 @@
 import type { Context } from '../../context.js';
 import { AppError, usage } from '../../core/errors.js';
+import { duplicateKey, duplicateRefusal } from '../../core/json-keys.js';
 import { NONCE_PATTERN } from '../../core/nonce.js';
 import { readSecretFile } from '../../remote/secret-file.js';
 
@@ -19,6 +20,8 @@ export async function readBody(ctx: Context, opts: { body?: string }, fields: st
       throw usage(`the body is not valid JSON: ${(e as Error).message}`);
     }
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw usage('the body must be a JSON object');
+    const twice = duplicateKey(source, parsed);
+    if (twice !== undefined) throw usage(`${duplicateRefusal(twice)}, so none is signed`);
     body = parsed as Record<string, unknown>;
   }
   const given = new Map<string, string>();
