@@ -178,5 +178,7 @@ export function normalizeTxHash(value: unknown, chainType: ChainType | undefined
     const form = chainType === 'TRON' ? '64 hex digits' : chainType === 'EVM' ? '0x and 64 hex digits' : '0x and 64 hex digits (EVM) or 64 hex digits (TRON)';
     throw invalid(`${field} must be a transaction hash: ${form}`);
   }
+  // A placeholder, not a hash: 2^-256 of a chance that a transaction has it.
+  if (/^(0x)?0{64}$/i.test(value)) throw invalid(`${field} is all zeros: no transaction has that hash`);
   return value.toLowerCase();
 }

@@ -305,7 +305,7 @@ describe.concurrent('money commands', { timeout: SLOW }, () => {
       expect(await balanceOf(s, 'u1')).toEqual({ available: '65', held: '5' });
 
       const [confirmRejected, rejectConfirmed, rejectAgain, unknown] = await Promise.all([
-        s.run(['withdraw', 'confirm', w2id, '--tx-hash', '0'.repeat(64), '--block-number', '7', '--yes']),
+        s.run(['withdraw', 'confirm', w2id, '--tx-hash', evmTx(), '--block-number', '7', '--yes']),
         s.run(['withdraw', 'reject', w1.id, '--yes']),
         s.run(['withdraw', 'reject', w2id, '--yes']),
         s.run(['withdraw', 'confirm', 'wd_nope0000000000000000', '--tx-hash', evmTx(), '--block-number', '7', '--yes']),

@@ -255,6 +255,10 @@ describe('withdrawals (decisions §6, §6a) through HTTP', () => {
       // A TRON hash may carry 0x (decisions §6); 63 digits is still not a hash.
       ['/api/v1/withdraw/confirm', { logId: tron.id, txHash: `0x${'d'.repeat(63)}`, blockNumber: 1 }, 400, 'txHash must be a transaction hash: 64 hex digits'],
       ['/api/v1/withdraw/confirm', { logId: w.id, txHash: 'x'.repeat(81), blockNumber: 1 }, 400, 'txHash must be at most 80 characters'],
+      // Found by an outside review: the all-zero hash, a placeholder no transaction has, confirmed
+      // a withdrawal on a chain without an rpcUrl.
+      ['/api/v1/withdraw/confirm', { logId: w.id, txHash: `0x${'0'.repeat(64)}`, blockNumber: 5 }, 400, 'txHash is all zeros: no transaction has that hash'],
+      ['/api/v1/withdraw/confirm', { logId: tron.id, txHash: '0'.repeat(64), blockNumber: 5 }, 400, 'txHash is all zeros: no transaction has that hash'],
       ['/api/v1/withdraw/confirm', { logId: w.id, txHash: hash, blockNumber: 0 }, 400, 'blockNumber must be a positive integer'],
       ['/api/v1/withdraw/confirm', { logId: w.id, txHash: hash, blockNumber: -1 }, 400, 'blockNumber must be a positive integer'],
       ['/api/v1/withdraw/confirm', { logId: w.id, txHash: hash, blockNumber: 1.5 }, 400, 'blockNumber must be a positive integer'],

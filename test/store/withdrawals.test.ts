@@ -119,6 +119,20 @@ describe('withdrawal apply', () => {
     expect(state(service)).toEqual(before);
   });
 
+  // Found by an outside review: USDT sent to the USDT contract itself is as lost as at the zero
+  // address, and was accepted.
+  it('refuses the token\'s own contract as the payout address, in any case', async () => {
+    const { service } = h();
+    await addTestMerchant(service);
+    await fund(service);
+    const before = state(service);
+    for (const to of [USDT.ETH, USDT.ETH.toLowerCase()]) {
+      await refused(service.applyWithdrawal(evmApply({ to })), 'invalid', `to is the contract of the token ${USDT.ETH} itself: what is sent there is lost`);
+    }
+    await refused(service.applyWithdrawal(tronApply({ to: USDT.TRON })), 'invalid', `to is the contract of the token ${USDT.TRON} itself: what is sent there is lost`);
+    expect(state(service)).toEqual(before);
+  });
+
   it('refuses an amount already held by an earlier withdrawal', async () => {
     const { service } = h();
     await addTestMerchant(service);
