@@ -122,7 +122,7 @@ export const PRIVATE_HINT = 'callbacks are never sent to loopback, private, link
  * written out (or `localhost`): it could never be delivered. A name is judged when delivering,
  * on the address actually connected to.
  */
-export function checkNotifyUrl(url: string, field = 'notifyUrl'): void {
+export function checkNotifyUrl(url: string, field = 'notifyUrl', hint = PRIVATE_HINT): void {
   let host: string;
   try {
     host = new URL(url).hostname;
@@ -130,8 +130,16 @@ export function checkNotifyUrl(url: string, field = 'notifyUrl'): void {
     return; // the schema refuses it with its own message
   }
   const bare = host.startsWith('[') ? host.slice(1, -1) : host;
-  if (isLocalName(bare)) throw invalid(`${field} points to ${host}, this machine: ${PRIVATE_HINT}`);
+  if (isLocalName(bare)) throw invalid(`${field} points to ${host}, this machine: ${hint}`);
   if (isIP(bare) === 0) return;
   const why = forbiddenAddress(bare);
-  if (why) throw invalid(`${field} points to ${host}, a ${why} address: ${PRIVATE_HINT}`);
+  if (why) throw invalid(`${field} points to ${host}, a ${why} address: ${hint}`);
 }
+
+/**
+ * The payment page's logo is fetched by every payer's browser, so one at an inward address would
+ * be a request to the payer's own machine or network that the merchant chooses: refused like a
+ * notifyUrl, when written out (a name is the payer's resolver's to answer).
+ */
+export const checkLogoUrl = (url: string) =>
+  checkNotifyUrl(url, 'logo', "every payer's browser would ask its own machine or network for it; give a public address (serve --allow-private-callbacks lifts this for development)");

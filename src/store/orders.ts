@@ -28,6 +28,7 @@ export async function createOrder(s: StoreCtx, input: CreateOrderRequest): Promi
   const h = (orderDeps ??= await import('./order-deps.js'));
   const req = h.parseInput(h.createOrderSchema, input);
   if (req.notifyUrl && !s.allowPrivateCallbacks) h.checkNotifyUrl(req.notifyUrl);
+  if (req.logo && !s.allowPrivateCallbacks) h.checkLogoUrl(req.logo);
   const now = s.now();
   return s.write((tx) => {
     const m = findMerchant(s, tx, req.mchId);

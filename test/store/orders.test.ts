@@ -97,6 +97,28 @@ describe('create order', () => {
   });
 });
 
+// Found by an outside review: a logo at a loopback or private address was accepted, and the
+// payment page then made every payer's browser ask that address of its own machine or network
+// (a blind GET a merchant chooses). Refused like a notifyUrl; serve --allow-private-callbacks
+// (development) lifts it for both.
+describe('create order: a logo at an inward address', () => {
+  const h = useHarness();
+  it.each(['https://[::1]/x', 'http://192.168.1.1/logo.png', 'http://127.0.0.1:8080/l.png', 'https://localhost/l.png', 'http://169.254.169.254/l.png'])('%s is refused, nothing created', async (logo) => {
+    const { service, ledger } = h();
+    await addTestMerchant(service);
+    const before = counts(ledger);
+    await refused(service.createOrder({ oid: 'logo-1', uid: 'u1', amount: '1', logo }), 'invalid', /^logo points to \S+, (this machine|an? [a-z-]+ address): every payer's browser would ask its own machine or network for it/);
+    expect(counts(ledger)).toEqual(before);
+  });
+  it('a public address or a name passes; in development (private callbacks allowed) an inward one too', async () => {
+    const { service } = h();
+    await addTestMerchant(service);
+    await service.createOrder({ oid: 'logo-2', uid: 'u1', amount: '1', logo: 'https://93.184.216.34/l.png' });
+    await service.createOrder({ oid: 'logo-3', uid: 'u1', amount: '1', logo: 'https://cdn.shop.example/l.png' });
+    await service.withPrivateCallbacks(true).createOrder({ oid: 'logo-4', uid: 'u1', amount: '1', logo: 'http://127.0.0.1:8080/l.png' });
+  });
+});
+
 describe('create order: the same oid again', () => {
   const h = useHarness();
   const base = { oid: 'same', uid: 'u1', amount: '10.5', memo: 'm', notifyUrl: 'https://shop.example/cb' };
