@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AppError } from './errors.js';
 import { NONCE_PATTERN } from './nonce.js';
 import { isPlainHost } from './plain-host.js';
-import { CONTROL, controlRefusal, echoRefusal, isEchoable } from './text-rules.js';
+import { CONTROL, controlRefusal, echoRefusal, HIDDEN, hiddenRefusal, isEchoable } from './text-rules.js';
 
 /**
  * One schema per input of the REST interface, used at every edge: the local service, the HTTP
@@ -18,6 +18,9 @@ const id64 = (field: string) => text(field, 64).refine((v) => !CONTROL.test(v), 
 export { NONCE_PATTERN } from './nonce.js';
 
 /** A text sent back in signed callbacks: no "&" (src/core/text-rules.ts). */
+/** An id that people read (an order's oid and uid, a withdrawal's uid): nothing hidden in it (src/core/text-rules.ts). */
+const readable = <T extends z.ZodType<string>>(field: string, schema: T) => schema.refine((v) => !HIDDEN.test(v), hiddenRefusal(field));
+
 const echoed = <T extends z.ZodString>(field: string, schema: T) =>
   schema
     .refine(isEchoable, echoRefusal(field))
@@ -74,8 +77,8 @@ const mchId = id64('mchId').optional();
 
 export const createOrderSchema = z.strictObject({
   mchId,
-  oid: echoed('oid', id64('oid')),
-  uid: echoed('uid', id64('uid')),
+  oid: readable('oid', echoed('oid', id64('oid'))),
+  uid: readable('uid', echoed('uid', id64('uid'))),
   amount,
   memo: text('memo', 256).optional(),
   expiredAt: millis('expiredAt').optional(),
@@ -94,7 +97,7 @@ export const refundSchema = z.strictObject({
 
 export const withdrawApplySchema = z.strictObject({
   mchId,
-  uid: echoed('uid', id64('uid')),
+  uid: readable('uid', echoed('uid', id64('uid'))),
   amount,
   to: text('to', 128),
   chainId,

@@ -9,6 +9,18 @@ export const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 export const controlRefusal = (field: string) => `${field} must not contain control characters`;
 
 /**
+ * Characters that change how a text reads without being seen: bidirectional controls (U+061C,
+ * U+200E, U+200F, U+202A-U+202E, U+2066-U+2069), invisible ones (soft hyphen, U+180E, U+200B,
+ * U+2060-U+2064, U+FEFF) and the line and paragraph separators. Never in an oid or a uid, which
+ * a payer reads on the payment page and operators compare by eye (an outside review made the
+ * page show an oid reversed). The joiners U+200C and U+200D, which scripts and emoji need, are
+ * allowed, as is right-to-left text itself.
+ */
+export const HIDDEN = /[\u00ad\u061c\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/;
+export const hiddenRefusal = (field: string) =>
+  `${field} must not contain invisible or direction-changing characters (such as U+202E or U+200B): people read it, on payment pages and in the CLI`;
+
+/**
  * A text the service sends back in the callbacks it signs (an order's oid and uid, a
  * withdrawal's uid, a refund's or a rejection's remark) holds no "&". The canonical string does
  * not escape it, and a merchant verifying a callback accepts any field names: from an oid

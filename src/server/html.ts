@@ -34,6 +34,15 @@ export function html(strings: TemplateStringsArray, ...values: Part[]): Html {
 }
 
 /**
+ * A merchant's text in a sentence of the page, escaped and in <bdi>: a bidirectional override or
+ * a right-to-left run inside it ends at its end and cannot reorder the page's own words around
+ * it (a name ending in U+202E would otherwise reverse the rest of "contact ... with order number").
+ */
+export function isolated(value: string): Html {
+  return new Html(`<bdi>${escapeHtml(value)}</bdi>`);
+}
+
+/**
  * Markup this program made itself (a QR code's SVG, a hashed inline script): the one way
  * around escaping, for text that never holds a merchant's value.
  */

@@ -2,7 +2,7 @@ import { gzipSync } from 'node:zlib';
 import { Lru } from '../core/lru.js';
 import { isPlainHost } from '../core/plain-host.js';
 import { qrSvg } from '../qr/svg.js';
-import { html, httpUrl, trusted, type Html } from './html.js';
+import { html, httpUrl, isolated, trusted, type Html } from './html.js';
 import { CSS_HASH, PAGE_CSS, PAGE_SCRIPT, SCRIPT_HASH } from './pay-page-assets.js';
 import type { PayMethod, PayPageModel } from './pay-page-data.js';
 
@@ -178,13 +178,17 @@ function pageOf(p: PayPageModel): Page {
   const pending = s.status === 'PENDING_PAY';
   // Asking for the rest only while the order can still be paid; once expired the banner there says what arrived.
   const partial = pending && s.paidAmount !== '0';
+  // Merchant text in the page's sentences, each isolated (src/server/html.ts); the title cannot
+  // hold markup, so there the name is isolated by U+2068 ... U+2069.
+  const name = isolated(p.merchantName);
+  const oid = isolated(p.oid);
   const page = html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
-<title>Pay ${s.amount} ${s.asset} to ${p.merchantName}</title>
+<title>Pay ${s.amount} ${s.asset} to \u2068${p.merchantName}\u2069</title>
 <style>${trusted(PAGE_CSS)}</style>
 </head>
 <body data-state="${encodeURIComponent(p.id)}/state" data-status="${s.status}" data-expires="${s.expiredAt}">
@@ -192,14 +196,14 @@ function pageOf(p: PayPageModel): Page {
 <div class="card">
 <header class="merchant">
 ${logo && html`<img class="logo" src="${logo.href}" alt="" width="56" height="56" referrerpolicy="no-referrer">`}
-<div><p class="merchant-name">${p.merchantName}</p><p class="eyebrow">Payment request</p></div>
+<div><p class="merchant-name">${name}</p><p class="eyebrow">Payment request</p></div>
 </header>
 <section class="summary" aria-labelledby="amount-title">
 <div>
 <h1 id="amount-title">Amount <span class="amount">${s.amount}<span class="asset">${s.asset}</span></span></h1>
 <dl class="facts">
-<dt>Order number</dt><dd>${p.oid}</dd>
-${p.memo && html`<dt>Note</dt><dd>${p.memo}</dd>`}
+<dt>Order number</dt><dd>${oid}</dd>
+${p.memo && html`<dt>Note</dt><dd>${isolated(p.memo)}</dd>`}
 </dl>
 </div>
 <p class="timer" ${when('PENDING_PAY', s.status)}><span id="live-left" hidden>Time left <time id="left" datetime="${new Date(s.expiredAt).toISOString()}"></time><br>until</span><span id="pay-by">Pay by</span> <span id="until">${utc(s.expiredAt)}</span></p>
@@ -209,12 +213,12 @@ ${p.testOnly && html`<div class="banner bad" id="test-only"><p class="title">Tes
 <div class="banner wait" id="waiting" ${when('PENDING_PAY', s.status)}${s.confirming ? trusted(' hidden') : ''}><p class="title">Waiting for your payment</p><p>This page updates by itself once the payment is confirmed on the network.</p></div>
 <div class="banner wait" id="confirming"${pending && s.confirming ? '' : trusted(' hidden')}><p class="title">Payment seen on the network</p><p><span id="seen-amount">${s.confirming?.amount ?? '0'}</span> ${s.asset} is waiting for its confirmations: <span id="seen-depth">${depth(s.confirming)}</span>. Do not pay again: this page updates by itself.</p></div>
 <div class="banner warn" id="partial"${partial ? '' : trusted(' hidden')}><p class="title">Partly paid</p><p><span id="paid-amount">${s.paidAmount}</span> ${s.asset} arrived; <strong><span id="due-amount">${s.dueAmount}</span> ${s.asset}</strong> is still due. Send the rest to the same address.</p></div>
-<div class="banner ok" ${when('PAID', s.status)}><p class="title">Payment received</p><p>Thank you. Order ${p.oid} is paid.</p></div>
-<div class="banner bad" ${when('EXPIRED', s.status)}><p class="title">This payment request has expired</p><p id="expired-partial"${s.paidAmount !== '0' ? '' : trusted(' hidden')}><span id="expired-paid">${s.paidAmount}</span> ${s.asset} of the ${s.amount} ${s.asset} arrived before it expired.</p><p>Do not send anything to its addresses any more. If you already paid, your payment is not lost: contact ${p.merchantName} with order number ${p.oid} and the transaction hash of your payment.</p></div>
-<div class="banner ok" ${when('REFUNDED', s.status)}><p class="title">This order was refunded</p><p>Contact ${p.merchantName} about order ${p.oid} if you have questions.</p></div>
+<div class="banner ok" ${when('PAID', s.status)}><p class="title">Payment received</p><p>Thank you. Order ${oid} is paid.</p></div>
+<div class="banner bad" ${when('EXPIRED', s.status)}><p class="title">This payment request has expired</p><p id="expired-partial"${s.paidAmount !== '0' ? '' : trusted(' hidden')}><span id="expired-paid">${s.paidAmount}</span> ${s.asset} of the ${s.amount} ${s.asset} arrived before it expired.</p><p>Do not send anything to its addresses any more. If you already paid, your payment is not lost: contact ${name} with order number ${oid} and the transaction hash of your payment.</p></div>
+<div class="banner ok" ${when('REFUNDED', s.status)}><p class="title">This order was refunded</p><p>Contact ${name} about order ${oid} if you have questions.</p></div>
 <p class="sr-only" id="said"></p>
 </div>
-${back && html`<p class="redirect" ${when('PAID', s.status)}>Returning you to ${back.host} in <span id="secs">5</span> seconds. <a id="return" href="${back.href}" rel="noreferrer">Return to ${p.merchantName} now</a></p>`}
+${back && html`<p class="redirect" ${when('PAID', s.status)}>Returning you to ${back.host} in <span id="secs">5</span> seconds. <a id="return" href="${back.href}" rel="noreferrer">Return to ${name} now</a></p>`}
 ${pending && html`<section id="pay" ${when('PENDING_PAY', s.status)} aria-labelledby="pay-title">
 <h2 id="pay-title">How to pay</h2>
 <p class="hint">Send <span id="send-amount">${s.dueAmount}</span> ${s.asset} to the address below, on one of the networks listed under it. Other tokens, or other networks, cannot be credited to this order.</p>

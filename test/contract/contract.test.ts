@@ -183,7 +183,7 @@ async function scenario(b: Backend): Promise<Record<string, Outcome>> {
   await step('withdraw reject', () => s.rejectWithdrawal({ id: w2.id, remark: 'address on a sanctions list' }));
   await step('withdraw reject again', () => s.rejectWithdrawal({ id: w2.id }));
   await step('withdraw confirm of an unknown id', () => s.confirmWithdrawal({ logId: 'wd_doesnotexist00000000', txHash: hash('d'), blockNumber: 1 }));
-  await step('withdraw apply on TRON', () => s.applyWithdrawal({ uid: 'u2', amount: '0.000001', to: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', chainId: '728126428', chainType: 'TRON', token: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t' }));
+  await step('withdraw apply on TRON', () => s.applyWithdrawal({ uid: 'u2', amount: '0.000001', to: 'TJEh7TX8sNj5uq4hXKyYdTrnGmeeG48top', chainId: '728126428', chainType: 'TRON', token: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t' }));
 
   // The operator's extensions (decisions §12, issue #15 item 8): the same reads, the same refusals.
   await step('whoami', () => s.whoami());

@@ -320,8 +320,8 @@ export async function spawnServe(db: string, extraEnv: Record<string, string> = 
 }
 
 /** Runs the real binary once (for `ledger check`), with no stdin and no CRYPTOPAY_REMOTE. */
-export function runCli(args: string[]): Promise<CliResult> {
-  const env = cliEnv();
+export function runCli(args: string[], extraEnv: Record<string, string> = {}): Promise<CliResult> {
+  const env = cliEnv(extraEnv);
   delete env.CRYPTOPAY_REMOTE;
   return spawnCli(args, env, { stdin: 'ignore' });
 }
