@@ -41,6 +41,16 @@ const httpAgent = new HttpAgent({ keepAlive: true, maxSockets: 64, maxFreeSocket
 const httpsAgent = new HttpsAgent({ keepAlive: true, maxSockets: 64, maxFreeSockets: 64 });
 
 /**
+ * A refusal of the guard itself (an inward address), not a failure of the receiver: `reason`
+ * says which address and why, without the hint the message adds for serve.
+ */
+export class InwardRefusal extends Error {
+  constructor(readonly reason: string) {
+    super(`refused: ${reason}; ${PRIVATE_HINT}`);
+  }
+}
+
+/**
  * The guard for a host written as an address: the address itself, or a refusal. Synchronous, so
  * an attempt to an address costs no lookup, no promise and no timer; undefined for a name.
  */
@@ -48,7 +58,7 @@ function literalAddress(host: string, opts: Pick<DeliveryOptions, 'allowPrivate'
   const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
   if (!isIP(bare)) return undefined;
   const why = opts.allowPrivate ? undefined : forbiddenAddress(bare);
-  if (why) throw new Error(`refused: ${host} is a ${why} address; ${PRIVATE_HINT}`);
+  if (why) throw new InwardRefusal(`${host} is a ${why} address`);
   return bare;
 }
 
@@ -61,7 +71,7 @@ export async function allowedAddress(host: string, opts: Pick<DeliveryOptions, '
   const literal = literalAddress(host, opts);
   if (literal !== undefined) return literal;
   const bare = host;
-  if (!opts.allowPrivate && isLocalName(bare)) throw new Error(`refused: ${host} is this machine; ${PRIVATE_HINT}`);
+  if (!opts.allowPrivate && isLocalName(bare)) throw new InwardRefusal(`${host} is this machine`);
   let addresses: string[];
   try {
     addresses = await (opts.resolver ?? systemResolver)(bare);
@@ -72,7 +82,7 @@ export async function allowedAddress(host: string, opts: Pick<DeliveryOptions, '
   if (!opts.allowPrivate) {
     for (const a of addresses) {
       const why = forbiddenAddress(a);
-      if (why) throw new Error(`refused: ${host} resolves to ${a}, a ${why} address; ${PRIVATE_HINT}`);
+      if (why) throw new InwardRefusal(`${host} resolves to ${a}, a ${why} address`);
     }
   }
   return addresses[0]!;

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { invalid } from '../core/errors.js';
 import { openLedger, type Ledger } from '../store/db.js';
 import { groupCommit } from '../store/group-commit.js';
 import {
@@ -7,6 +8,7 @@ import {
   claimDue,
   deliveryDue,
   expiryDue,
+  findCallback,
   handedRows,
   leaseForResend,
   merchantSecret,
@@ -19,7 +21,7 @@ import {
   type CallbackStatus,
   type EventFields,
 } from '../store/outbox.js';
-import { deliver, DELIVERY_TIMEOUT_MS, type Connector, type DeliveryResult, type Resolver } from './deliver.js';
+import { allowedAddress, deliver, DELIVERY_TIMEOUT_MS, InwardRefusal, type Connector, type DeliveryResult, type Resolver } from './deliver.js';
 import { signedEventBody } from './event.js';
 import { parseSchedule, retryDelay, DEFAULT_SCHEDULE } from './schedule.js';
 
@@ -293,6 +295,18 @@ export class CallbackWorker {
    * schedule ahead of it should it fail. Works whether or not the worker runs.
    */
   async resend(id: string, mchId?: string): Promise<AttemptReport> {
+    // This process's own guard is asked first: a refusal of its making is not the receiver's
+    // failure, and recorded as one it put a delivered event back to pending, for serve (which
+    // may allow the address) to send again (an operator review).
+    const { url } = findCallback(this.o.ledger.db, id, mchId);
+    try {
+      await allowedAddress(new URL(url).hostname, { allowPrivate: this.o.allowPrivate, resolver: this.o.resolver });
+    } catch (e) {
+      if (e instanceof InwardRefusal) {
+        throw invalid(`${e.reason}: this command sends from this process, which sends no callback to loopback, private, link-local or reserved addresses; give it --allow-private-callbacks (development). Nothing was changed.`);
+      }
+      // A name that does not resolve now is the receiver's side: the attempt records it.
+    }
     const row = await this.write(() => leaseForResend(this.o.ledger.db, id, { now: this.o.now(), owner: this.o.owner, leaseMs: this.o.leaseMs, mchId }));
     return this.track(row);
   }

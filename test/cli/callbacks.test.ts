@@ -123,6 +123,15 @@ describe('serve delivers callbacks', () => {
     expect(shown.stdout).toMatch(/^status +delivered$/m);
     expect(shown.stdout).toMatch(/^\d{4}-\d\d-\d\dT\S+\t200\t\d+ms\t-\t\S+$/m);
 
+    // Found by an operator review: without the switch, this process's own guard refused the
+    // attempt, the refusal was recorded as a failed attempt and the delivered event went back to
+    // pending, so serve sent it again; and the hint named serve's switch. Now nothing changes.
+    const notHere = await cli(['--db', db, 'callbacks', 'resend', rows[1]!.id]);
+    expect(notHere.code).toBe(1);
+    expect(notHere.stderr).toMatch(/^error: 127\.0\.0\.1 is a loopback address: this command sends from this process, which sends no callback to loopback, private, link-local or reserved addresses; give it --allow-private-callbacks \(development\)\. Nothing was changed\.\n$/);
+    const unchanged = JSON.parse((await cli(['--db', db, '--json', 'callbacks', 'show', rows[1]!.id])).stdout);
+    expect([unchanged.status, unchanged.history.length]).toEqual(['delivered', 1]);
+
     const resent = await cli(['--db', db, '--json', 'callbacks', 'resend', rows[1]!.id, '--allow-private-callbacks']);
     expect(resent.code, resent.stderr).toBe(0);
     expect(JSON.parse(resent.stdout)).toMatchObject({ id: rows[1]!.id, statusCode: 200, status: 'delivered' });
