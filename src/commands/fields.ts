@@ -52,7 +52,11 @@ export const FIELDS: Record<string, Field> = {
   'chain-type': { flag: 'chain-type', check: (v) => (/^(evm|tron)$/i.test(v) ? undefined : '--chain-type must be EVM or TRON') },
   'tx-hash': { flag: 'tx-hash', check: (v) => (TX_HASH.test(v) ? undefined : '--tx-hash must be a transaction hash: 0x and 64 hex digits (EVM), or 64 hex digits (TRON)') },
   'return-tx': { flag: 'return-tx', check: (v) => (TX_HASH.test(v) ? undefined : '--return-tx must be a transaction hash: 0x and 64 hex digits (EVM), or 64 hex digits (TRON)') },
-  'block-number': { flag: 'block-number', check: (v) => (/^[1-9][0-9]{0,15}$/.test(v) ? undefined : '--block-number must be a positive whole number') },
+  'block-number': {
+    flag: 'block-number',
+    // What the service takes exactly (a JSON number past 2^53 - 1 is not one): named here, once.
+    check: (v) => (/^[1-9][0-9]{0,15}$/.test(v) && Number.isSafeInteger(Number(v)) ? undefined : `--block-number must be a positive whole number, at most ${Number.MAX_SAFE_INTEGER}`),
+  },
   reason: { flag: 'reason', check: (v) => (v.trim() === '' ? '--reason is required: say why (it is kept in the audit log)' : v.length > 256 ? '--reason must be at most 256 characters' : undefined) },
   name: { flag: 'name', check: (v) => (v.trim() === '' || v.length > 100 ? '--name must be 1 to 100 characters' : undefined) },
 };

@@ -20,6 +20,12 @@ describe.concurrent('exits and messages', { timeout: SLOW }, () => {
       [['withdraw', 'apply', '--uid', 'u1', '--amount', '1', '--chain-id', '1', '--chain-type', 'SOL', '--to', EVM_TO], /--chain-type must be EVM or TRON/],
       [['withdraw', 'confirm', 'wd_x', '--tx-hash', '0x12', '--block-number', '1', '--yes'], /--tx-hash must be a transaction hash/],
       [['withdraw', 'confirm', 'wd_x', '--tx-hash', `0x${'a'.repeat(64)}`, '--block-number', '0', '--yes'], /--block-number must be a positive whole number/],
+      // Found by an operator review: 2^53 and 2^53 + 1 passed this check and were refused by the
+      // service (exit 1, no bound named), where twenty digits were a usage error (exit 2).
+      ...['9007199254740992', '9007199254740993', '99999999999999999999'].map((n): [string[], RegExp] => [
+        ['withdraw', 'confirm', 'wd_x', '--tx-hash', `0x${'a'.repeat(64)}`, '--block-number', n, '--yes'],
+        /--block-number must be a positive whole number, at most 9007199254740991$/m,
+      ]),
       [['balance', 'adjust', 'u1', '--amount', '5x', '--reason', 'r', '--yes'], /--amount must be a plain decimal/],
       [['order', 'mark-paid', id, '--tx-hash', 'nope', '--yes'], /--tx-hash must be a transaction hash/],
       [['merchant', 'add', '--name', 'Two', '--generate-wallet', '--order-lifetime', 'forever'], /--order-lifetime must be a duration/],
