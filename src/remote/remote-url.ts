@@ -1,3 +1,4 @@
+import { blockedPortReason, isBlockedPort } from '../core/blocked-ports.js';
 import { usage } from '../core/errors.js';
 import { printable } from './text.js';
 
@@ -7,6 +8,7 @@ import { printable } from './text.js';
  * - no user name or password in it: they are not how cryptopay authenticates (requests are
  *   signed), and a URL with a password lands in shell history and server logs. No message
  *   repeats them;
+ * - not on a port fetch refuses (src/core/blocked-ports.ts): it would fail with "bad port";
  * - plain http only to this machine (127.0.0.0/8, ::1, localhost), unless the user says so:
  *   elsewhere the signed requests and the answers cryptopay prints would cross a network
  *   in clear text, open to anyone on the path.
@@ -21,6 +23,8 @@ export function checkRemoteUrl(raw: string, opts: { insecureHttp: boolean }): st
   }
   const credentials = credentialsProblem(url);
   if (credentials) throw usage(credentials);
+  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+  if (isBlockedPort(port)) throw usage(`the remote ${printable(raw)} uses port ${port}: ${blockedPortReason(port)}; run serve on another port`);
   if (url.protocol === 'http:' && !opts.insecureHttp && !isLoopbackHost(url.hostname)) {
     throw usage(
       `the remote ${printable(raw)} is plain http to a host that is not this machine: the signed requests and their answers would cross the network unencrypted. Use https, or pass --insecure-http (or set CRYPTOPAY_INSECURE_HTTP=1, or save the profile with --insecure-http) if that network is yours`,

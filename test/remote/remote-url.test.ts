@@ -3,6 +3,7 @@
  * the table of what a user may type. The CLI side is in plain-http.test.ts.
  */
 import { describe, expect, it } from 'vitest';
+import { blockedPorts } from '../../src/core/blocked-ports.js';
 import { checkRemoteUrl } from '../../src/remote/remote-url.js';
 
 const refusal = (url: string) => {
@@ -18,7 +19,7 @@ describe('plain http is allowed without the flag to this machine only', () => {
   it.each([
     'http://127.0.0.1:8080',
     'http://127.0.0.2/',
-    'http://127.255.255.254:1',
+    'http://127.255.255.254:2',
     'http://127.1:8080', // URL reads it as 127.0.0.1
     'http://2130706433/', // 127.0.0.1 as one number
     'http://localhost:8080/api/v1',
@@ -71,4 +72,34 @@ it('the client itself refuses a base URL with credentials, for callers that skip
     /^the remote URL holds a user name or password \(https:\/\/\*\*\*@pay\.example\.com\/\)/,
   );
   expect(sent).toBe(0);
+});
+
+// Found by an operator review: serve on port 6666 answered curl, and `--remote
+// http://127.0.0.1:6666` failed with "bad port" alone. Node's fetch (and every browser) refuses
+// the fetch standard's blocked ports before sending anything; the remote is now refused at once,
+// saying so.
+describe('a port that fetch refuses', () => {
+  it.each(['http://127.0.0.1:6666', 'http://localhost:10080/api/v1', 'https://pay.example.com:587'])('%s is refused, naming the port and why', (url) => {
+    const port = new URL(url).port;
+    expect(refusal(url)).toBe(
+      `the remote ${url} uses port ${port}: port ${port} is one that browsers and fetch (the HTTP client of this CLI) refuse to connect to, whatever answers there; run serve on another port`,
+    );
+  });
+
+  it('is exactly what Node\'s own fetch refuses: every port of the list, and none of their neighbours', async () => {
+    const saysBadPort = async (port: number) => {
+      try {
+        await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(2000) }).then((r) => r.body?.cancel());
+        return false;
+      } catch (e) {
+        return /bad port/.test(String((e as { cause?: { message?: string } }).cause?.message));
+      }
+    };
+    const listed = blockedPorts();
+    expect(listed).toHaveLength(82);
+    // Blocked before any connection is made: nothing is sent to these.
+    expect((await Promise.all(listed.map(saysBadPort))).every(Boolean)).toBe(true);
+    const neighbours = [2, 6664, 6670, 6678, 6680, 10079, 10081, 4191, 5062].filter((p) => !listed.includes(p));
+    expect(await Promise.all(neighbours.map(saysBadPort))).toEqual(neighbours.map(() => false));
+  });
 });

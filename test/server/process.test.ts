@@ -73,6 +73,25 @@ describe('serve --dev on an empty ledger', () => {
   });
 });
 
+describe('a public URL on a port browsers refuse', () => {
+  // Found by an operator review: serve on port 6666 answered curl, while browsers and the CLI's
+  // --remote (fetch) refuse the port before sending anything. serve says so when it starts.
+  it('is served, with a warning that payment pages and --remote cannot reach it', async () => {
+    const db = newDb();
+    await ledgerWithMerchant(db);
+    const srv = await spawnServe(db, {}, ['--public-url', 'http://127.0.0.1:6666']);
+    await srv.waitFor(/sign requests with a merchant's secret: .*\n/);
+    expect(srv.stderr()).toContain(
+      "  warning: port 6666 is one that browsers and fetch (the HTTP client of this CLI) refuse to connect to, whatever answers there: payment pages there will not open, and cryptopay --remote cannot reach it; choose another --port (or a --public-url on another port)\n",
+    );
+    expect((await srv.stop()).code, srv.stderr()).toBe(0);
+    const plain = await spawnServe(newDb());
+    await plain.waitFor(/payment pages at .*\n/);
+    expect(plain.stderr()).not.toContain('warning: port');
+    expect((await plain.stop()).code, plain.stderr()).toBe(0);
+  });
+});
+
 describe('replay across a restart', () => {
   it('refuses the same signed body after serve was stopped and started again on the same ledger', async () => {
     const db = newDb();
