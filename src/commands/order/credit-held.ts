@@ -3,11 +3,14 @@ import { beforeAfter, confirmChange } from '../common.js';
 import { formatTime } from '../output.js';
 import { printOrder } from '../views.js';
 import { findHeld, heldReference, type HeldOptions } from './held-ref.js';
+import { orderByRef } from './ref.js';
 
 /** `order credit-held <id>`: credits a held payment to the order's user, as a late payment. */
 export async function run(ctx: Context, opts: HeldOptions, id: string): Promise<void> {
   const ref = await heldReference(ctx, opts, id);
   const service = await ctx.local('order credit-held');
+  // By id or oid, as every other order command takes it.
+  ref.orderId = (await orderByRef(ctx, id)).id;
   const p = await findHeld(service, ref);
   if (p) {
     const before = await service.balance(p.uid, { mchId: p.mchId, asset: p.asset });

@@ -102,8 +102,10 @@ describe('payments after expiry, on a real chain', () => {
     expect(wrongOrder.stderr).toContain(`no payment in tx ${heldTx} to order ${late!.id} was seen on chain`);
     expect(await json(['balance', 'user-1'])).toMatchObject({ available: '0' });
 
-    // Credited by hand: the user gets it, the order is PAID and late, by the operator, with the reason.
-    const credited = await json(['order', 'credit-held', held!.id, '--tx-hash', heldTx.toUpperCase().replace('0X', '0x'), '--reason', 'customer wrote in', '--yes', '--operator', 'alice']);
+    // Credited by hand: the user gets it, the order is PAID and late, by the operator, with the
+    // reason. Named by its oid, as every other order command takes it (an operator review had
+    // "Order not found" for an oid).
+    const credited = await json(['order', 'credit-held', held!.oid, '--tx-hash', heldTx.toUpperCase().replace('0X', '0x'), '--reason', 'customer wrote in', '--yes', '--operator', 'alice']);
     expect(credited).toMatchObject({ status: 'PAID', late: true, paidAmount: '5', payments: [{ txHash: heldTx, late: true }] });
     expect(await status(held!.id)).toBe('PAID');
     expect(await json(['balance', 'user-1'])).toMatchObject({ available: '5' });
@@ -118,7 +120,7 @@ describe('payments after expiry, on a real chain', () => {
 
     // Sent back: nothing moves in the ledger; the return transaction is kept.
     const returnTx = `0x${'ab'.repeat(32)}`;
-    const returned = await json(['order', 'return-held', back!.id, '--tx-hash', backTx, '--return-tx', returnTx, '--reason', 'paid to an old order', '--yes']);
+    const returned = await json(['order', 'return-held', back!.oid, '--tx-hash', backTx, '--return-tx', returnTx, '--reason', 'paid to an old order', '--yes']);
     expect(returned).toMatchObject({ orderId: back!.id, status: 'returned', amount: '4', returnTx });
     expect(await json(['order', 'show', back!.id])).toMatchObject({ status: 'EXPIRED', paidAmount: '0', onChain: [{ status: 'returned' }] });
     expect(await json(['balance', 'user-2'])).toMatchObject({ available: '0' });
