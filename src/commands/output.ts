@@ -1,4 +1,5 @@
 import type { Context } from '../context.js';
+import { HIDDEN } from '../core/text-rules.js';
 import { csv, escapeForPipe, terminalTable, tsv, wrap, type Cell, type Column } from './table.js';
 
 export type { Cell, Column };
@@ -9,8 +10,17 @@ export type { Cell, Column };
  * Commands hand over data; only this file (and table.ts) decides how it looks.
  */
 
+/**
+ * What JSON.stringify leaves raw but a terminal or a reader acts on: DEL, the C1 controls (U+009B
+ * is a one-byte CSI to some terminals) and the hidden characters of src/core/text-rules.ts
+ * (bidi overrides, zero-width, line separators). They can only stand inside strings, so each is
+ * written as its \u escape: the JSON value read back is the same.
+ */
+const TERMINAL_ACTIVE = new RegExp(`[\\u007f-\\u009f]|${HIDDEN.source}`, 'g');
+
 export function printJson(ctx: Context, data: unknown): void {
-  ctx.io.stdout.write(`${JSON.stringify(data, (_k, v) => (typeof v === 'bigint' ? v.toString() : v), 2)}\n`);
+  const text = JSON.stringify(data, (_k, v) => (typeof v === 'bigint' ? v.toString() : v), 2);
+  ctx.io.stdout.write(`${text.replace(TERMINAL_ACTIVE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}\n`);
 }
 
 const show = (v: Cell): string => (v === null || v === undefined || v === '' ? '-' : String(v));

@@ -150,6 +150,19 @@ describe.concurrent('in a pipe and for a spreadsheet', { timeout: SLOW }, () => 
     expect(out).toMatch(/^memo +hi\\u001b\[31mRED\\u001b\]0;TITLE\\u0007\\r\\nstatus  PAID \\\\ end\\u2028x$/m);
   });
 
+  // Found by an operator review: --json wrote what JSON.stringify leaves raw (C1 controls such as
+  // U+009B, a terminal's one-byte CSI; DEL; bidi overrides; line separators) to the terminal as
+  // it was. They are written as \u escapes: the same JSON value, nothing a terminal acts on.
+  it('--json: every string value comes back exactly, and nothing a terminal acts on is written raw', async () => {
+    const s = await withMerchant();
+    const memo = 'a\u009b31mRED \u0085x\u007fy \u202eevil\u2066 \u2028z\u200b \u00e9\u4e2d\u{1F600}';
+    const o = await s.json<{ id: string }>(['order', 'create', '--oid', 'J-1', '--uid', 'u1', '--amount', '1', '--memo', memo]);
+    const out = await s.ok(['--json', 'order', 'show', o.id]);
+    expect((JSON.parse(out) as { memo: string }).memo).toBe(memo);
+    expect(out).not.toMatch(/[\u007f-\u009f\u061c\u200b\u200e\u200f\u2028-\u202e\u2066-\u2069]/);
+    expect(out).toContain('"memo": "a\\u009b31mRED \\u0085x\\u007fy \\u202eevil\\u2066 \\u2028z\\u200b \u00e9\u4e2d\u{1F600}"');
+  });
+
   it('--format csv: RFC 4180 quoting, whole values, and no cell that a spreadsheet would run as a formula', async () => {
     const s = await withMerchant();
     // (CONCAT, not "&": an oid holds no "&", it is sent back in signed callbacks.)
