@@ -25,13 +25,13 @@ describe.concurrent('habits of good CLIs', { timeout: SLOW }, () => {
 
   it('version names the remote that operations go to when one is in effect (an operator walkthrough read only the local path)', async () => {
     const s = sandbox();
-    const env = { CRYPTOPAY_REMOTE: 'http://127.0.0.1:9', CRYPTOPAY_MCH_ID: 'M100001' };
+    const env = { CRYPTOPAY_REMOTE: 'http://127.0.0.1:2', CRYPTOPAY_MCH_ID: 'M100001' };
     const r = await s.bare(['version'], { env });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/^remote +http:\/\/127\.0\.0\.1:9 \(CRYPTOPAY_REMOTE\): every command that has a remote form goes there$/m);
+    expect(r.stdout).toMatch(/^remote +http:\/\/127\.0\.0\.1:2 \(CRYPTOPAY_REMOTE\): every command that has a remote form goes there$/m);
     expect(r.stdout).toMatch(/^local ledger +/m);
     const json = JSON.parse((await s.bare(['--json', 'version'], { env })).stdout);
-    expect(json.remote).toEqual({ url: 'http://127.0.0.1:9', source: 'CRYPTOPAY_REMOTE' });
+    expect(json.remote).toEqual({ url: 'http://127.0.0.1:2', source: 'CRYPTOPAY_REMOTE' });
   });
 
   it('completion bash completes subcommands and each command\'s own options, in a real bash', async () => {
