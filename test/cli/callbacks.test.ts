@@ -319,14 +319,21 @@ describe('callbacks run, test and listen', () => {
     // A request body the merchant signed: no event, no eventId.
     const request: Record<string, unknown> = { mchId: m.mchId, oid: 'A-1', uid: 'u1', amount: '1', timestamp: Date.now(), nonce: nextNonce() };
     expect((await send({ ...request, sign: sign(request, m.secret) })).status).toBe(400);
+    // A body giving a field twice (signed over the value JSON.parse keeps): no service sends one.
+    const twice = attempt('three');
+    const text = JSON.stringify(twice).replace('"paidAmount":', '"paidAmount":"1","paidAmount":');
+    expect(text.split('"paidAmount"')).toHaveLength(3);
+    const dup = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: text });
+    expect([dup.status, ((await dup.json()) as { msg: string }).msg]).toEqual([400, 'field paidAmount is given twice in the body: JSON readers disagree on which one counts']);
 
-    const seen = await lines(5);
+    const seen = await lines(6);
     const oneId = events.get('one')!.eventId;
     expect(seen[0]).toMatchObject({ valid: true, forwarded: 200, eventId: oneId });
     expect(seen[1]).toMatchObject({ valid: false, reason: 'this nonce was seen already: a replay of an attempt' });
     expect(seen[2]).toMatchObject({ valid: true, duplicate: true, eventId: oneId });
     expect(seen[3]).toMatchObject({ valid: false, reason: expect.stringMatching(/^timestamp \d+ is more than 5 minutes off this machine's clock/) });
     expect(seen[4]).toMatchObject({ valid: false, reason: 'signed, but not a callback: it has no event and eventId' });
+    expect(seen[5]).toMatchObject({ valid: false, reason: 'field paidAmount is given twice in the body: JSON readers disagree on which one counts' });
     expect(app.received).toHaveLength(1);
     expect(await listen.stop(), listen.err()).toBe(0);
   });
