@@ -30,6 +30,12 @@ export async function run(ctx: Context): Promise<void> {
     ['  withdrawals', tallied(s.week.withdrawals)],
     ['users hold', `available ${totals(s.balances.available)}; held for withdrawals ${totals(s.balances.held)}`],
     ['held payments', s.heldPayments.count === 0 ? 'none' : `${tallied(s.heldPayments)}: cryptopay order held`],
+    [
+      'refused payments',
+      s.refusedPayments.count === 0
+        ? 'none'
+        : `${tallied(s.refusedPayments)}: on chain, not in the ledger; cryptopay order show ORDER and log --order ORDER name each (order.payment_refused); credit the user by hand (balance adjust) if the money is theirs`,
+    ],
   ];
   if (s.chains.length === 0) rows.push(['chains', 'none watched on this ledger']);
   for (const c of s.chains) {

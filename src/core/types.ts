@@ -299,6 +299,11 @@ export interface Summary {
   week: Period;
   balances: { available: Totals; held: Totals };
   heldPayments: Tally;
+  /**
+   * Payments seen on chain that the ledger refused (their transaction already confirms a
+   * withdrawal): money on chain that no balance shows, for an operator to settle by hand.
+   */
+  refusedPayments: Tally;
   chains: { chainId: string; name: string | null; head: number | null; scannedTo: number | null; lag: number | null; headAt: number | null; lastError: string | null; deepReorg: string | null }[];
   /** Callbacks that used up their retries. */
   failedCallbacks: number;

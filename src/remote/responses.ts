@@ -277,6 +277,8 @@ export const summarySchema = z.object({
   week: period,
   balances: z.object({ available: totals, held: totals }),
   heldPayments: tally,
+  // A server from before this field answers without it: none it could tell.
+  refusedPayments: tally.default({ count: 0, total: {} }),
   chains: list(
     z.object({
       chainId,

@@ -336,7 +336,7 @@ const PERIOD = { type: 'object', required: ['since', 'payments', 'refunds', 'wit
 const NULLABLE_COUNT = { anyOf: [{ type: 'integer', minimum: 0 }, { type: 'null' }] };
 const SUMMARY = {
   type: 'object',
-  required: ['at', 'mchId', 'pendingWithdrawals', 'today', 'week', 'balances', 'heldPayments', 'chains', 'failedCallbacks'],
+  required: ['at', 'mchId', 'pendingWithdrawals', 'today', 'week', 'balances', 'heldPayments', 'refusedPayments', 'chains', 'failedCallbacks'],
   properties: {
     at: { type: 'integer' },
     mchId: NULLABLE_STRING,
@@ -345,6 +345,7 @@ const SUMMARY = {
     week: PERIOD,
     balances: { type: 'object', required: ['available', 'held'], properties: { available: TOTALS, held: TOTALS } },
     heldPayments: TALLY,
+    refusedPayments: { ...TALLY, description: 'payments seen on chain that the ledger refused (their transaction already confirms a withdrawal): on chain, in no balance' },
     chains: listOf({
       type: 'object',
       required: ['chainId', 'name', 'head', 'scannedTo', 'lag', 'headAt', 'lastError', 'deepReorg'],

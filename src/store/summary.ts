@@ -60,6 +60,9 @@ export function summarize(s: StoreCtx, opts: { mchId?: string; chainName: (chain
   const heldPayments = tally(s, sql`select o.asset as asset, count(*) as n, coalesce(sum(c.amount), 0) as total from chain_payments c join orders o on o.id = c.order_id
     where c.status = 'held' and ${byMerchant('o.merchant_id')} group by o.asset`);
 
+  const refusedPayments = tally(s, sql`select o.asset as asset, count(*) as n, coalesce(sum(c.amount), 0) as total from chain_payments c join orders o on o.id = c.order_id
+    where c.status = 'refused' and ${byMerchant('o.merchant_id')} group by o.asset`);
+
   const chains = allCursors(s.db).map((c) => {
     const scannedTo = c.nextBlock >= 0 ? c.nextBlock - 1 : null;
     return {
@@ -76,6 +79,6 @@ export function summarize(s: StoreCtx, opts: { mchId?: string; chainName: (chain
     pendingWithdrawals: { ...pending, confirming },
     today: period(starts.today), week: period(starts.week),
     balances: { available: fmt(available), held: fmt(held) },
-    heldPayments, chains, failedCallbacks,
+    heldPayments, refusedPayments, chains, failedCallbacks,
   };
 }

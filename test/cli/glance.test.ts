@@ -22,9 +22,15 @@ describe.concurrent('at a glance (#15 item 10)', { timeout: SLOW }, () => {
     await s.json(apply('u1', '5'));
     await s.json(apply('u2', '0.5'));
     await s.json(['withdraw', 'confirm', w1.id, '--tx-hash', evmTx(), '--block-number', '5', '--yes']);
+    const unpaid = await s.json<{ id: string; addresses: { EVM: string } }>(['order', 'create', '--oid', 'S-3', '--uid', 'u3', '--amount', '2']);
     // The watcher's state as it keeps it in the ledger: chain 1 read to block 100, head 110.
     const db = new Database(s.db);
     try {
+      // A payment the ledger refused (its transaction already confirms a withdrawal: an operator
+      // review paid a withdrawal and an order in one batch transaction). The money is on chain;
+      // nothing in the ledger moved, and summary said nothing of it.
+      db.prepare(`insert into chain_payments (chain_id, tx_hash, log_index, block_number, block_hash, block_time, order_id, token, to_address, raw_amount, amount, status, seen_at, counted_at)
+        values ('1', ?, 1, 99, ?, ?, ?, ?, ?, '2000000', 2000000, 'refused', ?, null)`).run(evmTx(), `0x${'b'.repeat(64)}`, Date.now(), unpaid.id, USDT_ETH, unpaid.addresses.EVM, Date.now());
       // What the sender leaves when the last retry failed.
       expect(db.prepare("update callbacks set status = 'failed' where subject_id = ? and event = 'order.paid'").run(a).changes).toBe(1);
       db.prepare('insert into chain_cursors (chain_id, next_block, head, head_at, updated_at) values (?, ?, ?, ?, ?)').run('1', 101, 110, Date.now(), Date.now());
@@ -42,6 +48,7 @@ describe.concurrent('at a glance (#15 item 10)', { timeout: SLOW }, () => {
     // 120.5 paid, 10 refunded, 30 paid out, 5.5 held for the two pending withdrawals.
     expect(row('users hold')).toBe('available 75 USDT; held for withdrawals 5.5 USDT');
     expect(row('held payments')).toBe('none');
+    expect(row('refused payments')).toBe('1, 2 USDT: on chain, not in the ledger; cryptopay order show ORDER and log --order ORDER name each (order.payment_refused); credit the user by hand (balance adjust) if the money is theirs');
     expect(row('chain 1')).toMatch(/^Ethereum: 10 blocks behind \(block 100 of 110, head seen \d{4}-/);
     expect(row('failed callbacks')).toBe('1: cryptopay callbacks list --status failed');
 
@@ -51,6 +58,7 @@ describe.concurrent('at a glance (#15 item 10)', { timeout: SLOW }, () => {
       today: { payments: { count: 2, total: { USDT: '120.5' } }, refunds: { count: 1, total: { USDT: '10' } }, withdrawals: { count: 1, total: { USDT: '30' } } },
       balances: { available: { USDT: '75' }, held: { USDT: '5.5' } },
       heldPayments: { count: 0, total: {} },
+      refusedPayments: { count: 1, total: { USDT: '2' } },
       chains: [{ chainId: '1', head: 110, scannedTo: 100, lag: 10 }],
       failedCallbacks: 1,
     });
