@@ -243,6 +243,9 @@ describe.concurrent('money commands', { timeout: SLOW }, () => {
         // (Without --token the chain's one token is meant: test/cli/prompts.test.ts.)
         s.run(['withdraw', 'apply', '--uid', 'u1', '--amount', '1', '--to', EVM_TO, '--chain-type', 'EVM']),
         s.run(apply(s, 'u1', '0')),
+        // Found by an operator review: without --chain-type and --token, an unknown chain was a
+        // usage error asking for both, which were then refused for the chain: one answer now.
+        s.run(['withdraw', 'apply', '--uid', 'u1', '--amount', '1', '--to', EVM_TO, '--chain-id', '999']),
       ]);
       const expected = [
         [1, /insufficient balance: user u1 has 50 USDT available \(and 50 USDT held by pending withdrawals\), 50\.000001 needed/],
@@ -255,6 +258,7 @@ describe.concurrent('money commands', { timeout: SLOW }, () => {
         [1, /is not a token this service knows on chain 1/],
         [2, /missing required option --chain-id/],
         [2, /--amount must be positive/],
+        [1, /^error: --chain-id 999 is not a chain this service knows \(known: /],
       ] as const;
       refusals.forEach((r, i) => {
         expect(r.code, String(expected[i]![1])).toBe(expected[i]![0]);

@@ -1,5 +1,5 @@
 import type { Context } from '../../context.js';
-import { usage } from '../../core/errors.js';
+import { AppError, usage } from '../../core/errors.js';
 import type { ChainInfo, Registry } from '../../chains/registry.js';
 import { checked, need } from '../common.js';
 import type { Field } from '../fields.js';
@@ -48,6 +48,11 @@ export async function run(ctx: Context, opts: Record<string, string | undefined>
   // one knows) has no defaults: say why, rather than a bare "missing required option".
   const unknownChain = (flag: string) =>
     `missing required option ${flag}: chain ${chainId} is not one ${ctx.isRemote() ? 'this command knows on a remote (built in: ' : 'this ledger knows ('}${registry.chains().map((c) => c.chainId).join(', ')}), so its type and token do not follow from it; give --chain-type and --token (the service refuses a chain it does not know)`;
+  // Locally the ledger's registry is the service's: a chain it does not know is the service's
+  // refusal at once (exit 1), not a request for a type and a token that would then be refused.
+  if (!chain && !ctx.isRemote()) {
+    throw new AppError('invalid', `--chain-id ${chainId} is not a chain this service knows (known: ${registry.chains().map((c) => c.chainId).join(', ')})`);
+  }
   if (!chain && !ctx.io.interactive) {
     if (opts.chainType === undefined) throw usage(unknownChain('--chain-type'));
     if (opts.token === undefined) throw usage(unknownChain('--token'));
