@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { jsonLine } from './output.js';
 import { duplicateKey, duplicateRefusal } from '../core/json-keys.js';
 import type { AddressInfo } from 'node:net';
 import type { Context } from '../context.js';
@@ -134,7 +135,7 @@ export async function run(ctx: Context, opts: { port?: string; forwardTo?: strin
   const line = (verdict: { valid: boolean; reason?: string; forwarded?: number | string; duplicate?: boolean }, body: Record<string, unknown>) => {
     const at = new Date(ctx.now()).toISOString();
     if (ctx.globals.json) {
-      ctx.io.stdout.write(`${JSON.stringify({ at, ...verdict, event: body.event ?? null, eventId: body.eventId ?? null, mchId: body.mchId ?? null, body })}\n`);
+      ctx.io.stdout.write(jsonLine({ at, ...verdict, event: body.event ?? null, eventId: body.eventId ?? null, mchId: body.mchId ?? null, body }));
       return;
     }
     const subject = body.id ?? '-';

@@ -4,7 +4,7 @@ import type { OperatorService } from '../core/service.js';
 import type { LogFilter } from '../store/audit-log.js';
 import { pageNote, parseCursor, parseLimit, parseTimeRange } from './common.js';
 import { usage } from '../core/errors.js';
-import { formatTime, printJson, printTable } from './output.js';
+import { formatTime, jsonLine, printJson, printTable } from './output.js';
 import { orderIdOf } from './order/ref.js';
 
 const detailText = (e: AuditView) => Object.entries(e.detail).filter(([, v]) => v !== null && v !== '').map(([k, v]) => `${k}=${v}`).join(' ');
@@ -45,7 +45,7 @@ async function followLog(ctx: Context, service: OperatorService, filter: LogFilt
     stopped = true;
   });
   const print = (e: AuditView) => {
-    if (ctx.globals.json) ctx.io.stdout.write(`${JSON.stringify(e)}\n`);
+    if (ctx.globals.json) ctx.io.stdout.write(jsonLine(e));
     else if (!ctx.io.isTTY) ctx.io.stdout.write(`${[formatTime(e.at), e.actor, e.action, e.subject, detailText(e)].join('\t')}\n`);
     else ctx.io.stdout.write(`${formatTime(e.at)}  ${e.actor.padEnd(10)}  ${e.action.padEnd(24)}  ${e.subject}  ${detailText(e)}\n`);
   };

@@ -16,11 +16,19 @@ export type { Cell, Column };
  * (bidi overrides, zero-width, line separators). They can only stand inside strings, so each is
  * written as its \u escape: the JSON value read back is the same.
  */
-const TERMINAL_ACTIVE = new RegExp(`[\\u007f-\\u009f]|${HIDDEN.source}`, 'g');
+const TERMINAL_ACTIVE = new RegExp(`[\\u007f-\\u009f]|${HIDDEN.source}`, 'gu');
+
+/** Each match as the JSON escapes of its UTF-16 units (a tag character is two). */
+const escapeActive = (text: string) =>
+  text.replace(TERMINAL_ACTIVE, (c) => Array.from({ length: c.length }, (_, i) => `\\u${c.charCodeAt(i).toString(16).padStart(4, '0')}`).join(''));
 
 export function printJson(ctx: Context, data: unknown): void {
-  const text = JSON.stringify(data, (_k, v) => (typeof v === 'bigint' ? v.toString() : v), 2);
-  ctx.io.stdout.write(`${text.replace(TERMINAL_ACTIVE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}\n`);
+  ctx.io.stdout.write(`${escapeActive(JSON.stringify(data, (_k, v) => (typeof v === 'bigint' ? v.toString() : v), 2))}\n`);
+}
+
+/** One JSON value on one line (log --follow --json, listen --json), escaped as printJson escapes. */
+export function jsonLine(data: unknown): string {
+  return `${escapeActive(JSON.stringify(data))}\n`;
 }
 
 const show = (v: Cell): string => (v === null || v === undefined || v === '' ? '-' : String(v));

@@ -34,7 +34,7 @@ export async function run(ctx: Context): Promise<void> {
       'refused payments',
       s.refusedPayments.count === 0
         ? 'none'
-        : `${tallied(s.refusedPayments)}: on chain, not in the ledger; cryptopay order show ORDER and log --order ORDER name each (order.payment_refused); credit the user by hand (balance adjust) if the money is theirs`,
+        : `${tallied(s.refusedPayments)} (order${s.refusedPayments.orders.length === 1 ? '' : 's'} ${s.refusedPayments.orders.join(', ')}${s.refusedPayments.orders.length === 20 ? ', ...' : ''}): on chain, not in the ledger; order show names each; decide each with cryptopay order credit-held ORDER --tx-hash H (credits its user) or return-held (sent back)`,
     ],
   ];
   if (s.chains.length === 0) rows.push(['chains', 'none watched on this ledger']);

@@ -9,14 +9,16 @@ export const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 export const controlRefusal = (field: string) => `${field} must not contain control characters`;
 
 /**
- * Characters that change how a text reads without being seen: bidirectional controls (U+061C,
- * U+200E, U+200F, U+202A-U+202E, U+2066-U+2069), invisible ones (soft hyphen, U+180E, U+200B,
- * U+2060-U+2064, U+FEFF) and the line and paragraph separators. Never in an oid or a uid, which
- * a payer reads on the payment page and operators compare by eye (an outside review made the
- * page show an oid reversed). The joiners U+200C and U+200D, which scripts and emoji need, are
- * allowed, as is right-to-left text itself.
+ * Characters that change how a text reads without being seen: every Unicode format character
+ * (\p{Cf}: bidirectional controls such as U+202E, zero-width characters, U+FEFF, the soft
+ * hyphen, the deprecated format controls U+206A-U+206F, annotation anchors, tag characters),
+ * the line and paragraph separators, and the blanks that draw nothing (U+034F, the Hangul
+ * fillers U+115F, U+1160, U+3164, U+FFA0). Never in an oid or a uid, which a payer reads on the
+ * payment page and operators compare by eye (an outside review made the page show an oid
+ * reversed; a code review found the first list too short). The joiners U+200C and U+200D,
+ * which scripts and emoji need, are allowed, as is right-to-left text itself.
  */
-export const HIDDEN = /[\u00ad\u061c\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/;
+export const HIDDEN = /(?![\u200c\u200d])[\p{Cf}\p{Zl}\p{Zp}\u034f\u115f\u1160\u3164\uffa0]/u;
 export const hiddenRefusal = (field: string) =>
   `${field} must not contain invisible or direction-changing characters (such as U+202E or U+200B): people read it, on payment pages and in the CLI`;
 

@@ -303,7 +303,7 @@ export interface Summary {
    * Payments seen on chain that the ledger refused (their transaction already confirms a
    * withdrawal): money on chain that no balance shows, for an operator to settle by hand.
    */
-  refusedPayments: Tally;
+  refusedPayments: Tally & { orders: string[] };
   chains: { chainId: string; name: string | null; head: number | null; scannedTo: number | null; lag: number | null; headAt: number | null; lastError: string | null; deepReorg: string | null }[];
   /** Callbacks that used up their retries. */
   failedCallbacks: number;

@@ -278,7 +278,7 @@ export const summarySchema = z.object({
   balances: z.object({ available: totals, held: totals }),
   heldPayments: tally,
   // A server from before this field answers without it: none it could tell.
-  refusedPayments: tally.default({ count: 0, total: {} }),
+  refusedPayments: tally.extend({ orders: list(id).max(20) }).default({ count: 0, total: {}, orders: [] }),
   chains: list(
     z.object({
       chainId,

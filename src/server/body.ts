@@ -64,7 +64,8 @@ function checkContentType(header: string | undefined): void {
     const eq = p.indexOf('=');
     if (eq < 0 || p.slice(0, eq).trim().toLowerCase() !== 'charset') continue;
     const value = p.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1').toLowerCase();
-    if (value !== 'utf-8') throw invalid('Content-Type charset must be utf-8: the body is read as UTF-8');
+    // utf8 is a label of UTF-8 too (WHATWG Encoding), which some clients send.
+    if (value !== 'utf-8' && value !== 'utf8') throw invalid('Content-Type charset must be utf-8: the body is read as UTF-8');
   }
 }
 

@@ -345,7 +345,12 @@ const SUMMARY = {
     week: PERIOD,
     balances: { type: 'object', required: ['available', 'held'], properties: { available: TOTALS, held: TOTALS } },
     heldPayments: TALLY,
-    refusedPayments: { ...TALLY, description: 'payments seen on chain that the ledger refused (their transaction already confirms a withdrawal): on chain, in no balance' },
+    refusedPayments: {
+      ...TALLY,
+      required: [...TALLY.required, 'orders'],
+      properties: { ...TALLY.properties, orders: { type: 'array', maxItems: 20, items: { type: 'string' }, description: 'their orders (up to 20)' } },
+      description: 'payments seen on chain that the ledger refused (their transaction already confirms a withdrawal) and no operator has decided yet: on chain, in no balance',
+    },
     chains: listOf({
       type: 'object',
       required: ['chainId', 'name', 'head', 'scannedTo', 'lag', 'headAt', 'lastError', 'deepReorg'],

@@ -2,7 +2,7 @@ import { and, asc, eq, inArray } from 'drizzle-orm';
 import { conflict, invalid, notFound } from '../core/errors.js';
 import { formatAmount } from '../core/money.js';
 import type { HeldPaymentView, OrderDetail } from '../core/types.js';
-import { audit, type Q } from './ledger.js';
+import { accountId, audit, postTransfer, type Q } from './ledger.js';
 import { getOrder } from './orders.js';
 import { normalizeTxHash, recordPayment } from './payments.js';
 import { chainPayments, orders } from './schema.js';
@@ -13,6 +13,12 @@ import { decimalsOf, type StoreCtx } from './store-context.js';
  * watcher keeps them as `held`, uncredited. An operator lists them, then either credits one
  * (through the ledger's one recordPayment, as the watcher would have) or records that it was
  * sent back; both with a reason in the audit log. A decided payment is never decided again.
+ *
+ * A payment the ledger *refused* (its transaction already confirms a withdrawal, decisions §6)
+ * is decided the same two ways: sent back, or credited to the order's user. It cannot be recorded
+ * as the order's payment (one transaction, one use), so crediting it is a credit of the user by
+ * hand, tied to the payment in the same transaction: the order's status does not change, and
+ * the payment becomes `credited` so that it is not decided, or counted by `summary`, again.
  */
 
 export type { HeldPaymentView };
@@ -50,8 +56,12 @@ export function listHeld(s: StoreCtx, filter: { mchId?: string; orderId?: string
     .map(view);
 }
 
-/** The one held payment a reference names, inside the deciding transaction. */
-function findHeld(tx: Q, ref: HeldPaymentRef): HeldPaymentView {
+/** A held or refused payment, and which. */
+export type DecidablePayment = HeldPaymentView & { refused: boolean };
+type Found = DecidablePayment;
+
+/** The one held (or refused) payment a reference names, inside the deciding transaction. */
+function findHeld(tx: Q, ref: HeldPaymentRef): Found {
   const order = tx.select({ id: orders.id }).from(orders).where(ref.mchId ? and(eq(orders.id, ref.orderId), eq(orders.merchantId, ref.mchId)) : eq(orders.id, ref.orderId)).get();
   if (!order) throw notFound('Order not found');
   // Stored as the chain's users write it (0x on EVM, bare on TRON); the operator may write either.
@@ -65,22 +75,23 @@ function findHeld(tx: Q, ref: HeldPaymentRef): HeldPaymentView {
     .where(and(eq(chainPayments.orderId, ref.orderId), inArray(chainPayments.txHash, [key, `0x${key}`]), ...(ref.logIndex === undefined ? [] : [eq(chainPayments.logIndex, ref.logIndex)])))
     .orderBy(asc(chainPayments.logIndex))
     .all();
-  const held = rows.filter((r) => r.status === 'held');
+  const held = rows.filter((r) => r.status === 'held' || r.status === 'refused');
   const where = `tx ${hash}${ref.logIndex === undefined ? '' : ` log ${ref.logIndex}`} to order ${ref.orderId}`;
   if (held.length === 0) {
     if (rows.length > 0) throw conflict(`the payment in ${where} is ${rows[0]!.status}, not held: nothing was changed`);
     throw notFound(`no payment in ${where} was seen on chain (cryptopay order held lists the held ones)`);
   }
   if (held.length > 1) throw invalid(`${where} holds ${held.length} held payments (logs ${held.map((r) => r.logIndex).join(', ')}): give --log-index`);
-  const { status: _s, ...row } = held[0]!;
-  return view(row);
+  const { status, ...row } = held[0]!;
+  return { ...view(row), refused: status === 'refused' };
 }
 
-function decide(tx: Q, p: HeldPaymentView, status: 'counted' | 'returned'): void {
+
+function decide(tx: Q, p: Found, status: 'counted' | 'returned' | 'credited'): void {
   const changed = tx
     .update(chainPayments)
     .set({ status })
-    .where(and(eq(chainPayments.chainId, p.chainId), eq(chainPayments.txHash, p.txHash), eq(chainPayments.logIndex, p.logIndex), eq(chainPayments.status, 'held')))
+    .where(and(eq(chainPayments.chainId, p.chainId), eq(chainPayments.txHash, p.txHash), eq(chainPayments.logIndex, p.logIndex), eq(chainPayments.status, p.refused ? 'refused' : 'held')))
     .run().changes;
   if (changed !== 1) throw conflict(`the payment in tx ${p.txHash} log ${p.logIndex} is no longer held: nothing was changed`);
 }
@@ -92,6 +103,7 @@ export async function creditHeld(s: StoreCtx, ref: HeldPaymentRef): Promise<Orde
   const registry = await s.registry();
   await s.write((tx) => {
     const p = findHeld(tx, ref);
+    if (p.refused) return creditRefused(tx, p, ref.reason, now, s.caller.actor);
     decide(tx, p, 'counted');
     const row = tx.select().from(chainPayments).where(and(eq(chainPayments.chainId, p.chainId), eq(chainPayments.txHash, p.txHash), eq(chainPayments.logIndex, p.logIndex))).get()!;
     recordPayment(tx, {
@@ -106,6 +118,23 @@ export async function creditHeld(s: StoreCtx, ref: HeldPaymentRef): Promise<Orde
   return getOrder(s, ref.orderId);
 }
 
+/** A refused payment credited to its order's user by hand: an adjustment, tied to the payment. */
+function creditRefused(tx: Q, p: Found, reason: string, now: number, actor: string): void {
+  decide(tx, p, 'credited');
+  const d = decimalsOf(p.asset);
+  const row = tx.select({ amount: chainPayments.amount }).from(chainPayments).where(and(eq(chainPayments.chainId, p.chainId), eq(chainPayments.txHash, p.txHash), eq(chainPayments.logIndex, p.logIndex))).get()!;
+  const merchantId = p.mchId;
+  postTransfer(tx, {
+    merchantId, asset: p.asset, amount: row.amount, kind: 'adjustment', ref: `refused:${p.chainId}:${p.txHash}:${p.logIndex}`, now, decimals: d,
+    debit: accountId(tx, { merchantId, asset: p.asset, kind: 'adjustments' }),
+    credit: accountId(tx, { merchantId, asset: p.asset, kind: 'user', uid: p.uid }),
+  });
+  audit(tx, {
+    at: now, actor, action: 'order.refused_payment_credited', merchantId, subjectType: 'order', subjectId: p.orderId,
+    detail: { chainId: p.chainId, txHash: p.txHash, logIndex: p.logIndex, amount: p.amount, uid: p.uid, reason },
+  });
+}
+
 /**
  * Records that a held payment was sent back to its payer. The ledger never credited it, so no
  * balance moves; the return transaction, when given, is kept in the audit log.
@@ -118,9 +147,19 @@ export async function returnHeld(s: StoreCtx, ref: HeldPaymentRef & { returnTx?:
     const p = findHeld(tx, ref);
     decide(tx, p, 'returned');
     audit(tx, {
-      at: now, actor: s.caller.actor, action: 'order.held_payment_returned', merchantId: p.mchId, subjectType: 'order', subjectId: p.orderId,
+      at: now, actor: s.caller.actor, action: p.refused ? 'order.refused_payment_returned' : 'order.held_payment_returned', merchantId: p.mchId, subjectType: 'order', subjectId: p.orderId,
       detail: { chainId: p.chainId, txHash: p.txHash, logIndex: p.logIndex, amount: p.amount, reason: ref.reason, returnTx },
     });
-    return { ...p, returnTx };
+    const { refused: _r, ...shown } = p;
+    return { ...shown, returnTx };
   });
+}
+
+/** The held or refused payment a reference names, for a question before deciding it; undefined when it names none (deciding then says why). */
+export function peekDecidable(s: StoreCtx, ref: HeldPaymentRef): DecidablePayment | undefined {
+  try {
+    return findHeld(s.db, ref);
+  } catch {
+    return undefined;
+  }
 }

@@ -387,6 +387,11 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
     return this.signedRead(() => held.listHeld(this.s, filter));
   }
 
+  /** The held or refused payment a reference names, for the operator's question (undefined: deciding says why). */
+  decidablePayment(ref: HeldPaymentRef): held.DecidablePayment | undefined {
+    return held.peekDecidable(this.s, ref);
+  }
+
   creditHeldPayment(ref: HeldPaymentRef): Promise<OrderDetail> {
     return held.creditHeld(this.s, ref);
   }

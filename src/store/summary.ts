@@ -60,8 +60,13 @@ export function summarize(s: StoreCtx, opts: { mchId?: string; chainName: (chain
   const heldPayments = tally(s, sql`select o.asset as asset, count(*) as n, coalesce(sum(c.amount), 0) as total from chain_payments c join orders o on o.id = c.order_id
     where c.status = 'held' and ${byMerchant('o.merchant_id')} group by o.asset`);
 
-  const refusedPayments = tally(s, sql`select o.asset as asset, count(*) as n, coalesce(sum(c.amount), 0) as total from chain_payments c join orders o on o.id = c.order_id
-    where c.status = 'refused' and ${byMerchant('o.merchant_id')} group by o.asset`);
+  // Until an operator decides each (order credit-held or return-held): then no longer counted.
+  const refusedPayments = {
+    ...tally(s, sql`select o.asset as asset, count(*) as n, coalesce(sum(c.amount), 0) as total from chain_payments c join orders o on o.id = c.order_id
+      where c.status = 'refused' and ${byMerchant('o.merchant_id')} group by o.asset`),
+    orders: s.db.all<{ id: string }>(sql`select distinct c.order_id as id from chain_payments c join orders o on o.id = c.order_id
+      where c.status = 'refused' and ${byMerchant('o.merchant_id')} order by c.order_id limit 20`).map((r) => r.id),
+  };
 
   const chains = allCursors(s.db).map((c) => {
     const scannedTo = c.nextBlock >= 0 ? c.nextBlock - 1 : null;

@@ -23,6 +23,7 @@ describe.concurrent('at a glance (#15 item 10)', { timeout: SLOW }, () => {
     await s.json(apply('u2', '0.5'));
     await s.json(['withdraw', 'confirm', w1.id, '--tx-hash', evmTx(), '--block-number', '5', '--yes']);
     const unpaid = await s.json<{ id: string; addresses: { EVM: string } }>(['order', 'create', '--oid', 'S-3', '--uid', 'u3', '--amount', '2']);
+    const refusedTx = evmTx();
     // The watcher's state as it keeps it in the ledger: chain 1 read to block 100, head 110.
     const db = new Database(s.db);
     try {
@@ -30,7 +31,7 @@ describe.concurrent('at a glance (#15 item 10)', { timeout: SLOW }, () => {
       // review paid a withdrawal and an order in one batch transaction). The money is on chain;
       // nothing in the ledger moved, and summary said nothing of it.
       db.prepare(`insert into chain_payments (chain_id, tx_hash, log_index, block_number, block_hash, block_time, order_id, token, to_address, raw_amount, amount, status, seen_at, counted_at)
-        values ('1', ?, 1, 99, ?, ?, ?, ?, ?, '2000000', 2000000, 'refused', ?, null)`).run(evmTx(), `0x${'b'.repeat(64)}`, Date.now(), unpaid.id, USDT_ETH, unpaid.addresses.EVM, Date.now());
+        values ('1', ?, 1, 99, ?, ?, ?, ?, ?, '2000000', 2000000, 'refused', ?, null)`).run(refusedTx, `0x${'b'.repeat(64)}`, Date.now(), unpaid.id, USDT_ETH, unpaid.addresses.EVM, Date.now());
       // What the sender leaves when the last retry failed.
       expect(db.prepare("update callbacks set status = 'failed' where subject_id = ? and event = 'order.paid'").run(a).changes).toBe(1);
       db.prepare('insert into chain_cursors (chain_id, next_block, head, head_at, updated_at) values (?, ?, ?, ?, ?)').run('1', 101, 110, Date.now(), Date.now());
@@ -48,7 +49,9 @@ describe.concurrent('at a glance (#15 item 10)', { timeout: SLOW }, () => {
     // 120.5 paid, 10 refunded, 30 paid out, 5.5 held for the two pending withdrawals.
     expect(row('users hold')).toBe('available 75 USDT; held for withdrawals 5.5 USDT');
     expect(row('held payments')).toBe('none');
-    expect(row('refused payments')).toBe('1, 2 USDT: on chain, not in the ledger; cryptopay order show ORDER and log --order ORDER name each (order.payment_refused); credit the user by hand (balance adjust) if the money is theirs');
+    expect(row('refused payments')).toBe(
+      `1, 2 USDT (order ${unpaid.id}): on chain, not in the ledger; order show names each; decide each with cryptopay order credit-held ORDER --tx-hash H (credits its user) or return-held (sent back)`,
+    );
     expect(row('chain 1')).toMatch(/^Ethereum: 10 blocks behind \(block 100 of 110, head seen \d{4}-/);
     expect(row('failed callbacks')).toBe('1: cryptopay callbacks list --status failed');
 
@@ -58,7 +61,7 @@ describe.concurrent('at a glance (#15 item 10)', { timeout: SLOW }, () => {
       today: { payments: { count: 2, total: { USDT: '120.5' } }, refunds: { count: 1, total: { USDT: '10' } }, withdrawals: { count: 1, total: { USDT: '30' } } },
       balances: { available: { USDT: '75' }, held: { USDT: '5.5' } },
       heldPayments: { count: 0, total: {} },
-      refusedPayments: { count: 1, total: { USDT: '2' } },
+      refusedPayments: { count: 1, total: { USDT: '2' }, orders: [unpaid.id] },
       chains: [{ chainId: '1', head: 110, scannedTo: 100, lag: 10 }],
       failedCallbacks: 1,
     });
@@ -67,6 +70,23 @@ describe.concurrent('at a glance (#15 item 10)', { timeout: SLOW }, () => {
     expect(monday.getUTCDay()).toBe(1);
     expect(json.week.since).toBeLessThanOrEqual(json.today.since);
 
+    // An operator decides the refused payment (a code review found the count could never go back
+    // to zero, so its prompt to credit by hand stood for ever: a second operator would credit
+    // twice). Credited to its user by hand, tied to the payment; the order stays as it was.
+    const credited = await s.run(['order', 'credit-held', 'S-3', '--tx-hash', refusedTx, '--reason', 'paid in a batch payout', '--yes']);
+    expect(credited.code, credited.stderr).toBe(0);
+    expect(await s.json(['balance', 'u3'])).toMatchObject({ available: '2' });
+    expect(await s.json(['order', 'show', 'S-3'])).toMatchObject({ status: 'PENDING_PAY', paidAmount: '0', onChain: [{ status: 'credited' }] });
+    expect(await s.json(['log', '--order', unpaid.id])).toContainEqual(
+      expect.objectContaining({ action: 'order.refused_payment_credited', detail: expect.objectContaining({ reason: 'paid in a batch payout', amount: '2', uid: 'u3' }) }),
+    );
+    const after = await s.run(['summary']);
+    expect(new RegExp('^refused payments\\s+(.*)$', 'm').exec(after.stdout)?.[1]).toBe('none');
+    const again = await s.run(['order', 'credit-held', 'S-3', '--tx-hash', refusedTx, '--reason', 'twice', '--yes']);
+    expect([again.code, again.stderr]).toEqual([1, expect.stringContaining('is credited, not held: nothing was changed')]);
+    expect(await s.json(['balance', 'u3'])).toMatchObject({ available: '2' });
+    expect((await s.run(['ledger', 'check'])).code).toBe(0);
+
     // One merchant's view: another merchant's money is not in it.
     const two = await s.json<{ mchId: string }>(['merchant', 'add', '--name', 'Two', '--generate-wallet']);
     const [mine, theirs, unknown] = await Promise.all([
@@ -74,7 +94,8 @@ describe.concurrent('at a glance (#15 item 10)', { timeout: SLOW }, () => {
       s.json(['--mch-id', two.mchId, 'summary']),
       s.run(['--mch-id', 'M999999', 'summary']),
     ]);
-    expect(mine).toMatchObject({ mchId: s.mchId, balances: { available: { USDT: '75' } } });
+    // 75, and the 2 of the refused payment credited above.
+    expect(mine).toMatchObject({ mchId: s.mchId, balances: { available: { USDT: '77' } } });
     expect(theirs).toMatchObject({ mchId: two.mchId, pendingWithdrawals: { count: 0 }, balances: { available: {} }, today: { payments: { count: 0 } }, failedCallbacks: 0 });
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/merchant M999999 not found/);
@@ -126,12 +147,17 @@ describe.concurrent('at a glance (#15 item 10)', { timeout: SLOW }, () => {
     try {
       for (let i = 0; i < 400 && entries().length < 1; i++) await new Promise((r) => setTimeout(r, 50));
       await s.json(['refund', '--oid', 'J-2', '--amount', '1', '--yes']);
-      await s.json(['refund', '--oid', 'J-1', '--amount', '2', '--yes']);
+      // A remark with a C1 control and a bidi override: a code review found --follow --json wrote
+      // them raw where --json (printJson) escapes them.
+      await s.json(['refund', '--oid', 'J-1', '--amount', '2', '--remark', 'dent\u009b31m\u202eed', '--yes']);
       for (let i = 0; i < 400 && entries().length < 2; i++) await new Promise((r) => setTimeout(r, 50));
     } finally {
       child.kill('SIGINT');
     }
     expect(await closed).toBe(0);
     expect(entries().map((e) => [e.action, e.subject])).toEqual([['order.payment_recorded', `order:${id}`], ['order.refunded', `order:${id}`]]);
+    expect((entries()[1] as unknown as { detail: { remark: string } }).detail.remark).toBe('dent\u009b31m\u202eed');
+    expect(out).not.toMatch(/[\u009b\u202e]/);
+    expect(out).toContain('dent\\u009b31m\\u202eed');
   });
 });

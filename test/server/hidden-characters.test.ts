@@ -27,6 +27,13 @@ describe('invisible and direction-changing characters', () => {
     ['/api/v1/order', { oid: nextOid(), uid: '\ufeffu1', amount: '1' }, 'uid'],
     ['/api/v1/order', { oid: nextOid(), uid: 'u\u200f1', amount: '1' }, 'uid'],
     ['/api/v1/withdraw/apply', { uid: 'w\u202d1', amount: '1', to: EVM_TO, chainId: 1, chainType: 'EVM', token: USDT_ETH }, 'uid'],
+    // Found by a code review: every other invisible format character too (deprecated format
+    // controls, an annotation anchor, the grapheme joiner, the Hangul filler, a tag character).
+    ['/api/v1/order', { oid: nextOid(), uid: 'u\u206a1', amount: '1' }, 'uid'],
+    ['/api/v1/order', { oid: nextOid(), uid: 'u\ufff91', amount: '1' }, 'uid'],
+    ['/api/v1/order', { oid: nextOid(), uid: 'u\u034f1', amount: '1' }, 'uid'],
+    ['/api/v1/order', { oid: nextOid(), uid: 'u\u31641', amount: '1' }, 'uid'],
+    ['/api/v1/order', { oid: 'INV-1\u{E0041}x', uid: 'u1', amount: '1' }, 'oid'],
   ])('%s refuses %j, naming the field; nothing changes', async (path, fields, field) => {
     const before = snapshot(s.ledger);
     expectRefused(await s.post(path, s.signed(m, fields)), 400, refusal(field));

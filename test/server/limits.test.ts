@@ -187,6 +187,7 @@ describe('request bodies (decisions §7)', () => {
     const m = await s.addMerchant();
     expectOk(await s.post('/api/v1/order', s.signed(m, { oid: nextOid(), uid: 'u1', amount: '1' }), { 'Content-Type': 'application/json; charset=utf-8' }));
     expectOk(await s.post('/api/v1/order', s.signed(m, { oid: nextOid(), uid: 'u1', amount: '1' }), { 'Content-Type': 'Application/JSON;Charset="UTF-8"' }));
+    expectOk(await s.post('/api/v1/order', s.signed(m, { oid: nextOid(), uid: 'u1', amount: '1' }), { 'Content-Type': 'application/json; charset=utf8' }));
   });
 
   // Found by an outside review: a charset other than UTF-8 was accepted and the body read as

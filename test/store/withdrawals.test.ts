@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { tronAddressFromEvm } from '../../src/chains/address.js';
 import type { WithdrawApplyRequest } from '../../src/core/schemas.js';
-import type { LocalPaymentService } from '../../src/store/local-service.js';
+import { LocalPaymentService } from '../../src/store/local-service.js';
 import {
   MINUTE, T0, TRON_CHAIN, USDT, accountRows, addOtherMerchant, addTestMerchant, counts, evmTx, order, refused, tronTx, useHarness,
 } from '../helpers/service.js';
@@ -130,6 +130,19 @@ describe('withdrawal apply', () => {
       await refused(service.applyWithdrawal(evmApply({ to })), 'invalid', `to is the contract of the token ${USDT.ETH} itself: what is sent there is lost`);
     }
     await refused(service.applyWithdrawal(tronApply({ to: USDT.TRON })), 'invalid', `to is the contract of the token ${USDT.TRON} itself: what is sent there is lost`);
+    expect(state(service)).toEqual(before);
+  });
+
+  // Found by a code review: only the withdrawn token's own contract was refused; another token
+  // of the same chain this service knows is as much a sink.
+  it('refuses the contract of another token of the chain as the payout address', async () => {
+    const { service: plain, ledger } = h();
+    const USDC = '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48';
+    const service = new LocalPaymentService(ledger, { now: () => T0, caller: { actor: 'tester' }, registryConfig: { tokens: [{ chainId: 1, address: USDC, symbol: 'USDC', asset: 'USDT', decimals: 6 }] } });
+    await addTestMerchant(plain);
+    await fund(plain);
+    const before = state(service);
+    await refused(service.applyWithdrawal(evmApply({ to: USDC.toLowerCase() })), 'invalid', `to is the contract of the token USDC ${USDC} on this chain: what is sent there is lost`);
     expect(state(service)).toEqual(before);
   });
 

@@ -11,12 +11,12 @@ export async function run(ctx: Context, opts: HeldOptions, id: string): Promise<
   const service = await ctx.local('order credit-held');
   // By id or oid, as every other order command takes it.
   ref.orderId = (await orderByRef(ctx, id)).id;
-  const p = await findHeld(service, ref);
+  const p = findHeld(service, ref);
   if (p) {
     const before = await service.balance(p.uid, { mchId: p.mchId, asset: p.asset });
-    await confirmChange(ctx, 'Credit a held payment', [
-      ['order', `${p.orderId} (oid ${p.oid}), expired ${formatTime(p.expiredAt)}`],
-      ['payment', `${p.amount} ${p.asset} in tx ${p.txHash} log ${p.logIndex} on chain ${p.chainId}`],
+    await confirmChange(ctx, p.refused ? 'Credit a refused payment to its user by hand' : 'Credit a held payment', [
+      ['order', p.refused ? `${p.orderId} (oid ${p.oid}): stays as it is` : `${p.orderId} (oid ${p.oid}), expired ${formatTime(p.expiredAt)}`],
+      ['payment', `${p.amount} ${p.asset} in tx ${p.txHash} log ${p.logIndex} on chain ${p.chainId}${p.refused ? ', refused by the ledger (its transaction confirms a withdrawal)' : ''}`],
       ['user', `${p.uid}: available ${beforeAfter(before.available, p.amount, 1, p.asset)}`],
       ['reason', ref.reason],
     ]);

@@ -1,6 +1,7 @@
 import type { Context } from '../../context.js';
 import { usage } from '../../core/errors.js';
-import type { HeldPaymentRef, HeldPaymentView, LocalPaymentService } from '../../store/local-service.js';
+import type { DecidablePayment } from '../../store/held-payments.js';
+import type { HeldPaymentRef, LocalPaymentService } from '../../store/local-service.js';
 import { checked, need } from '../common.js';
 
 export interface HeldOptions {
@@ -21,13 +22,10 @@ export async function heldReference(ctx: Context, opts: HeldOptions, id: string)
 }
 
 /**
- * The held payment the reference names, for the confirmation to show. Undefined when it names
- * none or several: the service then refuses with the reason and what to do, changing nothing.
+ * The held (or refused) payment the reference names, for the confirmation to show. Undefined
+ * when it names none or several: the service then refuses with the reason and what to do,
+ * changing nothing.
  */
-export async function findHeld(service: LocalPaymentService, ref: HeldPaymentRef): Promise<HeldPaymentView | undefined> {
-  const key = ref.txHash.toLowerCase().replace(/^0x/, '');
-  const found = (await service.heldPayments({ mchId: ref.mchId, orderId: ref.orderId })).filter(
-    (p) => p.txHash.replace(/^0x/, '') === key && (ref.logIndex === undefined || p.logIndex === ref.logIndex),
-  );
-  return found.length === 1 ? found[0] : undefined;
+export function findHeld(service: LocalPaymentService, ref: HeldPaymentRef): DecidablePayment | undefined {
+  return service.decidablePayment(ref);
 }
