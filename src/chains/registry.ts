@@ -80,6 +80,8 @@ export type TokenEntry = z.input<typeof tokenEntry>;
 export interface Registry {
   chain(chainId: unknown): ChainInfo;
   token(chainId: unknown, address: unknown): TokenInfo;
+  /** The token at `address` on a known chain (EVM in any case), or undefined: asks, never refuses. */
+  findToken(chainId: string, address: string): TokenInfo | undefined;
   chains(): ChainInfo[];
   tokens(): TokenInfo[];
 }
@@ -141,6 +143,10 @@ export function createRegistry(config?: RegistryConfig, ledgerEntries?: Registry
         );
       }
       return found;
+    },
+    findToken(chainId, address) {
+      const c = chainMap.get(chainId);
+      return c ? tokenMap.get(tokenKey(c, address)) : undefined;
     },
     chains: () => [...chainList],
     tokens: () => [...tokenList],

@@ -1,12 +1,12 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { jsonLine } from './output.js';
-import { duplicateKey, duplicateRefusal } from '../core/json-keys.js';
 import type { AddressInfo } from 'node:net';
 import type { Context } from '../context.js';
 import { usage } from '../core/errors.js';
+import { duplicateKey, duplicateRefusal } from '../core/json-keys.js';
 import { TIMESTAMP_WINDOW_MS } from '../core/nonce.js';
 import { printable } from '../remote/text.js';
 import { verify } from '../signing/index.js';
+import { jsonLine } from './output.js';
 import { readSecret } from './sign/input.js';
 
 const MAX_BODY = 64 * 1024;

@@ -126,10 +126,9 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
     err(`cryptopay serving ${server.url}/api/v1 on the ledger ${service.ledger.path}`);
     err(`payment pages at ${publicUrl}/pay/{order id}`);
     if (!givenPublicUrl && fallback.wildcard) err(`  that is this machine only: give --public-url with the address payers reach this server at`);
-    const { blockedPortReason, isBlockedPort } = await import('../core/blocked-ports.js');
-    const shown = new URL(publicUrl);
-    const publicPort = Number(shown.port || (shown.protocol === 'https:' ? 443 : 80));
-    if (isBlockedPort(publicPort)) err(`  warning: ${blockedPortReason(publicPort)}: payment pages there will not open, and cryptopay --remote cannot reach it; choose another --port (or a --public-url on another port)`);
+    const { blockedPortOf, blockedPortReason } = await import('../core/blocked-ports.js');
+    const publicPort = blockedPortOf(new URL(publicUrl));
+    if (publicPort !== undefined) err(`  warning: ${blockedPortReason(publicPort)}: payment pages there will not open, and cryptopay --remote cannot reach it; choose another --port (or a --public-url on another port)`);
     if (dev) dev.announce(server.url);
     else if (empty) noMerchantHint(err, service.ledger.path, shellQuote(ctx.command()));
     else err(`sign requests with a merchant's secret: ${shellQuote(ctx.command())} sign --fill --mch-id M... key=value ...`);

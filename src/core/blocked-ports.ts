@@ -13,6 +13,12 @@ const BLOCKED = new Set([
 ]);
 
 export const blockedPorts = (): readonly number[] => [...BLOCKED];
-export const isBlockedPort = (port: number): boolean => BLOCKED.has(port);
+
+/** The port an http(s) URL is reached on (its scheme's default when it names none), if fetch refuses it. */
+export function blockedPortOf(url: URL): number | undefined {
+  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+  return BLOCKED.has(port) ? port : undefined;
+}
+
 export const blockedPortReason = (port: number) =>
   `port ${port} is one that browsers and fetch (the HTTP client of this CLI) refuse to connect to, whatever answers there`;

@@ -303,6 +303,7 @@ export interface Summary {
    * Payments seen on chain that the ledger refused (their transaction already confirms a
    * withdrawal): money on chain that no balance shows, for an operator to settle by hand.
    */
+  /** `orders`: the first REFUSED_ORDERS_LISTED of their orders, by id. */
   refusedPayments: Tally & { orders: string[] };
   chains: { chainId: string; name: string | null; head: number | null; scannedTo: number | null; lag: number | null; headAt: number | null; lastError: string | null; deepReorg: string | null }[];
   /** Callbacks that used up their retries. */
@@ -334,3 +335,6 @@ export interface LogFollow {
 
 /** Most entries one answer of `log --follow` carries after a mark; the rest come with the next ask. */
 export const FOLLOW_MAX = 500;
+
+/** How many orders summary's refusedPayments names at most. */
+export const REFUSED_ORDERS_LISTED = 20;

@@ -1,4 +1,4 @@
-import { blockedPortReason, isBlockedPort } from '../core/blocked-ports.js';
+import { blockedPortOf, blockedPortReason } from '../core/blocked-ports.js';
 import { usage } from '../core/errors.js';
 import { printable } from './text.js';
 
@@ -23,8 +23,8 @@ export function checkRemoteUrl(raw: string, opts: { insecureHttp: boolean }): st
   }
   const credentials = credentialsProblem(url);
   if (credentials) throw usage(credentials);
-  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
-  if (isBlockedPort(port)) throw usage(`the remote ${printable(raw)} uses port ${port}: ${blockedPortReason(port)}; run serve on another port`);
+  const port = blockedPortOf(url);
+  if (port !== undefined) throw usage(`the remote ${printable(raw)} uses port ${port}: ${blockedPortReason(port)}; run serve on another port`);
   if (url.protocol === 'http:' && !opts.insecureHttp && !isLoopbackHost(url.hostname)) {
     throw usage(
       `the remote ${printable(raw)} is plain http to a host that is not this machine: the signed requests and their answers would cross the network unencrypted. Use https, or pass --insecure-http (or set CRYPTOPAY_INSECURE_HTTP=1, or save the profile with --insecure-http) if that network is yours`,

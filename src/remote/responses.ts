@@ -1,4 +1,5 @@
 import { base58check, evmAddressOf } from '../chains/encode.js';
+import { REFUSED_ORDERS_LISTED } from '../core/types.js';
 import { isTxHash } from '../chains/tx-hash.js';
 import { z } from 'zod';
 
@@ -278,7 +279,7 @@ export const summarySchema = z.object({
   balances: z.object({ available: totals, held: totals }),
   heldPayments: tally,
   // A server from before this field answers without it: none it could tell.
-  refusedPayments: tally.extend({ orders: list(id).max(20) }).default({ count: 0, total: {}, orders: [] }),
+  refusedPayments: tally.extend({ orders: list(id).max(REFUSED_ORDERS_LISTED) }).default({ count: 0, total: {}, orders: [] }),
   chains: list(
     z.object({
       chainId,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { REFUSED_ORDERS_LISTED } from '../core/types.js';
 import {
   balanceSchema,
   callbackListSchema,
@@ -348,7 +349,7 @@ const SUMMARY = {
     refusedPayments: {
       ...TALLY,
       required: [...TALLY.required, 'orders'],
-      properties: { ...TALLY.properties, orders: { type: 'array', maxItems: 20, items: { type: 'string' }, description: 'their orders (up to 20)' } },
+      properties: { ...TALLY.properties, orders: { type: 'array', maxItems: REFUSED_ORDERS_LISTED, items: { type: 'string' }, description: `their orders (up to ${REFUSED_ORDERS_LISTED})` } },
       description: 'payments seen on chain that the ledger refused (their transaction already confirms a withdrawal) and no operator has decided yet: on chain, in no balance',
     },
     chains: listOf({

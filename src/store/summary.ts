@@ -3,7 +3,7 @@ import { formatAmount } from '../core/money.js';
 import { allCursors } from './chain-state.js';
 import { decimalsOf, type StoreCtx } from './store-context.js';
 
-import type { Period, Summary, Tally, Totals } from '../core/types.js';
+import { REFUSED_ORDERS_LISTED, type Period, type Summary, type Tally, type Totals } from '../core/types.js';
 
 export type { Period, Summary, Tally, Totals };
 
@@ -65,7 +65,7 @@ export function summarize(s: StoreCtx, opts: { mchId?: string; chainName: (chain
     ...tally(s, sql`select o.asset as asset, count(*) as n, coalesce(sum(c.amount), 0) as total from chain_payments c join orders o on o.id = c.order_id
       where c.status = 'refused' and ${byMerchant('o.merchant_id')} group by o.asset`),
     orders: s.db.all<{ id: string }>(sql`select distinct c.order_id as id from chain_payments c join orders o on o.id = c.order_id
-      where c.status = 'refused' and ${byMerchant('o.merchant_id')} order by c.order_id limit 20`).map((r) => r.id),
+      where c.status = 'refused' and ${byMerchant('o.merchant_id')} order by c.order_id limit ${REFUSED_ORDERS_LISTED}`).map((r) => r.id),
   };
 
   const chains = allCursors(s.db).map((c) => {

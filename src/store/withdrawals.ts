@@ -34,12 +34,11 @@ export async function applyWithdrawal(s: StoreCtx, input: WithdrawApplyRequest):
   const amount = parseAmount(req.amount, assetDecimals);
   const to = h.validateAddress(chain.chainType, req.to, 'to');
   if (isZeroAddress(chain.chainType, to)) throw invalid('to is the zero address: nobody can spend what is sent there');
-  // A token contract holds no key: tokens transferred to it (or to another token of the chain
-  // this service knows) are as lost as at the zero address.
-  const sameAddress = (a: string, b: string) => (chain.chainType === 'EVM' ? a.toLowerCase() === b.toLowerCase() : a === b);
-  if (sameAddress(to, token.address)) throw invalid(`to is the contract of the token ${token.address} itself: what is sent there is lost`);
-  const other = registry.tokens().find((t) => t.chainId === chain.chainId && sameAddress(to, t.address));
-  if (other) throw invalid(`to is the contract of the token ${other.symbol} ${other.address} on this chain: what is sent there is lost`);
+  // A token contract holds no key: tokens transferred to it (this token's, or another's of the
+  // chain this service knows) are as lost as at the zero address.
+  const sink = registry.findToken(chain.chainId, to);
+  if (sink === token) throw invalid(`to is the contract of the token ${token.address} itself: what is sent there is lost`);
+  if (sink) throw invalid(`to is the contract of the token ${sink.symbol} ${sink.address} on this chain: what is sent there is lost`);
   const now = s.now();
   return s.write((tx) => {
     assertNotDepositAddress(tx, chain.chainType, to);

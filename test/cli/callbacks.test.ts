@@ -317,7 +317,8 @@ describe('callbacks run, test and listen', () => {
     // An attempt signed 6 minutes ago.
     expect((await send(attempt('two', Date.now() - 6 * 60_000))).status).toBe(401);
     // A request body the merchant signed: no event, no eventId.
-    const request: Record<string, unknown> = { mchId: m.mchId, oid: 'A-1', uid: 'u1', amount: '1', timestamp: Date.now(), nonce: nextNonce() };
+    // (Its memo holds a C1 control and a bidi override: --json lines write them escaped.)
+    const request: Record<string, unknown> = { mchId: m.mchId, oid: 'A-1', uid: 'u1', amount: '1', memo: 'x\u009b31m\u202ey', timestamp: Date.now(), nonce: nextNonce() };
     expect((await send({ ...request, sign: sign(request, m.secret) })).status).toBe(400);
     // A body giving a field twice (signed over the value JSON.parse keeps): no service sends one.
     const twice = attempt('three');
@@ -332,7 +333,8 @@ describe('callbacks run, test and listen', () => {
     expect(seen[1]).toMatchObject({ valid: false, reason: 'this nonce was seen already: a replay of an attempt' });
     expect(seen[2]).toMatchObject({ valid: true, duplicate: true, eventId: oneId });
     expect(seen[3]).toMatchObject({ valid: false, reason: expect.stringMatching(/^timestamp \d+ is more than 5 minutes off this machine's clock/) });
-    expect(seen[4]).toMatchObject({ valid: false, reason: 'signed, but not a callback: it has no event and eventId' });
+    expect(seen[4]).toMatchObject({ valid: false, reason: 'signed, but not a callback: it has no event and eventId', body: { memo: 'x\u009b31m\u202ey' } });
+    expect(listen.out()).not.toMatch(/[\u009b\u202e]/);
     expect(seen[5]).toMatchObject({ valid: false, reason: 'field paidAmount is given twice in the body: JSON readers disagree on which one counts' });
     expect(app.received).toHaveLength(1);
     expect(await listen.stop(), listen.err()).toBe(0);

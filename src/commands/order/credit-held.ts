@@ -2,16 +2,11 @@ import type { Context } from '../../context.js';
 import { beforeAfter, confirmChange } from '../common.js';
 import { formatTime } from '../output.js';
 import { printOrder } from '../views.js';
-import { findHeld, heldReference, type HeldOptions } from './held-ref.js';
-import { orderByRef } from './ref.js';
+import { heldDecision, type HeldOptions } from './held-ref.js';
 
 /** `order credit-held <id>`: credits a held payment to the order's user, as a late payment. */
 export async function run(ctx: Context, opts: HeldOptions, id: string): Promise<void> {
-  const ref = await heldReference(ctx, opts, id);
-  const service = await ctx.local('order credit-held');
-  // By id or oid, as every other order command takes it.
-  ref.orderId = (await orderByRef(ctx, id)).id;
-  const p = findHeld(service, ref);
+  const { ref, service, p } = await heldDecision(ctx, opts, id, 'order credit-held');
   if (p) {
     const before = await service.balance(p.uid, { mchId: p.mchId, asset: p.asset });
     await confirmChange(ctx, p.refused ? 'Credit a refused payment to its user by hand' : 'Credit a held payment', [

@@ -1,16 +1,11 @@
 import type { Context } from '../../context.js';
 import { confirmChange } from '../common.js';
 import { printJson, printRecord } from '../output.js';
-import { findHeld, heldReference, type HeldOptions } from './held-ref.js';
-import { orderByRef } from './ref.js';
+import { heldDecision, type HeldOptions } from './held-ref.js';
 
 /** `order return-held <id>`: records that a held payment was sent back to its payer; no balance moves. */
 export async function run(ctx: Context, opts: HeldOptions, id: string): Promise<void> {
-  const ref = await heldReference(ctx, opts, id);
-  const service = await ctx.local('order return-held');
-  // By id or oid, as every other order command takes it.
-  ref.orderId = (await orderByRef(ctx, id)).id;
-  const p = await findHeld(service, ref);
+  const { ref, service, p } = await heldDecision(ctx, opts, id, 'order return-held');
   if (p) {
     await confirmChange(ctx, 'Record a held payment as returned', [
       ['order', `${p.orderId} (oid ${p.oid})`],

@@ -44,15 +44,14 @@ export async function run(ctx: Context, opts: Record<string, string | undefined>
   const amount = await need(ctx, opts.amount, 'amount', 'Amount');
   const chainId = await need(ctx, opts.chainId, opts.chainId === undefined ? chainIdField : 'chain-id', `Chain id (${registry.chains().map((c) => `${c.chainId} ${c.name}`).join(', ')})`);
   const chain = known(chainId);
-  // A chain this command cannot reason about (on a remote, one the remote alone knows; or one no
-  // one knows) has no defaults: say why, rather than a bare "missing required option".
-  const unknownChain = (flag: string) =>
-    `missing required option ${flag}: chain ${chainId} is not one ${ctx.isRemote() ? 'this command knows on a remote (built in: ' : 'this ledger knows ('}${registry.chains().map((c) => c.chainId).join(', ')}), so its type and token do not follow from it; give --chain-type and --token (the service refuses a chain it does not know)`;
+  const knownIds = registry.chains().map((c) => c.chainId).join(', ');
   // Locally the ledger's registry is the service's: a chain it does not know is the service's
   // refusal at once (exit 1), not a request for a type and a token that would then be refused.
-  if (!chain && !ctx.isRemote()) {
-    throw new AppError('invalid', `--chain-id ${chainId} is not a chain this service knows (known: ${registry.chains().map((c) => c.chainId).join(', ')})`);
-  }
+  if (!chain && !ctx.isRemote()) throw new AppError('invalid', `--chain-id ${chainId} is not a chain this service knows (known: ${knownIds})`);
+  // On a remote, a chain the remote alone may know has no defaults here: say why, rather than a
+  // bare "missing required option".
+  const unknownChain = (flag: string) =>
+    `missing required option ${flag}: chain ${chainId} is not one this command knows on a remote (built in: ${knownIds}), so its type and token do not follow from it; give --chain-type and --token (the service refuses a chain it does not know)`;
   if (!chain && !ctx.io.interactive) {
     if (opts.chainType === undefined) throw usage(unknownChain('--chain-type'));
     if (opts.token === undefined) throw usage(unknownChain('--token'));
