@@ -6,7 +6,7 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AppError } from '../core/errors.js';
 import { schemaVersion } from '../core/version.js';
-import { cannotOpen, connectLedger, refuseReadableByOthers } from './ledger-file.js';
+import { BUSY_TIMEOUT_MS, cannotOpen, connectLedger, pause, refuseReadableByOthers } from './ledger-file.js';
 import * as schema from './schema.js';
 
 export type Db = BetterSQLite3Database<typeof schema> & { $client: Database.Database };
@@ -65,7 +65,10 @@ function applyMigrations(sqlite: Database.Database, db: Db): void {
   if (have > want) {
     throw new AppError('unavailable', `the ledger was written by a newer cryptopay (schema ${have}, this one knows ${want})`);
   }
-  for (let attempt = 0; ; attempt++) {
+  // Bounded by time, as the busy timeout is, not by a count of tries: on a loaded machine the
+  // process that won may hold the file for longer than a fixed number of short waits.
+  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+  for (;;) {
     try {
       // A migration that rebuilds a table (SQLite's procedure: create, copy, drop, rename) runs
       // with foreign keys off, which only works outside a transaction; the references are then
@@ -86,9 +89,9 @@ function applyMigrations(sqlite: Database.Database, db: Db): void {
       let root = e as { code?: string; message?: string; cause?: unknown };
       while (root.cause) root = root.cause as typeof root;
       const raced = (root.code ?? '').startsWith('SQLITE_BUSY') || /already exists/.test(root.message ?? '');
-      if (!raced || attempt >= 50) throw e;
+      if (!raced || Date.now() > deadline) throw e;
       if (sqlite.inTransaction) sqlite.exec('ROLLBACK');
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20 + Math.random() * 30);
+      pause(20 + Math.random() * 30);
     }
   }
 }

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { existsSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { AppError } from '../core/errors.js';
@@ -25,9 +25,10 @@ export function resolveLedgerPath(flag: string | undefined, env: NodeJS.ProcessE
  */
 export function refuseReadableByOthers(path: string): void {
   for (const file of [path, `${path}-wal`]) {
-    if (!existsSync(file)) continue;
-    const st = statSync(file);
-    if (!st.isFile()) continue; // not a ledger at all: SQLite says so, naming the path
+    // One call, not exists-then-stat: the last process to close the ledger deletes its -wal file,
+    // and a stat between the two would fail a command that has nothing wrong with it.
+    const st = statSync(file, { throwIfNoEntry: false });
+    if (!st?.isFile()) continue; // missing, or not a ledger at all: SQLite says so, naming the path
     const mode = st.mode & 0o777;
     if (mode & 0o077) {
       throw new AppError('unavailable', `the ledger ${file} can be read by others (mode ${mode.toString(8)}); it holds merchant secrets, so it is not opened: run chmod 600 ${file}`);
@@ -46,13 +47,13 @@ export function sqliteAddon(): string {
 }
 
 /** How long a writer waits for another process's transaction before giving up. */
-const BUSY_TIMEOUT_MS = 15_000;
+export const BUSY_TIMEOUT_MS = 15_000;
 
 /** A connection with the ledger's settings; SQLite's own errors are thrown as they are. */
 export function connectLedger(path: string): Database.Database {
   const sqlite = new Database(path, { timeout: BUSY_TIMEOUT_MS, nativeBinding: sqliteAddon() });
   try {
-    sqlite.pragma('journal_mode = WAL');
+    toWal(sqlite);
     sqlite.pragma('synchronous = FULL');
     sqlite.pragma('foreign_keys = ON');
     // Savepoint journals in memory: group commit runs every change in a savepoint, and with the
@@ -71,6 +72,31 @@ export function connectLedger(path: string): Database.Database {
     throw e;
   }
   return sqlite;
+}
+
+/**
+ * Switches the file to WAL; on a ledger that already is, this changes nothing and takes no lock.
+ * On a new file it needs the write lock while holding a read lock, and when another process holds
+ * the write lock (it is switching the same new file) SQLite returns SQLITE_BUSY at once instead of
+ * calling the busy handler, since two such waiters could deadlock. So this waits here, as the busy
+ * timeout would, and tries again: the other process soon finishes, and the file is then WAL.
+ */
+function toWal(sqlite: Database.Database): void {
+  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+  for (;;) {
+    try {
+      sqlite.pragma('journal_mode = WAL');
+      return;
+    } catch (e) {
+      if (!String((e as { code?: unknown }).code).startsWith('SQLITE_BUSY') || Date.now() > deadline) throw e;
+      pause(10 + Math.random() * 20);
+    }
+  }
+}
+
+/** A synchronous wait: opening the ledger is synchronous for every caller. */
+export function pause(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 /** A failure to open the file, in the words every command uses. */

@@ -92,16 +92,16 @@ describe.concurrent('merchants', { timeout: SLOW }, () => {
         s.run(['merchant', 'add', '--name', 'D', '--tron-xpub', 'not-a-key']),
         s.run(['merchant', 'add', '--name', 'E', '--generate-wallet', '--evm-xpub', TEST_WALLET.evmXpub]),
       ]);
-      expect(bad.code).toBe(1);
+      expect(bad.code, bad.stderr).toBe(1);
       expect(bad.stderr).toMatch(/evm-xpub is not a valid extended public key.*checksum/);
-      expect(priv.code).toBe(1);
+      expect(priv.code, priv.stderr).toBe(1);
       expect(priv.stderr).toMatch(/extended private key/);
       expect(priv.stderr).not.toContain(xprv); // a leaked private key is never echoed
-      expect(depth.code).toBe(1);
+      expect(depth.code, depth.stderr).toBe(1);
       expect(depth.stderr).toMatch(/depth 0.*account-level/);
-      expect(tron.code).toBe(1);
+      expect(tron.code, tron.stderr).toBe(1);
       expect(tron.stderr).toMatch(/tron-xpub is not a valid extended public key/);
-      expect(both.code).toBe(1);
+      expect(both.code, both.stderr).toBe(1);
       expect(both.stderr).toMatch(/either --generate-wallet or xpubs/);
       expect(await s.json(['merchant', 'list'])).toEqual([]);
     });
