@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { handler } from '../../helpers/handler.js';
 
 /**
  * A JSON-RPC proxy on 127.0.0.1 in front of a real anvil, to play the nodes a watcher meets in
@@ -23,7 +24,7 @@ export interface RpcProxy {
 
 export async function startRpcProxy(target: string): Promise<RpcProxy> {
   const state = { mode: 'pass' as RpcProxy['mode'], maxRange: Infinity, refusedRanges: 0, rateLimited: 0, spans: [] as number[], logsCalls: 0, beforeLogs: undefined as RpcProxy['beforeLogs'] };
-  const server: Server = createServer(async (req, res) => {
+  const server: Server = createServer(handler(async (req, res) => {
     if (state.mode === 'down') {
       req.socket.destroy();
       return;
@@ -62,7 +63,7 @@ export async function startRpcProxy(target: string): Promise<RpcProxy> {
     const byId = new Map(answers.map((a) => [a.id, a]));
     const out = calls.map((c) => refused.get(c.id) ?? byId.get(c.id));
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(Array.isArray(body) ? out : out[0]));
-  });
+  }));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   return {

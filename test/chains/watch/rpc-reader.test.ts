@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { ReplyReader, parseReplies } from '../../../src/chains/watch/rpc.js';
+import { handler } from '../../helpers/handler.js';
 
 /** What parseReplies must answer: JSON.parse of the whole text, each reply's result array mapped. */
 function expected(text: string, element: (raw: unknown) => unknown): unknown {
@@ -149,7 +150,7 @@ describe('the JSON-RPC client reading a body as it arrives', () => {
     const { createRpcClient, RpcTransportError } = await import('../../../src/chains/watch/rpc.js');
     let body = '';
     let stall = false;
-    const server = createServer(async (req, res) => {
+    const server = createServer(handler(async (req, res) => {
       for await (const _ of req);
       res.writeHead(200, { 'content-type': 'application/json' });
       // Pieces of 7 bytes: strings, escapes and multi-byte characters fall across them.
@@ -159,7 +160,7 @@ describe('the JSON-RPC client reading a body as it arrives', () => {
         if (i % 700 === 0) await new Promise((r) => setImmediate(r));
       }
       if (!stall) res.end();
-    });
+    }));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
     try {

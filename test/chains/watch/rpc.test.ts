@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRegistry } from '../../../src/chains/registry.js';
 import { TRANSFER_TOPIC, decodeTransfer, isRangeTooLarge, isRateLimited } from '../../../src/chains/watch/logs.js';
 import { RpcError, RpcTransportError, createRpcClient, quantity, redactUrl } from '../../../src/chains/watch/rpc.js';
+import { handler } from '../../helpers/handler.js';
 
 /** A node on 127.0.0.1 whose answer each test sets. */
 let server: Server;
@@ -11,13 +12,13 @@ let url: string;
 let answer: (body: any) => { status?: number; text: string; delayMs?: number };
 
 beforeAll(async () => {
-  server = createServer(async (req, res) => {
+  server = createServer(handler(async (req, res) => {
     let raw = '';
     for await (const c of req) raw += c;
     const a = answer(JSON.parse(raw));
     if (a.delayMs) await new Promise((r) => setTimeout(r, a.delayMs));
     if (!res.destroyed) res.writeHead(a.status ?? 200, { 'content-type': 'application/json' }).end(a.text);
-  });
+  }));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/0123456789abcdef0123456789`;
 });
