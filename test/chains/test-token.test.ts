@@ -53,9 +53,18 @@ describe('the anvil harness', () => {
 
     const timed = await startTestChain({ accounts: 1, blockTime: 1 });
     try {
+      // Two blocks with no one asking for them: at least one whole block time after the first
+      // reading. Polled (up to 10 s) rather than read once after a fixed sleep, which left half
+      // a second for anvil's timer on a loaded machine.
       const start = await timed.provider.getBlockNumber();
-      await new Promise((r) => setTimeout(r, 2_500));
-      expect(await timed.provider.getBlockNumber()).toBeGreaterThanOrEqual(start + 2);
+      const t0 = Date.now();
+      let now = start;
+      while (now < start + 2 && Date.now() - t0 < 10_000) {
+        await new Promise((r) => setTimeout(r, 100));
+        now = await timed.provider.getBlockNumber();
+      }
+      expect(now).toBeGreaterThanOrEqual(start + 2);
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(900);
     } finally {
       await timed.stop();
     }

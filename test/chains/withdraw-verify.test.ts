@@ -1,5 +1,4 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -13,6 +12,7 @@ import { LocalPaymentService } from '../../src/store/local-service.js';
 import { recordPayment } from '../../src/store/payments.js';
 import { accountRows, refused } from '../helpers/service.js';
 import { pay, startPayChain, type PayChain } from './watch/anvil-support.js';
+import { closedPort } from '../helpers/closed-port.js';
 
 /**
  * Issue #12 through the service: withdrawal confirmations checked against a real anvil running
@@ -450,11 +450,3 @@ describe('TRON, read through its Ethereum-compatible JSON-RPC', () => {
   });
 });
 
-/** A port nothing listens on: bound, then released. */
-async function closedPort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise((r) => srv.close(r));
-  return port;
-}

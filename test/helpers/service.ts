@@ -134,3 +134,11 @@ export function counts(ledger: Ledger): Record<string, number> {
 export function accountRows(ledger: Ledger): unknown[] {
   return ledger.sqlite.prepare('select id, kind, uid, posted, pending_debits from accounts order by id').all();
 }
+
+/**
+ * The UTC day a wall-clock moment falls in. `summary` counts "today" from 00:00 UTC and the week
+ * from Monday 00:00 UTC of the real clock: a test that made its figures before midnight and reads
+ * them after sees them under yesterday. Such a test asserts the day's figures only when its
+ * whole run fell in one day (and so in one week).
+ */
+export const utcDay = (t: number): number => Math.floor(t / DAY);

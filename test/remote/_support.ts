@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import { BIN, cliEnv, runCli, spawnCli, type CliResult, type Env } from '../helpers/cli.js';
+export { closedPort } from '../helpers/closed-port.js';
 
 export type { CliResult, Env };
 
@@ -204,18 +205,6 @@ export function tiny(handler: (req: IncomingMessage, res: ServerResponse, n: num
 export function envelope(res: ServerResponse, data: unknown, status = 200, code: 0 | 1 = 1, msg = 'success'): void {
   res.writeHead(status, { 'content-type': 'application/json' });
   res.end(JSON.stringify({ code, msg, data, systemTime: Date.now() }));
-}
-
-/** A port nothing listens on (bound, then released). */
-export function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** A file path inside the home, its folder made. */
