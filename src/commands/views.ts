@@ -46,10 +46,11 @@ export async function printOrder(ctx: Context, o: Order | (OrderDetail & { onCha
 
 export async function printWithdrawal(ctx: Context, w: Withdrawal): Promise<void> {
   if (ctx.globals.json) return printJson(ctx, w);
+  const { amountIn, commandRegistry } = await import('./withdraw/asset.js');
   await printRecord(ctx, [
     ['id', w.id],
     ['uid', w.uid],
-    ['amount', w.amount],
+    ['amount', amountIn(await commandRegistry(ctx, 'withdraw'), w)],
     ['to', w.to],
     ['chain', `${w.chainType} ${w.chainId}`],
     ['token', w.token],

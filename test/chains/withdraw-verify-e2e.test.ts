@@ -195,6 +195,10 @@ describe('the CLI binary', () => {
     await until('CONFIRMED', async () => (await show(w.id)).status === 'CONFIRMED', 20_000);
     const shown = await local(['withdraw', 'show', w.id]);
     expect(shown.stdout).toMatch(/verification\s+verified on chain/);
+    // The ledger knows this chain's token, so the amount is read with its asset; this CLI on the
+    // remote knows only the built-in chains, so it shows the amount bare rather than guess.
+    expect(shown.stdout).toMatch(/^amount\s+3 USDT$/m);
+    expect((await remote(['withdraw', 'show', w.id])).stdout).toMatch(/^amount\s+3$/m);
     const verified = await local(['withdraw', 'verify', w.id]);
     expect(verified.code, verified.stderr).toBe(0);
     expect(verified.stdout).toMatch(new RegExp(`chain says\\s+succeeded in block ${tx.block}, \\d+ confirmation\\(s\\); 3 USDT to ${w.to}`));

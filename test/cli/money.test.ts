@@ -337,7 +337,11 @@ describe.concurrent('money commands', { timeout: SLOW }, () => {
       ]);
       expect(pending.map((w: { id: string }) => w.id)).toEqual([w3.id]);
       expect(confirmedList.map((w: { id: string }) => w.id)).toEqual([w1.id]);
-      expect(plain.stdout.split('\n').filter(Boolean)).toEqual([expect.stringMatching(/^id\tuid\tamount\t/), expect.stringMatching(new RegExp(`^${w3.id}\\tu1\\t5\\t`))]);
+      // A person reads the amount with its asset (the token's, from the registry); --json keeps
+      // the interface's record, whose amount is the decimal string alone.
+      expect(plain.stdout.split('\n').filter(Boolean)).toEqual([expect.stringMatching(/^id\tuid\tamount\t/), expect.stringMatching(new RegExp(`^${w3.id}\\tu1\\t5 USDT\\t`))]);
+      expect(all[0].amount).toBe('5');
+      expect(shown.stdout).toMatch(/^amount\s+20 USDT$/m);
       expect(shown.stdout).toMatch(/^status\s+REJECTED$/m);
       expect(shown.stdout).toMatch(/^remark\s+suspicious$/m);
       expect((await s.run(['withdraw', 'list', '--status', 'DONE'])).code).toBe(2);

@@ -18,12 +18,14 @@ export async function run(ctx: Context, opts: Record<string, string | undefined>
     throw new AppError('not_found', `nothing${scope} matches ${q}: no order has it as id, oid, uid, transaction hash or deposit address, and no withdrawal as transaction hash`);
   }
   if (ctx.globals.json) return printJson(ctx, { orders: found.orders, withdrawals: found.withdrawals });
+  const { amountIn, commandRegistry } = await import('../withdraw/asset.js');
+  const registry = found.withdrawals.length ? await commandRegistry(ctx, 'order find') : undefined;
   await printTable(
     ctx,
     ['matched by', 'id', 'oid', 'uid', 'amount', 'status', 'paid', 'refunded', 'created'],
     [
       ...found.orders.map((o) => [o.matchedBy.map((b) => LABEL[b]).join(', '), o.id, o.oid, o.uid, `${o.amount} ${o.asset}`, o.status, o.paidAmount, o.refundedAmount, formatTime(o.createdAt)]),
-      ...found.withdrawals.map((w) => ['tx hash (withdrawal)', w.id, null, w.uid, w.amount, w.status, null, null, formatTime(w.createdAt)]),
+      ...found.withdrawals.map((w) => ['tx hash (withdrawal)', w.id, null, w.uid, amountIn(registry!, w), w.status, null, null, formatTime(w.createdAt)]),
     ],
   );
   if (found.more) ctx.io.stderr.write(`showing the newest ${found.orders.length} orders that match: narrow it with --mch-id, or see them all with cryptopay order list --uid ${q}\n`);

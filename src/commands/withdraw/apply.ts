@@ -1,27 +1,17 @@
 import type { Context } from '../../context.js';
 import { AppError, usage } from '../../core/errors.js';
-import type { ChainInfo, Registry } from '../../chains/registry.js';
+import type { ChainInfo } from '../../chains/registry.js';
 import { checked, need } from '../common.js';
 import type { Field } from '../fields.js';
 import { printWithdrawal } from '../views.js';
-
-/**
- * The chains this command can reason about before asking the service: the ledger's registry
- * locally; on a remote, only the built-in chains, which no configuration may retype (a chain or
- * token the remote alone knows is asked about, not refused: the remote judges it).
- */
-async function registryOf(ctx: Context): Promise<Registry> {
-  if (!ctx.isRemote()) return (await ctx.local('withdraw apply')).registry();
-  const { createRegistry } = await import('../../chains/registry.js');
-  return createRegistry();
-}
+import { commandRegistry } from './asset.js';
 
 export async function run(ctx: Context, opts: Record<string, string | undefined>): Promise<void> {
   // Every value given is checked first: a wrong flag is refused before the first question.
   for (const flag of ['uid', 'amount', 'chain-id', 'chain-type', 'to', 'token', 'notify-url']) {
     checked(opts[flag.replace(/-(.)/g, (_, c: string) => c.toUpperCase())], flag);
   }
-  const registry = await registryOf(ctx);
+  const registry = await commandRegistry(ctx, 'withdraw apply');
   const known = (id: string): ChainInfo | undefined => registry.chains().find((c) => c.chainId === id);
   // Whether the service knows a chain or token is the service's to say (a refusal, exit 1, the
   // same locally and on a remote); a question on a terminal still refuses what the ledger does
