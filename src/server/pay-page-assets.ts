@@ -94,7 +94,8 @@ export const PAGE_SCRIPT = tidy(`
   function pad(n) { return (n < 10 ? '0' : '') + n; }
   function settled() { return status === 'PAID' || status === 'REFUNDED'; }
 
-  function tick() {
+  // The time left by the server's clock (skew), drawn; returns it in ms.
+  function draw() {
     var left = $('left');
     var ms = expires - (Date.now() + skew);
     if (left) {
@@ -102,7 +103,11 @@ export const PAGE_SCRIPT = tidy(`
       var h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60);
       left.textContent = (h ? h + ':' + pad(m) : String(m)) + ':' + pad(s % 60);
     }
-    if (ms <= 0 && status === 'PENDING_PAY') poll();
+    return ms;
+  }
+
+  function tick() {
+    if (draw() <= 0 && status === 'PENDING_PAY') poll();
   }
 
   function apply(d) {
@@ -157,6 +162,10 @@ export const PAGE_SCRIPT = tidy(`
           if (typeof env.systemTime === 'number') skew = env.systemTime - Date.now();
           delay = 3000;
           apply(env.data);
+          // Redrawn with the server's clock at once, not at the next second's tick (a device whose
+          // clock is wrong showed its own countdown until then). Drawn only: asking again is the
+          // tick's and next()'s, so an answer never starts another request by itself.
+          draw();
         }
         next();
       }, function () {
