@@ -39,7 +39,7 @@ export const isNotFound = (e: unknown): boolean => e instanceof AppError && e.ki
 export async function confirmChange(ctx: Context, title: string, summary: [string, Cell][], stakes = 'changes money'): Promise<void> {
   if (ctx.globals.yes) return;
   if (!ctx.io.interactive) {
-    throw usage(`${title} ${stakes} and needs confirmation: pass --yes to confirm without a terminal (nothing was changed)`);
+    throw usage(`${title}: this ${stakes}, so it needs confirmation; pass --yes to confirm without a terminal (nothing was changed)`);
   }
   ctx.io.stdout.write(`${title}:\n`);
   await printRecord(ctx, await withTarget(ctx, summary));

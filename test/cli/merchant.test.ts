@@ -163,7 +163,7 @@ describe.concurrent('merchants', { timeout: SLOW }, () => {
       const r = await s.run(['merchant', 'rotate-secret', a.mchId]);
       expect(r.code).toBe(2);
       // Not "changes money": what it does is cut off whoever signs with the secret.
-      expect(r.stderr).toBe('error: Rotate the secret cuts off every client that signs with the current secret and needs confirmation: pass --yes to confirm without a terminal (nothing was changed)\n');
+      expect(r.stderr).toBe('error: Rotate the secret: this cuts off every client that signs with the current secret, so it needs confirmation; pass --yes to confirm without a terminal (nothing was changed)\n');
       expect(r.stdout).not.toMatch(/sk_/);
       expect((await s.json(['merchant', 'show'])).secretRotatedAt).toBeNull();
     });

@@ -5,7 +5,7 @@ import { TEST_MNEMONIC } from '../helpers/cli.js';
 import { balanceOf, EVM_TO, evmTx, paidOrder, SLOW, TRON_CHAIN, type Sandbox, USDT_ETH, USDT_TRON, withMerchant } from './_support.js';
 
 const TRON_TO = createDeriver(walletFromMnemonic(TEST_MNEMONIC).tronXpub).tron(5);
-const NEEDS_YES = /changes money and needs confirmation: pass --yes.*nothing was changed/;
+const NEEDS_YES = /^error: [A-Z][a-z]+( [a-z]+)*: this changes money, so it needs confirmation; pass --yes.*nothing was changed/;
 
 const apply = (s: Sandbox, uid: string, amount: string, extra: string[] = []) =>
   ['withdraw', 'apply', '--uid', uid, '--amount', amount, '--to', EVM_TO, '--chain-id', '1', '--chain-type', 'EVM', '--token', USDT_ETH, ...extra];

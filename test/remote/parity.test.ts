@@ -77,7 +77,7 @@ const EXPECTED: Record<string, { code: number; out?: RegExp; err?: RegExp }> = {
   'refund, not paid': { code: 1, err: /^error: order status is not Paid \(it is PENDING_PAY\)\n$/ },
   'refund, not paid --json': { code: 1, err: /"kind":"conflict","message":"order status is not Paid \(it is PENDING_PAY\)"/ },
   'refund, unknown order': { code: 1, err: /^error: Order not found: no order has the id ord_A+ \(cryptopay order find ord_A+ also searches uids, transaction hashes and deposit addresses\)\n$/ },
-  'refund, without --yes': { code: 2, err: /needs confirmation: pass --yes/ },
+  'refund, without --yes': { code: 2, err: /^error: Refund: this changes money, so it needs confirmation; pass --yes/ },
   'refund, id and oid disagree': { code: 1, err: /^error: id <O1> and oid O2 name different orders\n$/ },
   'order create, same oid other amount': { code: 1, err: /^error: oid O1 is already used by order <O1> with a different amount\n$/ },
   // phase 3: O1 paid 10.5 (user u1), u2 credited 70 by hand
