@@ -3,6 +3,7 @@ import type { Order, OrderDetail, Withdrawal } from '../core/types.js';
 import type { MerchantView } from '../store/local-service.js';
 import type { OnChainPayment } from '../chains/watch/seen.js';
 import { formatTime, printJson, printRecord, type Cell } from './output.js';
+import { amountIn, commandRegistry } from './withdraw/asset.js';
 
 export async function printOrder(ctx: Context, o: Order | (OrderDetail & { onChain?: OnChainPayment[] })): Promise<void> {
   if (ctx.globals.json) return printJson(ctx, o);
@@ -46,7 +47,6 @@ export async function printOrder(ctx: Context, o: Order | (OrderDetail & { onCha
 
 export async function printWithdrawal(ctx: Context, w: Withdrawal): Promise<void> {
   if (ctx.globals.json) return printJson(ctx, w);
-  const { amountIn, commandRegistry } = await import('./withdraw/asset.js');
   await printRecord(ctx, [
     ['id', w.id],
     ['uid', w.uid],

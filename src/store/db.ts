@@ -6,7 +6,7 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AppError } from '../core/errors.js';
 import { schemaVersion } from '../core/version.js';
-import { BUSY_TIMEOUT_MS, cannotOpen, connectLedger, pause, refuseReadableByOthers } from './ledger-file.js';
+import { cannotOpen, connectLedger, refuseReadableByOthers, retryWhileHeld } from './ledger-file.js';
 import * as schema from './schema.js';
 
 export type Db = BetterSQLite3Database<typeof schema> & { $client: Database.Database };
@@ -67,9 +67,10 @@ function applyMigrations(sqlite: Database.Database, db: Db): void {
   }
   // Bounded by time, as the busy timeout is, not by a count of tries: on a loaded machine the
   // process that won may hold the file for longer than a fixed number of short waits.
-  const deadline = Date.now() + BUSY_TIMEOUT_MS;
-  for (;;) {
-    try {
+  retryWhileHeld(
+    () => {
+      // A try that lost the race left its transaction open.
+      if (sqlite.inTransaction) sqlite.exec('ROLLBACK');
       // A migration that rebuilds a table (SQLite's procedure: create, copy, drop, rename) runs
       // with foreign keys off, which only works outside a transaction; the references are then
       // checked as a whole before the ledger is used.
@@ -82,16 +83,14 @@ function applyMigrations(sqlite: Database.Database, db: Db): void {
       const broken = sqlite.pragma('foreign_key_check') as unknown[];
       if (broken.length > 0) throw new AppError('unavailable', `the ledger's references are broken after its migration (${broken.length} rows): restore a backup`);
       sqlite.pragma(`user_version = ${want}`);
-      return;
-    } catch (e) {
-      // drizzle wraps the SQLite error. The loser of the race sees SQLITE_BUSY or, having read the
-      // migrations table before the winner committed, "table ... already exists".
+    },
+    // drizzle wraps the SQLite error. The loser of the race sees SQLITE_BUSY or, having read the
+    // migrations table before the winner committed, "table ... already exists".
+    (e) => {
       let root = e as { code?: string; message?: string; cause?: unknown };
       while (root.cause) root = root.cause as typeof root;
-      const raced = (root.code ?? '').startsWith('SQLITE_BUSY') || /already exists/.test(root.message ?? '');
-      if (!raced || Date.now() > deadline) throw e;
-      if (sqlite.inTransaction) sqlite.exec('ROLLBACK');
-      pause(20 + Math.random() * 30);
-    }
-  }
+      return (root.code ?? '').startsWith('SQLITE_BUSY') || /already exists/.test(root.message ?? '');
+    },
+    20,
+  );
 }

@@ -47,7 +47,7 @@ export function sqliteAddon(): string {
 }
 
 /** How long a writer waits for another process's transaction before giving up. */
-export const BUSY_TIMEOUT_MS = 15_000;
+const BUSY_TIMEOUT_MS = 15_000;
 
 /** A connection with the ledger's settings; SQLite's own errors are thrown as they are. */
 export function connectLedger(path: string): Database.Database {
@@ -82,21 +82,27 @@ export function connectLedger(path: string): Database.Database {
  * timeout would, and tries again: the other process soon finishes, and the file is then WAL.
  */
 function toWal(sqlite: Database.Database): void {
+  retryWhileHeld(() => sqlite.pragma('journal_mode = WAL'), busy, 10);
+}
+
+const busy = (e: unknown): boolean => String((e as { code?: unknown } | null)?.code).startsWith('SQLITE_BUSY');
+
+/**
+ * Runs `step` until it succeeds; while it fails with what `held(e)` says is another process's
+ * hold on the file, tries again after a short random pause (`minPauseMs` up to twice that), for
+ * up to the busy timeout, then throws the last failure. Synchronous: opening the ledger is
+ * synchronous for every caller. For the steps SQLite's busy handler does not cover.
+ */
+export function retryWhileHeld<T>(step: () => T, held: (e: unknown) => boolean, minPauseMs: number): T {
   const deadline = Date.now() + BUSY_TIMEOUT_MS;
   for (;;) {
     try {
-      sqlite.pragma('journal_mode = WAL');
-      return;
+      return step();
     } catch (e) {
-      if (!String((e as { code?: unknown }).code).startsWith('SQLITE_BUSY') || Date.now() > deadline) throw e;
-      pause(10 + Math.random() * 20);
+      if (!held(e) || Date.now() > deadline) throw e;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, minPauseMs * (1 + Math.random()));
     }
   }
-}
-
-/** A synchronous wait: opening the ledger is synchronous for every caller. */
-export function pause(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 /** A failure to open the file, in the words every command uses. */

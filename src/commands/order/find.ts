@@ -2,6 +2,7 @@ import type { Context } from '../../context.js';
 import { AppError } from '../../core/errors.js';
 import { parseLimit } from '../common.js';
 import { formatTime, printJson, printTable } from '../output.js';
+import { amountIn, commandRegistry } from '../withdraw/asset.js';
 
 const LABEL = { id: 'id', oid: 'oid', uid: 'uid', txHash: 'tx hash', address: 'address' } as const;
 
@@ -18,7 +19,6 @@ export async function run(ctx: Context, opts: Record<string, string | undefined>
     throw new AppError('not_found', `nothing${scope} matches ${q}: no order has it as id, oid, uid, transaction hash or deposit address, and no withdrawal as transaction hash`);
   }
   if (ctx.globals.json) return printJson(ctx, { orders: found.orders, withdrawals: found.withdrawals });
-  const { amountIn, commandRegistry } = await import('../withdraw/asset.js');
   const registry = found.withdrawals.length ? await commandRegistry(ctx, 'order find') : undefined;
   await printTable(
     ctx,
