@@ -373,6 +373,8 @@ export const callbacks = sqliteTable(
   },
   (t) => [
     index('callbacks_due').on(t.status, t.nextAttemptAt),
+    // The sender's reads that leave full hosts out (0009): one host's due rows, and the next host.
+    index('callbacks_pending_host').on(t.host, t.nextAttemptAt).where(sql`${t.status} = 'pending'`),
     index('callbacks_subject').on(t.subjectType, t.subjectId),
     uniqueIndex('callbacks_expired_once').on(t.subjectId).where(sql`${t.event} = 'order.expired'`),
   ],

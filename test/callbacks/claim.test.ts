@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import type Database from 'better-sqlite3';
+import { groupCommit } from '../../src/store/group-commit.js';
+import { claimDue, deliveryDue, recordAttempt } from '../../src/store/outbox.js';
+import { MINUTE, addTestMerchant, paidOrder, useHarness } from '../helpers/service.js';
+
+/**
+ * The sender's claim (src/store/outbox.ts claimDue) with serve's limits: 128 in flight in all,
+ * 16 to one host. A slot freed by a host's answer leases that host's next row; the claim reads
+ * the due rows in order to find it, and once the host is full, the rows of other hosts.
+ */
+const A = 'https://shop.example/cb';
+const B = 'https://other.example/cb';
+
+/** Counts the rows each read of due candidates returned, on this connection. */
+function countCandidateReads(sqlite: Database.Database): number[] {
+  const reads: number[] = [];
+  const prepare = sqlite.prepare.bind(sqlite);
+  sqlite.prepare = ((source: string) => {
+    const st = prepare(source);
+    if (/^SELECT id, host FROM callbacks/.test(source)) {
+      const all = st.all.bind(st);
+      st.all = ((...args: unknown[]) => {
+        const rows = all(...(args as [])) as unknown[];
+        reads.push(rows.length);
+        return rows;
+      }) as typeof st.all;
+    }
+    return st;
+  }) as typeof sqlite.prepare;
+  return reads;
+}
+
+describe("the sender's claim", () => {
+  const h = useHarness();
+
+  it('a slot freed by a busy host reads a page of two hosts\' worth of due rows, not four times the free slots; the next claim reaches the other host', async () => {
+    const { service, ledger, clock } = h();
+    await addTestMerchant(service);
+    for (let i = 0; i < 600; i++) await paidOrder(service, { notifyUrl: A });
+    for (let i = 0; i < 5; i++) await paidOrder(service, { notifyUrl: B });
+    const reads = countCandidateReads(ledger.sqlite);
+    const claim = (inFlight: Map<string, number>) => groupCommit(ledger.sqlite).submit(() =>
+      claimDue(ledger.db, { now: clock.now, owner: 'me', leaseMs: 60_000, limit: 128 - [...inFlight.values()].reduce((s, n) => s + n, 0), perHost: 16, inFlight }));
+
+    // Host A has 15 of its 16 in flight: one row of A is leased, and the page read is 32 rows
+    // (it was 4 x 113 free slots = 452, all of A's, to lease that one).
+    const first = await claim(new Map([['shop.example:443', 15]]));
+    expect(first.map((r) => r.host)).toEqual(['shop.example:443']);
+    expect(reads).toEqual([32]);
+
+    // A is full now: the next claim leaves A's rows out and leases B's five.
+    const second = await claim(new Map([['shop.example:443', 16]]));
+    expect(second.map((r) => r.host)).toEqual(Array(5).fill('other.example:443'));
+  });
+
+  it('with full hosts left out, the due rows of every other host are found in due order, and a row not yet due is not', async () => {
+    const { service, ledger, clock } = h();
+    await addTestMerchant(service);
+    const C = 'https://third.example/cb';
+    // Interleaved in time: A's backlog with C's rows (i = 50, 150, 250) and B's (30, 90, 210, 270) among it.
+    for (let i = 0; i < 300; i++) {
+      await paidOrder(service, { notifyUrl: i % 100 === 50 ? C : i % 60 === 30 ? B : A });
+      clock.now += 10;
+    }
+    const due = (busy: string[]) => deliveryDue(ledger.db, clock.now, busy);
+    const claim = (inFlight: Map<string, number>, limit: number) => groupCommit(ledger.sqlite).submit(() =>
+      claimDue(ledger.db, { now: clock.now, owner: 'me', leaseMs: 10 * MINUTE, limit, perHost: 16, inFlight }));
+    const aFull = new Map([['shop.example:443', 16]]);
+
+    expect(due(['shop.example:443'])).toBe(true);
+    const got = await claim(aFull, 100);
+    expect(got.map((r) => r.host).sort()).toEqual([...Array(4).fill('other.example:443'), ...Array(3).fill('third.example:443')]);
+    const times = got.map((r) => r.nextAttemptAt);
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+    // All leased now: nothing of B and C is due, though A's backlog is.
+    expect(due(['shop.example:443'])).toBe(false);
+    expect(due([])).toBe(true);
+    expect(await claim(aFull, 100)).toEqual([]);
+
+    // One of B's attempts failed: due again a minute later, not before.
+    await groupCommit(ledger.sqlite).submit(() =>
+      recordAttempt(ledger.db, { id: got[0]!.id, owner: 'me', at: clock.now, statusCode: 500, latencyMs: 3, error: null }, () => MINUTE));
+    expect(due(['shop.example:443'])).toBe(false);
+    clock.now += MINUTE + 3;
+    expect(due(['shop.example:443'])).toBe(true);
+    expect((await claim(aFull, 100)).map((r) => r.id)).toEqual([got[0]!.id]);
+  });
+});
