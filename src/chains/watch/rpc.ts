@@ -1,6 +1,8 @@
+import { httpPost } from './http-post.js';
+
 /**
- * A plain Ethereum JSON-RPC client over an injected fetch (docs/decisions.md, "Reading the
- * chain"): every node error reaches the caller with its code and message, so the scanner can
+ * A plain Ethereum JSON-RPC client over an injected fetch, by default Node's own http client
+ * (http-post.ts) (docs/decisions.md, "Reading the chain"): every node error reaches the caller with its code and message, so the scanner can
  * tell "range too large" from a node that is down; several calls travel as one batch.
  */
 export type Fetch = (url: string, init: { method: string; headers: Record<string, string>; body: string; signal: AbortSignal }) => Promise<{
@@ -80,7 +82,7 @@ export function redactUrl(url: string): string {
 }
 
 export function createRpcClient(opts: RpcOptions): RpcClient {
-  const doFetch: Fetch = opts.fetch ?? ((url, init) => fetch(url, init));
+  const doFetch: Fetch = opts.fetch ?? httpPost;
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const where = redactUrl(opts.url);
   let nextId = 1;

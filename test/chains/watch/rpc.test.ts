@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRegistry } from '../../../src/chains/registry.js';
 import { TRANSFER_TOPIC, decodeTransfer, isRangeTooLarge, isRateLimited } from '../../../src/chains/watch/logs.js';
 import { RpcError, RpcTransportError, createRpcClient, quantity, redactUrl } from '../../../src/chains/watch/rpc.js';
+import { closedPort } from '../../helpers/closed-port.js';
 import { handler } from '../../helpers/handler.js';
 
 /** A node on 127.0.0.1 whose answer each test sets. */
@@ -76,10 +77,7 @@ describe('the JSON-RPC client', () => {
     await expect(rpc.call('eth_blockNumber', [])).rejects.toThrow(/no answer within 300 ms/);
     answer = (b) => ({ text: JSON.stringify({ jsonrpc: '2.0', id: b.id, result: 'not hex' }) });
     await expect(rpc.call('eth_blockNumber', []).then((v) => quantity(v, 'eth_blockNumber'))).rejects.toThrow(/not a quantity/);
-    const closed = createServer();
-    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
-    const port = (closed.address() as AddressInfo).port;
-    await new Promise((r) => closed.close(r));
+    const port = await closedPort();
     const down = createRpcClient({ url: `http://127.0.0.1:${port}/key/0123456789abcdef0123` });
     const e = (await down.call('eth_blockNumber', []).catch((x: unknown) => x)) as Error;
     expect(e).toBeInstanceOf(RpcTransportError);

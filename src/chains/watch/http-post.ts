@@ -1,0 +1,83 @@
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { createBrotliDecompress, createGunzip, createInflate, type Gunzip, type Inflate, type BrotliDecompress } from 'node:zlib';
+import type { Fetch } from './rpc.js';
+
+/**
+ * The JSON-RPC client's POST over node:http and node:https (bench/CHANGES.md, twelfth round):
+ * what the RPC client asks of fetch, without loading undici, fetch's engine, into serve. undici
+ * and the web streams it answers with cost serve ~6-11 MB of RSS for one call a second; Node's
+ * own client is already loaded (the callbacks are sent with it).
+ *
+ * As fetch did: one keep-alive pool per protocol, the answer's body compressed (gzip, deflate,
+ * br) when the node offers it, the signal cutting the request and the reading of the answer, and
+ * a failure to reach the node reported as an error whose `cause` carries the system's code
+ * (ECONNREFUSED, ENOTFOUND...). Unlike fetch, a redirect is not followed: it is the node's answer
+ * (a JSON-RPC endpoint that redirects a POST elsewhere is not one to follow silently).
+ */
+const agents = {
+  http: new HttpAgent({ keepAlive: true, maxSockets: 16 }),
+  https: new HttpsAgent({ keepAlive: true, maxSockets: 16 }),
+};
+
+const decoders: Record<string, () => Gunzip | Inflate | BrotliDecompress> = {
+  gzip: createGunzip,
+  'x-gzip': createGunzip,
+  deflate: createInflate,
+  br: createBrotliDecompress,
+};
+
+/** The answer's body as it arrives, decompressed if it came compressed. */
+function bodyOf(res: IncomingMessage): AsyncIterable<Uint8Array> {
+  const coding = String(res.headers['content-encoding'] ?? '').trim().toLowerCase();
+  if (!coding || coding === 'identity') return res;
+  const decode = decoders[coding];
+  if (!decode) {
+    res.destroy();
+    throw new Error(`the answer is ${coding}-coded, which this client did not ask for`);
+  }
+  const out = decode();
+  res.on('error', (e) => out.destroy(e));
+  return res.pipe(out) as unknown as AsyncIterable<Uint8Array>;
+}
+
+async function textOf(body: AsyncIterable<Uint8Array>): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of body) chunks.push(Buffer.from(c));
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export const httpPost: Fetch = (url, init) =>
+  new Promise((resolve, reject) => {
+    let u: URL;
+    try {
+      u = new URL(url);
+    } catch (e) {
+      reject(new Error('invalid URL', { cause: e }));
+      return;
+    }
+    const tls = u.protocol === 'https:';
+    if (!tls && u.protocol !== 'http:') {
+      reject(new Error(`${u.protocol} is not http or https`));
+      return;
+    }
+    const body = Buffer.from(init.body, 'utf8');
+    const req = (tls ? httpsRequest : httpRequest)(u, {
+      method: init.method,
+      headers: { ...init.headers, 'content-length': body.length, 'accept-encoding': 'gzip, deflate, br' },
+      agent: tls ? agents.https : agents.http,
+      signal: init.signal,
+    }, (res) => {
+      let stream: AsyncIterable<Uint8Array>;
+      try {
+        stream = bodyOf(res);
+      } catch (e) {
+        reject(e);
+        return;
+      }
+      const status = res.statusCode ?? 0;
+      resolve({ ok: status >= 200 && status < 300, status, body: stream, text: () => textOf(stream) });
+    });
+    req.on('error', (e) => reject(new Error('the request failed', { cause: e })));
+    req.end(body);
+  });
