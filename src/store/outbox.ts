@@ -252,8 +252,9 @@ function prepareSender(sqlite: Database.Database) {
     secret: sqlite.prepare<[string], string>('SELECT secret FROM merchants WHERE id = ?').pluck(),
   };
 }
-const prepared = new WeakMap<Database.Database, ReturnType<typeof prepareSender>>();
-function senderStatements(q: Q): ReturnType<typeof prepareSender> {
+type SenderStatements = ReturnType<typeof prepareSender>;
+const prepared = new WeakMap<Database.Database, SenderStatements>();
+function senderStatements(q: Q): SenderStatements {
   const sqlite = (q as unknown as { $client: Database.Database }).$client;
   let st = prepared.get(sqlite);
   if (!st) prepared.set(sqlite, (st = prepareSender(sqlite)));
@@ -284,7 +285,11 @@ export function merchantSecret(q: Q, merchantId: string): string | undefined {
 export function deliveryDue(q: Q, now: number, busyHosts: string[]): boolean {
   const st = senderStatements(q);
   if (busyHosts.length === 0) return st.due.get({ now }) !== undefined;
-  return otherHostsDue(st, now, new Set(busyHosts), 1).length > 0;
+  const busy = new Set(busyHosts);
+  for (let host = st.nextHost.get(''); host !== undefined; host = st.nextHost.get(host)) {
+    if (!busy.has(host) && st.hostCandidates.all({ host, now, limit: 1 }).length > 0) return true;
+  }
+  return false;
 }
 
 /**
@@ -292,7 +297,7 @@ export function deliveryDue(q: Q, now: number, busyHosts: string[]): boolean {
  * turn (a step of the index per host), and of each the first `limit` due rows. Costs a few index
  * steps per host that has pending rows, whatever the full hosts' backlog.
  */
-function otherHostsDue(st: ReturnType<typeof prepareSender>, now: number, busy: ReadonlySet<string>, limit: number): [string, string][] {
+function otherHostsDue(st: SenderStatements, now: number, busy: ReadonlySet<string>, limit: number): [string, string][] {
   const found: [string, string, bigint][] = [];
   for (let host = st.nextHost.get(''); host !== undefined; host = st.nextHost.get(host)) {
     if (busy.has(host)) continue;
@@ -309,31 +314,41 @@ function otherHostsDue(st: ReturnType<typeof prepareSender>, now: number, busy: 
  */
 export function claimDue(tx: Q, c: { now: number; owner: string; leaseMs: number; limit: number; perHost: number; inFlight: ReadonlyMap<string, number> }): CallbackRow[] {
   if (c.limit <= 0) return [];
-  const busy = busyHosts(c.inFlight, c.perHost);
+  const busy = new Set(busyHosts(c.inFlight, c.perHost));
   const st = senderStatements(tx);
   const page = candidatePage(c.limit, c.perHost);
-  const candidates: [string, string][] = busy.length === 0
-    ? st.candidates.all({ now: c.now, limit: page })
-    : otherHostsDue(st, c.now, new Set(busy), page);
   const counts = new Map(c.inFlight);
   const claimed: CallbackRow[] = [];
-  for (const [id, host] of candidates) {
-    if (claimed.length >= c.limit) break;
-    const n = counts.get(host) ?? 0;
-    if (n >= c.perHost) continue;
-    const leased = st.lease.get({ owner: c.owner, until: c.now + c.leaseMs, id, now: c.now });
-    if (!leased) continue;
-    counts.set(host, n + 1);
-    claimed.push(rowOf(leased));
-  }
+  const tried = new Set<string>();
+  let filled = false;
+  const lease = (candidates: [string, string][]) => {
+    for (const [id, host] of candidates) {
+      if (claimed.length >= c.limit) break;
+      const n = counts.get(host) ?? 0;
+      if (n >= c.perHost || tried.has(id)) continue;
+      tried.add(id);
+      const leased = st.lease.get({ owner: c.owner, until: c.now + c.leaseMs, id, now: c.now });
+      if (!leased) continue;
+      counts.set(host, n + 1);
+      if (n + 1 >= c.perHost) {
+        busy.add(host);
+        filled = true;
+      }
+      claimed.push(rowOf(leased));
+    }
+  };
+  lease(busy.size === 0 ? st.candidates.all({ now: c.now, limit: page }) : otherHostsDue(st, c.now, busy, page));
+  // A host filled up while its rows led the page (a backlog behind a receiver one below its
+  // limit): the other hosts' due rows, host by host, so they do not wait behind it.
+  if (filled && claimed.length < c.limit) lease(otherHostsDue(st, c.now, busy, page));
   return claimed;
 }
 
 /**
  * How many due rows a claim reads: a few more than it may lease, to step past rows of hosts that
- * fill up meanwhile, but never more than two hosts' worth. The hosts already full are left out by
- * the query itself, so a later claim reaches the rows behind them; a page of four times the room
- * (128 slots: 512 rows) was read to lease the one row a freed slot had room for.
+ * fill up meanwhile, but never more than two hosts' worth; the hosts that filled up are then left
+ * out, and the others' rows read host by host. A page of four times the room (128 slots: 512 rows)
+ * was read to lease the one row a freed slot had room for.
  */
 export const candidatePage = (limit: number, perHost: number) => Math.min(limit * 4, perHost * 2);
 

@@ -34,7 +34,7 @@ function countCandidateReads(sqlite: Database.Database): number[] {
 describe("the sender's claim", () => {
   const h = useHarness();
 
-  it('a slot freed by a busy host reads a page of two hosts\' worth of due rows, not four times the free slots; the next claim reaches the other host', async () => {
+  it('a slot freed by a busy host reads a page of two hosts\' worth of due rows, not four times the free slots, and the other hosts\' rows are not left behind it', async () => {
     const { service, ledger, clock } = h();
     await addTestMerchant(service);
     for (let i = 0; i < 600; i++) await paidOrder(service, { notifyUrl: A });
@@ -43,15 +43,16 @@ describe("the sender's claim", () => {
     const claim = (inFlight: Map<string, number>) => groupCommit(ledger.sqlite).submit(() =>
       claimDue(ledger.db, { now: clock.now, owner: 'me', leaseMs: 60_000, limit: 128 - [...inFlight.values()].reduce((s, n) => s + n, 0), perHost: 16, inFlight }));
 
-    // Host A has 15 of its 16 in flight: one row of A is leased, and the page read is 32 rows
-    // (it was 4 x 113 free slots = 452, all of A's, to lease that one).
+    // Host A has 15 of its 16 in flight, and 600 rows due ahead of B's five. One row of A is
+    // leased from a page of 32 rows (it was 4 x 113 free slots = 452, all of A's, to lease that
+    // one); A is full then, and B's five are leased in the same claim (they waited behind A's
+    // backlog until a poll happened to find A full).
     const first = await claim(new Map([['shop.example:443', 15]]));
-    expect(first.map((r) => r.host)).toEqual(['shop.example:443']);
+    expect(first.map((r) => r.host)).toEqual(['shop.example:443', ...Array(5).fill('other.example:443')]);
     expect(reads).toEqual([32]);
 
-    // A is full now: the next claim leaves A's rows out and leases B's five.
-    const second = await claim(new Map([['shop.example:443', 16]]));
-    expect(second.map((r) => r.host)).toEqual(Array(5).fill('other.example:443'));
+    // A still full: nothing else is due but A's.
+    expect(await claim(new Map([['shop.example:443', 16], ['other.example:443', 5]]))).toEqual([]);
   });
 
   it('with full hosts left out, the due rows of every other host are found in due order, and a row not yet due is not', async () => {
@@ -69,8 +70,12 @@ describe("the sender's claim", () => {
     const aFull = new Map([['shop.example:443', 16]]);
 
     expect(due(['shop.example:443'])).toBe(true);
+    // Room for one: the earliest of the two hosts' rows (B's at i = 30), from their merged list.
+    const one = await claim(aFull, 1);
+    expect(one.map((r) => r.host)).toEqual(['other.example:443']);
     const got = await claim(aFull, 100);
-    expect(got.map((r) => r.host).sort()).toEqual([...Array(4).fill('other.example:443'), ...Array(3).fill('third.example:443')]);
+    expect(got.map((r) => r.host).sort()).toEqual([...Array(3).fill('other.example:443'), ...Array(3).fill('third.example:443')]);
+    expect(Math.min(...got.map((r) => r.nextAttemptAt))).toBeGreaterThan(one[0]!.nextAttemptAt);
     const times = got.map((r) => r.nextAttemptAt);
     expect(times).toEqual([...times].sort((a, b) => a - b));
     // All leased now: nothing of B and C is due, though A's backlog is.

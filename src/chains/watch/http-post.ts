@@ -1,5 +1,6 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { pipeline } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate, type Gunzip, type Inflate, type BrotliDecompress } from 'node:zlib';
 import type { Fetch } from './rpc.js';
 
@@ -12,8 +13,13 @@ import type { Fetch } from './rpc.js';
  * As fetch did: one keep-alive pool per protocol, the answer's body compressed (gzip, deflate,
  * br) when the node offers it, the signal cutting the request and the reading of the answer, and
  * a failure to reach the node reported as an error whose `cause` carries the system's code
- * (ECONNREFUSED, ENOTFOUND...). Unlike fetch, a redirect is not followed: it is the node's answer
- * (a JSON-RPC endpoint that redirects a POST elsewhere is not one to follow silently).
+ * (ECONNREFUSED, ENOTFOUND...). An answer not read to its end (a decoding error, a reader that
+ * gave up on it, the signal) ends its connection, which would otherwise stay out of the pool
+ * until the node closed it: with all of a pool's connections held so, every later call waited
+ * for one, and Node 20 does not end a request that waits for a pooled connection when its
+ * signal aborts, so the signal is watched here. Unlike fetch, a redirect is not followed: it is
+ * the node's answer (a JSON-RPC endpoint that redirects a POST elsewhere is not one to follow
+ * silently); and credentials in the URL are sent as Basic authentication (fetch refused them).
  */
 const agents = {
   http: new HttpAgent({ keepAlive: true, maxSockets: 16 }),
@@ -36,9 +42,8 @@ function bodyOf(res: IncomingMessage): AsyncIterable<Uint8Array> {
     res.destroy();
     throw new Error(`the answer is ${coding}-coded, which this client did not ask for`);
   }
-  const out = decode();
-  res.on('error', (e) => out.destroy(e));
-  return res.pipe(out) as unknown as AsyncIterable<Uint8Array>;
+  // Either end failing or ended early ends both: the connection is then closed, not held.
+  return pipeline(res, decode(), () => {}) as unknown as AsyncIterable<Uint8Array>;
 }
 
 async function textOf(body: AsyncIterable<Uint8Array>): Promise<string> {
@@ -61,13 +66,19 @@ export const httpPost: Fetch = (url, init) =>
       reject(new Error(`${u.protocol} is not http or https`));
       return;
     }
+    const { signal } = init;
+    const aborted = () => new Error(`aborted${signal.reason instanceof Error ? `: ${signal.reason.message}` : ''}`, { cause: signal.reason });
+    if (signal.aborted) {
+      reject(aborted());
+      return;
+    }
     const body = Buffer.from(init.body, 'utf8');
     const req = (tls ? httpsRequest : httpRequest)(u, {
       method: init.method,
-      headers: { ...init.headers, 'content-length': body.length, 'accept-encoding': 'gzip, deflate, br' },
+      headers: { 'user-agent': 'cryptopay', ...init.headers, 'content-length': body.length, 'accept-encoding': 'gzip, deflate, br' },
       agent: tls ? agents.https : agents.http,
-      signal: init.signal,
     }, (res) => {
+      res.once('close', () => signal.removeEventListener('abort', onAbort));
       let stream: AsyncIterable<Uint8Array>;
       try {
         stream = bodyOf(res);
@@ -78,6 +89,17 @@ export const httpPost: Fetch = (url, init) =>
       const status = res.statusCode ?? 0;
       resolve({ ok: status >= 200 && status < 300, status, body: stream, text: () => textOf(stream) });
     });
-    req.on('error', (e) => reject(new Error('the request failed', { cause: e })));
+    // Ends the request wherever it is: waiting for a pooled connection, sent, or its answer half
+    // read (whose reader then fails).
+    const onAbort = () => {
+      const e = aborted();
+      reject(e);
+      req.destroy(e);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    req.on('error', (e) => {
+      signal.removeEventListener('abort', onAbort);
+      reject(new Error('the request failed', { cause: e }));
+    });
     req.end(body);
   });
