@@ -90,5 +90,11 @@ describe("the sender's claim", () => {
     clock.now += MINUTE + 3;
     expect(due(['shop.example:443'])).toBe(true);
     expect((await claim(aFull, 100)).map((r) => r.id)).toEqual([got[0]!.id]);
+
+    // A host's first row, written a moment after the hosts were last looked at: found at once.
+    expect(due(['shop.example:443', 'other.example:443'])).toBe(false);
+    await paidOrder(service, { notifyUrl: 'https://fourth.example/cb' });
+    expect(due(['shop.example:443', 'other.example:443'])).toBe(true);
+    expect((await claim(new Map([['shop.example:443', 16], ['other.example:443', 16]]), 100)).map((r) => r.host)).toEqual(['fourth.example:443']);
   });
 });
