@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type Database from 'better-sqlite3';
 import { groupCommit } from '../../src/store/group-commit.js';
-import { claimDue, deliveryDue, recordAttempt } from '../../src/store/outbox.js';
+import { claimDue, deliveryDue, findCallback, recordAttempt } from '../../src/store/outbox.js';
 import { MINUTE, addTestMerchant, paidOrder, useHarness } from '../helpers/service.js';
 
 /**
@@ -98,3 +98,48 @@ describe("the sender's claim", () => {
     expect((await claim(new Map([['shop.example:443', 16], ['other.example:443', 16]]), 100)).map((r) => r.host)).toEqual(['fourth.example:443']);
   });
 });
+
+describe("an attempt's record", () => {
+  const h = useHarness();
+
+  it("an answer for a row another sender took over counts, and leaves that sender's lease and retry schedule alone; the first delivery's time is kept", async () => {
+    const { service, ledger, clock } = h();
+    await addTestMerchant(service);
+    await paidOrder(service, { notifyUrl: A });
+    await paidOrder(service, { notifyUrl: A });
+    const claim = (owner: string) => groupCommit(ledger.sqlite).submit(() =>
+      claimDue(ledger.db, { now: clock.now, owner, leaseMs: MINUTE, limit: 1, perHost: 16, inFlight: new Map() }));
+    const record = (owner: string, id: string, statusCode: number) => groupCommit(ledger.sqlite).submit(() =>
+      recordAttempt(ledger.db, { id, owner, at: clock.now, statusCode, latencyMs: 5, error: null }, () => 30 * MINUTE));
+    const row = (id: string) => findCallback(ledger.db, id);
+
+    // Ours and acknowledged: delivered, lease cleared.
+    const [mine] = await claim('me');
+    expect(await record('me', mine!.id, 204)).toBe('delivered');
+    expect(row(mine!.id)).toMatchObject({ status: 'delivered', attempts: 1, leaseOwner: null, leaseUntil: null, deliveredAt: clock.now + 5, lastStatus: 204 });
+
+    // Ours and refused: due again after the schedule's delay, lease cleared.
+    const [second] = await claim('me');
+    const at = clock.now;
+    expect(await record('me', second!.id, 500)).toBe('pending');
+    expect(row(second!.id)).toMatchObject({ status: 'pending', attempts: 1, step: 1, nextAttemptAt: at + 5 + 30 * MINUTE, leaseOwner: null, lastStatus: 500 });
+
+    // Its lease ran out (our answer was slow) and another sender took it.
+    clock.now += 30 * MINUTE + 10;
+    const [taken] = await claim('other');
+    expect(taken!.id).toBe(second!.id);
+    const until = taken!.leaseUntil;
+    // Our late refusal: counted, the other's lease and the schedule untouched.
+    expect(await record('me', second!.id, 502)).toBe('pending');
+    expect(row(second!.id)).toMatchObject({ status: 'pending', attempts: 2, step: 1, leaseOwner: 'other', leaseUntil: until, lastStatus: 502 });
+    // Our late acknowledgement: delivered (the merchant has it), the other's lease left to run out.
+    expect(await record('me', second!.id, 200)).toBe('delivered');
+    const delivered = row(second!.id);
+    expect(delivered).toMatchObject({ status: 'delivered', attempts: 3, leaseOwner: 'other', leaseUntil: until, deliveredAt: clock.now + 5 });
+    // The other's acknowledgement a moment later: counted, its lease cleared, the first delivery's time kept.
+    clock.now += 1000;
+    expect(await record('other', second!.id, 200)).toBe('delivered');
+    expect(row(second!.id)).toMatchObject({ status: 'delivered', attempts: 4, leaseOwner: null, leaseUntil: null, deliveredAt: delivered.deliveredAt });
+  });
+});
+
