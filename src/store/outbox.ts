@@ -199,7 +199,6 @@ export function expiryDue(q: Q, now: number): boolean {
   return !!q.select({ id: orders.id }).from(orders).where(expiredWithoutEvent(sweepFrom(readCursor(q), now), now)).limit(1).get();
 }
 
-
 /** The columns of a callbacks row, in CallbackRow's order (rowOf reads them back). */
 const ROW = 'id, merchant_id, event, subject_type, subject_id, url, host, payload, status, attempts, step, next_attempt_at, lease_owner, lease_until, last_status, last_error, created_at, updated_at, delivered_at';
 type RawRow = [string, string, string, string, string, string, string, string, string, bigint, bigint, bigint, string | null, bigint | null, bigint | null, string | null, bigint, bigint, bigint | null];
@@ -371,10 +370,10 @@ export function claimDue(tx: Q, c: { now: number; owner: string; leaseMs: number
 /**
  * How many due rows a claim reads: a few more than it may lease, to step past rows of hosts that
  * fill up meanwhile, but never more than two hosts' worth; the hosts that filled up are then left
- * out, and the others' rows read host by host. A page of four times the room (128 slots: 512 rows)
- * was read to lease the one row a freed slot had room for.
+ * out, and the others' rows read host by host. A page of four times the free slots (452 rows with
+ * 113 free) was read to lease the one row a freed slot had room for.
  */
-export const candidatePage = (limit: number, perHost: number) => Math.min(limit * 4, perHost * 2);
+const candidatePage = (limit: number, perHost: number) => Math.min(limit * 4, perHost * 2);
 
 export function busyHosts(inFlight: ReadonlyMap<string, number>, perHost: number): string[] {
   return [...inFlight].filter(([, n]) => n >= perHost).map(([h]) => h);
