@@ -33,17 +33,34 @@ const decoders: Record<string, () => Gunzip | Inflate | BrotliDecompress> = {
   br: createBrotliDecompress,
 };
 
-/** The answer's body as it arrives, decompressed if it came compressed. */
+/**
+ * The most an answer may hold, decompressed: ~20 times the largest the watcher asks for (a range
+ * is sized to ~5,000 logs, ~3.5 MB). A node (or what stands in its place) that sends more, such
+ * as a few hundred KB of gzip that inflate to gigabytes, would otherwise take serve's memory.
+ */
+export const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+
+/** The answer's body as it arrives, decompressed if it came compressed, at most MAX_ANSWER_BYTES. */
 function bodyOf(res: IncomingMessage): AsyncIterable<Uint8Array> {
   const coding = String(res.headers['content-encoding'] ?? '').trim().toLowerCase();
-  if (!coding || coding === 'identity') return res;
+  if (!coding || coding === 'identity') return capped(res);
   const decode = decoders[coding];
   if (!decode) {
     res.destroy();
     throw new Error(`the answer is ${coding}-coded, which this client did not ask for`);
   }
   // Either end failing or ended early ends both: the connection is then closed, not held.
-  return pipeline(res, decode(), () => {}) as unknown as AsyncIterable<Uint8Array>;
+  return capped(pipeline(res, decode(), () => {}) as unknown as AsyncIterable<Uint8Array>);
+}
+
+/** Leaving the loop early (the throw) ends the stream, and with it the connection. */
+async function* capped(body: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > MAX_ANSWER_BYTES) throw new Error(`the answer is larger than ${MAX_ANSWER_BYTES / 1024 / 1024} MiB`);
+    yield chunk;
+  }
 }
 
 async function textOf(body: AsyncIterable<Uint8Array>): Promise<string> {

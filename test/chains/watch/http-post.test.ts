@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { httpPost } from '../../../src/chains/watch/http-post.js';
+import { MAX_ANSWER_BYTES, httpPost } from '../../../src/chains/watch/http-post.js';
 import { createRpcClient } from '../../../src/chains/watch/rpc.js';
 import { closedPort } from '../../helpers/closed-port.js';
 import { handler } from '../../helpers/handler.js';
@@ -100,6 +100,28 @@ describe("the RPC client's POST", () => {
     expect(sockets.size).toBe(20);
     reply = (_req, _body, res) => void res.writeHead(200).end('{"ok":true}');
     expect(await (await post('{}', AbortSignal.timeout(2_000))).text()).toBe('{"ok":true}');
+  });
+
+  it('an answer that inflates past 64 MiB (a few hundred KB of gzip) is cut there, as text and as a stream, and its connection closed', async () => {
+    const bomb = gzipSync(Buffer.alloc(MAX_ANSWER_BYTES + 1024 * 1024, 0x20));
+    expect(bomb.length).toBeLessThan(MAX_ANSWER_BYTES / 100);
+    sockets.clear();
+    reply = (_req, _body, res) => void res.writeHead(200, { 'content-encoding': 'gzip' }).end(bomb);
+    await expect((await post('{}', AbortSignal.timeout(10_000))).text()).rejects.toThrow(/larger than 64 MiB/);
+    let seenBytes = 0;
+    const read = async () => {
+      for await (const c of (await post('{}', AbortSignal.timeout(10_000))).body!) seenBytes += c.length;
+    };
+    await expect(read()).rejects.toThrow(/larger than 64 MiB/);
+    expect(seenBytes).toBeLessThanOrEqual(MAX_ANSWER_BYTES);
+    // Through the client, as the watcher sees it: a transport error that says why.
+    await expect(createRpcClient({ url: `${base}/rpc` }).call('eth_getTransactionReceipt', ['0x1'])).rejects.toThrow(/larger than 64 MiB/);
+    await new Promise((r) => setTimeout(r, 100));
+    expect([...sockets].filter((x) => !(x as { destroyed: boolean }).destroyed)).toHaveLength(0);
+    // An answer of ordinary size still passes whole.
+    const big = JSON.stringify({ result: 'x'.repeat(8 * 1024 * 1024) });
+    reply = (_req, _body, res) => void res.writeHead(200, { 'content-encoding': 'gzip' }).end(gzipSync(big));
+    expect((await (await post('{}', AbortSignal.timeout(10_000))).text()).length).toBe(big.length);
   });
 
   it('the signal ends a call that waits for one of the pool\'s 16 connections', async () => {
