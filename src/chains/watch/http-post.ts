@@ -1,6 +1,7 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { pipeline } from 'node:stream';
+import { text } from 'node:stream/consumers';
 import { createBrotliDecompress, createGunzip, createInflate, type Gunzip, type Inflate, type BrotliDecompress } from 'node:zlib';
 import type { Fetch } from './rpc.js';
 
@@ -63,12 +64,6 @@ async function* capped(body: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Arra
   }
 }
 
-async function textOf(body: AsyncIterable<Uint8Array>): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const c of body) chunks.push(Buffer.from(c));
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 export const httpPost: Fetch = (url, init) =>
   new Promise((resolve, reject) => {
     let u: URL;
@@ -104,7 +99,7 @@ export const httpPost: Fetch = (url, init) =>
         return;
       }
       const status = res.statusCode ?? 0;
-      resolve({ ok: status >= 200 && status < 300, status, body: stream, text: () => textOf(stream) });
+      resolve({ ok: status >= 200 && status < 300, status, body: stream, text: () => text(stream) });
     });
     // Ends the request wherever it is: waiting for a pooled connection, sent, or its answer half
     // read (whose reader then fails).

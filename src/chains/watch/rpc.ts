@@ -2,8 +2,9 @@ import { httpPost } from './http-post.js';
 
 /**
  * A plain Ethereum JSON-RPC client over an injected fetch, by default Node's own http client
- * (http-post.ts) (docs/decisions.md, "Reading the chain"): every node error reaches the caller with its code and message, so the scanner can
- * tell "range too large" from a node that is down; several calls travel as one batch.
+ * (http-post.ts; docs/decisions.md, "Reading the chain"): every node error reaches the caller
+ * with its code and message, so the scanner can tell "range too large" from a node that is
+ * down; several calls travel as one batch.
  */
 export type Fetch = (url: string, init: { method: string; headers: Record<string, string>; body: string; signal: AbortSignal }) => Promise<{
   ok: boolean;

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_ANSWER_BYTES, httpPost } from '../../../src/chains/watch/http-post.js';
@@ -15,7 +15,7 @@ import { handler } from '../../helpers/handler.js';
 let server: Server;
 let base: string;
 let reply: (req: IncomingMessage, body: string, res: ServerResponse) => Promise<void> | void;
-const sockets = new Set<unknown>();
+const sockets = new Set<Socket>();
 const seen: { headers: IncomingMessage['headers']; body: string }[] = [];
 
 beforeAll(async () => {
@@ -96,7 +96,7 @@ describe("the RPC client's POST", () => {
     }
     // The node sees each of those connections closed, none held open with its answer unread.
     await new Promise((r) => setTimeout(r, 100));
-    expect([...sockets].filter((x) => !(x as { destroyed: boolean }).destroyed)).toHaveLength(0);
+    expect([...sockets].filter((x) => !x.destroyed)).toHaveLength(0);
     expect(sockets.size).toBe(20);
     reply = (_req, _body, res) => void res.writeHead(200).end('{"ok":true}');
     expect(await (await post('{}', AbortSignal.timeout(2_000))).text()).toBe('{"ok":true}');
@@ -117,7 +117,7 @@ describe("the RPC client's POST", () => {
     // Through the client, as the watcher sees it: a transport error that says why.
     await expect(createRpcClient({ url: `${base}/rpc` }).call('eth_getTransactionReceipt', ['0x1'])).rejects.toThrow(/larger than 64 MiB/);
     await new Promise((r) => setTimeout(r, 100));
-    expect([...sockets].filter((x) => !(x as { destroyed: boolean }).destroyed)).toHaveLength(0);
+    expect([...sockets].filter((x) => !x.destroyed)).toHaveLength(0);
     // An answer of ordinary size still passes whole.
     const big = JSON.stringify({ result: 'x'.repeat(8 * 1024 * 1024) });
     reply = (_req, _body, res) => void res.writeHead(200, { 'content-encoding': 'gzip' }).end(gzipSync(big));
