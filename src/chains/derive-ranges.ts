@@ -15,11 +15,16 @@ export type RangeReply = Omit<RangeRequest, 'node'> & ({ addresses: string[] } |
 export type RangeMessage = RangeRequest | 'close';
 
 /**
- * Work is done this many addresses at a time (the batch of one shared inversion in ckd.ts), and
- * the thread's other messages are read between two slices: serve's background thread also runs
- * the WAL checkpoints (src/store/checkpoint-answer.ts), which must not wait behind a whole range.
+ * Work is done this many addresses at a time, and the thread's other messages are read between
+ * two slices: serve's background thread also runs the WAL checkpoints
+ * (src/store/checkpoint-answer.ts), and the batches of the group commit wait for some of them,
+ * so a checkpoint must not wait behind a whole range. With libsecp256k1 each address is one call
+ * and a slice of 32 is ~1-1.5 ms of work (256 held a checkpoint up to ~14 ms, the tail of create
+ * order's latency: bench/CHANGES.md, thirteenth round); the noble path keeps 256, the batch over
+ * which its shared inversion pays off (ckd.ts).
  */
-const SLICE = 256;
+const SLICE_NATIVE = 32;
+const SLICE_NOBLE = 256;
 
 /**
  * Answers the address ranges asked for on `port` (src/chains/derive-ahead.ts), in order, one
@@ -32,7 +37,9 @@ const SLICE = 256;
  */
 export function answerRanges(port: Pick<MessagePort, 'on' | 'postMessage' | 'close'>): void {
   // The noble path's table of multiples of G (~100 ms, ~2 MB) only when it is the one used.
-  if (!nativeCurve()) warmUpDerivation();
+  const native = nativeCurve() !== null;
+  if (!native) warmUpDerivation();
+  const SLICE = native ? SLICE_NATIVE : SLICE_NOBLE;
   const queue: RangeRequest[] = [];
   let addresses: string[] = [];
   let scheduled = false;

@@ -21,9 +21,11 @@ const CHECKPOINT_WAIT_MS = 2_000;
  * two fsyncs), ~75% of the time all COMMITs took. Here the connections of serve (`connections`,
  * the ledger's own first: its group commit) have their automatic checkpoint off, and a worker
  * thread with its own connection runs the same PASSIVE checkpoint every CHECKPOINT_EVERY_CHANGES
- * changes, between two batches: the group commit holds the next batch until it is done (so the
- * next write starts the WAL over, as after SQLite's own), and meanwhile the event loop reads and
- * checks requests. Durability is SQLite's: a checkpoint copies committed pages and fsyncs.
+ * changes, in two steps (GroupCommit.checkpointInBackground): one beside the batches, which go on
+ * committing, then a short one between two batches, which the group commit holds the next batch
+ * for (so the next write starts the WAL over, as after SQLite's own), while the event loop reads
+ * and checks requests. Durability is SQLite's: a checkpoint syncs the WAL before it copies
+ * committed pages, and the database file after.
  * Should the thread fail, the connections get their automatic checkpoint back.
  */
 export function checkpointInBackground(

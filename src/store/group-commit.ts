@@ -47,10 +47,13 @@ export class GroupCommit {
   private waiting: Waiter[] = [];
   /** A failed fsync: what was committed may not be on disk, so nothing more is accepted. */
   private broken?: AppError;
-  /** checkpointInBackground: runs a WAL checkpoint elsewhere, between batches. */
+  /** checkpointInBackground: runs a WAL checkpoint elsewhere. */
   private checkpoint?: { run: () => Promise<void>; every: number };
   private sinceCheckpoint = 0;
-  private checkpointing = false;
+  /** 'beside': one runs while batches go on; 'between': the next batch waits for it. */
+  private checkpointing?: 'beside' | 'between';
+  /** A checkpoint beside the batches has finished: the short one between two batches is due. */
+  private restartDue = false;
 
   constructor(
     private readonly sqlite: Database.Database,
@@ -84,13 +87,22 @@ export class GroupCommit {
   }
 
   /**
-   * WAL checkpoints off this connection's COMMITs (src/store/checkpointer.ts): once `every`
-   * changes were committed since the last one, and every batch is on disk, `run` checkpoints on
-   * another thread while the next batch waits (its requests are still read and checked), so that
-   * the next write starts the WAL over. Undefined: none (the connection's own, if on).
+   * WAL checkpoints off this connection's COMMITs (src/store/checkpointer.ts), `run` on another
+   * thread, in two steps:
+   *
+   * 1. Once `every` changes were committed since the last one, a checkpoint runs *beside* the
+   *    batches, which go on committing: it copies the bulk of the WAL into the database file.
+   * 2. When it is done, and every batch is on disk, a second one runs *between* two batches: the
+   *    next batch waits for it (its requests are still read and checked). It copies only what
+   *    was committed during the first, so the wait is short, and the next write starts the WAL
+   *    over, as after SQLite's own checkpoint; without this step, under steady writes no
+   *    checkpoint would ever catch up and the WAL would grow for as long as the load lasts.
+   *
+   * Undefined: none (the connection's own, if on).
    */
   checkpointInBackground(run: (() => Promise<void>) | undefined, every = 256): void {
     this.checkpoint = run ? { run, every } : undefined;
+    this.restartDue = false;
   }
 
   /**
@@ -115,7 +127,7 @@ export class GroupCommit {
   private flush(): void {
     // While an fsync is in flight the queue fills up and goes in as one batch once it is done:
     // fewer, larger transactions (each COMMIT writes the pages it touched to the WAL again).
-    if (this.syncing || this.checkpointing) {
+    if (this.syncing || this.checkpointing === 'between') {
       this.flushAfterSync = true;
       return;
     }
@@ -187,21 +199,45 @@ export class GroupCommit {
     this.startSync();
   }
 
-  /** A checkpoint when one is due and everything committed is on disk; true if one started. */
+  /**
+   * Starts the checkpoint that is due, if any (see checkpointInBackground); true if it is one the
+   * next batch waits for.
+   */
   private startCheckpoint(): boolean {
     const c = this.checkpoint;
-    if (!c || this.checkpointing || this.broken || this.sinceCheckpoint < c.every || this.synced !== this.committed) return false;
-    this.checkpointing = true;
+    if (!c || this.checkpointing || this.broken) return false;
+    if (!this.restartDue) {
+      if (this.sinceCheckpoint < c.every) return false;
+      this.sinceCheckpoint = 0;
+      this.checkpointing = 'beside';
+      c.run()
+        .catch(() => {
+          // The checkpointer reports its own failures; the WAL is then checkpointed later.
+        })
+        .finally(() => {
+          this.checkpointing = undefined;
+          this.restartDue = true;
+          // While an fsync is in flight, its end starts the next step.
+          if (!this.syncing) this.startCheckpoint();
+        });
+      return false;
+    }
+    if (this.synced !== this.committed) return false;
+    this.restartDue = false;
+    // The count starts over: what was committed until now is what this one copies.
     this.sinceCheckpoint = 0;
-    c.run().catch(() => {
-      // The checkpointer reports its own failures; the WAL is then checkpointed later.
-    }).finally(() => {
-      this.checkpointing = false;
-      if (this.flushAfterSync) {
-        this.flushAfterSync = false;
-        this.schedule();
-      }
-    });
+    this.checkpointing = 'between';
+    c.run()
+      .catch(() => {
+        // As above.
+      })
+      .finally(() => {
+        this.checkpointing = undefined;
+        if (this.flushAfterSync) {
+          this.flushAfterSync = false;
+          this.schedule();
+        }
+      });
     return true;
   }
 

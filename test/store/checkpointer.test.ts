@@ -38,7 +38,7 @@ function rowsInFileAlone(file: string, like: string): number {
 }
 
 describe('GroupCommit.checkpointInBackground', () => {
-  it('checkpoints once enough changes are on disk, and holds the next batch until it is done', async () => {
+  it('after `every` changes checkpoints beside the batches, then once more between two batches, which waits for it', async () => {
     const db = new Database(join(dir, 'g.db'));
     db.pragma('journal_mode = WAL');
     db.exec('create table t (v text)');
@@ -58,26 +58,95 @@ describe('GroupCommit.checkpointInBackground', () => {
     expect(checkpoints).toHaveLength(0);
     const b = g.submit(() => insert.run('b'));
     await turn();
-    // Not before b is on disk.
-    expect(checkpoints).toHaveLength(0);
     syncs.shift()!();
     await b;
     await turn();
     expect(checkpoints).toHaveLength(1);
-    // A change asked for meanwhile waits for the checkpoint.
-    let cDone = false;
-    const c = g.submit(() => insert.run('c')).then(() => (cDone = true));
+    // The first checkpoint runs beside the batches: a change asked for meanwhile commits and is answered.
+    const c = g.submit(() => insert.run('c'));
     await turn();
-    await turn();
-    expect(rows()).toEqual(['a', 'b']);
+    expect(rows()).toEqual(['a', 'b', 'c']);
+    // It ends while c's fsync is in flight: the second waits for c to be on disk.
     checkpoints.shift()!();
     await turn();
     await turn();
-    expect(rows()).toEqual(['a', 'b', 'c']);
-    expect(cDone).toBe(false);
+    expect(checkpoints).toHaveLength(0);
     syncs.shift()!();
     await c;
+    await turn();
+    expect(checkpoints).toHaveLength(1);
+    // The second runs between two batches: a change asked for meanwhile waits for it.
+    let dDone = false;
+    const d = g.submit(() => insert.run('d')).then(() => (dDone = true));
+    await turn();
+    await turn();
+    expect(rows()).toEqual(['a', 'b', 'c']);
+    checkpoints.shift()!();
+    await turn();
+    await turn();
+    expect(rows()).toEqual(['a', 'b', 'c', 'd']);
+    expect(dDone).toBe(false);
+    syncs.shift()!();
+    await d;
+    // The count started over with the second: d is one change of the next two.
     expect(checkpoints).toHaveLength(0);
+    db.close();
+  });
+
+  it('starts the WAL over under steady writes: the second checkpoint copies what was committed during the first', async () => {
+    const file = join(dir, 'w.db');
+    const db = new Database(file);
+    db.pragma('journal_mode = WAL');
+    db.pragma('wal_autocheckpoint = 0');
+    db.exec('create table t (v text)');
+    const other = new Database(file);
+    const framesOf = () => (other.pragma('wal_checkpoint(PASSIVE)') as { log: number }[])[0]!.log;
+    const insert = db.prepare('insert into t (v) values (?)');
+    const g = new GroupCommit(db);
+    g.syncInBackground(async () => {});
+    const runs: string[] = [];
+    // The checkpoint thread, played here: a PASSIVE checkpoint on another connection that copies
+    // what was committed when it was asked for (a reader holds that snapshot until it has run),
+    // settled only when the test says, after it may have committed more.
+    const snapshot = new Database(file);
+    const pending: (() => void)[] = [];
+    g.checkpointInBackground(
+      () =>
+        new Promise<void>((done) => {
+          snapshot.exec('BEGIN');
+          snapshot.prepare('select count(*) from t').get();
+          runs.push('run');
+          pending.push(() => {
+            other.pragma('wal_checkpoint(PASSIVE)');
+            snapshot.exec('COMMIT');
+            done();
+          });
+        }),
+      4,
+    );
+    const big = 'x'.repeat(3000);
+    const write = async (n: number) => {
+      for (let i = 0; i < n; i++) await g.submit(() => insert.run(big));
+    };
+    await write(4);
+    await turn();
+    expect(runs).toHaveLength(1);
+    // Steady writes while the first checkpoint runs: they land in the WAL after what it copied.
+    await write(20);
+    pending.shift()!();
+    await turn();
+    await turn();
+    expect(runs).toHaveLength(2);
+    // The writes go on: the next change is asked for while the second checkpoint runs.
+    const last = g.submit(() => insert.run(big));
+    await turn();
+    await turn();
+    pending.shift()!();
+    await last;
+    // The WAL started over: it holds the last change alone, not the 25 before it.
+    expect(framesOf()).toBeLessThan(5);
+    snapshot.close();
+    other.close();
     db.close();
   });
 });
