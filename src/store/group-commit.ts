@@ -4,6 +4,14 @@ import { AppError } from '../core/errors.js';
 import { releaseReadAnchors } from './read-anchor.js';
 
 /**
+ * A checkpoint beside the batches during which more changes than this were committed is followed
+ * by another beside them, up to MAX_BESIDE in all: the one between the batches then has less to
+ * copy (bench/CHANGES.md, thirteenth round).
+ */
+const CATCH_UP_CHANGES = 16;
+const MAX_BESIDE = 3;
+
+/**
  * Group commit. Every change asked for in one turn of the event loop runs inside one
  * `BEGIN IMMEDIATE` transaction, each change in its own savepoint, and one `COMMIT` makes them
  * all durable together: one WAL fsync (synchronous = FULL is kept) for many requests instead of
@@ -92,11 +100,12 @@ export class GroupCommit {
    *
    * 1. Once `every` changes were committed since the last one, a checkpoint runs *beside* the
    *    batches, which go on committing: it copies the bulk of the WAL into the database file.
-   * 2. When it is done, and every batch is on disk, a second one runs *between* two batches: the
-   *    next batch waits for it (its requests are still read and checked). It copies only what
-   *    was committed during the first, so the wait is short, and the next write starts the WAL
-   *    over, as after SQLite's own checkpoint; without this step, under steady writes no
-   *    checkpoint would ever catch up and the WAL would grow for as long as the load lasts.
+   *    While many changes were committed during one, another follows (at most MAX_BESIDE in all).
+   * 2. Then, once every batch is on disk, one runs *between* two batches: the next batch waits
+   *    for it (its requests are still read and checked). It copies only what was committed
+   *    during the last one, so the wait is short, and the next write starts the WAL over, as
+   *    after SQLite's own checkpoint; without this step, under steady writes no checkpoint would
+   *    ever catch up and the WAL would grow for as long as the load lasts.
    *
    * Undefined: none (the connection's own, if on).
    */
@@ -209,17 +218,7 @@ export class GroupCommit {
     if (!this.restartDue) {
       if (this.sinceCheckpoint < c.every) return false;
       this.sinceCheckpoint = 0;
-      this.checkpointing = 'beside';
-      c.run()
-        .catch(() => {
-          // The checkpointer reports its own failures; the WAL is then checkpointed later.
-        })
-        .finally(() => {
-          this.checkpointing = undefined;
-          this.restartDue = true;
-          // While an fsync is in flight, its end starts the next step.
-          if (!this.syncing) this.startCheckpoint();
-        });
+      this.besideTheBatches(c, 1);
       return false;
     }
     if (this.synced !== this.committed) return false;
@@ -239,6 +238,29 @@ export class GroupCommit {
         }
       });
     return true;
+  }
+
+  /**
+   * Round `round` of the checkpoints beside the batches. While many changes were committed during
+   * one, another follows, so that the one between the batches, which they wait for, copies less.
+   */
+  private besideTheBatches(c: NonNullable<GroupCommit['checkpoint']>, round: number): void {
+    this.checkpointing = 'beside';
+    const from = this.sinceCheckpoint;
+    c.run()
+      .catch(() => {
+        // The checkpointer reports its own failures; the WAL is then checkpointed later.
+      })
+      .finally(() => {
+        this.checkpointing = undefined;
+        if (this.sinceCheckpoint - from > CATCH_UP_CHANGES && round < MAX_BESIDE && this.checkpoint === c) {
+          this.besideTheBatches(c, round + 1);
+          return;
+        }
+        this.restartDue = true;
+        // While an fsync is in flight, its end starts the next step.
+        if (!this.syncing) this.startCheckpoint();
+      });
   }
 
   private restoreFull(): void {

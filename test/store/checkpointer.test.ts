@@ -93,6 +93,55 @@ describe('GroupCommit.checkpointInBackground', () => {
     db.close();
   });
 
+  it('runs another checkpoint beside the batches while many changes were committed during the last, three at most, then the one between', async () => {
+    const db = new Database(join(dir, 'r.db'));
+    db.pragma('journal_mode = WAL');
+    db.exec('create table t (v text)');
+    const insert = db.prepare('insert into t (v) values (?)');
+    const count = () => Number(db.prepare('select count(*) from t').pluck().get());
+    const g = new GroupCommit(db);
+    g.syncInBackground(async () => {});
+    const runs: (() => void)[] = [];
+    g.checkpointInBackground(() => new Promise<void>((done) => runs.push(done)), 2);
+    await g.submit(() => insert.run('a'));
+    await g.submit(() => insert.run('b'));
+    await turn();
+    expect(runs).toHaveLength(1);
+    /**
+     * Commits `during` changes while the running checkpoint runs (beside the batches, they are not
+     * held), ends it, and says whether the next one holds the next batch.
+     */
+    const end = async (during: number) => {
+      for (let i = 0; i < during; i++) await g.submit(() => insert.run(`d${i}`));
+      runs.shift()!();
+      await turn();
+      await turn();
+      expect(runs).toHaveLength(1);
+      const before = count();
+      const p = g.submit(() => insert.run('x'));
+      await turn();
+      await turn();
+      const held = count() === before;
+      if (held) {
+        runs.shift()!();
+        await turn();
+      }
+      await p;
+      return held;
+    };
+    // 20 changes during each: a second beside the batches, then a third; after three, the one between.
+    expect(await end(20)).toBe(false);
+    expect(await end(20)).toBe(false);
+    expect(await end(20)).toBe(true);
+    // A new round: one during which few were committed goes straight to the one between.
+    await g.submit(() => insert.run('c'));
+    await turn();
+    expect(runs).toHaveLength(1);
+    expect(await end(20)).toBe(false);
+    expect(await end(3)).toBe(true);
+    db.close();
+  });
+
   it('starts the WAL over under steady writes: the second checkpoint copies what was committed during the first', async () => {
     const file = join(dir, 'w.db');
     const db = new Database(file);
@@ -131,8 +180,9 @@ describe('GroupCommit.checkpointInBackground', () => {
     await write(4);
     await turn();
     expect(runs).toHaveLength(1);
-    // Steady writes while the first checkpoint runs: they land in the WAL after what it copied.
-    await write(20);
+    // Steady writes while the first checkpoint runs (few enough for the next to be the one
+    // between the batches): they land in the WAL after what it copied.
+    await write(10);
     pending.shift()!();
     await turn();
     await turn();
@@ -143,7 +193,7 @@ describe('GroupCommit.checkpointInBackground', () => {
     await turn();
     pending.shift()!();
     await last;
-    // The WAL started over: it holds the last change alone, not the 25 before it.
+    // The WAL started over: it holds the last change alone, not the 15 before it.
     expect(framesOf()).toBeLessThan(5);
     snapshot.close();
     other.close();
