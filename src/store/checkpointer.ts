@@ -25,7 +25,8 @@ const CHECKPOINT_WAIT_MS = 2_000;
  * committing, then a short one between two batches, which the group commit holds the next batch
  * for (so the next write starts the WAL over, as after SQLite's own), while the event loop reads
  * and checks requests. Durability is SQLite's: a checkpoint syncs the WAL before it copies
- * committed pages, and the database file after.
+ * committed pages, and the database file after when it reached the WAL's end (one that writes
+ * overtook only records how far it got; the WAL starts over only after one that reached the end).
  * Should the thread fail, the connections get their automatic checkpoint back.
  */
 export function checkpointInBackground(
@@ -96,7 +97,7 @@ export function checkpointInBackground(
       // Batches wait for a checkpoint, but never for long: past this the group commit goes on
       // (a checkpoint still running is safe beside writers; only the WAL may not start over).
       const cap = setTimeout(() => {
-        opts.onError?.(`WAL checkpoint still running after ${CHECKPOINT_WAIT_MS / 1000} s; writes go on beside it`);
+        opts.onError?.(`WAL checkpoint still running after ${CHECKPOINT_WAIT_MS / 1000} s; writes no longer wait for it`);
         resolve();
       }, CHECKPOINT_WAIT_MS);
       cap.unref();

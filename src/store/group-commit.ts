@@ -12,6 +12,17 @@ const CATCH_UP_CHANGES = 16;
 const MAX_BESIDE = 3;
 
 /**
+ * Runs a checkpoint; settles, never rejects, even when `run` throws where it is called (the
+ * checkpointer reports its own failures; the WAL is then checkpointed later), so that the group
+ * commit's state always moves on.
+ */
+function runCheckpoint(run: () => Promise<void>): Promise<void> {
+  return Promise.resolve()
+    .then(run)
+    .catch(() => {});
+}
+
+/**
  * Group commit. Every change asked for in one turn of the event loop runs inside one
  * `BEGIN IMMEDIATE` transaction, each change in its own savepoint, and one `COMMIT` makes them
  * all durable together: one WAL fsync (synchronous = FULL is kept) for many requests instead of
@@ -226,17 +237,13 @@ export class GroupCommit {
     // The count starts over: what was committed until now is what this one copies.
     this.sinceCheckpoint = 0;
     this.checkpointing = 'between';
-    c.run()
-      .catch(() => {
-        // As above.
-      })
-      .finally(() => {
-        this.checkpointing = undefined;
-        if (this.flushAfterSync) {
-          this.flushAfterSync = false;
-          this.schedule();
-        }
-      });
+    runCheckpoint(c.run).finally(() => {
+      this.checkpointing = undefined;
+      if (this.flushAfterSync) {
+        this.flushAfterSync = false;
+        this.schedule();
+      }
+    });
     return true;
   }
 
@@ -247,20 +254,18 @@ export class GroupCommit {
   private besideTheBatches(c: NonNullable<GroupCommit['checkpoint']>, round: number): void {
     this.checkpointing = 'beside';
     const from = this.sinceCheckpoint;
-    c.run()
-      .catch(() => {
-        // The checkpointer reports its own failures; the WAL is then checkpointed later.
-      })
-      .finally(() => {
-        this.checkpointing = undefined;
-        if (this.sinceCheckpoint - from > CATCH_UP_CHANGES && round < MAX_BESIDE && this.checkpoint === c) {
-          this.besideTheBatches(c, round + 1);
-          return;
-        }
-        this.restartDue = true;
-        // While an fsync is in flight, its end starts the next step.
-        if (!this.syncing) this.startCheckpoint();
-      });
+    runCheckpoint(c.run).finally(() => {
+      this.checkpointing = undefined;
+      // Not after a failed fsync: what the refused batch wrote is not to be copied again.
+      if (this.broken) return;
+      if (this.sinceCheckpoint - from > CATCH_UP_CHANGES && round < MAX_BESIDE && this.checkpoint === c) {
+        this.besideTheBatches(c, round + 1);
+        return;
+      }
+      this.restartDue = true;
+      // While an fsync is in flight, its end starts the next step.
+      if (!this.syncing) this.startCheckpoint();
+    });
   }
 
   private restoreFull(): void {

@@ -3,7 +3,7 @@
  * the group commit, on a thread with its own connection, never inside a COMMIT.
  */
 import Database from 'better-sqlite3';
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -129,16 +129,137 @@ describe('GroupCommit.checkpointInBackground', () => {
       await p;
       return held;
     };
-    // 20 changes during each: a second beside the batches, then a third; after three, the one between.
-    expect(await end(20)).toBe(false);
-    expect(await end(20)).toBe(false);
-    expect(await end(20)).toBe(true);
-    // A new round: one during which few were committed goes straight to the one between.
+    // More than 16 changes during each: a second beside the batches, then a third; after three,
+    // the one between.
+    expect(await end(17)).toBe(false);
+    expect(await end(17)).toBe(false);
+    expect(await end(17)).toBe(true);
+    // A new round: one during which 16 or fewer were committed goes straight to the one between
+    // (the last 16: the 'x' of the round before, then 15).
     await g.submit(() => insert.run('c'));
     await turn();
     expect(runs).toHaveLength(1);
-    expect(await end(20)).toBe(false);
-    expect(await end(3)).toBe(true);
+    expect(await end(17)).toBe(false);
+    expect(await end(15)).toBe(true);
+    db.close();
+  });
+
+  it('goes on committing and checkpointing when a checkpoint throws where it is called or fails', async () => {
+    const db = new Database(join(dir, 'x.db'));
+    db.pragma('journal_mode = WAL');
+    db.exec('create table t (v text)');
+    const insert = db.prepare('insert into t (v) values (?)');
+    const g = new GroupCommit(db);
+    g.syncInBackground(async () => {});
+    let calls = 0;
+    g.checkpointInBackground(() => {
+      calls++;
+      // The first throws at once, the second fails later, the third (between the batches) too.
+      if (calls === 1) throw new Error('no thread');
+      return Promise.reject(new Error('disk I/O error'));
+    }, 2);
+    for (let i = 0; i < 12; i++) {
+      await g.submit(() => insert.run(`v${i}`));
+      await turn();
+    }
+    expect(Number(db.prepare('select count(*) from t').pluck().get())).toBe(12);
+    // Every 2 changes a round of two (beside, between), whatever each one did: none was lost.
+    expect(calls).toBeGreaterThanOrEqual(6);
+    db.close();
+  });
+
+  it('stops checkpointing when the checkpoints are taken away while one runs beside the batches, and starts afresh when they come back', async () => {
+    const db = new Database(join(dir, 'c.db'));
+    db.pragma('journal_mode = WAL');
+    db.exec('create table t (v text)');
+    const insert = db.prepare('insert into t (v) values (?)');
+    const g = new GroupCommit(db);
+    g.syncInBackground(async () => {});
+    const runs: (() => void)[] = [];
+    g.checkpointInBackground(() => new Promise<void>((done) => runs.push(done)), 2);
+    await g.submit(() => insert.run('a'));
+    await g.submit(() => insert.run('b'));
+    await turn();
+    expect(runs).toHaveLength(1);
+    // Enough changes while it runs for another round to follow it; but serve stops its
+    // checkpointer (checkpointer.ts close) meanwhile.
+    for (let i = 0; i < 20; i++) await g.submit(() => insert.run(`m${i}`));
+    g.checkpointInBackground(undefined);
+    runs.shift()!();
+    await turn();
+    for (let i = 0; i < 5; i++) await g.submit(() => insert.run(`c${i}`));
+    await turn();
+    expect(runs).toHaveLength(0);
+    // Back again: a round starts from the beginning (beside the batches, not between them).
+    g.checkpointInBackground(() => new Promise<void>((done) => runs.push(done)), 2);
+    await g.submit(() => insert.run('d'));
+    await g.submit(() => insert.run('e'));
+    await turn();
+    expect(runs).toHaveLength(1);
+    await g.submit(() => insert.run('f'));
+    expect(Number(db.prepare('select count(*) from t').pluck().get())).toBe(30);
+    runs.shift()!();
+    db.close();
+  });
+
+  it('after a failed fsync, a checkpoint running beside the batches is the last', async () => {
+    const db = new Database(join(dir, 'f.db'));
+    db.pragma('journal_mode = WAL');
+    db.exec('create table t (v text)');
+    const insert = db.prepare('insert into t (v) values (?)');
+    const g = new GroupCommit(db);
+    const syncs: { ok: () => void; fail: (e: Error) => void }[] = [];
+    g.syncInBackground(() => new Promise<void>((ok, fail) => syncs.push({ ok, fail })));
+    const runs: (() => void)[] = [];
+    g.checkpointInBackground(() => new Promise<void>((done) => runs.push(done)), 2);
+    for (const v of ['a', 'b']) {
+      const p = g.submit(() => insert.run(v));
+      await turn();
+      syncs.shift()!.ok();
+      await p;
+    }
+    await turn();
+    expect(runs).toHaveLength(1);
+    // 20 changes while it runs (another round would follow), the last fsync of which fails.
+    const batch = Array.from({ length: 20 }, (_, i) => g.submit(() => insert.run(`c${i}`)));
+    await turn();
+    syncs.shift()!.fail(new Error('EIO'));
+    await expect(Promise.all(batch)).rejects.toThrow(/could not be flushed to disk/);
+    runs.shift()!();
+    await turn();
+    await turn();
+    expect(runs).toHaveLength(0);
+    await expect(g.submit(() => insert.run('z'))).rejects.toThrow(/could not be flushed to disk/);
+    db.close();
+  });
+
+  it('on a connection without a background fsync (the callback sender\'s), holds the next batch for the checkpoint between the batches', async () => {
+    const db = new Database(join(dir, 's.db'));
+    db.pragma('journal_mode = WAL');
+    db.exec('create table t (v text)');
+    const insert = db.prepare('insert into t (v) values (?)');
+    const count = () => Number(db.prepare('select count(*) from t').pluck().get());
+    const g = new GroupCommit(db);
+    const runs: (() => void)[] = [];
+    g.checkpointInBackground(() => new Promise<void>((done) => runs.push(done)), 2);
+    await g.submit(() => insert.run('a'));
+    await g.submit(() => insert.run('b'));
+    await turn();
+    expect(runs).toHaveLength(1);
+    // Beside the batches: c commits at once.
+    await g.submit(() => insert.run('c'));
+    runs.shift()!();
+    await turn();
+    await turn();
+    expect(runs).toHaveLength(1);
+    // Between them: d waits for it.
+    const d = g.submit(() => insert.run('d'));
+    await turn();
+    await turn();
+    expect(count()).toBe(3);
+    runs.shift()!();
+    await d;
+    expect(count()).toBe(4);
     db.close();
   });
 
@@ -227,6 +348,50 @@ describe('checkpointInBackground on a ledger file', () => {
     } finally {
       other.close();
       ledger.close();
+    }
+  });
+
+  it('keeps every acknowledged change, sound, while its thread checkpoints beside steady writes, and the WAL file does not grow to hold them all', async () => {
+    const file = join(dir, 'steady.db');
+    const ledger = openLedger(file);
+    try {
+      const g = syncInBackground(ledger);
+      const errors: string[] = [];
+      const ck = checkpointInBackground(ledger, { onError: (m) => errors.push(m), workerUrl: WORKER, everyChanges: 50 });
+      const insert = ledger.sqlite.prepare('insert into settings (key, value, updated_at) values (?, ?, 0)');
+      const value = 'v'.repeat(1000);
+      // Until the thread has started and checkpointed once, the WAL grows (its file keeps that size).
+      for (let i = 0; i < 200; i++) {
+        await g.submit(() => insert.run(`w${i}`, value));
+        await turn();
+      }
+      const walBefore = statSync(`${file}-wal`).size;
+      // 3,000 changes of ~1 KB, 32 always asked for at once: the writes never pause for a checkpoint.
+      let next = 0;
+      const acknowledged: string[] = [];
+      const writer = async () => {
+        while (next < 3000) {
+          const key = `k${next++}`;
+          await g.submit(() => insert.run(key, value));
+          acknowledged.push(key);
+        }
+      };
+      await Promise.all(Array.from({ length: 32 }, writer));
+      await ck.close();
+      expect(errors).toEqual([]);
+      expect(acknowledged).toHaveLength(3000);
+      // ~3 MB more went through the WAL; it started over again and again instead of growing to hold it all.
+      expect(statSync(`${file}-wal`).size - walBefore).toBeLessThan(1_000_000);
+    } finally {
+      ledger.close();
+    }
+    // Opened again: sound, and every acknowledged change is there.
+    const again = new Database(file, { readonly: true });
+    try {
+      expect(again.pragma('integrity_check', { simple: true })).toBe('ok');
+      expect(Number(again.prepare("select count(*) from settings where key like 'k%'").pluck().get())).toBe(3000);
+    } finally {
+      again.close();
     }
   });
 
