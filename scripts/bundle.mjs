@@ -47,11 +47,10 @@ const lazyMigratorCrypto = {
 const BANNER = "import { createRequire as __cpCreateRequire } from 'node:module'; const require = __cpCreateRequire(import.meta.url);";
 
 await build({
-  // serve's background thread, and the derivation and checkpoint threads of their own, are
-  // entries of their own, found beside the chunks at run time.
+  // serve's derivation and checkpoint threads are entries of their own, found beside the chunks
+  // at run time.
   entryPoints: {
     main: 'src/main.ts',
-    'background-worker': 'src/server/background-worker.ts',
     'derive-worker': 'src/chains/derive-worker.ts',
     'checkpoint-worker': 'src/store/checkpoint-worker.ts',
   },

@@ -1,4 +1,4 @@
-import { type MessagePort, Worker } from 'node:worker_threads';
+import { Worker } from 'node:worker_threads';
 import type { ChainType } from '../core/types.js';
 import { createDeriver } from './deriver.js';
 import { endWorker, type ThreadEnd } from '../core/end-worker.js';
@@ -18,11 +18,8 @@ export interface AheadPool {
   prime(chain: ChainType, xpub: string, next: number): void;
   /** How far ahead the pool reaches for a wallet: one past the last ready index (0 if none). Asks for nothing. */
   readyUntil(chain: ChainType, xpub: string): number;
-  /**
-   * Stops asking. A thread of its own is asked to end and awaited (how it ended is returned);
-   * over a port, the port is closed and the thread's owner ends it.
-   */
-  close(): Promise<ThreadEnd | undefined>;
+  /** Stops asking; the thread is asked to end and awaited (how it ended is returned). */
+  close(): Promise<ThreadEnd>;
 }
 
 /** Each request derives this many. */
@@ -46,18 +43,16 @@ interface Entry {
 }
 
 /**
- * The pool, over `port` (serve's background thread, src/server/background-thread.ts) or a thread
- * of its own (`workerUrl`, else ./derive-worker.js). When the thread stops, takes derive on demand.
+ * The pool, on a thread of its own (`workerUrl`, else ./derive-worker.js, which runs at the lowest
+ * priority). When the thread stops, takes derive on demand.
  */
-export function startDerivationWorker(opts: { onError?: (message: string) => void; workerUrl?: URL; port?: MessagePort } = {}): AheadPool {
-  const worker = opts.port
-    ? undefined
-    : new Worker(opts.workerUrl ?? new URL('./derive-worker.js', import.meta.url), {
-        resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 16 },
-      });
-  const channel = opts.port ?? worker!;
+export function startDerivationWorker(opts: { onError?: (message: string) => void; workerUrl?: URL } = {}): AheadPool {
+  const worker = new Worker(opts.workerUrl ?? new URL('./derive-worker.js', import.meta.url), {
+    resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 16 },
+  });
+  const channel = worker;
   let exited = false;
-  worker?.once('exit', () => (exited = true));
+  worker.once('exit', () => (exited = true));
   let dead = false;
   let closing = false;
   const entries = new Map<string, Entry>();
@@ -86,8 +81,7 @@ export function startDerivationWorker(opts: { onError?: (message: string) => voi
     // Orders may have moved past this range while it was on its way: ask again if low.
     refill(r.chain, r.xpub, e, e.last);
   });
-  if (worker) worker.on('error', (err) => stopped(err.message));
-  else opts.port!.on('close', () => stopped('its port closed'));
+  worker.on('error', (err) => stopped(err.message));
   // The pool never keeps the process alive: serve decides when it stops.
   channel.unref();
 
@@ -138,9 +132,7 @@ export function startDerivationWorker(opts: { onError?: (message: string) => voi
     async close() {
       closing = true;
       dead = true;
-      if (worker) return endWorker(worker, () => exited, () => worker.postMessage('close' satisfies RangeMessage));
-      opts.port!.close();
-      return undefined;
+      return endWorker(worker, () => exited, () => worker.postMessage('close' satisfies RangeMessage));
     },
   };
 }

@@ -15,13 +15,11 @@ export type RangeReply = Omit<RangeRequest, 'node'> & ({ addresses: string[] } |
 export type RangeMessage = RangeRequest | 'close';
 
 /**
- * Work is done this many addresses at a time, and the thread's other messages are read between
- * two slices: serve's background thread also runs the WAL checkpoints
- * (src/store/checkpoint-answer.ts), and the batches of the group commit wait for some of them,
- * so a checkpoint must not wait behind a whole range. With libsecp256k1 each address is one call
- * and a slice of 32 is ~1-1.5 ms of work (256 held a checkpoint up to ~14 ms, the tail of create
- * order's latency: bench/CHANGES.md, thirteenth round); the noble path keeps 256, the batch over
- * which its shared inversion pays off (ckd.ts).
+ * Work is done this many addresses at a time, and the thread's messages (a 'close', new ranges)
+ * are read between two slices. With libsecp256k1 each address is one call and a slice of 32 is
+ * ~1-1.5 ms of work; the noble path keeps 256, the batch over which its shared inversion pays
+ * off (ckd.ts). (When the WAL checkpoints shared this thread, 256 held one up to ~14 ms:
+ * bench/CHANGES.md, thirteenth round.)
  */
 const SLICE_NATIVE = 32;
 const SLICE_NOBLE = 256;

@@ -1,11 +1,23 @@
 /**
- * A derivation thread of its own (src/chains/derive-ahead.ts with `workerUrl`): the address
- * ranges of src/chains/derive-ranges.ts answered on the parent port. serve runs them on its one
- * background thread instead (src/server/background-thread.ts).
+ * serve's address derivation thread (src/chains/derive-ahead.ts): the address ranges of
+ * src/chains/derive-ranges.ts answered on the parent port, at the lowest priority.
  */
+import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { answerRanges } from './derive-ranges.js';
 
 export type { RangeReply, RangeRequest } from './derive-ranges.js';
 
+// The pool works ahead of demand (two chunks), so it can take the cores when the serving thread
+// and the checkpoint thread leave them: under create-order load that kept the serving thread from
+// waiting for a core behind it (bench/CHANGES.md, thirteenth round). On Linux a nice value is a
+// thread's own (setpriority of "this process", 0, sets the calling thread's); elsewhere it would
+// slow the whole process, so it is left as it is there.
+if (process.platform === 'linux') {
+  try {
+    setPriority(19);
+  } catch {
+    // Not allowed here: the thread keeps the priority it has.
+  }
+}
 answerRanges(parentPort!);

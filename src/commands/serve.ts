@@ -82,9 +82,8 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   // Before the derivation table is built: its bigints are the first thing to grow the heap.
   const releaseHeap = (await import('../server/heap-policy.js')).holdServeHeap(SERVE_HEAP);
   (await import('../chains/ckd.js')).warmUpDerivation();
-  // One thread for the address pool and the WAL checkpoints (one V8 isolate instead of two).
-  const background = (await import('../server/background-thread.js')).startBackgroundThread(service.ledger.path);
-  const pool = (await import('../chains/derive-ahead.js')).startDerivationWorker({ onError: err, port: background.derive });
+  // The address pool on a thread of its own, at the lowest priority (src/chains/derive-worker.ts).
+  const pool = (await import('../chains/derive-ahead.js')).startDerivationWorker({ onError: err });
   derive.deriveAheadWith(pool);
   for (const w of service.walletCursors(8)) pool.prime(w.chain, w.xpub, w.next);
   const app = createApp({
@@ -103,7 +102,6 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
     // The derivation thread would keep the process alive after a failed start.
     derive.deriveAheadWith(undefined);
     await pool.close();
-    await background.close();
     releaseHeap();
     anchor?.close();
     throw listenError(e, host, port);
@@ -150,7 +148,6 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
     await dev?.close();
     derive.deriveAheadWith(undefined);
     await pool.close();
-    await background.close();
     releaseHeap();
     anchor?.close();
     throw e;
@@ -159,8 +156,8 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   // The outbox's sender: every committed event reaches its notifyUrl (decisions §9).
   const callbacks = startCallbacks(ctx, service, { schedule, allowPrivate, line: (l) => log.push(l), err });
   if (allowPrivate) err('callbacks to loopback and private addresses are allowed (development only)');
-  // WAL checkpoints on a thread of their own, between batches, not inside a COMMIT on the event loop.
-  const checkpoints = (await import('../store/checkpointer.js')).checkpointInBackground(service.ledger, { others: [callbacks.sqlite], onError: err, port: background.checkpoint });
+  // WAL checkpoints on a thread of their own, not inside a COMMIT on the event loop.
+  const checkpoints = (await import('../store/checkpointer.js')).checkpointInBackground(service.ledger, { others: [callbacks.sqlite], onError: err });
 
   const signal = await stopping;
   err(`${signal}: finishing requests in flight, then stopping`);
@@ -171,9 +168,8 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   await checkpoints.close();
   await dev?.close();
   derive.deriveAheadWith(undefined);
-  await pool.close();
-  // It ends by itself after the slice of addresses it is on; stopped only if it does not.
-  if ((await background.close()) === 'terminated') err('the background thread did not end within 10 s of being asked to; it was stopped');
+  // Its thread ends by itself after the slice of addresses it is on; stopped only if it does not.
+  if ((await pool.close()) === 'terminated') err('the address derivation thread did not end within 10 s of being asked to; it was stopped');
   releaseHeap();
   anchor?.close();
   log.flush();

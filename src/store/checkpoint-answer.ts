@@ -19,7 +19,7 @@ export function answerCheckpoints(port: Pick<MessagePort, 'on' | 'postMessage' |
   const db = new Database(path, { fileMustExist: true, timeout: 15_000, nativeBinding: addon });
   // A checkpoint syncs the WAL before it copies and the database file after (synchronous FULL).
   db.pragma('synchronous = FULL');
-  // The other side gone without a 'close' (serve's background thread ending): the connection too.
+  // The other side gone without a 'close' (the thread ending): the connection too.
   port.on('close', () => {
     if (db.open) db.close();
   });

@@ -1,7 +1,7 @@
 /**
- * A checkpoint thread of its own (src/store/checkpointer.ts with `workerUrl`): the checkpoints of
- * src/store/checkpoint-answer.ts on the parent port. serve runs them on its one background thread
- * instead (src/server/background-thread.ts).
+ * serve's WAL checkpoint thread (src/store/checkpointer.ts): the checkpoints of
+ * src/store/checkpoint-answer.ts on the parent port, at the process's priority (the group
+ * commit's batches wait for some of them).
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { answerCheckpoints, type CheckpointData } from './checkpoint-answer.js';

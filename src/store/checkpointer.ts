@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { type MessagePort, Worker } from 'node:worker_threads';
+import { Worker } from 'node:worker_threads';
 import type { CheckpointData, CheckpointReply, CheckpointRequest } from './checkpoint-answer.js';
 import { sqliteAddon } from './db.js';
 import { groupCommit } from './group-commit.js';
@@ -34,8 +34,7 @@ export function checkpointInBackground(
   opts: {
     others?: Database.Database[];
     onError?: (message: string) => void;
-    /** serve's background thread's checkpoint port (src/server/background-thread.ts); else a thread of its own. */
-    port?: MessagePort;
+    /** The thread's file; else ./checkpoint-worker.js. */
     workerUrl?: URL;
     everyChanges?: number;
   } = {},
@@ -43,13 +42,11 @@ export function checkpointInBackground(
   const mode = String(ledger.sqlite.pragma('journal_mode', { simple: true }));
   if (ledger.path === ':memory:' || mode !== 'wal') return { close: async () => {} };
   const connections = [ledger.sqlite, ...(opts.others ?? [])];
-  const worker = opts.port
-    ? undefined
-    : new Worker(opts.workerUrl ?? new URL('./checkpoint-worker.js', import.meta.url), {
-        workerData: { path: ledger.path, addon: sqliteAddon() } satisfies CheckpointData,
-        resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 8 },
-      });
-  const channel = opts.port ?? worker!;
+  const worker = new Worker(opts.workerUrl ?? new URL('./checkpoint-worker.js', import.meta.url), {
+    workerData: { path: ledger.path, addon: sqliteAddon() } satisfies CheckpointData,
+    resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 8 },
+  });
+  const channel = worker;
   const waiting = new Map<number, (r: CheckpointReply) => void>();
   let next = 0;
   let dead = false;
@@ -74,19 +71,12 @@ export function checkpointInBackground(
     waiting.delete(r.id);
     settle?.(r);
   });
-  // Closed: once the thread has closed the connection after 'close' (close() below), or because
-  // the thread stopped.
-  const portClosed = new Promise<void>((resolve) => opts.port?.once('close', resolve));
-  if (worker) {
-    worker.on('error', (e) => giveBack(e.message));
-    worker.on('exit', (code) => {
-      if (!closing) giveBack(`exit ${code}`);
-    });
-  } else {
-    opts.port!.on('close', () => {
-      if (!closing) giveBack('its port closed');
-    });
-  }
+  let exited = false;
+  worker.on('error', (e) => giveBack(e.message));
+  worker.on('exit', (code) => {
+    exited = true;
+    if (!closing) giveBack(`exit ${code}`);
+  });
   // The thread never keeps the process alive: serve decides when it stops.
   channel.unref();
   for (const c of connections) c.pragma('wal_autocheckpoint = 0');
@@ -117,12 +107,13 @@ export function checkpointInBackground(
       if (closing) return;
       closing = true;
       for (const c of connections) groupCommit(c).checkpointInBackground(undefined);
-      const exited = worker ? new Promise((r) => worker.once('exit', r)) : portClosed;
-      // Held open until the thread has closed its connection: unreferenced, the process could end
-      // first (serve's last await, exit code 13).
+      // Ends once the thread has closed its connection after 'close' (or at once if it stopped).
+      const gone = exited ? Promise.resolve() : new Promise((r) => worker.once('exit', r));
+      // Held open until then: unreferenced, the process could end first (serve's last await,
+      // exit code 13).
       channel.ref();
-      channel.postMessage('close' satisfies CheckpointRequest);
-      await exited;
+      if (!exited) channel.postMessage('close' satisfies CheckpointRequest);
+      await gone;
       for (const settle of waiting.values()) settle({ id: -1, error: 'closed' });
       waiting.clear();
       for (const c of connections) {

@@ -2,10 +2,14 @@
  * The address pool of `cryptopay serve`: a real worker thread (the shipped bundle's
  * dist/bundle/derive-worker.js, built by `npm test` before the tests run).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDerivationWorker, type AheadPool } from '../../src/chains/derive-ahead.js';
+import type { RangeReply } from '../../src/chains/derive-ranges.js';
+import { createDeriver } from '../../src/chains/deriver.js';
 import { deriveAddress, walletFromMnemonic } from '../../src/chains/derive.js';
+import { endWorker } from '../../src/core/end-worker.js';
 
 const WORKER = new URL('../../dist/bundle/derive-worker.js', import.meta.url);
 const wallet = walletFromMnemonic('legal winner thank year wave sausage worth useful legal winner thank yellow');
@@ -91,6 +95,50 @@ describe('address pool on a worker thread', () => {
     expect(pool.take('EVM', wallet.evmXpub, index)).toBe(deriveAddress('EVM', wallet.evmXpub, index));
     // Behind the pool (an index it has dropped): not handed out from the pool.
     expect(pool.take('EVM', wallet.evmXpub, 10)).toBeUndefined();
+  });
+
+  it('closed in the middle of a range, ends its thread on its own', async () => {
+    pool = startDerivationWorker({ workerUrl: WORKER });
+    pool.prime('EVM', wallet.evmXpub, 0);
+    await until(() => pool!.readyUntil('EVM', wallet.evmXpub) > 0);
+    // Two chunks ahead are asked for as soon as one is delivered: close while they are derived.
+    pool.take('EVM', wallet.evmXpub, pool.readyUntil('EVM', wallet.evmXpub) - 1);
+    const p = pool;
+    pool = undefined;
+    expect(await p.close()).toBe('finished');
+  });
+
+  it('asked to end in the middle of a long range, returns after the slice it is on: never terminated inside a call into libsecp256k1', async () => {
+    // Worker.terminate() during a range could land between two calls into the addon; the next
+    // call then throws a C++ exception nothing catches and the whole process aborts (seen as
+    // serve exiting on SIGABRT when stopped right after an order, under load).
+    const worker = new Worker(WORKER);
+    let exited = false;
+    worker.once('exit', () => (exited = true));
+    const node = createDeriver(wallet.evmXpub).change;
+    const replies: RangeReply[] = [];
+    const first = new Promise<void>((resolve) => worker.on('message', (r: RangeReply) => (replies.push(r), resolve())));
+    worker.postMessage({ chain: 'EVM', xpub: wallet.evmXpub, node, start: 0, count: 256 });
+    // Minutes of work at 30-100 µs an address: the thread is surely inside it when asked to end.
+    worker.postMessage({ chain: 'EVM', xpub: wallet.evmXpub, node, start: 256, count: 2_000_000 });
+    await first;
+    await new Promise((r) => setTimeout(r, 50));
+    expect(await endWorker(worker, () => exited, () => worker.postMessage('close'))).toBe('finished');
+    expect(replies.map((r) => ('addresses' in r ? r.addresses.length : r.error))).toEqual([256]);
+  });
+
+  it.runIf(process.platform === 'linux')('runs at the lowest priority on its own thread; the thread that started it keeps its own', async () => {
+    const niceOf = (stat: string) => Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+    const tasks = () => new Set(readdirSync('/proc/self/task'));
+    const before = tasks();
+    pool = startDerivationWorker({ workerUrl: WORKER });
+    pool.prime('EVM', wallet.evmXpub, 0);
+    await until(() => pool!.readyUntil('EVM', wallet.evmXpub) > 0);
+    const started = [...tasks()].filter((t) => !before.has(t));
+    const nices = started.map((t) => niceOf(readFileSync(`/proc/self/task/${t}/stat`, 'utf8')));
+    expect(nices.filter((n) => n === 19)).toHaveLength(1);
+    expect(niceOf(readFileSync('/proc/thread-self/stat', 'utf8'))).toBe(0);
+    expect(niceOf(readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8'))).toBe(0);
   });
 
   it('a worker that cannot start is reported once and never breaks a take', async () => {
