@@ -52,7 +52,6 @@ export function startDerivationWorker(opts: { onError?: (message: string) => voi
   });
   const channel = worker;
   let exited = false;
-  worker.once('exit', () => (exited = true));
   let dead = false;
   let closing = false;
   const entries = new Map<string, Entry>();
@@ -82,6 +81,11 @@ export function startDerivationWorker(opts: { onError?: (message: string) => voi
     refill(r.chain, r.xpub, e, e.last);
   });
   worker.on('error', (err) => stopped(err.message));
+  // Ended without an error (not asked to): said as well, once.
+  worker.once('exit', (code) => {
+    exited = true;
+    stopped(`exit ${code}`);
+  });
   // The pool never keeps the process alive: serve decides when it stops.
   channel.unref();
 

@@ -99,7 +99,8 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   try {
     server = await listen(app, host, port, limits);
   } catch (e) {
-    // The derivation thread would keep the process alive after a failed start.
+    // The derivation thread is asked to end, not left to be stopped at exit inside a slice
+    // (src/core/end-worker.ts).
     derive.deriveAheadWith(undefined);
     await pool.close();
     releaseHeap();

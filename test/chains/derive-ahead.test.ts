@@ -2,7 +2,10 @@
  * The address pool of `cryptopay serve`: a real worker thread (the shipped bundle's
  * dist/bundle/derive-worker.js, built by `npm test` before the tests run).
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDerivationWorker, type AheadPool } from '../../src/chains/derive-ahead.js';
@@ -141,11 +144,28 @@ describe('address pool on a worker thread', () => {
     expect(niceOf(readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8'))).toBe(0);
   });
 
+  it('a thread that ends without an error is reported once, and takes derive on demand', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cryptopay-derive-'));
+    try {
+      const file = join(dir, 'exits.mjs');
+      writeFileSync(file, 'process.exit(3);\n');
+      const errors: string[] = [];
+      pool = startDerivationWorker({ workerUrl: pathToFileURL(file), onError: (m) => errors.push(m) });
+      await until(() => errors.length > 0);
+      expect(errors).toEqual(['the address derivation thread stopped (exit 3); deriving on demand']);
+      expect(pool.take('EVM', wallet.evmXpub, 0)).toBeUndefined();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a worker that cannot start is reported once and never breaks a take', async () => {
     const errors: string[] = [];
     pool = startDerivationWorker({ workerUrl: new URL('./no-such-worker.js', WORKER), onError: (m) => errors.push(m) });
     expect(pool.take('EVM', wallet.evmXpub, 0)).toBeUndefined();
     for (let i = 0; i < 50 && errors.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    // Reported once, though the thread both failed and exited.
+    await new Promise((r) => setTimeout(r, 100));
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatch(/derivation thread stopped.*deriving on demand/);
     expect(pool.take('EVM', wallet.evmXpub, 1)).toBeUndefined();

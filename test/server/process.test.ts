@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -116,6 +117,36 @@ describe('replay across a restart', () => {
     } finally {
       ledger.close();
     }
+  });
+});
+
+describe('serve\'s threads', () => {
+  it.runIf(process.platform === 'linux')('the address derivation thread alone runs at the lowest priority; the serving thread and the thread pool that runs the fsyncs keep the process\'s', async () => {
+    const db = newDb();
+    const m = await ledgerWithMerchant(db);
+    const srv = await spawnServe(db);
+    await srv.waitFor(/sign requests with a merchant's secret: .*\n/);
+    // Orders: their commits are fsync'ed on libuv's pool, so its threads exist by now.
+    for (let i = 0; i < 3; i++) {
+      const r = await postJson(srv.url, '/api/v1/order', signedText(m, { oid: nextOid(), uid: 'u1', amount: '10' }).text);
+      expect(r.json, r.text).toMatchObject({ code: 1 });
+    }
+    const pid = srv.child.pid!;
+    const nice = (tid: string) => {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+    };
+    // The derivation thread lowers itself just after it starts.
+    let nices: number[] = [];
+    for (let i = 0; i < 50; i++) {
+      nices = readdirSync(`/proc/${pid}/task`).map(nice);
+      if (nices.includes(19)) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(nices.filter((n) => n === 19)).toHaveLength(1);
+    expect(nices.filter((n) => n !== 19 && n !== 0)).toEqual([]);
+    expect(nice(String(pid))).toBe(0);
+    expect(await srv.stop(), srv.stderr()).toEqual({ code: 0, signal: null });
   });
 });
 

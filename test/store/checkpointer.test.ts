@@ -427,11 +427,13 @@ describe('checkpointInBackground on a ledger file', () => {
     try {
       syncInBackground(ledger);
       const errors: string[] = [];
-      checkpointInBackground(ledger, { onError: (m) => errors.push(m), workerUrl: new URL('./no-such-worker.js', WORKER) });
+      const ck = checkpointInBackground(ledger, { onError: (m) => errors.push(m), workerUrl: new URL('./no-such-worker.js', WORKER) });
       const deadline = Date.now() + 5000;
       while (errors.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       expect(errors.join()).toMatch(/checkpoint thread stopped/);
       expect(Number(ledger.sqlite.pragma('wal_autocheckpoint', { simple: true }))).toBe(1000);
+      // serve's stop closes it all the same: it settles, with no thread left to wait for.
+      await ck.close();
     } finally {
       ledger.close();
     }
