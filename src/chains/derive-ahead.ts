@@ -32,6 +32,13 @@ const CHUNK = 1024;
 const LOW_WATER = 2 * CHUNK;
 /** Wallets followed at once; the least recently used is forgotten beyond that. */
 const MAX_WALLETS = 64;
+/**
+ * Ranges asked for and not yet answered, at most: serve primes 8 merchants' two wallets at
+ * start. With more wallets in use than MAX_WALLETS, a forgotten wallet asks again when it comes
+ * back, and without a bound those requests would queue on the thread for as long as the churn
+ * lasted (an outside review); beyond it, takes derive on the spot, as on any miss.
+ */
+const MAX_OUTSTANDING = 16;
 
 interface Entry {
   /** The index of addresses[0]. */
@@ -62,7 +69,10 @@ export function startDerivationWorker(opts: { onError?: (message: string) => voi
     opts.onError?.(`the address derivation thread stopped (${why}); deriving on demand`);
   };
 
+  let outstanding = 0;
   channel.on('message', (r: RangeReply) => {
+    // Every request gets one reply, whether or not its wallet is still followed.
+    outstanding--;
     const e = entries.get(keyOf(r.chain, r.xpub));
     if (!e) return;
     e.pending = false;
@@ -90,10 +100,11 @@ export function startDerivationWorker(opts: { onError?: (message: string) => voi
   channel.unref();
 
   const refill = (chain: ChainType, xpub: string, e: Entry, index: number) => {
-    if (dead || e.pending) return;
+    if (dead || e.pending || outstanding >= MAX_OUTSTANDING) return;
     const end = e.start + e.addresses.length;
     if (end - index - 1 >= LOW_WATER) return;
     e.pending = true;
+    outstanding++;
     const node = createDeriver(xpub).change;
     channel.postMessage({ chain, xpub, node, start: Math.max(end, index + 1), count: CHUNK } satisfies RangeRequest);
   };

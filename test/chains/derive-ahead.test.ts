@@ -6,7 +6,9 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { randomBytes } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
+import { HDNodeWallet } from 'ethers';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDerivationWorker, type AheadPool } from '../../src/chains/derive-ahead.js';
 import type { RangeReply } from '../../src/chains/derive-ranges.js';
@@ -142,6 +144,55 @@ describe('address pool on a worker thread', () => {
     expect(nices.filter((n) => n === 19)).toHaveLength(1);
     expect(niceOf(readFileSync('/proc/thread-self/stat', 'utf8'))).toBe(0);
     expect(niceOf(readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8'))).toBe(0);
+  });
+
+  it('asks for at most 16 ranges at a time, however many wallets come and go', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cryptopay-derive-'));
+    try {
+      // A thread that counts what it is asked and never answers (busy with the first range).
+      const asked = join(dir, 'asked.txt');
+      const file = join(dir, 'silent.mjs');
+      writeFileSync(file, `import { appendFileSync } from 'node:fs';\nimport { parentPort } from 'node:worker_threads';\nparentPort.on('message', (m) => { appendFileSync(${JSON.stringify(asked)}, m === 'close' ? 'close\\n' : 'range\\n'); if (m === 'close') parentPort.close(); });\n`);
+      writeFileSync(asked, '');
+      pool = startDerivationWorker({ workerUrl: pathToFileURL(file) });
+      // 40 merchants' wallets, each primed and taken from: more than the pool follows (64 keys).
+      const xpubs = Array.from({ length: 40 }, () => HDNodeWallet.fromSeed(randomBytes(32)).derivePath("m/44'/60'/0'").neuter().extendedKey);
+      for (const round of [0, 1]) {
+        for (const x of xpubs) {
+          pool.prime('EVM', x, round * 10);
+          pool.prime('TRON', x, round * 10);
+          expect(pool.take('EVM', x, round * 10)).toBeUndefined();
+        }
+      }
+      await new Promise((r) => setTimeout(r, 200));
+      expect(readFileSync(asked, 'utf8').split('\n').filter((l) => l === 'range')).toHaveLength(16);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('asks again once its ranges are answered', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cryptopay-derive-'));
+    try {
+      // A thread that counts what it is asked and answers each at once (that it could not).
+      const asked = join(dir, 'asked.txt');
+      const file = join(dir, 'refuses.mjs');
+      writeFileSync(file, `import { appendFileSync } from 'node:fs';\nimport { parentPort } from 'node:worker_threads';\nparentPort.on('message', (m) => { if (m === 'close') return parentPort.close(); appendFileSync(${JSON.stringify(asked)}, 'range\\n'); parentPort.postMessage({ chain: m.chain, xpub: m.xpub, start: m.start, count: m.count, error: 'no' }); });\n`);
+      writeFileSync(asked, '');
+      const errors: string[] = [];
+      pool = startDerivationWorker({ workerUrl: pathToFileURL(file), onError: (m) => errors.push(m) });
+      const xpubs = Array.from({ length: 20 }, () => HDNodeWallet.fromSeed(randomBytes(32)).derivePath("m/44'/60'/0'").neuter().extendedKey);
+      const count = () => readFileSync(asked, 'utf8').split('\n').filter((l) => l === 'range').length;
+      for (const x of xpubs) pool.prime('EVM', x, 0);
+      await until(() => errors.length === 16);
+      expect(count()).toBe(16);
+      // Answered: the wallets not asked for yet are, at their next take.
+      for (const x of xpubs) expect(pool.take('EVM', x, 0)).toBeUndefined();
+      await until(() => errors.length === 32);
+      expect(count()).toBe(32);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a thread that ends without an error is reported once, and takes derive on demand', async () => {
