@@ -57,7 +57,6 @@ export function startDerivationWorker(opts: { onError?: (message: string) => voi
   const worker = new Worker(opts.workerUrl ?? new URL('./derive-worker.js', import.meta.url), {
     resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 16 },
   });
-  const channel = worker;
   let exited = false;
   let dead = false;
   let closing = false;
@@ -70,7 +69,7 @@ export function startDerivationWorker(opts: { onError?: (message: string) => voi
   };
 
   let outstanding = 0;
-  channel.on('message', (r: RangeReply) => {
+  worker.on('message', (r: RangeReply) => {
     // Every request gets one reply, whether or not its wallet is still followed.
     outstanding--;
     const e = entries.get(keyOf(r.chain, r.xpub));
@@ -97,7 +96,7 @@ export function startDerivationWorker(opts: { onError?: (message: string) => voi
     stopped(`exit ${code}`);
   });
   // The pool never keeps the process alive: serve decides when it stops.
-  channel.unref();
+  worker.unref();
 
   const refill = (chain: ChainType, xpub: string, e: Entry, index: number) => {
     if (dead || e.pending || outstanding >= MAX_OUTSTANDING) return;
@@ -106,7 +105,7 @@ export function startDerivationWorker(opts: { onError?: (message: string) => voi
     e.pending = true;
     outstanding++;
     const node = createDeriver(xpub).change;
-    channel.postMessage({ chain, xpub, node, start: Math.max(end, index + 1), count: CHUNK } satisfies RangeRequest);
+    worker.postMessage({ chain, xpub, node, start: Math.max(end, index + 1), count: CHUNK } satisfies RangeRequest);
   };
 
   const entryOf = (chain: ChainType, xpub: string, index: number): Entry => {

@@ -46,7 +46,6 @@ export function checkpointInBackground(
     workerData: { path: ledger.path, addon: sqliteAddon() } satisfies CheckpointData,
     resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 8 },
   });
-  const channel = worker;
   const waiting = new Map<number, (r: CheckpointReply) => void>();
   let next = 0;
   let dead = false;
@@ -66,7 +65,7 @@ export function checkpointInBackground(
     waiting.clear();
     opts.onError?.(`the WAL checkpoint thread stopped (${why}); checkpoints run in the COMMITs again`);
   };
-  channel.on('message', (r: CheckpointReply) => {
+  worker.on('message', (r: CheckpointReply) => {
     const settle = waiting.get(r.id);
     waiting.delete(r.id);
     settle?.(r);
@@ -78,7 +77,7 @@ export function checkpointInBackground(
     if (!closing) giveBack(`exit ${code}`);
   });
   // The thread never keeps the process alive: serve decides when it stops.
-  channel.unref();
+  worker.unref();
   for (const c of connections) c.pragma('wal_autocheckpoint = 0');
   const checkpoint = () =>
     new Promise<void>((resolve) => {
@@ -97,7 +96,7 @@ export function checkpointInBackground(
         if ('error' in r && r.id !== -1) opts.onError?.(`WAL checkpoint failed: ${r.error}`);
         resolve();
       });
-      channel.postMessage({ id } satisfies CheckpointRequest);
+      worker.postMessage({ id } satisfies CheckpointRequest);
     });
   // Every connection that writes counts its own changes towards a checkpoint: the callback
   // sender's, draining a backlog while no request writes, would otherwise grow the WAL unchecked.
@@ -111,8 +110,8 @@ export function checkpointInBackground(
       const gone = exited ? Promise.resolve() : new Promise((r) => worker.once('exit', r));
       // Held open until then: unreferenced, the process could end first (serve's last await,
       // exit code 13).
-      channel.ref();
-      if (!exited) channel.postMessage('close' satisfies CheckpointRequest);
+      worker.ref();
+      if (!exited) worker.postMessage('close' satisfies CheckpointRequest);
       await gone;
       for (const settle of waiting.values()) settle({ id: -1, error: 'closed' });
       waiting.clear();

@@ -20,10 +20,38 @@ const WORKER = new URL('../../dist/bundle/derive-worker.js', import.meta.url);
 const wallet = walletFromMnemonic('legal winner thank year wave sausage worth useful legal winner thank yellow');
 
 let pool: AheadPool | undefined;
+let scratch: string | undefined;
 afterEach(async () => {
   await pool?.close();
   pool = undefined;
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
+  scratch = undefined;
 });
+
+/** A worker file of the test's own (removed after the test). */
+function threadFile(name: string, source: string): URL {
+  scratch ??= mkdtempSync(join(tmpdir(), 'cryptopay-derive-'));
+  const file = join(scratch, name);
+  writeFileSync(file, source);
+  return pathToFileURL(file);
+}
+
+/**
+ * A thread that counts the ranges it is asked for (`asked()`), and answers each at once that it
+ * could not (`answers`) or never answers (as if busy with the first).
+ */
+function countingThread(answers: boolean): { url: URL; asked: () => number } {
+  const log = threadFile('asked.txt', '');
+  const reply = answers ? `parentPort.postMessage({ chain: m.chain, xpub: m.xpub, start: m.start, count: m.count, error: 'no' });` : '';
+  const url = threadFile(
+    'counting.mjs',
+    `import { appendFileSync } from 'node:fs';\nimport { parentPort } from 'node:worker_threads';\nparentPort.on('message', (m) => { if (m === 'close') return parentPort.close(); appendFileSync(new URL(${JSON.stringify(log.href)}), 'range\\n'); ${reply} });\n`,
+  );
+  return { url, asked: () => readFileSync(log, 'utf8').split('\n').filter((l) => l === 'range').length };
+}
+
+/** Account xpubs of `n` fresh wallets (other merchants). */
+const freshXpubs = (n: number) => Array.from({ length: n }, () => HDNodeWallet.fromSeed(randomBytes(32)).derivePath("m/44'/60'/0'").neuter().extendedKey);
 
 /** Calls take until it answers (the worker has delivered) or a few seconds pass. */
 async function ready(p: AheadPool, chain: 'EVM' | 'TRON', xpub: string, index: number): Promise<string | undefined> {
@@ -35,8 +63,14 @@ async function ready(p: AheadPool, chain: 'EVM' | 'TRON', xpub: string, index: n
   return undefined;
 }
 
+/**
+ * Waits until `done`; fails, saying what it waited for, after 30 s (the derivation thread runs at
+ * the lowest priority, slow on a busy machine), before vitest's own 60 s.
+ */
 async function until(done: () => boolean): Promise<void> {
-  while (!done()) await new Promise((r) => setTimeout(r, 20));
+  for (const t0 = Date.now(); !done(); await new Promise((r) => setTimeout(r, 20))) {
+    if (Date.now() - t0 > 30_000) throw new Error(`not so after 30 s: ${done}`);
+  }
 }
 
 describe('address pool on a worker thread', () => {
@@ -147,67 +181,41 @@ describe('address pool on a worker thread', () => {
   });
 
   it('asks for at most 16 ranges at a time, however many wallets come and go', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'cryptopay-derive-'));
-    try {
-      // A thread that counts what it is asked and never answers (busy with the first range).
-      const asked = join(dir, 'asked.txt');
-      const file = join(dir, 'silent.mjs');
-      writeFileSync(file, `import { appendFileSync } from 'node:fs';\nimport { parentPort } from 'node:worker_threads';\nparentPort.on('message', (m) => { appendFileSync(${JSON.stringify(asked)}, m === 'close' ? 'close\\n' : 'range\\n'); if (m === 'close') parentPort.close(); });\n`);
-      writeFileSync(asked, '');
-      pool = startDerivationWorker({ workerUrl: pathToFileURL(file) });
-      // 40 merchants' wallets, each primed and taken from: more than the pool follows (64 keys).
-      const xpubs = Array.from({ length: 40 }, () => HDNodeWallet.fromSeed(randomBytes(32)).derivePath("m/44'/60'/0'").neuter().extendedKey);
-      for (const round of [0, 1]) {
-        for (const x of xpubs) {
-          pool.prime('EVM', x, round * 10);
-          pool.prime('TRON', x, round * 10);
-          expect(pool.take('EVM', x, round * 10)).toBeUndefined();
-        }
+    const thread = countingThread(false);
+    pool = startDerivationWorker({ workerUrl: thread.url });
+    // 40 merchants' wallets, each primed and taken from: more than the pool follows (64 keys).
+    const xpubs = freshXpubs(40);
+    for (const round of [0, 1]) {
+      for (const x of xpubs) {
+        pool.prime('EVM', x, round * 10);
+        pool.prime('TRON', x, round * 10);
+        expect(pool.take('EVM', x, round * 10)).toBeUndefined();
       }
-      await new Promise((r) => setTimeout(r, 200));
-      expect(readFileSync(asked, 'utf8').split('\n').filter((l) => l === 'range')).toHaveLength(16);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
     }
+    await new Promise((r) => setTimeout(r, 200));
+    expect(thread.asked()).toBe(16);
   });
 
   it('asks again once its ranges are answered', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'cryptopay-derive-'));
-    try {
-      // A thread that counts what it is asked and answers each at once (that it could not).
-      const asked = join(dir, 'asked.txt');
-      const file = join(dir, 'refuses.mjs');
-      writeFileSync(file, `import { appendFileSync } from 'node:fs';\nimport { parentPort } from 'node:worker_threads';\nparentPort.on('message', (m) => { if (m === 'close') return parentPort.close(); appendFileSync(${JSON.stringify(asked)}, 'range\\n'); parentPort.postMessage({ chain: m.chain, xpub: m.xpub, start: m.start, count: m.count, error: 'no' }); });\n`);
-      writeFileSync(asked, '');
-      const errors: string[] = [];
-      pool = startDerivationWorker({ workerUrl: pathToFileURL(file), onError: (m) => errors.push(m) });
-      const xpubs = Array.from({ length: 20 }, () => HDNodeWallet.fromSeed(randomBytes(32)).derivePath("m/44'/60'/0'").neuter().extendedKey);
-      const count = () => readFileSync(asked, 'utf8').split('\n').filter((l) => l === 'range').length;
-      for (const x of xpubs) pool.prime('EVM', x, 0);
-      await until(() => errors.length === 16);
-      expect(count()).toBe(16);
-      // Answered: the wallets not asked for yet are, at their next take.
-      for (const x of xpubs) expect(pool.take('EVM', x, 0)).toBeUndefined();
-      await until(() => errors.length === 32);
-      expect(count()).toBe(32);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const thread = countingThread(true);
+    const errors: string[] = [];
+    pool = startDerivationWorker({ workerUrl: thread.url, onError: (m) => errors.push(m) });
+    const xpubs = freshXpubs(20);
+    for (const x of xpubs) pool.prime('EVM', x, 0);
+    await until(() => errors.length === 16);
+    expect(thread.asked()).toBe(16);
+    // Answered: the wallets not asked for yet are, at their next take.
+    for (const x of xpubs) expect(pool.take('EVM', x, 0)).toBeUndefined();
+    await until(() => errors.length === 32);
+    expect(thread.asked()).toBe(32);
   });
 
   it('a thread that ends without an error is reported once, and takes derive on demand', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'cryptopay-derive-'));
-    try {
-      const file = join(dir, 'exits.mjs');
-      writeFileSync(file, 'process.exit(3);\n');
-      const errors: string[] = [];
-      pool = startDerivationWorker({ workerUrl: pathToFileURL(file), onError: (m) => errors.push(m) });
-      await until(() => errors.length > 0);
-      expect(errors).toEqual(['the address derivation thread stopped (exit 3); deriving on demand']);
-      expect(pool.take('EVM', wallet.evmXpub, 0)).toBeUndefined();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const errors: string[] = [];
+    pool = startDerivationWorker({ workerUrl: threadFile('exits.mjs', 'process.exit(3);\n'), onError: (m) => errors.push(m) });
+    await until(() => errors.length > 0);
+    expect(errors).toEqual(['the address derivation thread stopped (exit 3); deriving on demand']);
+    expect(pool.take('EVM', wallet.evmXpub, 0)).toBeUndefined();
   });
 
   it('a worker that cannot start is reported once and never breaks a take', async () => {

@@ -15,10 +15,34 @@ import { GroupCommit, groupCommit, syncInBackground } from '../../src/store/grou
 const WORKER = new URL('../../dist/bundle/checkpoint-worker.js', import.meta.url);
 
 let dir: string;
+let opened: Database.Database[] = [];
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'cryptopay-ckpt-'));
 });
-afterEach(() => rmSync(dir, { recursive: true, force: true }));
+afterEach(() => {
+  for (const db of opened) if (db.open) db.close();
+  opened = [];
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/**
+ * A file in WAL mode with one table `t`, and a group commit on its connection (background fsync
+ * and checkpoints set by each test): how the tests of GroupCommit write. Closed after the test.
+ */
+function walTable(name: string) {
+  const db = new Database(join(dir, name));
+  opened.push(db);
+  db.pragma('journal_mode = WAL');
+  db.exec('create table t (v text)');
+  const stmt = db.prepare('insert into t (v) values (?)');
+  return {
+    db,
+    file: join(dir, name),
+    g: new GroupCommit(db),
+    insert: (v: string) => stmt.run(v),
+    count: () => Number(db.prepare('select count(*) from t').pluck().get()),
+  };
+}
 
 const turn = () => new Promise((r) => setImmediate(r));
 
@@ -39,31 +63,27 @@ function rowsInFileAlone(file: string, like: string): number {
 
 describe('GroupCommit.checkpointInBackground', () => {
   it('after `every` changes checkpoints beside the batches, then once more between two batches, which waits for it', async () => {
-    const db = new Database(join(dir, 'g.db'));
-    db.pragma('journal_mode = WAL');
-    db.exec('create table t (v text)');
-    const insert = db.prepare('insert into t (v) values (?)');
+    const { db, g, insert } = walTable('g.db');
     const rows = () => (db.prepare('select v from t order by rowid').all() as { v: string }[]).map((r) => r.v);
-    const g = new GroupCommit(db);
     const syncs: (() => void)[] = [];
     g.syncInBackground(() => new Promise<void>((done) => syncs.push(done)));
     const checkpoints: (() => void)[] = [];
     g.checkpointInBackground(() => new Promise<void>((done) => checkpoints.push(done)), 2);
 
-    const a = g.submit(() => insert.run('a'));
+    const a = g.submit(() => insert('a'));
     await turn();
     syncs.shift()!();
     await a;
     // One change since the last checkpoint: none yet.
     expect(checkpoints).toHaveLength(0);
-    const b = g.submit(() => insert.run('b'));
+    const b = g.submit(() => insert('b'));
     await turn();
     syncs.shift()!();
     await b;
     await turn();
     expect(checkpoints).toHaveLength(1);
     // The first checkpoint runs beside the batches: a change asked for meanwhile commits and is answered.
-    const c = g.submit(() => insert.run('c'));
+    const c = g.submit(() => insert('c'));
     await turn();
     expect(rows()).toEqual(['a', 'b', 'c']);
     // It ends while c's fsync is in flight: the second waits for c to be on disk.
@@ -77,7 +97,7 @@ describe('GroupCommit.checkpointInBackground', () => {
     expect(checkpoints).toHaveLength(1);
     // The second runs between two batches: a change asked for meanwhile waits for it.
     let dDone = false;
-    const d = g.submit(() => insert.run('d')).then(() => (dDone = true));
+    const d = g.submit(() => insert('d')).then(() => (dDone = true));
     await turn();
     await turn();
     expect(rows()).toEqual(['a', 'b', 'c']);
@@ -90,21 +110,15 @@ describe('GroupCommit.checkpointInBackground', () => {
     await d;
     // The count started over with the second: d is one change of the next two.
     expect(checkpoints).toHaveLength(0);
-    db.close();
   });
 
   it('runs another checkpoint beside the batches while many changes were committed during the last, three at most, then the one between', async () => {
-    const db = new Database(join(dir, 'r.db'));
-    db.pragma('journal_mode = WAL');
-    db.exec('create table t (v text)');
-    const insert = db.prepare('insert into t (v) values (?)');
-    const count = () => Number(db.prepare('select count(*) from t').pluck().get());
-    const g = new GroupCommit(db);
+    const { g, insert, count } = walTable('r.db');
     g.syncInBackground(async () => {});
     const runs: (() => void)[] = [];
     g.checkpointInBackground(() => new Promise<void>((done) => runs.push(done)), 2);
-    await g.submit(() => insert.run('a'));
-    await g.submit(() => insert.run('b'));
+    await g.submit(() => insert('a'));
+    await g.submit(() => insert('b'));
     await turn();
     expect(runs).toHaveLength(1);
     /**
@@ -112,13 +126,13 @@ describe('GroupCommit.checkpointInBackground', () => {
      * held), ends it, and says whether the next one holds the next batch.
      */
     const end = async (during: number) => {
-      for (let i = 0; i < during; i++) await g.submit(() => insert.run(`d${i}`));
+      for (let i = 0; i < during; i++) await g.submit(() => insert(`d${i}`));
       runs.shift()!();
       await turn();
       await turn();
       expect(runs).toHaveLength(1);
       const before = count();
-      const p = g.submit(() => insert.run('x'));
+      const p = g.submit(() => insert('x'));
       await turn();
       await turn();
       const held = count() === before;
@@ -136,20 +150,15 @@ describe('GroupCommit.checkpointInBackground', () => {
     expect(await end(17)).toBe(true);
     // A new round: one during which 16 or fewer were committed goes straight to the one between
     // (the last 16: the 'x' of the round before, then 15).
-    await g.submit(() => insert.run('c'));
+    await g.submit(() => insert('c'));
     await turn();
     expect(runs).toHaveLength(1);
     expect(await end(17)).toBe(false);
     expect(await end(15)).toBe(true);
-    db.close();
   });
 
   it('goes on committing and checkpointing when a checkpoint throws where it is called or fails', async () => {
-    const db = new Database(join(dir, 'x.db'));
-    db.pragma('journal_mode = WAL');
-    db.exec('create table t (v text)');
-    const insert = db.prepare('insert into t (v) values (?)');
-    const g = new GroupCommit(db);
+    const { g, insert, count } = walTable('x.db');
     g.syncInBackground(async () => {});
     let calls = 0;
     g.checkpointInBackground(() => {
@@ -159,61 +168,51 @@ describe('GroupCommit.checkpointInBackground', () => {
       return Promise.reject(new Error('disk I/O error'));
     }, 2);
     for (let i = 0; i < 12; i++) {
-      await g.submit(() => insert.run(`v${i}`));
+      await g.submit(() => insert(`v${i}`));
       await turn();
     }
-    expect(Number(db.prepare('select count(*) from t').pluck().get())).toBe(12);
+    expect(count()).toBe(12);
     // Every 2 changes a round of two (beside, between), whatever each one did: none was lost.
     expect(calls).toBeGreaterThanOrEqual(6);
-    db.close();
   });
 
   it('stops checkpointing when the checkpoints are taken away while one runs beside the batches, and starts afresh when they come back', async () => {
-    const db = new Database(join(dir, 'c.db'));
-    db.pragma('journal_mode = WAL');
-    db.exec('create table t (v text)');
-    const insert = db.prepare('insert into t (v) values (?)');
-    const g = new GroupCommit(db);
+    const { g, insert, count } = walTable('c.db');
     g.syncInBackground(async () => {});
     const runs: (() => void)[] = [];
     g.checkpointInBackground(() => new Promise<void>((done) => runs.push(done)), 2);
-    await g.submit(() => insert.run('a'));
-    await g.submit(() => insert.run('b'));
+    await g.submit(() => insert('a'));
+    await g.submit(() => insert('b'));
     await turn();
     expect(runs).toHaveLength(1);
     // Enough changes while it runs for another round to follow it; but serve stops its
     // checkpointer (checkpointer.ts close) meanwhile.
-    for (let i = 0; i < 20; i++) await g.submit(() => insert.run(`m${i}`));
+    for (let i = 0; i < 20; i++) await g.submit(() => insert(`m${i}`));
     g.checkpointInBackground(undefined);
     runs.shift()!();
     await turn();
-    for (let i = 0; i < 5; i++) await g.submit(() => insert.run(`c${i}`));
+    for (let i = 0; i < 5; i++) await g.submit(() => insert(`c${i}`));
     await turn();
     expect(runs).toHaveLength(0);
     // Back again: a round starts from the beginning (beside the batches, not between them).
     g.checkpointInBackground(() => new Promise<void>((done) => runs.push(done)), 2);
-    await g.submit(() => insert.run('d'));
-    await g.submit(() => insert.run('e'));
+    await g.submit(() => insert('d'));
+    await g.submit(() => insert('e'));
     await turn();
     expect(runs).toHaveLength(1);
-    await g.submit(() => insert.run('f'));
-    expect(Number(db.prepare('select count(*) from t').pluck().get())).toBe(30);
+    await g.submit(() => insert('f'));
+    expect(count()).toBe(30);
     runs.shift()!();
-    db.close();
   });
 
   it('after a failed fsync, a checkpoint running beside the batches is the last', async () => {
-    const db = new Database(join(dir, 'f.db'));
-    db.pragma('journal_mode = WAL');
-    db.exec('create table t (v text)');
-    const insert = db.prepare('insert into t (v) values (?)');
-    const g = new GroupCommit(db);
+    const { g, insert } = walTable('f.db');
     const syncs: { ok: () => void; fail: (e: Error) => void }[] = [];
     g.syncInBackground(() => new Promise<void>((ok, fail) => syncs.push({ ok, fail })));
     const runs: (() => void)[] = [];
     g.checkpointInBackground(() => new Promise<void>((done) => runs.push(done)), 2);
     for (const v of ['a', 'b']) {
-      const p = g.submit(() => insert.run(v));
+      const p = g.submit(() => insert(v));
       await turn();
       syncs.shift()!.ok();
       await p;
@@ -221,7 +220,7 @@ describe('GroupCommit.checkpointInBackground', () => {
     await turn();
     expect(runs).toHaveLength(1);
     // 20 changes while it runs (another round would follow), the last fsync of which fails.
-    const batch = Array.from({ length: 20 }, (_, i) => g.submit(() => insert.run(`c${i}`)));
+    const batch = Array.from({ length: 20 }, (_, i) => g.submit(() => insert(`c${i}`)));
     await turn();
     syncs.shift()!.fail(new Error('EIO'));
     await expect(Promise.all(batch)).rejects.toThrow(/could not be flushed to disk/);
@@ -229,56 +228,46 @@ describe('GroupCommit.checkpointInBackground', () => {
     await turn();
     await turn();
     expect(runs).toHaveLength(0);
-    await expect(g.submit(() => insert.run('z'))).rejects.toThrow(/could not be flushed to disk/);
-    db.close();
+    await expect(g.submit(() => insert('z'))).rejects.toThrow(/could not be flushed to disk/);
   });
 
   it('on a connection without a background fsync (the callback sender\'s), holds the next batch for the checkpoint between the batches', async () => {
-    const db = new Database(join(dir, 's.db'));
-    db.pragma('journal_mode = WAL');
-    db.exec('create table t (v text)');
-    const insert = db.prepare('insert into t (v) values (?)');
-    const count = () => Number(db.prepare('select count(*) from t').pluck().get());
-    const g = new GroupCommit(db);
+    const { g, insert, count } = walTable('s.db');
     const runs: (() => void)[] = [];
     g.checkpointInBackground(() => new Promise<void>((done) => runs.push(done)), 2);
-    await g.submit(() => insert.run('a'));
-    await g.submit(() => insert.run('b'));
+    await g.submit(() => insert('a'));
+    await g.submit(() => insert('b'));
     await turn();
     expect(runs).toHaveLength(1);
     // Beside the batches: c commits at once.
-    await g.submit(() => insert.run('c'));
+    await g.submit(() => insert('c'));
     runs.shift()!();
     await turn();
     await turn();
     expect(runs).toHaveLength(1);
     // Between them: d waits for it.
-    const d = g.submit(() => insert.run('d'));
+    const d = g.submit(() => insert('d'));
     await turn();
     await turn();
     expect(count()).toBe(3);
     runs.shift()!();
     await d;
     expect(count()).toBe(4);
-    db.close();
   });
 
   it('starts the WAL over under steady writes: the second checkpoint copies what was committed during the first', async () => {
-    const file = join(dir, 'w.db');
-    const db = new Database(file);
-    db.pragma('journal_mode = WAL');
+    const { db, file, g, insert } = walTable('w.db');
     db.pragma('wal_autocheckpoint = 0');
-    db.exec('create table t (v text)');
     const other = new Database(file);
+    opened.push(other);
     const framesOf = () => (other.pragma('wal_checkpoint(PASSIVE)') as { log: number }[])[0]!.log;
-    const insert = db.prepare('insert into t (v) values (?)');
-    const g = new GroupCommit(db);
     g.syncInBackground(async () => {});
     const runs: string[] = [];
     // The checkpoint thread, played here: a PASSIVE checkpoint on another connection that copies
     // what was committed when it was asked for (a reader holds that snapshot until it has run),
     // settled only when the test says, after it may have committed more.
     const snapshot = new Database(file);
+    opened.push(snapshot);
     const pending: (() => void)[] = [];
     g.checkpointInBackground(
       () =>
@@ -296,7 +285,7 @@ describe('GroupCommit.checkpointInBackground', () => {
     );
     const big = 'x'.repeat(3000);
     const write = async (n: number) => {
-      for (let i = 0; i < n; i++) await g.submit(() => insert.run(big));
+      for (let i = 0; i < n; i++) await g.submit(() => insert(big));
     };
     await write(4);
     await turn();
@@ -309,16 +298,13 @@ describe('GroupCommit.checkpointInBackground', () => {
     await turn();
     expect(runs).toHaveLength(2);
     // The writes go on: the next change is asked for while the second checkpoint runs.
-    const last = g.submit(() => insert.run(big));
+    const last = g.submit(() => insert(big));
     await turn();
     await turn();
     pending.shift()!();
     await last;
     // The WAL started over: it holds the last change alone, not the 15 before it.
     expect(framesOf()).toBeLessThan(5);
-    snapshot.close();
-    other.close();
-    db.close();
   });
 });
 
