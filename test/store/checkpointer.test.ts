@@ -46,6 +46,15 @@ function walTable(name: string) {
 
 const turn = () => new Promise((r) => setImmediate(r));
 
+/**
+ * The checkpoints of `g`, one every 2 changes, played by the test: each waits in the list returned
+ * (`runs`, when given) until the test calls it.
+ */
+function heldCheckpoints(g: GroupCommit, runs: (() => void)[] = []): (() => void)[] {
+  g.checkpointInBackground(() => new Promise<void>((done) => runs.push(done)), 2);
+  return runs;
+}
+
 /** Settings rows whose key is LIKE `like` in a copy of the database file alone (no WAL beside it): what checkpoints copied. */
 function rowsInFileAlone(file: string, like: string): number {
   const copy = join(dir, `alone-${like.replace(/\W/g, '')}.db`);
@@ -67,8 +76,7 @@ describe('GroupCommit.checkpointInBackground', () => {
     const rows = () => (db.prepare('select v from t order by rowid').all() as { v: string }[]).map((r) => r.v);
     const syncs: (() => void)[] = [];
     g.syncInBackground(() => new Promise<void>((done) => syncs.push(done)));
-    const checkpoints: (() => void)[] = [];
-    g.checkpointInBackground(() => new Promise<void>((done) => checkpoints.push(done)), 2);
+    const checkpoints = heldCheckpoints(g);
 
     const a = g.submit(() => insert('a'));
     await turn();
@@ -115,8 +123,7 @@ describe('GroupCommit.checkpointInBackground', () => {
   it('runs another checkpoint beside the batches while many changes were committed during the last, three at most, then the one between', async () => {
     const { g, insert, count } = walTable('r.db');
     g.syncInBackground(async () => {});
-    const runs: (() => void)[] = [];
-    g.checkpointInBackground(() => new Promise<void>((done) => runs.push(done)), 2);
+    const runs = heldCheckpoints(g);
     await g.submit(() => insert('a'));
     await g.submit(() => insert('b'));
     await turn();
@@ -179,8 +186,7 @@ describe('GroupCommit.checkpointInBackground', () => {
   it('stops checkpointing when the checkpoints are taken away while one runs beside the batches, and starts afresh when they come back', async () => {
     const { g, insert, count } = walTable('c.db');
     g.syncInBackground(async () => {});
-    const runs: (() => void)[] = [];
-    g.checkpointInBackground(() => new Promise<void>((done) => runs.push(done)), 2);
+    const runs = heldCheckpoints(g);
     await g.submit(() => insert('a'));
     await g.submit(() => insert('b'));
     await turn();
@@ -195,7 +201,7 @@ describe('GroupCommit.checkpointInBackground', () => {
     await turn();
     expect(runs).toHaveLength(0);
     // Back again: a round starts from the beginning (beside the batches, not between them).
-    g.checkpointInBackground(() => new Promise<void>((done) => runs.push(done)), 2);
+    heldCheckpoints(g, runs);
     await g.submit(() => insert('d'));
     await g.submit(() => insert('e'));
     await turn();
@@ -209,8 +215,7 @@ describe('GroupCommit.checkpointInBackground', () => {
     const { g, insert } = walTable('f.db');
     const syncs: { ok: () => void; fail: (e: Error) => void }[] = [];
     g.syncInBackground(() => new Promise<void>((ok, fail) => syncs.push({ ok, fail })));
-    const runs: (() => void)[] = [];
-    g.checkpointInBackground(() => new Promise<void>((done) => runs.push(done)), 2);
+    const runs = heldCheckpoints(g);
     for (const v of ['a', 'b']) {
       const p = g.submit(() => insert(v));
       await turn();
@@ -233,8 +238,7 @@ describe('GroupCommit.checkpointInBackground', () => {
 
   it('on a connection without a background fsync (the callback sender\'s), holds the next batch for the checkpoint between the batches', async () => {
     const { g, insert, count } = walTable('s.db');
-    const runs: (() => void)[] = [];
-    g.checkpointInBackground(() => new Promise<void>((done) => runs.push(done)), 2);
+    const runs = heldCheckpoints(g);
     await g.submit(() => insert('a'));
     await g.submit(() => insert('b'));
     await turn();
