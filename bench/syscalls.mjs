@@ -1,6 +1,7 @@
 // A/B aid, not a benchmark: system calls per request of a `serve` build, counted by strace -c -f
 // on it during 4 s of wrk load (2 s of warm-up first).
 //   node bench/syscalls.mjs status|create DIR      (DIR: a checkout with dist/ built)
+// STRACE_MAIN=1: only serve's main thread (the event loop), not its worker and pool threads.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -47,7 +48,7 @@ const load = (seconds) =>
     ? { url, path: `/api/v1/order/${o.id}/status`, seconds, connections: 50, threads: 2 }
     : { url, path: '/api/v1/order', seconds, connections: 50, threads: 2, bodies: bodies(16_000 * seconds) });
 await load(2);
-const st = spawn('strace', ['-c', '-f', '-p', String(child.pid)], { stdio: ['ignore', 'ignore', 'pipe'] });
+const st = spawn('strace', ['-c', ...(process.env.STRACE_MAIN ? [] : ['-f']), '-p', String(child.pid)], { stdio: ['ignore', 'ignore', 'pipe'] });
 let out = '';
 st.stderr.on('data', (d) => (out += d));
 await new Promise((r) => setTimeout(r, 500));

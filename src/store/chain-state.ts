@@ -58,12 +58,12 @@ const batchLookups = new WeakMap<Database.Database, { evm: Database.Statement; e
 
 /**
  * The orders the addresses were handed out for, for all the recipients of a range at once: one
- * statement joins the keys (a JSON array, read by json_each) with the address indexes, so a
- * range of 50,000 logs costs one call into SQLite instead of 50,000 (bench/RESULTS.md). EVM
- * addresses are looked up as the node writes them (lower-case hex) through an index on
- * lower(address), so no checksum is computed for the 99% of logs that pay nobody; TRON's
- * base58check is case-sensitive and looked up as is. The answer is keyed by the keys as looked
- * up (EVM ones lower-cased).
+ * statement joins the keys (a JSON array, read by json_each) with the address index, so a range
+ * of 50,000 logs costs one call into SQLite instead of 50,000 (bench/RESULTS.md). The index is
+ * on lower(address): EVM addresses are looked up as the node writes them (lower-case hex), so no
+ * checksum is computed for the 99% of logs that pay nobody; TRON's base58check is case-sensitive,
+ * found through the same index and then compared as written. The answer is keyed by the keys as
+ * looked up (EVM ones lower-cased).
  */
 export function ordersForAddresses(
   sqlite: Database.Database,
@@ -75,7 +75,7 @@ export function ordersForAddresses(
     const cols = 'select j.value as k, a.order_id as orderId, o.asset as asset, a.address as address from json_each(?) j';
     st = {
       evm: sqlite.prepare(`${cols} join order_addresses a on lower(a.address) = j.value and a.chain_type = 'EVM' join orders o on o.id = a.order_id`),
-      exact: sqlite.prepare(`${cols} join order_addresses a on a.address = j.value and a.chain_type = ? join orders o on o.id = a.order_id`),
+      exact: sqlite.prepare(`${cols} join order_addresses a on lower(a.address) = lower(j.value) and a.address = j.value and a.chain_type = ? join orders o on o.id = a.order_id`),
     };
     batchLookups.set(sqlite, st);
   }
@@ -85,7 +85,9 @@ export function ordersForAddresses(
   if (unique.size === 0) return out;
   // In index order: SQLite then descends to neighbouring keys, whose pages its small cache still
   // holds, instead of one random leaf of a 1M-address index per key.
-  const json = JSON.stringify([...unique].sort());
+  // (EVM keys are lower-case already; TRON keys are put in the order of their lower case.)
+  const sorted = chainType === 'EVM' ? [...unique].sort() : [...unique].map((k) => [k.toLowerCase(), k] as const).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map((p) => p[1]);
+  const json = JSON.stringify(sorted);
   const rows = (chainType === 'EVM' ? st.evm.all(json) : st.exact.all(json, chainType)) as { k: string; orderId: string; asset: string; address: string }[];
   for (const r of rows) out.set(r.k, { orderId: r.orderId, asset: r.asset, address: r.address });
   return out;

@@ -9,6 +9,7 @@ import { Lru } from '../core/lru.js';
 import { shownUrl } from '../core/shown-url.js';
 import type { Ledger } from './db.js';
 import type { Q } from './ledger.js';
+import { addressMatch } from './address-match.js';
 import { findMerchant, type MerchantRow } from './merchants.js';
 import { keyset, pageOf, unknownCursor, type Page } from './paging.js';
 import { chainCursors, chainPayments, merchants, orderAddresses, orders, payments, withdrawals } from './schema.js';
@@ -306,14 +307,9 @@ export function findOrders(s: StoreCtx, q: string, opts: { mchId?: string; limit
     const ws = s.db.select().from(withdrawals).where(and(inArray(withdrawals.txHash, spellings), opts.mchId ? eq(withdrawals.merchantId, opts.mchId) : undefined)).all();
     for (const w of ws) withdrawalHits.push({ ...withdrawalView(w), mchId: w.merchantId, matchedBy: ['txHash'] });
   }
-  if (/^0x[0-9a-f]{40}$/i.test(q)) {
-    ids(
-      s.db.select({ id: orderAddresses.orderId }).from(orderAddresses).innerJoin(orders, eq(orders.id, orderAddresses.orderId))
-        .where(scope(and(eq(orderAddresses.chainType, 'EVM'), sql`lower(${orderAddresses.address}) = ${q.toLowerCase()}`)!)).all(),
-      'address',
-    );
-  } else if (/^T[1-9A-HJ-NP-Za-km-z]{33}$/.test(q)) {
-    ids(s.db.select({ id: orderAddresses.orderId }).from(orderAddresses).innerJoin(orders, eq(orders.id, orderAddresses.orderId)).where(scope(eq(orderAddresses.address, q))).all(), 'address');
+  const addressOf: ChainType | undefined = /^0x[0-9a-f]{40}$/i.test(q) ? 'EVM' : /^T[1-9A-HJ-NP-Za-km-z]{33}$/.test(q) ? 'TRON' : undefined;
+  if (addressOf) {
+    ids(s.db.select({ id: orderAddresses.orderId }).from(orderAddresses).innerJoin(orders, eq(orders.id, orderAddresses.orderId)).where(scope(addressMatch(addressOf, q))).all(), 'address');
   }
   const rows = hits.size ? s.db.select().from(orders).where(inArray(orders.id, [...hits.keys()])).orderBy(desc(orders.createdAt), desc(orders.id)).all() : [];
   const order: MatchedBy[] = ['id', 'oid', 'uid', 'txHash', 'address'];

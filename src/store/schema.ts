@@ -73,14 +73,17 @@ export const orderAddresses = sqliteTable(
   {
     orderId: text('order_id').notNull().references(() => orders.id),
     chainType: text('chain_type').notNull(),
-    address: text('address').notNull().unique(),
+    address: text('address').notNull(),
     derivationIndex: int('derivation_index').notNull(),
   },
   (t) => [
     primaryKey({ columns: [t.orderId, t.chainType] }),
-    // The chain watcher matches a log's recipient as the node spells it (lower-case hex): no
-    // EIP-55 checksum (a keccak, ~13 µs) per log of a scan. Migration 0002_chain_watch.
-    index('order_addresses_evm_lower').on(sql`lower(${t.address})`).where(sql`${t.chainType} = 'EVM'`),
+    // An address is given out once, in any spelling, and every lookup searches this one index
+    // (src/store/address-match.ts): the chain watcher matches a log's recipient as the node spells
+    // it (lower-case hex), with no EIP-55 checksum (a keccak, ~13 µs) per log of a scan; a TRON
+    // address is then compared as written. Migration 0010_address_index (it replaced a unique
+    // index on the address and one on lower(address) for EVM: two random leaves per order).
+    uniqueIndex('order_addresses_address').on(sql`lower(${t.address})`),
   ],
 );
 

@@ -11,6 +11,7 @@ import { findMerchant } from './merchants.js';
 import { withdrawalEvent } from './outbox.js';
 import { normalizeTxHash } from './payments.js';
 import { keyset, pageOf, unknownCursor, type Page } from './paging.js';
+import { addressMatch } from './address-match.js';
 import { orderAddresses, txKeys, withdrawals } from './schema.js';
 import { decimalsOf, type StoreCtx } from './store-context.js';
 import { checkPayout } from './withdrawal-verification.js';
@@ -77,10 +78,7 @@ const TRON_ZERO = 'T9yD14Nj9j7xAB4dbGeiX9h8unkKHxuWwb';
  * merchant's order is not named.
  */
 function assertNotDepositAddress(tx: Q, chainType: ChainType, to: string): void {
-  const match = chainType === 'EVM'
-    ? and(eq(orderAddresses.chainType, 'EVM'), sql`lower(${orderAddresses.address}) = ${to.toLowerCase()}`)
-    : and(eq(orderAddresses.chainType, chainType), eq(orderAddresses.address, to));
-  if (tx.select({ one: sql`1` }).from(orderAddresses).where(match).get()) {
+  if (tx.select({ one: sql`1` }).from(orderAddresses).where(addressMatch(chainType, to)).get()) {
     throw invalid('to is a payment address this service gave out for an order: a transfer there is counted as a payment into the ledger, not as a payout');
   }
 }

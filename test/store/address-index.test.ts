@@ -1,0 +1,138 @@
+import type Database from 'better-sqlite3';
+import { chmodSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { schemaVersion } from '../../src/core/version.js';
+import { ordersForAddresses } from '../../src/store/chain-state.js';
+import { openLedger, type Ledger } from '../../src/store/db.js';
+import { LocalPaymentService } from '../../src/store/local-service.js';
+import { TEST_EVM_0, TEST_EVM_1, TRON_CHAIN, USDT, addOtherMerchant, addTestMerchant, counts, order, refused, useHarness } from '../helpers/service.js';
+
+// One index on lower(address) answers whether an address was given out (in any spelling) and the
+// chain watcher's lookup of a recipient as the node writes it. It replaced two (a unique index on
+// the address as stored and one on lower(address) for EVM): every order wrote a random leaf of
+// each to the WAL (bench/CHANGES.md, fourteenth round).
+
+const DEPOSIT = 'to is a payment address this service gave out for an order: a transfer there is counted as a payment into the ledger, not as a payout';
+const TEST_EVM_2 = '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC';
+
+/** The indexes of order_addresses, by name. */
+const indexes = (sqlite: Database.Database) =>
+  (sqlite.prepare("select name from sqlite_master where type = 'index' and tbl_name = 'order_addresses' order by name").all() as { name: string }[]).map((r) => r.name);
+
+/**
+ * Runs `work` and returns how SQLite plans each statement it prepared that reads order_addresses:
+ * the lines of EXPLAIN QUERY PLAN that name the table (as `order_addresses` or its alias `a`).
+ */
+async function plansOf(sqlite: Database.Database, work: () => Promise<unknown> | unknown): Promise<string[][]> {
+  const seen: string[] = [];
+  const prepare = sqlite.prepare.bind(sqlite);
+  sqlite.prepare = ((source: string) => {
+    if (/order_addresses/.test(source) && !/^\s*insert/i.test(source)) seen.push(source);
+    return prepare(source);
+  }) as typeof sqlite.prepare;
+  try {
+    await work();
+  } finally {
+    sqlite.prepare = prepare;
+  }
+  return seen.map((source) => {
+    const st = prepare(`EXPLAIN QUERY PLAN ${source}`);
+    const params = (source.match(/\?/g) ?? []).map(() => null);
+    return (st.all(...params) as { detail: string }[]).map((r) => r.detail).filter((d) => /\b(order_addresses|a)\b/.test(d));
+  });
+}
+
+describe('order addresses: one index for every lookup', () => {
+  const h = useHarness();
+
+  it('the table has that index and its primary key, nothing else', () => {
+    const { ledger } = h();
+    expect(indexes(ledger.sqlite)).toEqual(['order_addresses_address', 'sqlite_autoindex_order_addresses_1']);
+  });
+
+  it('the watcher, find and the payout check each search the index, never scan the table', async () => {
+    const { service, ledger } = h();
+    const me = await addTestMerchant(service);
+    await service.adjustBalance({ uid: 'alice', amount: '10', reason: 'test funds', mchId: me.mchId });
+    const o = await order(service, { mchId: me.mchId });
+    const plans = await plansOf(ledger.sqlite, async () => {
+      expect(ordersForAddresses(ledger.sqlite, 'EVM', [o.addresses.EVM!.toLowerCase()]).get(o.addresses.EVM!.toLowerCase())?.orderId).toBe(o.id);
+      expect(ordersForAddresses(ledger.sqlite, 'TRON', [o.addresses.TRON!]).get(o.addresses.TRON!)?.orderId).toBe(o.id);
+      expect((await service.findOrders(o.addresses.EVM!.toLowerCase())).orders.map((x) => x.id)).toEqual([o.id]);
+      expect((await service.findOrders(o.addresses.TRON!)).orders.map((x) => x.id)).toEqual([o.id]);
+      await refused(service.applyWithdrawal({ uid: 'alice', amount: '1', to: o.addresses.EVM!, chainId: 1, chainType: 'EVM', token: USDT.ETH, mchId: me.mchId }), 'invalid', DEPOSIT);
+      await refused(service.applyWithdrawal({ uid: 'alice', amount: '1', to: o.addresses.TRON!, chainId: TRON_CHAIN, chainType: 'TRON', token: USDT.TRON, mchId: me.mchId }), 'invalid', DEPOSIT);
+    });
+    // Every read of the table searches an index (an order's own addresses: its primary key)...
+    for (const line of plans.flat()) expect(line).toMatch(/^SEARCH (order_addresses|a) USING (COVERING )?INDEX /);
+    // ...and the six lookups by address (two watcher statements, two finds, two payout checks) this one.
+    expect(plans.filter((p) => p.some((line) => / USING (COVERING )?INDEX order_addresses_address \(<expr>=\?\)/.test(line)))).toHaveLength(6);
+  });
+
+  it('an address is given out once in any spelling: an EVM address already out in lower case is skipped', async () => {
+    const { service, ledger } = h();
+    await addTestMerchant(service);
+    const first = await order(service);
+    expect(first.addresses.EVM).toBe(TEST_EVM_0);
+    // The next index's address, given out in another spelling (as a ledger edited by hand might hold).
+    ledger.sqlite.prepare("update order_addresses set address = ? where order_id = ? and chain_type = 'EVM'").run(TEST_EVM_1.toLowerCase(), first.id);
+    const second = await order(service);
+    expect(second.addresses.EVM).toBe(TEST_EVM_2);
+    expect(() => ledger.sqlite.prepare("update order_addresses set address = ? where order_id = ? and chain_type = 'EVM'").run(TEST_EVM_2.toUpperCase().replace('0X', '0x'), first.id))
+      .toThrow(/UNIQUE constraint failed/);
+  });
+
+  it('addresses stay unique across merchants', async () => {
+    const { service } = h();
+    const a = await addTestMerchant(service);
+    const b = await addOtherMerchant(service);
+    const all = [];
+    for (let i = 0; i < 3; i++) for (const mchId of [a.mchId, b.mchId]) all.push(...Object.values((await order(service, { mchId })).addresses));
+    expect(new Set(all.map((x) => x.toLowerCase())).size).toBe(12);
+  });
+});
+
+describe('a ledger written before the merged index', () => {
+  // Written by the release before it (schema 10): merchant M100001 on the test wallet, three
+  // orders old-0..old-2 at derivation indices 0..2, the two old indexes on order_addresses.
+  const FIXTURE = new URL('../fixtures/ledger-schema10-addresses.db', import.meta.url);
+  const OLD = [
+    { oid: 'old-0', EVM: TEST_EVM_0, TRON: 'TWer2Ygk5TEheHp3TPuYeqxmB6SsGZmaL6' },
+    { oid: 'old-1', EVM: TEST_EVM_1, TRON: 'TPjjvMwjPoDC32V2dGDYTkLH4E5LAtBZ6C' },
+    { oid: 'old-2', EVM: TEST_EVM_2, TRON: 'TB7mhtkvfhsRBRhe5FuRa4tFXSEyGDe4eA' },
+  ];
+  let dir: string | undefined;
+  let ledger: Ledger | undefined;
+  afterEach(() => {
+    ledger?.close();
+    ledger = undefined;
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    dir = undefined;
+  });
+
+  it('opens with the one index, finds its orders by every address, and gives out the next ones', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'cryptopay-addrindex-'));
+    const file = join(dir, 'ledger.db');
+    copyFileSync(FIXTURE, file);
+    chmodSync(file, 0o600);
+    ledger = openLedger(file);
+    expect(Number(ledger.sqlite.pragma('user_version', { simple: true }))).toBe(schemaVersion());
+    expect(indexes(ledger.sqlite)).toEqual(['order_addresses_address', 'sqlite_autoindex_order_addresses_1']);
+    const service = new LocalPaymentService(ledger, { now: () => Date.UTC(2026, 10, 24, 0, 10), caller: { actor: 'tester' } });
+    const before = counts(ledger);
+    for (const o of OLD) {
+      const [found] = (await service.findOrders(o.EVM.toLowerCase())).orders;
+      expect(found).toMatchObject({ oid: o.oid });
+      expect((await service.findOrders(o.TRON)).orders.map((x) => x.id)).toEqual([found!.id]);
+      expect(ordersForAddresses(ledger.sqlite, 'EVM', [o.EVM.toLowerCase()]).get(o.EVM.toLowerCase())).toEqual({ orderId: found!.id, asset: 'USDT', address: o.EVM });
+      expect(ordersForAddresses(ledger.sqlite, 'TRON', [o.TRON]).get(o.TRON)).toEqual({ orderId: found!.id, asset: 'USDT', address: o.TRON });
+    }
+    expect(counts(ledger)).toEqual(before);
+    const next = await service.createOrder({ mchId: 'M100001', oid: 'new-3', uid: 'u1', amount: '1' });
+    const all = [...OLD.flatMap((o) => [o.EVM, o.TRON]), ...Object.values(next.addresses)];
+    expect(new Set(all.map((x) => x.toLowerCase())).size).toBe(8);
+    expect(await service.check()).toEqual([]);
+  });
+});
