@@ -47,7 +47,7 @@ const CONNECTIONS = 50;
 /** wrk threads: one per core of this 2-core machine; the client's CPU share is recorded. */
 const THREADS = 2;
 /** Bodies signed ahead per second of a product POST run: above any rate seen, so none is used twice. */
-const POOL_RATE = Number(process.env.BENCH_POOL_RATE ?? 36_000);
+const POOL_RATE = Number(process.env.BENCH_POOL_RATE ?? 48_000);
 /** Orders paid on the chain per block (a block a second) while the HTTP load runs. */
 const PAID_PER_BLOCK = 5;
 const BLOCK_SECONDS = 1;
