@@ -6,10 +6,13 @@ import { releaseReadAnchors } from './read-anchor.js';
 /**
  * A checkpoint beside the batches during which more changes than this were committed is followed
  * by another beside them, up to MAX_BESIDE in all: the one between the batches then has less to
- * copy (bench/CHANGES.md, thirteenth round).
+ * copy (bench/CHANGES.md, thirteenth round). On a large ledger a checkpoint copies more scattered
+ * pages and takes longer, so more changes come in during the last of three; eight keep the wait
+ * between the batches short there too (fourteenth round). The cap bounds the WAL when the writes
+ * outpace the copying.
  */
 const CATCH_UP_CHANGES = 16;
-const MAX_BESIDE = 3;
+export const MAX_BESIDE = 8;
 
 /**
  * Runs a checkpoint; settles, never rejects, even when `run` throws where it is called (the
