@@ -47,9 +47,27 @@ export function openLedger(path: string): Ledger {
   } catch (e) {
     sqlite.close();
     if (e instanceof AppError) throw e;
-    throw new AppError('unavailable', `cannot prepare the ledger at ${path}: ${(e as Error).message}`, { cause: e });
+    // drizzle wraps SQLite's error in one that quotes the whole migration: the cause says what failed.
+    throw new AppError('unavailable', `cannot prepare the ledger at ${path}: ${rootOf(e).message ?? String(e)}`, { cause: e });
   }
   return { path, db, sqlite, close: () => sqlite.close() };
+}
+
+/** The innermost cause of an error (drizzle wraps SQLite's). */
+function rootOf(e: unknown): { code?: string; message?: string } {
+  let root = e as { code?: string; message?: string; cause?: unknown };
+  while (root?.cause) root = root.cause as typeof root;
+  return root ?? {};
+}
+
+/** How many migrations the file records as applied, read afresh (after a failed try's transaction). */
+function migrationsRecorded(sqlite: Database.Database): number {
+  try {
+    if (sqlite.inTransaction) sqlite.exec('ROLLBACK');
+    return Number(sqlite.prepare('select count(*) from __drizzle_migrations').pluck().get());
+  } catch {
+    return 0;
+  }
 }
 
 /**
@@ -85,11 +103,12 @@ function applyMigrations(sqlite: Database.Database, db: Db): void {
       sqlite.pragma(`user_version = ${want}`);
     },
     // drizzle wraps the SQLite error. The loser of the race sees SQLITE_BUSY or, having read the
-    // migrations table before the winner committed, "table ... already exists".
+    // migrations table before the winner committed, fails on a step the winner took ("table ...
+    // already exists", "no such index", "duplicate column name"): the next try finds the work
+    // done. Any other failure, with the migrations not all recorded, is final.
     (e) => {
-      let root = e as { code?: string; message?: string; cause?: unknown };
-      while (root.cause) root = root.cause as typeof root;
-      return (root.code ?? '').startsWith('SQLITE_BUSY') || /already exists/.test(root.message ?? '');
+      const root = rootOf(e);
+      return (root.code ?? '').startsWith('SQLITE_BUSY') || /already exists/.test(root.message ?? '') || migrationsRecorded(sqlite) >= want;
     },
     20,
   );

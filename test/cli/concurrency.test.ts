@@ -4,7 +4,7 @@
  * money stays exact.
  */
 import Database from 'better-sqlite3';
-import { closeSync, openSync } from 'node:fs';
+import { chmodSync, closeSync, copyFileSync, openSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { CliResult } from '../helpers/cli.js';
 import { balanceOf, EVM_TO, LOCK_WORDS, paidOrder, sandbox, SLOW, USDT_ETH, withMerchant } from './_support.js';
@@ -61,6 +61,38 @@ describe('several processes on one ledger file', { timeout: SLOW }, () => {
       await released;
     }
     expect(await s.json(['merchant', 'list'])).toHaveLength(1);
+  });
+
+  // Found by an outside review: commands started while another one upgraded a ledger of the
+  // previous release read which migrations were still to do before the winner committed, then
+  // ran the winner's steps again (0010's `DROP INDEX`: "no such index") and exited 3.
+  it('a ledger of the previous release opened by several commands at once: one migrates it, the others wait, all succeed', async () => {
+    const s = sandbox();
+    copyFileSync(new URL('../fixtures/ledger-schema10-addresses.db', import.meta.url), s.db);
+    chmodSync(s.db, 0o600);
+    // Held while the commands start: each reads the migrations to do, then waits for the lock.
+    const holder = new Database(s.db);
+    holder.exec('BEGIN IMMEDIATE');
+    const released = new Promise<void>((resolve) => setTimeout(() => { holder.exec('ROLLBACK'); holder.close(); resolve(); }, 2_500));
+    let results: CliResult[];
+    try {
+      results = await Promise.all(times(4, () => s.run(['order', 'status', 'old-1', '--json'])));
+    } finally {
+      await released;
+    }
+    expectNoLockErrors(results);
+    expect(results.map((r) => [r.code, r.stderr])).toEqual(times(4, () => [0, '']));
+    // The fixture's orders expired on the day it was written.
+    expect(results.map((r) => JSON.parse(r.stdout))).toEqual(times(4, () => ({ id: 'ord_1k86359ta2mHjq8iclrI17XRu6gE60g', status: 'EXPIRED' })));
+    const after = new Database(s.db, { readonly: true });
+    try {
+      expect(after.prepare("select name from sqlite_master where type = 'index' and tbl_name = 'order_addresses' order by name").pluck().all())
+        .toEqual(['order_addresses_address', 'sqlite_autoindex_order_addresses_1']);
+      // Each migration recorded once.
+      expect(after.prepare('select count(*) from __drizzle_migrations').pluck().get()).toBe(after.prepare('select count(distinct hash) from __drizzle_migrations').pluck().get());
+    } finally {
+      after.close();
+    }
   });
 
   it('orders created at once get distinct addresses; the same oid at once gives one order', async () => {

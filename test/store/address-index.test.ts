@@ -1,4 +1,4 @@
-import type Database from 'better-sqlite3';
+import Database from 'better-sqlite3';
 import { chmodSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -110,6 +110,26 @@ describe('a ledger written before the merged index', () => {
     ledger = undefined;
     if (dir) rmSync(dir, { recursive: true, force: true });
     dir = undefined;
+  });
+
+  // Not reachable through cryptopay (every address it writes is derived, in one spelling), only by
+  // editing the file: the index cannot be built, and the ledger stays as it was.
+  it('one address in two spellings (edited by hand) stops the migration with the reason, and changes nothing', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'cryptopay-addrindex-'));
+    const file = join(dir, 'ledger.db');
+    copyFileSync(FIXTURE, file);
+    chmodSync(file, 0o600);
+    const edit = new Database(file);
+    edit.prepare("update order_addresses set address = ? where chain_type = 'EVM' and address = ?").run(TEST_EVM_0.toLowerCase(), TEST_EVM_1);
+    edit.close();
+    expect(() => openLedger(file)).toThrow(`cannot prepare the ledger at ${file}: UNIQUE constraint failed: index 'order_addresses_address'`);
+    const after = new Database(file, { readonly: true });
+    try {
+      expect(Number(after.pragma('user_version', { simple: true }))).toBe(schemaVersion() - 1);
+      expect(indexes(after)).toEqual(['order_addresses_address_unique', 'order_addresses_evm_lower', 'sqlite_autoindex_order_addresses_1']);
+    } finally {
+      after.close();
+    }
   });
 
   it('opens with the one index, finds its orders by every address, and gives out the next ones', async () => {
