@@ -74,6 +74,8 @@ const chainType = z.enum(['EVM', 'TRON'], {
 });
 
 const mchId = id64('mchId').optional();
+/** mchId where a request must carry it (create order over HTTP, rest-interface.md). */
+export const requiredMchId = id64('mchId');
 
 export const createOrderSchema = z.strictObject({
   mchId,

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
-import { AppError, httpStatusOf, invalid, isAppError, notFound } from '../core/errors.js';
+import { AppError, httpStatusOf, isAppError, notFound } from '../core/errors.js';
 import {
   authFields,
   balanceSchema,
@@ -19,6 +19,7 @@ import {
   parsedWith,
   refundListSchema,
   refundSchema,
+  requiredMchId,
   summarySchema,
   withdrawListSchema,
   withdrawShowSchema,
@@ -173,7 +174,9 @@ export function createApp(deps: AppDeps) {
     run: (service: PaymentService & OperatorExtensions, input: Record<string, unknown>) => Promise<unknown>,
     opts: { mchIdRequired?: boolean; rateLimited?: boolean; parsedOnce?: boolean } = {},
   ) => {
-    const full = schema.extend(authFields);
+    // Where mchId is required, it is named with the other missing fields (an empty body lists
+    // every one), in its place first.
+    const full = opts.mchIdRequired ? schema.extend({ mchId: requiredMchId, ...authFields }) : schema.extend(authFields);
     const post: Route = async (req) => {
       const body = await readJsonObject(req);
       const parsed = parseInput(full, body) as { mchId?: string; timestamp: number; nonce: string; sign: string };
@@ -183,7 +186,6 @@ export function createApp(deps: AppDeps) {
         const seconds = parsed.timestamp > 0 && parsed.timestamp < 1e10 ? `: ${parsed.timestamp} looks like seconds; timestamps are milliseconds since 1970` : '';
         throw new AppError('unauthorized', `timestamp is not within 5 minutes of server time (see systemTime)${seconds}`);
       }
-      if (!parsed.mchId && opts.mchIdRequired) throw invalid('mchId is required');
       const mchId = parsed.mchId ?? backend.resolveMerchantId();
       // A read of its own: the reads of this turn share the ledger's file locks (as GETs do).
       backend.holdReads?.();

@@ -258,6 +258,8 @@ describe('mchId left out of a signed request (decisions §1)', () => {
     expect(entries.filter((e) => e.actor === `api:${m.mchId}`).map((e) => e.action)).toEqual(['withdrawal.rejected', 'withdrawal.applied', 'order.refunded']);
     // Create order still requires it, even with one merchant.
     expectRefused(await s.post('/api/v1/order', s.signed(m, orderFields(), { noMchId: true })), 400, 'mchId is required');
+    // An empty body names it with the other missing fields, first, as the spec lists them.
+    expectRefused(await s.post('/api/v1/order', {}), 400, 'mchId is required; oid is required; uid is required; amount is required; timestamp is required; nonce is required; sign is required');
   });
 
   it('is refused with a clear message when the ledger holds two merchants, and changes nothing', async () => {
