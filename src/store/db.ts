@@ -105,8 +105,10 @@ function applyMigrations(sqlite: Database.Database, db: Db): void {
     // drizzle wraps the SQLite error. The loser of the race sees SQLITE_BUSY or, having read the
     // migrations table before the winner committed, fails on a step the winner took ("table ...
     // already exists", "no such index", "duplicate column name"): the next try finds the work
-    // done. Any other failure, with the migrations not all recorded, is final.
+    // done. Any other failure, with the migrations not all recorded, is final; so is a refusal
+    // of ours (references broken after the migration): trying again would find it again.
     (e) => {
+      if (e instanceof AppError) return false;
       const root = rootOf(e);
       return (root.code ?? '').startsWith('SQLITE_BUSY') || /already exists/.test(root.message ?? '') || migrationsRecorded(sqlite) >= want;
     },

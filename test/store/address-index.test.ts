@@ -132,6 +132,23 @@ describe('a ledger written before the merged index', () => {
     }
   });
 
+  // The retry that lets a command wait for another's upgrade (test/cli/concurrency.test.ts) must
+  // not retry the check after it: broken references are reported at once, not after the 15 s
+  // busy timeout.
+  it('references broken by hand are reported at once after the migration, with what to do', () => {
+    dir = mkdtempSync(join(tmpdir(), 'cryptopay-addrindex-'));
+    const file = join(dir, 'ledger.db');
+    copyFileSync(FIXTURE, file);
+    chmodSync(file, 0o600);
+    const edit = new Database(file);
+    edit.pragma('foreign_keys = OFF');
+    edit.prepare("insert into order_addresses (order_id, chain_type, address, derivation_index) values ('ord_gone', 'EVM', '0x0000000000000000000000000000000000000001', 99)").run();
+    edit.close();
+    const started = Date.now();
+    expect(() => openLedger(file)).toThrow("the ledger's references are broken after its migration (1 rows): restore a backup");
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
   it('opens with the one index, finds its orders by every address, and gives out the next ones', async () => {
     dir = mkdtempSync(join(tmpdir(), 'cryptopay-addrindex-'));
     const file = join(dir, 'ledger.db');
