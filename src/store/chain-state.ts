@@ -83,14 +83,18 @@ export function ordersForAddresses(
   for (const k of keys) unique.add(chainType === 'EVM' ? k.toLowerCase() : k);
   const out = new Map<string, { orderId: string; asset: string; address: string }>();
   if (unique.size === 0) return out;
-  // In index order: SQLite then descends to neighbouring keys, whose pages its small cache still
-  // holds, instead of one random leaf of a 1M-address index per key.
-  // (EVM keys are lower-case already; TRON keys are put in the order of their lower case.)
-  const sorted = chainType === 'EVM' ? [...unique].sort() : [...unique].map((k) => [k.toLowerCase(), k] as const).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map((p) => p[1]);
-  const json = JSON.stringify(sorted);
+  // In the index's order (lower(address)): SQLite then descends to neighbouring keys, whose pages
+  // its small cache still holds, instead of one random leaf of a 1M-address index per key. EVM
+  // keys are lower-case already.
+  const json = JSON.stringify(chainType === 'EVM' ? [...unique].sort() : byLowerCase([...unique]));
   const rows = (chainType === 'EVM' ? st.evm.all(json) : st.exact.all(json, chainType)) as { k: string; orderId: string; asset: string; address: string }[];
   for (const r of rows) out.set(r.k, { orderId: r.orderId, asset: r.asset, address: r.address });
   return out;
+}
+
+/** `keys` in the order of their lower case (each lowered once). */
+function byLowerCase(keys: string[]): string[] {
+  return keys.map((k) => ({ k, lower: k.toLowerCase() })).sort((a, b) => (a.lower < b.lower ? -1 : a.lower > b.lower ? 1 : 0)).map((x) => x.k);
 }
 
 const seenPrepared = new WeakMap<Database.Database, { again: Database.Statement; insert: Database.Statement; block: Database.Statement }>();

@@ -4,9 +4,10 @@
  * money stays exact.
  */
 import Database from 'better-sqlite3';
-import { chmodSync, closeSync, copyFileSync, openSync } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { CliResult } from '../helpers/cli.js';
+import { copyFixture } from '../helpers/fixtures.js';
 import { balanceOf, EVM_TO, LOCK_WORDS, paidOrder, sandbox, SLOW, USDT_ETH, withMerchant } from './_support.js';
 
 const times = <T>(n: number, f: (i: number) => T): T[] => Array.from({ length: n }, (_, i) => f(i));
@@ -68,8 +69,7 @@ describe('several processes on one ledger file', { timeout: SLOW }, () => {
   // ran the winner's steps again (0010's `DROP INDEX`: "no such index") and exited 3.
   it('a ledger of the previous release opened by several commands at once: one migrates it, the others wait, all succeed', async () => {
     const s = sandbox();
-    copyFileSync(new URL('../fixtures/ledger-schema10-addresses.db', import.meta.url), s.db);
-    chmodSync(s.db, 0o600);
+    copyFixture('ledger-schema10-addresses.db', s.db);
     // Held while the commands start: each reads the migrations to do, then waits for the lock.
     const holder = new Database(s.db);
     holder.exec('BEGIN IMMEDIATE');

@@ -1,13 +1,11 @@
 import Database from 'better-sqlite3';
-import { chmodSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { schemaVersion } from '../../src/core/version.js';
 import { ordersForAddresses } from '../../src/store/chain-state.js';
 import { openLedger, type Ledger } from '../../src/store/db.js';
 import { LocalPaymentService } from '../../src/store/local-service.js';
 import { TEST_EVM_0, TEST_EVM_1, TRON_CHAIN, USDT, addOtherMerchant, addTestMerchant, counts, order, refused, useHarness } from '../helpers/service.js';
+import { useFixtureCopies } from '../helpers/fixtures.js';
 
 // One index on lower(address) answers whether an address was given out (in any spelling) and the
 // chain watcher's lookup of a recipient as the node writes it. It replaced two (a unique index on
@@ -84,6 +82,18 @@ describe('order addresses: one index for every lookup', () => {
       .toThrow(/UNIQUE constraint failed/);
   });
 
+  it('a TRON address (base58check, case-sensitive) is found only as written, though the index folds case', async () => {
+    const { service } = h();
+    await addTestMerchant(service);
+    const o = await order(service);
+    const tron = o.addresses.TRON!;
+    // The same letters with the case of one flipped: another (invalid) base58 string.
+    const i = [...tron].findIndex((c, k) => k > 0 && /[a-zA-Z]/.test(c) && c.toLowerCase() !== c.toUpperCase());
+    const flipped = tron.slice(0, i) + (tron[i] === tron[i]!.toLowerCase() ? tron[i]!.toUpperCase() : tron[i]!.toLowerCase()) + tron.slice(i + 1);
+    expect((await service.findOrders(tron)).orders.map((x) => x.id)).toEqual([o.id]);
+    expect((await service.findOrders(flipped)).orders).toEqual([]);
+  });
+
   it('addresses stay unique across merchants', async () => {
     const { service } = h();
     const a = await addTestMerchant(service);
@@ -97,28 +107,22 @@ describe('order addresses: one index for every lookup', () => {
 describe('a ledger written before the merged index', () => {
   // Written by the release before it (schema 10): merchant M100001 on the test wallet, three
   // orders old-0..old-2 at derivation indices 0..2, the two old indexes on order_addresses.
-  const FIXTURE = new URL('../fixtures/ledger-schema10-addresses.db', import.meta.url);
+  const oldLedger = useFixtureCopies('ledger-schema10-addresses.db');
   const OLD = [
     { oid: 'old-0', EVM: TEST_EVM_0, TRON: 'TWer2Ygk5TEheHp3TPuYeqxmB6SsGZmaL6' },
     { oid: 'old-1', EVM: TEST_EVM_1, TRON: 'TPjjvMwjPoDC32V2dGDYTkLH4E5LAtBZ6C' },
     { oid: 'old-2', EVM: TEST_EVM_2, TRON: 'TB7mhtkvfhsRBRhe5FuRa4tFXSEyGDe4eA' },
   ];
-  let dir: string | undefined;
   let ledger: Ledger | undefined;
   afterEach(() => {
     ledger?.close();
     ledger = undefined;
-    if (dir) rmSync(dir, { recursive: true, force: true });
-    dir = undefined;
   });
 
   // Not reachable through cryptopay (every address it writes is derived, in one spelling), only by
   // editing the file: the index cannot be built, and the ledger stays as it was.
   it('one address in two spellings (edited by hand) stops the migration with the reason, and changes nothing', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'cryptopay-addrindex-'));
-    const file = join(dir, 'ledger.db');
-    copyFileSync(FIXTURE, file);
-    chmodSync(file, 0o600);
+    const file = oldLedger();
     const edit = new Database(file);
     edit.prepare("update order_addresses set address = ? where chain_type = 'EVM' and address = ?").run(TEST_EVM_0.toLowerCase(), TEST_EVM_1);
     edit.close();
@@ -136,10 +140,7 @@ describe('a ledger written before the merged index', () => {
   // not retry the check after it: broken references are reported at once, not after the 15 s
   // busy timeout.
   it('references broken by hand are reported at once after the migration, with what to do', () => {
-    dir = mkdtempSync(join(tmpdir(), 'cryptopay-addrindex-'));
-    const file = join(dir, 'ledger.db');
-    copyFileSync(FIXTURE, file);
-    chmodSync(file, 0o600);
+    const file = oldLedger();
     const edit = new Database(file);
     edit.pragma('foreign_keys = OFF');
     edit.prepare("insert into order_addresses (order_id, chain_type, address, derivation_index) values ('ord_gone', 'EVM', '0x0000000000000000000000000000000000000001', 99)").run();
@@ -150,10 +151,7 @@ describe('a ledger written before the merged index', () => {
   });
 
   it('opens with the one index, finds its orders by every address, and gives out the next ones', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'cryptopay-addrindex-'));
-    const file = join(dir, 'ledger.db');
-    copyFileSync(FIXTURE, file);
-    chmodSync(file, 0o600);
+    const file = oldLedger();
     ledger = openLedger(file);
     expect(Number(ledger.sqlite.pragma('user_version', { simple: true }))).toBe(schemaVersion());
     expect(indexes(ledger.sqlite)).toEqual(['order_addresses_address', 'sqlite_autoindex_order_addresses_1']);

@@ -55,6 +55,22 @@ function heldCheckpoints(g: GroupCommit, runs: (() => void)[] = []): (() => void
   return runs;
 }
 
+/**
+ * A WAL table (`walTable`) whose first checkpoint, due after changes 'a' and 'b', is running
+ * beside the batches, held by the test in `runs`; its fsyncs run at once in the background unless
+ * `backgroundSync` is false (the callback sender's connection).
+ */
+async function firstCheckpointRunning(name: string, backgroundSync = true) {
+  const t = walTable(name);
+  if (backgroundSync) t.g.syncInBackground(async () => {});
+  const runs = heldCheckpoints(t.g);
+  await t.g.submit(() => t.insert('a'));
+  await t.g.submit(() => t.insert('b'));
+  await turn();
+  expect(runs).toHaveLength(1);
+  return { ...t, runs };
+}
+
 /** Settings rows whose key is LIKE `like` in a copy of the database file alone (no WAL beside it): what checkpoints copied. */
 function rowsInFileAlone(file: string, like: string): number {
   const copy = join(dir, `alone-${like.replace(/\W/g, '')}.db`);
@@ -121,13 +137,7 @@ describe('GroupCommit.checkpointInBackground', () => {
   });
 
   it('runs another checkpoint beside the batches while many changes were committed during the last, eight at most, then the one between', async () => {
-    const { g, insert, count } = walTable('r.db');
-    g.syncInBackground(async () => {});
-    const runs = heldCheckpoints(g);
-    await g.submit(() => insert('a'));
-    await g.submit(() => insert('b'));
-    await turn();
-    expect(runs).toHaveLength(1);
+    const { g, insert, count, runs } = await firstCheckpointRunning('r.db');
     /**
      * Commits `during` changes while the running checkpoint runs (beside the batches, they are not
      * held), ends it, and says whether the next one holds the next batch.
@@ -184,13 +194,7 @@ describe('GroupCommit.checkpointInBackground', () => {
   });
 
   it('stops checkpointing when the checkpoints are taken away while one runs beside the batches, and starts afresh when they come back', async () => {
-    const { g, insert, count } = walTable('c.db');
-    g.syncInBackground(async () => {});
-    const runs = heldCheckpoints(g);
-    await g.submit(() => insert('a'));
-    await g.submit(() => insert('b'));
-    await turn();
-    expect(runs).toHaveLength(1);
+    const { g, insert, count, runs } = await firstCheckpointRunning('c.db');
     // Enough changes while it runs for another round to follow it; but serve stops its
     // checkpointer (checkpointer.ts close) meanwhile.
     for (let i = 0; i < 20; i++) await g.submit(() => insert(`m${i}`));
@@ -237,12 +241,7 @@ describe('GroupCommit.checkpointInBackground', () => {
   });
 
   it('on a connection without a background fsync (the callback sender\'s), holds the next batch for the checkpoint between the batches', async () => {
-    const { g, insert, count } = walTable('s.db');
-    const runs = heldCheckpoints(g);
-    await g.submit(() => insert('a'));
-    await g.submit(() => insert('b'));
-    await turn();
-    expect(runs).toHaveLength(1);
+    const { g, insert, count, runs } = await firstCheckpointRunning('s.db', false);
     // Beside the batches: c commits at once.
     await g.submit(() => insert('c'));
     runs.shift()!();

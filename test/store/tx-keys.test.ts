@@ -1,7 +1,4 @@
-import { chmodSync, copyFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openLedger } from '../../src/store/db.js';
 import type { Q } from '../../src/store/ledger.js';
 import { LocalPaymentService } from '../../src/store/local-service.js';
@@ -9,6 +6,7 @@ import { recordPayment, type PaymentRecord } from '../../src/store/payments.js';
 import {
   T0, USDT, accountRows, addOtherMerchant, addTestMerchant, counts, evmTx, order, refused, tronTx, useHarness,
 } from '../helpers/service.js';
+import { useFixtureCopies } from '../helpers/fixtures.js';
 
 /**
  * Issue #10 item 4: one transaction, one key. A hash is stored under a canonical key (32 bytes,
@@ -117,19 +115,10 @@ describe('a ledger written before transaction keys', () => {
   // Written by the previous release (schema 1): P1 paid with 0xefef…, P2 with efef…, and a
   // withdrawal confirmed with 0xefef…: one transaction used three times, and that release's
   // `ledger check` said every invariant holds.
-  const FIXTURE = new URL('../fixtures/ledger-schema1-one-tx-three-times.db', import.meta.url);
-  let dir: string | undefined;
-  afterEach(() => {
-    if (dir) rmSync(dir, { recursive: true, force: true });
-    dir = undefined;
-  });
+  const oldLedger = useFixtureCopies('ledger-schema1-one-tx-three-times.db');
 
   it('opens, keeps every record, and ledger check names the transaction and its three uses', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'cryptopay-txkeys-'));
-    const file = join(dir, 'ledger.db');
-    copyFileSync(FIXTURE, file);
-    chmodSync(file, 0o600);
-    const ledger = openLedger(file);
+    const ledger = openLedger(oldLedger());
     try {
       const service = new LocalPaymentService(ledger, { now: () => Date.now(), caller: { actor: 'tester' } });
       expect(counts(ledger)).toMatchObject({ payments: 2, withdrawals: 1 });
