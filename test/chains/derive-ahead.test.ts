@@ -166,6 +166,22 @@ describe('address pool on a worker thread', () => {
     expect(replies.map((r) => ('addresses' in r ? r.addresses.length : r.error))).toEqual([256]);
   });
 
+  it('a thread that does not end when asked is terminated after the grace period, and says so', async () => {
+    // serve waits 10 s (the default grace) and then reports 'terminated'; a stuck thread here
+    // spins on the event loop, never reading the request to close.
+    const worker = new Worker(threadFile('stuck.mjs', `import { parentPort } from 'node:worker_threads';
+parentPort.once('message', () => { for (;;) {} });
+parentPort.postMessage('started');`));
+    let exited = false;
+    worker.once('exit', () => (exited = true));
+    await new Promise((resolve) => worker.once('message', resolve));
+    worker.postMessage('spin');
+    const asked = Date.now();
+    expect(await endWorker(worker, () => exited, () => worker.postMessage('close'), 300)).toBe('terminated');
+    expect(Date.now() - asked).toBeGreaterThanOrEqual(290);
+    expect(exited).toBe(true);
+  });
+
   it.runIf(process.platform === 'linux')('runs at the lowest priority on its own thread; the thread that started it keeps its own', async () => {
     const niceOf = (stat: string) => Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
     const tasks = () => new Set(readdirSync('/proc/self/task'));
