@@ -1,6 +1,7 @@
 import { DEFAULT_SCHEDULE, parseSchedule } from '../callbacks/schedule.js';
 import { allowPrivateCallbacks, type Context } from '../context.js';
 import { AppError, usage } from '../core/errors.js';
+import { stopAll, type StopStep } from '../core/stop-all.js';
 import { createApp } from '../server/app.js';
 import { sqliteAddon } from '../store/db.js';
 import { syncInBackground } from '../store/group-commit.js';
@@ -86,6 +87,22 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   const pool = (await import('../chains/derive-ahead.js')).startDerivationWorker({ onError: err });
   derive.deriveAheadWith(pool);
   for (const w of service.walletCursors(8)) pool.prime(w.chain, w.xpub, w.next);
+  // The last steps of every way out: the derivation thread is asked to end, not left to be
+  // stopped at exit inside a slice (src/core/end-worker.ts); its thread ends by itself after the
+  // slice of addresses it is on, and is stopped only if it does not.
+  const lastSteps: StopStep[] = [
+    ['the address derivation thread', async () => {
+      derive.deriveAheadWith(undefined);
+      if ((await pool.close()) === 'terminated') err('the address derivation thread did not end within 10 s of being asked to; it was stopped');
+    }],
+    ['the heap policy', releaseHeap],
+    ['the read anchor', () => anchor?.close()],
+  ];
+  /** A start that failed: whatever started stops, and the failure that stopped it is the one thrown. */
+  const failedStart = async (e: unknown, steps: StopStep[]): Promise<never> => {
+    await stopAll([...steps, ...lastSteps], err).catch(() => {});
+    throw e;
+  };
   const app = createApp({
     backend: service,
     now: ctx.now,
@@ -99,13 +116,7 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   try {
     server = await listen(app, host, port, limits);
   } catch (e) {
-    // The derivation thread is asked to end, not left to be stopped at exit inside a slice
-    // (src/core/end-worker.ts).
-    derive.deriveAheadWith(undefined);
-    await pool.close();
-    releaseHeap();
-    anchor?.close();
-    throw listenError(e, host, port);
+    return failedStart(listenError(e, host, port), []);
   }
   // Known only now when --port 0 picked a free port; kept in the ledger so a local
   // `order create` prints the same payUrl as this server answers.
@@ -145,13 +156,7 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
     }
   } catch (e) {
     // Whatever started must stop, or the process would go on serving after saying it failed.
-    await server.close();
-    await dev?.close();
-    derive.deriveAheadWith(undefined);
-    await pool.close();
-    releaseHeap();
-    anchor?.close();
-    throw e;
+    return failedStart(e, [['the HTTP server', () => server.close()], ['the development chain', () => dev?.close()]]);
   }
 
   // The outbox's sender: every committed event reaches its notifyUrl (decisions §9).
@@ -162,18 +167,20 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
 
   const signal = await stopping;
   err(`${signal}: finishing requests in flight, then stopping`);
-  await server.close();
-  // The watcher first: a payment it records on the way out still reaches the sender.
-  await watching?.stop();
-  await callbacks.stop();
-  await checkpoints.close();
-  await dev?.close();
-  derive.deriveAheadWith(undefined);
-  // Its thread ends by itself after the slice of addresses it is on; stopped only if it does not.
-  if ((await pool.close()) === 'terminated') err('the address derivation thread did not end within 10 s of being asked to; it was stopped');
-  releaseHeap();
-  anchor?.close();
-  log.flush();
+  // Every step runs even when one before it fails (src/core/stop-all.ts). The watcher before the
+  // sender: a payment it records on the way out still reaches the sender.
+  await stopAll(
+    [
+      ['the HTTP server', () => server.close()],
+      ['the chain watcher', () => watching?.stop()],
+      ['the callback sender', () => callbacks.stop()],
+      ['the WAL checkpoints', () => checkpoints.close()],
+      ['the development chain', () => dev?.close()],
+      ...lastSteps,
+      ['the access log', () => log.flush()],
+    ],
+    err,
+  );
   err('stopped; ledger closed');
 }
 
