@@ -18,6 +18,8 @@ const CONFIRMATIONS = 2;
 const tmp = tempDir();
 let pc: PayChain;
 let proxy: RpcProxy;
+let rpcUrl: string;
+const RPC_KEY = '0123456789abcdef0123456789abcdef';
 let db: string;
 let chains: string;
 let mchId: string;
@@ -28,10 +30,12 @@ let n = 0;
 beforeAll(async () => {
   pc = await startPayChain();
   proxy = await startRpcProxy(pc.chain.rpcUrl);
+  // As a provider's URL carries its key (the proxy answers on any path): no answer may show it.
+  rpcUrl = `${proxy.url}/v1/${RPC_KEY}/jsonrpc`;
   db = join(tmp.dir, 'ledger.db');
   const head = await pc.chain.provider.getBlockNumber();
   chains = writeChainsConfig(tmp.dir, {
-    chains: [{ chainId: 31337, chainType: 'EVM', name: 'Anvil', rpcUrl: proxy.url, confirmations: CONFIRMATIONS, pollInterval: 200, startBlock: head }],
+    chains: [{ chainId: 31337, chainType: 'EVM', name: 'Anvil', rpcUrl, confirmations: CONFIRMATIONS, pollInterval: 200, startBlock: head }],
     tokens: [{ chainId: 31337, address: await pc.usdt.getAddress(), symbol: 'USDT', asset: 'USDT', decimals: 6 }],
   });
   await withService(db, async (s) => {
@@ -98,7 +102,14 @@ describe('POST /api/v1/withdraw/confirm verifies on chain', () => {
     const down = await post('/api/v1/withdraw/confirm', { logId: w.id, txHash: tx.hash, blockNumber: tx.block });
     expect(down.status).toBe(503);
     expect(down.json).toMatchObject({ code: 0, data: null });
-    expect(down.json.msg).toMatch(/^chain 31337 \(Anvil\) cannot be read: .*; nothing was changed$/);
+    expect(down.json.msg).toBe(`chain 31337 (Anvil) cannot be read: ${proxy.url}/… cannot be reached: ECONNRESET; nothing was changed`);
+    // The watcher's last error, in the merchant's summary, names the node the same way.
+    const summary = await until('the watcher to report the node down', async () => {
+      const text = JSON.stringify((await post('/api/v1/summary', { op: 'summary' })).json);
+      return text.includes('cannot be reached') && text;
+    });
+    expect(summary).toContain(`${proxy.url}/…`);
+    expect(summary).not.toContain(RPC_KEY);
     // Nothing changed, the nonce included: the very same signed request, sent again once the node is back, is judged on the chain.
     const once = { logId: w.id, txHash: tx.hash, blockNumber: tx.block, mchId, timestamp: Date.now(), nonce: nextNonce() } as Record<string, unknown>;
     once.sign = sign(once, secret);

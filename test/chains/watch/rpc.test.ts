@@ -83,7 +83,22 @@ describe('the JSON-RPC client', () => {
     expect(e).toBeInstanceOf(RpcTransportError);
     expect(e.message).toMatch(/cannot be reached: ECONNREFUSED/);
     expect(e.message).not.toContain('0123456789abcdef0123');
-    expect(redactUrl('https://user:pw@node.example/v3/abcdefabcdefabcdefabcdef?x=1')).toBe('https://node.example/v3/…');
+    expect(redactUrl('https://user:pw@node.example/v3/abcdefabcdefabcdefabcdef?x=1')).toBe('https://node.example/…');
+  });
+
+  it("an RPC URL in a message keeps its scheme and host only: a provider's key is never shown, whatever its place", () => {
+    const key = '0123456789abcdef0123456789abcdef';
+    for (const [url, shown] of [
+      [`https://node.example/${key}/`, 'https://node.example/…'], // a key with a trailing slash
+      [`https://node.example/v1/${key}/jsonrpc`, 'https://node.example/…'], // a key before a last segment
+      ['https://mainnet.node.example/v3/SECRETKEY123', 'https://mainnet.node.example/…'], // a short key
+      ['https://node.example:8545/', 'https://node.example:8545'],
+      ['http://127.0.0.1:8545', 'http://127.0.0.1:8545'],
+      [`https://${key}.rpc.example/`, 'https://***.rpc.example'], // a key as a host label
+      ['https://eth-mainnet.rpc-4.example/#frag', 'https://eth-mainnet.rpc-4.example'],
+    ] as const) {
+      expect(redactUrl(url), url).toBe(shown);
+    }
   });
 });
 

@@ -602,7 +602,7 @@ describe('the chain watcher (simulated node)', () => {
     const { w } = watcherFor(h(), sim);
     sim.mine([{ token: TOKEN, to: o.addresses.EVM!, value: 1_000_000n }]);
     sim.mineEmpty(3);
-    const why = 'the node at http://127.0.0.1:1/sim is on chain 1, not on chain 31337 (Local): the rpcUrl of chain 31337 in the chains config points at another network; nothing is scanned until it does not';
+    const why = 'the node at http://127.0.0.1:1/… is on chain 1, not on chain 31337 (Local): the rpcUrl of chain 31337 in the chains config points at another network; nothing is scanned until it does not';
     await expect(w.tick()).rejects.toThrow(why);
     expect(sim.calls.filter((c) => c === 'eth_getLogs')).toEqual([]);
     expect(await service.getOrderStatus(o.id)).toBe('PENDING_PAY');
