@@ -237,7 +237,9 @@ export function pageOrders(s: StoreCtx, filter: OrderFilter & { limit?: number; 
   let after: SQL | undefined;
   let before = 0;
   if (filter.cursor) {
-    const at = s.db.select({ time: orders.createdAt, id: orders.id }).from(orders).where(eq(orders.id, filter.cursor)).get();
+    // Only the merchant's own rows: another merchant's id answers as one that does not exist.
+    const at = s.db.select({ time: orders.createdAt, id: orders.id }).from(orders)
+      .where(and(eq(orders.id, filter.cursor), filter.mchId ? eq(orders.merchantId, filter.mchId) : undefined)).get();
     if (!at) throw unknownCursor(filter.cursor, 'an order');
     const k = keyset(orders.createdAt, orders.id, at);
     after = k.after;

@@ -68,7 +68,9 @@ export function pageRefunds(s: StoreCtx, filter: { orderId?: string; mchId?: str
   let after: SQL | undefined;
   let before = 0;
   if (filter.cursor) {
-    const at = s.db.select({ time: refunds.createdAt, id: refunds.id }).from(refunds).where(eq(refunds.id, filter.cursor)).get();
+    // Only the merchant's own rows: another merchant's id answers as one that does not exist.
+    const at = s.db.select({ time: refunds.createdAt, id: refunds.id }).from(refunds).innerJoin(orders, eq(orders.id, refunds.orderId))
+      .where(and(eq(refunds.id, filter.cursor), filter.mchId ? eq(orders.merchantId, filter.mchId) : undefined)).get();
     if (!at) throw unknownCursor(filter.cursor, 'a refund');
     const k = keyset(refunds.createdAt, refunds.id, at);
     after = k.after;

@@ -261,7 +261,9 @@ export function pageWithdrawals(s: StoreCtx, filter: WithdrawalFilter & { limit?
   let after: SQL | undefined;
   let before = 0;
   if (filter.cursor) {
-    const at = s.db.select({ time: withdrawals.createdAt, id: withdrawals.id }).from(withdrawals).where(eq(withdrawals.id, filter.cursor)).get();
+    // Only the merchant's own rows: another merchant's id answers as one that does not exist.
+    const at = s.db.select({ time: withdrawals.createdAt, id: withdrawals.id }).from(withdrawals)
+      .where(and(eq(withdrawals.id, filter.cursor), filter.mchId ? eq(withdrawals.merchantId, filter.mchId) : undefined)).get();
     if (!at) throw unknownCursor(filter.cursor, 'a withdrawal');
     const k = keyset(withdrawals.createdAt, withdrawals.id, at);
     after = k.after;

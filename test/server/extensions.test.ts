@@ -54,6 +54,18 @@ describe('the extension endpoints', () => {
     expectRefused(await s.post('/api/v1/callbacks/show', s.signed(a, { op: 'callbacks/show', id: 'evt_AAAAAAAAAAAAAAAAAAAAAA' })), 404, 'callback evt_AAAAAAAAAAAAAAAAAAAAAA not found');
     expect(expectOk(await s.post('/api/v1/log', s.signed(a, { op: 'log', withdrawalId: wb.id })))).toEqual([]);
     expect(expectOk(await s.post('/api/v1/refund/list', s.signed(a, { op: 'refund/list', orderId: ob.id })))).toEqual([]);
+    // As cursors too: B's ids answer exactly as ids that do not exist (they would otherwise say
+    // that B's row exists, and with `page`, where it falls among A's).
+    expectOk(await s.post('/api/v1/refund', s.signed(b, { id: ob.id, amount: '1', remark: 'r' })));
+    const rb = expectOk(await s.post('/api/v1/refund/list', s.signed(b, { op: 'refund/list' })))[0].refundId as string;
+    for (const [path, id, what] of [['order/list', ob.id, 'an order'], ['withdraw/list', wb.id, 'a withdrawal'], ['refund/list', rb, 'a refund']] as const) {
+      for (const page of [false, true]) {
+        const unknown = `${id.slice(0, 3)}${'A'.repeat(id.length - 3)}`;
+        for (const cursor of [id, unknown]) {
+          expectRefused(await s.post(`/api/v1/${path}`, s.signed(a, { op: path, cursor, page })), 400, `cursor ${cursor} is not ${what} of this ledger: pass the id the previous page named`);
+        }
+      }
+    }
 
     // Refusals of input, before anything is read.
     expectRefused(await s.post('/api/v1/order/show', s.signed(a, { op: 'order/show' })), 400, 'id or oid is required');
