@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { AppError, usage } from './core/errors.js';
 import { configDir } from './paths.js';
+import { chooseTarget } from './remote/choose.js';
 import type { OperatorService } from './core/service.js';
 import type { LocalPaymentService } from './store/local-service.js';
 
@@ -124,8 +125,7 @@ export function operatorName(globals: Globals, env: NodeJS.ProcessEnv): string {
  * The profile in force, read cheaply: the name only. Its secret is read, and the file's mode
  * checked, when the remote is actually used.
  */
-function activeProfileName(globals: Globals, env: NodeJS.ProcessEnv): string | undefined {
-  if (globals.profile) return globals.profile;
+function activeProfileName(env: NodeJS.ProcessEnv): string | undefined {
   const path = join(configDir(env), 'config.json');
   if (!existsSync(path)) return undefined;
   try {
@@ -165,8 +165,12 @@ export function createContext(deps: ContextDeps, globals: Globals): Context {
   let local: LocalPaymentService | undefined;
   let operatorNoted = false;
   let target: Promise<RemoteTarget | undefined> | undefined;
-  // Must agree with resolveRemote (remote/target.ts): an empty CRYPTOPAY_REMOTE counts as unset.
-  const remoteUrl = () => globals.remote ?? (deps.env.CRYPTOPAY_REMOTE || undefined) ?? (globals.db ? undefined : activeProfileName(globals, deps.env));
+  // Whether a remote may be in play (src/remote/choose.ts): a conflict counts, so that
+  // resolveRemote (remote/target.ts) refuses it as a usage error.
+  const remoteUrl = () => {
+    const choice = chooseTarget(globals, deps.env);
+    return choice.to === 'local' ? undefined : choice.to === 'active profile' ? activeProfileName(deps.env) : choice.to;
+  };
   // The remote's details (profile file, secret, zod) are read only when a remote is in play.
   const resolveRemote = () =>
     (target ??= remoteUrl() ? import('./remote/target.js').then((m) => m.resolveRemote(globals, deps.env)) : Promise.resolve(undefined));

@@ -1,28 +1,30 @@
 import { usage } from '../core/errors.js';
 import type { Globals, RemoteTarget } from '../context.js';
 import { parseTimeout, readConfig, type Profile } from './profiles.js';
+import { chooseTarget } from './choose.js';
 import { checkRemoteUrl } from './remote-url.js';
 import { readSecretFile } from './secret-file.js';
 
 /**
- * Where a remote operation goes, and as whom: --remote, else CRYPTOPAY_REMOTE, else the
- * profile (--profile, else the active one). An explicit --db means the local ledger.
+ * Where a remote operation goes, and as whom (src/remote/choose.ts): --db, --remote or --profile,
+ * else CRYPTOPAY_DB or CRYPTOPAY_REMOTE, else the active profile; undefined for the local ledger.
  * Merchant: --mch-id / CRYPTOPAY_MCH_ID / profile. Secret: --secret-file / CRYPTOPAY_SECRET /
  * profile. Timeout: --timeout / CRYPTOPAY_TIMEOUT / profile / 10 s. Plain http to another
  * machine: --insecure-http / CRYPTOPAY_INSECURE_HTTP=1 / a profile saved with it.
  */
 export function resolveRemote(globals: Globals, env: NodeJS.ProcessEnv): RemoteTarget | undefined {
-  // An empty variable counts as unset (as CRYPTOPAY_SECRET below), so the profile still applies.
-  const flagOrEnv = globals.remote ?? (env.CRYPTOPAY_REMOTE || undefined);
-  if (flagOrEnv && globals.db) throw usage('give either --db (local ledger) or a remote, not both');
+  const choice = chooseTarget(globals, env);
+  if (choice.to === 'conflict') throw usage(choice.why);
+  if (choice.to === 'local') return undefined;
   let profile: Profile | undefined;
   let source: string;
-  if (flagOrEnv) {
-    source = globals.remote ? '--remote' : 'CRYPTOPAY_REMOTE';
+  let flagOrEnv: string | undefined;
+  if (choice.to === 'remote') {
+    flagOrEnv = choice.url;
+    source = choice.source;
   } else {
-    if (globals.db) return undefined;
     const config = readConfig(env);
-    const name = globals.profile ?? config.active ?? undefined;
+    const name = choice.to === 'profile' ? choice.name : config.active ?? undefined;
     if (!name) return undefined;
     profile = config.profiles[name];
     if (!profile) throw usage(`there is no profile named ${name}: see cryptopay profile list`);

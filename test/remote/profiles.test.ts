@@ -98,6 +98,37 @@ describe('a session with profiles', () => {
     expect(posts(server)).toBe(before);
   });
 
+  it('an exported CRYPTOPAY_DB means the local ledger over the active profile; a flag on the line still decides; with CRYPTOPAY_REMOTE set too, nothing is guessed (exit 2)', async () => {
+    const before = posts(server);
+    const local = { CRYPTOPAY_DB: localDb };
+    const [list, status, created, viaProfile, viaRemote] = await Promise.all([
+      h.cliExact(['--json', 'order', 'list'], local),
+      h.cliExact(['order', 'status', remoteOrder], local),
+      h.cliExact(['--json', 'order', 'create', '--oid', 'L-2', '--uid', 'u1', '--amount', '2'], local),
+      h.cliExact(['--profile', 'prod', 'order', 'status', remoteOrder], local),
+      h.cliExact(['--remote', server.url, 'order', 'status', remoteOrder], { ...local, CRYPTOPAY_SECRET: m.secret }),
+    ]);
+    expect(list.code).toBe(0);
+    expect(JSON.parse(list.stdout).map((o: { oid: string }) => o.oid)).toEqual(['L-1']);
+    expect(status).toMatchObject({ code: 1, stdout: '' });
+    expect(created).toMatchObject({ code: 0, stderr: '' });
+    expect(viaProfile).toEqual({ code: 0, stdout: 'PENDING_PAY\n', stderr: '' });
+    expect(viaRemote).toEqual({ code: 0, stdout: 'PENDING_PAY\n', stderr: '' });
+    expect((await h.json(['--db', localDb, 'order', 'list'])).map((o: { oid: string }) => o.oid).sort()).toEqual(['L-1', 'L-2']);
+    expect(posts(server)).toBe(before);
+
+    const both = { CRYPTOPAY_DB: localDb, CRYPTOPAY_REMOTE: server.url };
+    const [refused, byDb, byProfile] = await Promise.all([
+      h.cliExact(['refund', '--id', remoteOrder, '--amount', '1', '--yes'], both),
+      h.cliExact(['--db', localDb, '--json', 'order', 'list'], both),
+      h.cliExact(['--profile', 'prod', 'order', 'status', remoteOrder], both),
+    ]);
+    expect(refused).toEqual({ code: 2, stdout: '', stderr: 'error: CRYPTOPAY_DB and CRYPTOPAY_REMOTE are both set: say which with --db PATH or --remote URL, or unset one\n' });
+    expect(byDb.code).toBe(0);
+    expect(byProfile).toEqual({ code: 0, stdout: 'PENDING_PAY\n', stderr: '' });
+    expect(await h.cli(['--db', localDb, '--profile', 'prod', 'order', 'list'])).toEqual({ code: 2, stdout: '', stderr: 'error: give either --db (local ledger) or a remote, not both\n' });
+  });
+
   it('--profile NAME picks a profile that is not the active one', async () => {
     const other = (downUrl = `http://127.0.0.1:${await closedPort()}`);
     // The server is down: profile add refuses to save unchecked credentials, unless told to.
