@@ -4,7 +4,7 @@ import type { Context, ContextDeps, Globals } from './context.js';
 import { defineCommands } from './commands/define.js';
 import { annotateHelp } from './commands/help-text.js';
 import { appVersion, schemaVersion } from './core/version.js';
-import { commandOf, flagsIn, groupsWanted, missingCommand, rewriteHelp, wantsJson } from './commands/argv.js';
+import { commandOf, flagsIn, groupsWanted, missingCommand, refuseRepeatedOptions, rewriteHelp, wantsJson } from './commands/argv.js';
 
 /** What a command module exports: parse is done; do the work, print, return an exit code. */
 export type CommandRun = (ctx: Context, opts: Record<string, any>, ...args: any[]) => Promise<number | void>;
@@ -92,6 +92,7 @@ export function buildProgram(deps: ContextDeps, state: RunState, argv?: string[]
 
   defineCommands(program, run, argv ? (group) => (wanted ??= groupsWanted(program, argv))(group) : undefined);
   annotateHelp(program);
+  refuseRepeatedOptions(program);
   return program;
 }
 

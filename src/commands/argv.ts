@@ -1,4 +1,5 @@
 import type { Command, Option } from 'commander';
+import { usage } from '../core/errors.js';
 
 /**
  * What main.ts needs to know about a command line before (or without) commander's parse: a
@@ -112,4 +113,26 @@ export function flagsIn(message: string, cmd: Command | undefined): string {
   return message
     .replace(/\b([a-z]+[A-Z][A-Za-z]*)\b/g, (w) => flags.get(w) ?? w)
     .replace(/(^|; |\bor |\band )([a-z]+)(?= (?:is|are|must|has|needs|or|and)\b)/g, (m, pre: string, w: string) => (flags.has(w) ? `${pre}${flags.get(w)}` : m));
+}
+
+/**
+ * An option that takes a value may be given once: with `--amount 1 --amount 50` commander keeps
+ * the last, and a refund of 50 went through where the operator read 1 first (outside review).
+ * The line is refused as a usage error before anything runs. A flag without a value (`--json`,
+ * `--yes`) twice says the same thing twice and is left alone; the hidden `--secret` is refused
+ * on its own, whatever its count.
+ */
+export function refuseRepeatedOptions(program: Command): void {
+  const walk = (cmd: Command) => {
+    for (const o of cmd.options as Option[]) {
+      if (o.isBoolean() || o.variadic || o.hidden) continue;
+      let given = false;
+      cmd.on(`option:${o.name()}`, () => {
+        if (given) throw usage(`${o.long ?? o.flags} is given twice: give it once`);
+        given = true;
+      });
+    }
+    for (const c of cmd.commands) walk(c);
+  };
+  walk(program);
 }

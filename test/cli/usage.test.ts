@@ -63,6 +63,29 @@ describe.concurrent('usage', { timeout: SLOW }, () => {
   });
 
   describe('piped output', () => {
+    it('an option that takes a value, given twice, is a usage error that changes nothing: the last value no longer wins silently', async () => {
+      const m = await withMerchant();
+      const id = await paidOrder(m, 'T-1', 'u1', '100');
+      const [refund, create, dbs, mchIds, json] = await Promise.all([
+        m.run(['refund', '--id', id, '--amount', '1', '--amount', '50', '--yes']),
+        m.run(['order', 'create', '--oid', 'X-1', '--uid', 'u1', '--amount', '1', '--oid', 'X-2']),
+        m.bare(['--db', m.db, 'order', 'list', '--db', `${m.db}.other`]),
+        m.run(['--mch-id', m.mchId, 'balance', 'u1', '--mch-id', m.mchId]),
+        m.run(['--json', 'refund', '--id', id, '--amount=1', '--amount=50', '--yes']),
+      ]);
+      expect(refund).toEqual({ code: 2, stdout: '', stderr: 'error: --amount is given twice: give it once\n' });
+      expect(create).toEqual({ code: 2, stdout: '', stderr: 'error: --oid is given twice: give it once\n' });
+      expect(dbs).toEqual({ code: 2, stdout: '', stderr: 'error: --db is given twice: give it once\n' });
+      expect(mchIds).toEqual({ code: 2, stdout: '', stderr: 'error: --mch-id is given twice: give it once\n' });
+      expect(json.code).toBe(2);
+      expect(JSON.parse(json.stderr)).toEqual({ error: { kind: 'usage', message: '--amount is given twice: give it once' } });
+      const order = await m.json<{ refundedAmount: string }>(['order', 'show', id]);
+      expect(order.refundedAmount).toBe('0');
+      expect(await m.json(['order', 'list'])).toHaveLength(1);
+      // A flag without a value, twice, says the same thing twice: accepted.
+      expect((await m.run(['--json', 'order', 'list', '--json'])).code).toBe(0);
+    });
+
     it('has no ANSI escape codes, with or without NO_COLOR, for tables, records, warnings and errors', async () => {
       const s = await withMerchant();
       const id = await paidOrder(s, 'N-1', 'u1', '5');
