@@ -4,6 +4,7 @@ import type { Context, ContextDeps, Globals } from './context.js';
 import { defineCommands } from './commands/define.js';
 import { annotateHelp } from './commands/help-text.js';
 import { appVersion, schemaVersion } from './core/version.js';
+import { operatorRefusal } from './core/text-rules.js';
 import { commandOf, flagsIn, groupsWanted, missingCommand, refuseRepeatedOptions, rewriteHelp, wantsJson } from './commands/argv.js';
 
 /** What a command module exports: parse is done; do the work, print, return an exit code. */
@@ -65,6 +66,10 @@ export function buildProgram(deps: ContextDeps, state: RunState, argv?: string[]
       const opts = cmd.optsWithGlobals() as Record<string, any>;
       if (opts.secret !== undefined) {
         throw new AppError('usage', 'a secret is never taken from a command-line flag (it would stay in your shell history): use CRYPTOPAY_SECRET or --secret-file');
+      }
+      if (opts.operator !== undefined) {
+        const why = operatorRefusal(opts.operator);
+        if (why) throw new AppError('usage', why);
       }
       if (opts.json && opts.format && opts.format !== 'json') throw new AppError('usage', `--json and --format ${opts.format} ask for two different outputs: give one`);
       const globals: Globals = {

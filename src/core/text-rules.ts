@@ -33,3 +33,18 @@ export const hiddenRefusal = (field: string) =>
 export const isEchoable = (v: string) => !v.includes('&');
 export const echoRefusal = (field: string) =>
   `${field} must not contain "&": it is sent back in signed callbacks, where it would let the callback be read as other fields under the same signature`;
+
+/**
+ * Why an operator's name (`--operator`, kept as the actor of the audit entries a CLI change
+ * writes) is refused, or undefined. `api:<mchId>` and `chain:<chainId>` name the API and the
+ * chain watcher there: a hand adjustment written as either would pass for a merchant's signed
+ * request or a payment seen on chain (outside review).
+ */
+export function operatorRefusal(name: string): string | undefined {
+  if (name.trim() === '') return '--operator must not be empty';
+  if (/^\s*(api|chain):/i.test(name)) return '--operator must not start with api: or chain:, which name the API and the chain watcher in the audit log';
+  if (CONTROL.test(name)) return controlRefusal('--operator');
+  if (HIDDEN.test(name)) return hiddenRefusal('--operator');
+  if ([...name].length > 64) return '--operator must be at most 64 characters';
+  return undefined;
+}

@@ -86,6 +86,21 @@ describe.concurrent('usage', { timeout: SLOW }, () => {
       expect((await m.run(['--json', 'order', 'list', '--json'])).code).toBe(0);
     });
 
+    it('--operator cannot pass a change off as the API\'s or a chain watcher\'s in the audit log, nor be empty or hidden text: exit 2, nothing logged', async () => {
+      const m = await withMerchant();
+      const adjust = (operator: string) => m.run(['balance', 'adjust', 'u1', '--amount', '+1', '--reason', 'r', '--operator', operator, '--yes']);
+      const refusals = await Promise.all(['api:M100001', 'chain:1', 'API:x', ' Chain:56', '', 'a\u202eb', 'x'.repeat(65)].map(adjust));
+      expect(refusals.map((r) => [r.code, r.stdout, r.stderr])).toEqual([
+        ...['api:M100001', 'chain:1', 'API:x', ' Chain:56'].map(() => [2, '', 'error: --operator must not start with api: or chain:, which name the API and the chain watcher in the audit log\n']),
+        [2, '', 'error: --operator must not be empty\n'],
+        [2, '', expect.stringMatching(/^error: --operator must not contain invisible or direction-changing characters/)],
+        [2, '', 'error: --operator must be at most 64 characters\n'],
+      ]);
+      expect(await m.run(['balance', 'u1'])).toMatchObject({ code: 1, stderr: expect.stringContaining('user u1 has no activity') });
+      expect((await adjust('alice')).code).toBe(0);
+      expect((await m.json<{ actor: string }[]>(['log'])).map((e) => e.actor)).toContain('alice');
+    });
+
     it('has no ANSI escape codes, with or without NO_COLOR, for tables, records, warnings and errors', async () => {
       const s = await withMerchant();
       const id = await paidOrder(s, 'N-1', 'u1', '5');
