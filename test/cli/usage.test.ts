@@ -101,6 +101,21 @@ describe.concurrent('usage', { timeout: SLOW }, () => {
       expect((await m.json<{ actor: string }[]>(['log'])).map((e) => e.actor)).toContain('alice');
     });
 
+    it('withdraw reject judges --remark before anything is asked or read, as refund does: exit 2, the withdrawal still pending', async () => {
+      const m = await withMerchant();
+      await paidOrder(m, 'W-1', 'u1', '10');
+      const w = await m.json<{ id: string }>(['withdraw', 'apply', '--uid', 'u1', '--amount', '2', '--to', EVM_TO, '--chain-id', '1', '--chain-type', 'EVM', '--token', USDT_ETH]);
+      const [amp, long, unknown] = await Promise.all([
+        m.run(['withdraw', 'reject', w.id, '--remark', 'a&b', '--yes']),
+        m.run(['withdraw', 'reject', w.id, '--remark', 'x'.repeat(257), '--yes']),
+        m.run(['withdraw', 'reject', 'wd_AAAAAAAAAAAAAAAAAAAAAA', '--remark', 'a&b']),
+      ]);
+      expect(amp).toMatchObject({ code: 2, stdout: '', stderr: expect.stringMatching(/^error: --remark must not contain "&"/) });
+      expect(long).toEqual({ code: 2, stdout: '', stderr: 'error: --remark must be at most 256 characters\n' });
+      expect(unknown).toMatchObject({ code: 2, stderr: expect.stringMatching(/^error: --remark must not contain "&"/) });
+      expect(await m.json(['withdraw', 'show', w.id])).toMatchObject({ status: 'PENDING' });
+    });
+
     it('has no ANSI escape codes, with or without NO_COLOR, for tables, records, warnings and errors', async () => {
       const s = await withMerchant();
       const id = await paidOrder(s, 'N-1', 'u1', '5');

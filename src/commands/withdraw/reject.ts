@@ -1,9 +1,11 @@
 import type { Context } from '../../context.js';
 import { withdrawalAfter } from '../../core/state.js';
-import { asking, beforeAfter, isNotFound, confirmChange } from '../common.js';
+import { asking, beforeAfter, checked, isNotFound, confirmChange } from '../common.js';
 import { printWithdrawal } from '../views.js';
 
 export async function run(ctx: Context, opts: Record<string, string | undefined>, id: string): Promise<void> {
+  // By the interface's rule, before anything is read or asked (as refund's --remark).
+  checked(opts.remark, 'remark');
   const service = await ctx.service();
   const summary: [string, string][] = [['withdrawal', id]];
   if (asking(ctx)) {
