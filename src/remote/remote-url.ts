@@ -8,6 +8,7 @@ import { printable } from './text.js';
  * - no user name or password in it: they are not how cryptopay authenticates (requests are
  *   signed), and a URL with a password lands in shell history and server logs. No message
  *   repeats them;
+ * - no query or fragment: requests would drop them; no message repeats them either;
  * - not on a port fetch refuses (src/core/blocked-ports.ts): it would fail with "bad port";
  * - plain http only to this machine (127.0.0.0/8, ::1, localhost), unless the user says so:
  *   elsewhere the signed requests and the answers cryptopay prints would cross a network
@@ -23,6 +24,12 @@ export function checkRemoteUrl(raw: string, opts: { insecureHttp: boolean }): st
   }
   const credentials = credentialsProblem(url);
   if (credentials) throw usage(credentials);
+  // The client builds each request's URL on the base's path: a query or a fragment would be
+  // dropped (a key in it never sent), and repeating it in a message could show a token.
+  if (url.search || url.hash || raw.includes('?') || raw.includes('#')) {
+    const shown = `${url.protocol}//${url.host}${url.pathname}${url.search || raw.includes('?') ? '?…' : '#…'}`;
+    throw usage(`the remote ${printable(shown)} has a query or a fragment, which a request to it would drop: give the service's base URL alone, such as https://pay.example.com`);
+  }
   const port = blockedPortOf(url);
   if (port !== undefined) throw usage(`the remote ${printable(raw)} uses port ${port}: ${blockedPortReason(port)}; run serve on another port`);
   if (url.protocol === 'http:' && !opts.insecureHttp && !isLoopbackHost(url.hostname)) {

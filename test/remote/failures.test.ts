@@ -397,4 +397,17 @@ describe('remote mode without a merchant id or secret', () => {
     expect(ftp).toEqual({ code: 2, stdout: '', stderr: 'error: the remote must be an http or https URL, got "ftp://example.com"\n' });
     expect(both).toEqual({ code: 2, stdout: '', stderr: 'error: give either --db (local ledger) or a remote, not both\n' });
   });
+
+  it('a remote with a query or a fragment: exit 2 before anything is sent, the query not repeated (it may hold a token)', async () => {
+    const h = home();
+    const [query, fragment, env] = await Promise.all([
+      h.cli(['--remote', 'http://127.0.0.1:1/?key=QUERYSECRET', 'order', 'status', ORDER]),
+      h.cli(['--remote', 'http://127.0.0.1:1/base#frag', 'order', 'status', ORDER]),
+      h.cli(['order', 'status', ORDER], { env: { CRYPTOPAY_REMOTE: 'https://pay.example.com/?token=QUERYSECRET' } }),
+    ]);
+    const refusal = (shown: string) => `error: the remote ${shown} has a query or a fragment, which a request to it would drop: give the service's base URL alone, such as https://pay.example.com\n`;
+    expect(query).toEqual({ code: 2, stdout: '', stderr: refusal('http://127.0.0.1:1/?…') });
+    expect(fragment).toEqual({ code: 2, stdout: '', stderr: refusal('http://127.0.0.1:1/base#…') });
+    expect(env).toEqual({ code: 2, stdout: '', stderr: refusal('https://pay.example.com/?…') });
+  });
 });
