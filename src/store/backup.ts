@@ -20,14 +20,14 @@ export interface BackupReport {
  * copy of a ledger that already fails them: evidence worth keeping) and the violations returned.
  */
 export async function backupLedger(ledger: Ledger, target: string): Promise<BackupReport> {
-  if (target === ledger.path) throw new AppError('invalid', 'the backup must go to another file than the ledger itself');
+  if (target === ledger.path) throw new AppError('usage', 'the backup must go to another file than the ledger itself');
   try {
     // 'wx': refuses an existing path (no overwrite, no following a planted symlink) and creates
     // the file 0600 before SQLite writes a byte into it.
     closeSync(openSync(target, 'wx', 0o600));
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') throw new AppError('invalid', `${target} already exists: a backup never overwrites a file; choose a new path`);
+    if (code === 'EEXIST') throw new AppError('usage', `${target} already exists: a backup never overwrites a file; choose a new path`);
     throw new AppError('unavailable', `cannot create ${target}: ${(e as Error).message}`);
   }
   let copy: Ledger | undefined;

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { chmodSync, existsSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SLOW, paidOrder, withMerchant } from './_support.js';
@@ -54,18 +54,19 @@ describe.concurrent('the ledger file: who may read it, and its backups', { timeo
     expect(JSON.parse(json.stdout)).toMatchObject({ ok: true, integrity: 'ok', violations: [] });
   });
 
-  it('ledger backup never overwrites: an existing file or a symlink is refused and left as it was', async () => {
+  it('ledger backup never overwrites: an existing file or a symlink is refused and left as it was, exit 2 (a path to choose again, not a ledger that fails a check: that is 1)', async () => {
     const s = await withMerchant();
     const existing = join(s.dir, 'precious.txt');
     writeFileSync(existing, 'keep me');
     const r = await s.run(['ledger', 'backup', existing]);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
+    expect(readFileSync(existing, 'utf8')).toBe('keep me');
     expect(r.stderr).toBe(`error: ${existing} already exists: a backup never overwrites a file; choose a new path\n`);
     const link = join(s.dir, 'link.db');
     symlinkSync(join(s.dir, 'elsewhere.db'), link);
     expect((await s.run(['ledger', 'backup', link])).stderr).toMatch(/already exists/);
     expect(existsSync(join(s.dir, 'elsewhere.db'))).toBe(false);
-    expect((await s.run(['ledger', 'backup', s.db])).stderr).toMatch(/another file than the ledger itself/);
+    expect(await s.run(['ledger', 'backup', s.db])).toMatchObject({ code: 2, stderr: expect.stringMatching(/another file than the ledger itself/) });
     expect((await s.run(['ledger', 'check'])).code).toBe(0);
   });
 
