@@ -1,5 +1,6 @@
 import { ASSETS } from '../core/assets.js';
 import { AppError, usage } from '../core/errors.js';
+import { missingDay } from '../core/duration.js';
 import { formatAmount, parseLedgerAmount } from '../core/money.js';
 import type { Context } from '../context.js';
 import { printRecord, type Cell } from './output.js';
@@ -89,6 +90,8 @@ export function parseTimeBound(value: string | undefined, flag: string, now: num
   if (/^\d{10,15}$/.test(v)) return Number(v);
   const iso = /^\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:\.\d{1,3})?)?(Z|[+-]\d\d:?\d\d)?)?$/i.exec(v);
   if (iso) {
+    const missing = missingDay(v);
+    if (missing) throw usage(`--${flag} names a day that does not exist: ${missing}`);
     const text = v.length === 10 ? `${v}T00:00:00Z` : iso[1] ? v.replace(' ', 'T') : `${v.replace(' ', 'T')}Z`;
     const ms = Date.parse(text);
     if (!Number.isNaN(ms)) return ms;

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { MAX_ORDER_AHEAD } from '../core/duration.js';
+import { MAX_ORDER_AHEAD, missingDay } from '../core/duration.js';
 import { parseAmount, parseSignedAmount } from '../core/money.js';
 import { createOrderSchema, describeIssues, refundSchema, withdrawApplySchema } from '../core/schemas.js';
 
@@ -75,6 +75,8 @@ export function parseTime(value: string, now: number, flag: string): number | st
   const d = /^(\d{1,7})(s|m|h|d)$/.exec(value.trim());
   if (d) return now + Number(d[1]) * { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[d[2] as 's' | 'm' | 'h' | 'd'];
   if (/^\d{1,16}$/.test(value)) return Number(value);
+  const missing = missingDay(value);
+  if (missing) return `--${flag} names a day that does not exist: ${missing}`;
   if (/^\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d)$/i.test(value) && !Number.isNaN(Date.parse(value))) return Date.parse(value);
   return `--${flag} must be a duration from now such as 2h or 30m, milliseconds since the epoch, or an ISO 8601 time with its zone such as 2026-05-01T12:00Z`;
 }

@@ -19,3 +19,15 @@ export function formatDuration(ms: number): string {
   }
   return `${Math.round(ms / 1000)}s`;
 }
+
+/**
+ * The day (YYYY-MM-DD) a time is written with, when that day does not exist: Date.parse rolls
+ * 2026-02-30 over into 2 March and 2026-11-31 into 1 December, silently. Undefined otherwise.
+ */
+export function missingDay(text: string): string | undefined {
+  const m = /^(\d{4})-(\d\d)-(\d\d)/.exec(text.trim());
+  if (!m) return undefined;
+  const [y, month, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const day = new Date(Date.UTC(y, month - 1, d));
+  return month >= 1 && month <= 12 && day.getUTCMonth() === month - 1 && day.getUTCDate() === d ? undefined : m[0];
+}

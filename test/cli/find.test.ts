@@ -162,6 +162,25 @@ describe.concurrent('find anything (#15 item 2)', { timeout: SLOW }, () => {
     expect(unknown.stderr).toMatch(/cursor ord_nope is not an order of this ledger/);
   });
 
+  it('a date that does not exist is refused, not rolled over into the next month (--since 2026-02-30 read as 2 March), in lists and in --expired-at', async () => {
+    const s = await withMerchant();
+    const runs = await Promise.all([
+      s.run(['order', 'list', '--since', '2026-02-30']),
+      s.run(['withdraw', 'list', '--until', '2026-11-31T10:00Z']),
+      s.run(['log', '--since', '2027-02-29 08:00']),
+      s.run(['order', 'create', '--oid', 'D-1', '--uid', 'u1', '--amount', '1', '--expired-at', '2099-04-31T12:00Z']),
+    ]);
+    expect(runs.map((r) => [r.code, r.stdout, r.stderr])).toEqual([
+      [2, '', 'error: --since names a day that does not exist: 2026-02-30\n'],
+      [2, '', 'error: --until names a day that does not exist: 2026-11-31\n'],
+      [2, '', 'error: --since names a day that does not exist: 2027-02-29\n'],
+      [2, '', 'error: --expired-at names a day that does not exist: 2099-04-31\n'],
+    ]);
+    expect(await s.json(['order', 'list'])).toEqual([]);
+    // A day that exists, leap day included, is taken.
+    expect((await s.run(['order', 'list', '--since', '2028-02-29'])).code).toBe(0);
+  });
+
   it('withdraw list, refund list and log page and filter the same way; log and refund list take an oid', async () => {
     const s = await withMerchant();
     const id = await paidOrder(s, 'W-1', 'u1', '100');
