@@ -245,6 +245,16 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
    * request's, once the read has succeeded (signedOp spends it on a refusal). Without a nonce (the
    * CLI on a local ledger) it is the plain read.
    */
+  /**
+   * A list of one merchant's rows, once that merchant is known: a mistyped --mch-id is refused
+   * as summary and balance refuse it, not answered with an empty list that reads as "no orders"
+   * (outside review). Over HTTP the merchant is the one that signed.
+   */
+  private ofMerchant<T>(mchId: string | undefined, read: () => T): T {
+    if (mchId) merchants.findMerchant(this.s, this.s.db, mchId);
+    return read();
+  }
+
   private async signedRead<T>(read: () => T | Promise<T>): Promise<T> {
     if (!this.deps.caller.nonce) return read();
     return this.signedOp(async () => {
@@ -348,7 +358,7 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
   }
 
   async listOrders(filter: orders.OrderFilter & { cursor?: string; limit?: number }): Promise<OrderDetail[]> {
-    return this.signedRead(() => (filter.cursor ? orders.pageOrders(this.s, filter).items : orders.listOrders(this.s, filter)));
+    return this.signedRead(() => this.ofMerchant(filter.mchId, () => (filter.cursor ? orders.pageOrders(this.s, filter).items : orders.listOrders(this.s, filter))));
   }
 
   /**
@@ -365,7 +375,7 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
 
   /** `order list`: a page, filtered, with the count of all that match. */
   async pageOrders(filter: orders.OrderFilter & { limit?: number; cursor?: string }): Promise<Page<OrderDetail>> {
-    return this.signedRead(() => orders.pageOrders(this.s, filter));
+    return this.signedRead(() => this.ofMerchant(filter.mchId, () => orders.pageOrders(this.s, filter)));
   }
 
   /** The order an operator names by id or oid (`order show|status`, `log --order`). */
@@ -384,7 +394,7 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
 
   /** Payments found on chain more than 24 h after their order expired, waiting for an operator. */
   async heldPayments(filter: { mchId?: string; orderId?: string } = {}): Promise<HeldPaymentView[]> {
-    return this.signedRead(() => held.listHeld(this.s, filter));
+    return this.signedRead(() => this.ofMerchant(filter.mchId, () => held.listHeld(this.s, filter)));
   }
 
   /** The held or refused payment a reference names, for the operator's question (undefined: deciding says why). */
@@ -413,11 +423,11 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
   }
 
   async listRefunds(filter: { orderId?: string; mchId?: string; cursor?: string; limit?: number }): Promise<RefundView[]> {
-    return this.signedRead(() => (filter.cursor ? pageRefunds(this.s, filter, false).items : listRefunds(this.s, filter)));
+    return this.signedRead(() => this.ofMerchant(filter.mchId, () => (filter.cursor ? pageRefunds(this.s, filter, false).items : listRefunds(this.s, filter))));
   }
 
   async pageRefunds(filter: { orderId?: string; mchId?: string; limit?: number; cursor?: string }): Promise<Page<RefundView>> {
-    return this.signedRead(() => pageRefunds(this.s, filter));
+    return this.signedRead(() => this.ofMerchant(filter.mchId, () => pageRefunds(this.s, filter)));
   }
 
   // ---------------------------------------------------------------- withdrawals
@@ -459,17 +469,17 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
   }
 
   async listWithdrawals(filter: withdrawals.WithdrawalFilter & { cursor?: string; limit?: number }): Promise<Withdrawal[]> {
-    return this.signedRead(() => (filter.cursor ? withdrawals.pageWithdrawals(this.s, filter).items : withdrawals.listWithdrawals(this.s, filter)));
+    return this.signedRead(() => this.ofMerchant(filter.mchId, () => (filter.cursor ? withdrawals.pageWithdrawals(this.s, filter).items : withdrawals.listWithdrawals(this.s, filter))));
   }
 
   async pageWithdrawals(filter: withdrawals.WithdrawalFilter & { limit?: number; cursor?: string }): Promise<Page<Withdrawal>> {
-    return this.signedRead(() => withdrawals.pageWithdrawals(this.s, filter));
+    return this.signedRead(() => this.ofMerchant(filter.mchId, () => withdrawals.pageWithdrawals(this.s, filter)));
   }
 
   // ---------------------------------------------------------------- callbacks (the outbox)
 
   async listCallbacks(filter: { status?: CallbackStatus; orderId?: string; withdrawalId?: string; mchId?: string; limit?: number }): Promise<CallbackView[]> {
-    return this.signedRead(() => outbox.listCallbacks(this.s.db, filter));
+    return this.signedRead(() => this.ofMerchant(filter.mchId, () => outbox.listCallbacks(this.s.db, filter)));
   }
 
   async showCallback(id: string, mchId?: string): Promise<CallbackShow> {
@@ -488,16 +498,16 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
   }
 
   async log(filter: LogFilter & { cursor?: string; limit?: number }): Promise<AuditView[]> {
-    return this.signedRead(() => (filter.cursor ? pageLog(this.s, filter).items : readLog(this.s, filter)));
+    return this.signedRead(() => this.ofMerchant(filter.mchId, () => (filter.cursor ? pageLog(this.s, filter).items : readLog(this.s, filter))));
   }
 
   async pageLog(filter: LogFilter & { limit?: number; cursor?: string }): Promise<Page<AuditView>> {
-    return this.signedRead(() => pageLog(this.s, filter));
+    return this.signedRead(() => this.ofMerchant(filter.mchId, () => pageLog(this.s, filter)));
   }
 
   /** `log --follow`: the entries after `after`, oldest first, or the newest `limit` without it. */
   async followLog(filter: LogFilter & { after?: number; limit?: number }): Promise<LogFollow> {
-    return this.signedRead(() => followLog(this.s, filter));
+    return this.signedRead(() => this.ofMerchant(filter.mchId, () => followLog(this.s, filter)));
   }
 
   /** `cryptopay summary`: the ledger at a glance, of one merchant or of all. */

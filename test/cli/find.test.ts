@@ -162,6 +162,14 @@ describe.concurrent('find anything (#15 item 2)', { timeout: SLOW }, () => {
     expect(unknown.stderr).toMatch(/cursor ord_nope is not an order of this ledger/);
   });
 
+  it('a --mch-id that names no merchant is refused by every list, as by summary and balance, not answered with an empty list', async () => {
+    const s = await withMerchant();
+    const lists = [['order', 'list'], ['withdraw', 'list'], ['refund', 'list'], ['log'], ['order', 'held'], ['callbacks', 'list'], ['summary']];
+    const runs = await Promise.all(lists.map((l) => s.run([...l, '--mch-id', 'M999'])));
+    expect(runs.map((r) => [r.code, r.stdout, r.stderr])).toEqual(lists.map(() => [1, '', 'error: merchant M999 not found\n']));
+    expect((await s.run(['order', 'list', '--mch-id', s.mchId])).code).toBe(0);
+  });
+
   it('a date that does not exist is refused, not rolled over into the next month (--since 2026-02-30 read as 2 March), in lists and in --expired-at', async () => {
     const s = await withMerchant();
     const runs = await Promise.all([
