@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Context } from '../context.js';
-import { usage } from '../core/errors.js';
+import { AppError, usage } from '../core/errors.js';
 import { duplicateKey, duplicateRefusal } from '../core/json-keys.js';
 import { TIMESTAMP_WINDOW_MS } from '../core/nonce.js';
 import { printable } from '../remote/text.js';
@@ -151,7 +151,8 @@ export async function run(ctx: Context, opts: { port?: string; forwardTo?: strin
   const stopping = ctx.stopSignal();
   await new Promise<void>((resolve, reject) => {
     server.once('error', (e: NodeJS.ErrnoException) =>
-      reject(e.code === 'EADDRINUSE' ? usage(`cannot listen on 127.0.0.1:${portText}: the port is in use; pick another with --port`) : e),
+      // Exit 3, as serve: the port is the machine's state, not a mistake of the command line.
+      reject(e.code === 'EADDRINUSE' ? new AppError('unavailable', `cannot listen on 127.0.0.1:${portText}: the port is in use; pick another with --port, or --port 0 for any free one`) : e),
     );
     server.listen(Number(portText), '127.0.0.1', () => resolve());
   });

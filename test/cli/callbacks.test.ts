@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { signedEventBody } from '../../src/callbacks/event.js';
@@ -338,6 +340,21 @@ describe('callbacks run, test and listen', () => {
     expect(seen[5]).toMatchObject({ valid: false, reason: 'field paidAmount is given twice in the body: JSON readers disagree on which one counts' });
     expect(app.received).toHaveLength(1);
     expect(await listen.stop(), listen.err()).toBe(0);
+  });
+
+  it('listen on a port in use exits 3, as serve does: the machine\'s state, not a mistake of the line', async () => {
+    const db = newDb();
+    await withMerchant(db);
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      expect(await cli(['--db', db, 'listen', '--port', String(port)])).toEqual({
+        code: 3, stdout: '', stderr: `error: cannot listen on 127.0.0.1:${port}: the port is in use; pick another with --port, or --port 0 for any free one\n`,
+      });
+    } finally {
+      await new Promise((r) => taken.close(r));
+    }
   });
 
   it('usage: an unknown status or event is a usage error', async () => {

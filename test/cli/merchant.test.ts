@@ -80,30 +80,32 @@ describe.concurrent('merchants', { timeout: SLOW }, () => {
       expect(human).not.toMatch(/TRON/);
     });
 
-    it('refuses a bad key with exit 1 and a message naming the option, and adds no merchant', async () => {
+    it('refuses a bad key, both kinds of wallet or none with exit 2 (judged by their form, before the ledger is opened) and a message naming the option: no merchant, not even a ledger file', async () => {
       const s = sandbox();
       const typo = TEST_WALLET.evmXpub.slice(0, -1) + (TEST_WALLET.evmXpub.endsWith('a') ? 'b' : 'a');
       const xprv = HDNodeWallet.fromPhrase(TEST_MNEMONIC, undefined, "m/44'/60'/0'").extendedKey;
       const master = HDNodeWallet.fromSeed(Mnemonic.fromPhrase(TEST_MNEMONIC).computeSeed()).neuter().extendedKey;
-      const [bad, priv, depth, tron, both] = await Promise.all([
+      const [bad, priv, depth, tron, both, none] = await Promise.all([
         s.run(['merchant', 'add', '--name', 'A', '--evm-xpub', typo]),
         s.run(['merchant', 'add', '--name', 'B', '--evm-xpub', xprv]),
         s.run(['merchant', 'add', '--name', 'C', '--evm-xpub', master]),
         s.run(['merchant', 'add', '--name', 'D', '--tron-xpub', 'not-a-key']),
         s.run(['merchant', 'add', '--name', 'E', '--generate-wallet', '--evm-xpub', TEST_WALLET.evmXpub]),
+        s.run(['merchant', 'add', '--name', 'F']),
       ]);
-      expect(bad.code, bad.stderr).toBe(1);
+      expect(bad.code, bad.stderr).toBe(2);
       expect(bad.stderr).toMatch(/evm-xpub is not a valid extended public key.*checksum/);
-      expect(priv.code, priv.stderr).toBe(1);
+      expect(priv.code, priv.stderr).toBe(2);
       expect(priv.stderr).toMatch(/extended private key/);
       expect(priv.stderr).not.toContain(xprv); // a leaked private key is never echoed
-      expect(depth.code, depth.stderr).toBe(1);
+      expect(depth.code, depth.stderr).toBe(2);
       expect(depth.stderr).toMatch(/depth 0.*account-level/);
-      expect(tron.code, tron.stderr).toBe(1);
+      expect(tron.code, tron.stderr).toBe(2);
       expect(tron.stderr).toMatch(/tron-xpub is not a valid extended public key/);
-      expect(both.code, both.stderr).toBe(1);
+      expect(both.code, both.stderr).toBe(2);
       expect(both.stderr).toMatch(/either --generate-wallet or xpubs/);
-      expect(await s.json(['merchant', 'list'])).toEqual([]);
+      expect(none).toEqual({ code: 2, stdout: '', stderr: 'error: a merchant needs a wallet to receive payments: give --evm-xpub and/or --tron-xpub, or --generate-wallet\n' });
+      expect((await s.run(['merchant', 'list'])).stderr).toMatch(/^error: no ledger at /);
     });
 
     it('refuses a second merchant on the same xpub (they would share addresses)', async () => {

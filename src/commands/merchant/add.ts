@@ -16,11 +16,28 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
   }
   const rate = String(opts.rateLimit ?? '60');
   if (!/^\d{1,7}$/.test(rate)) throw usage('--rate-limit must be a whole number of requests per minute (0 means no limit)');
+  // The wallet is judged by its form (an xpub's checksum, depth and kind) before the ledger is
+  // opened: a refused merchant add leaves no ledger file behind, and says so with exit 2.
+  const evmXpub = opts.evmXpub as string | undefined;
+  const tronXpub = opts.tronXpub as string | undefined;
+  if (opts.generateWallet && (evmXpub || tronXpub)) throw usage('give either --generate-wallet or xpubs, not both');
+  if (!opts.generateWallet && !evmXpub && !tronXpub) {
+    throw usage('a merchant needs a wallet to receive payments: give --evm-xpub and/or --tron-xpub, or --generate-wallet');
+  }
+  const { parseAccountXpub } = await import('../../chains/derive.js');
+  for (const [xpub, flag] of [[evmXpub, 'evm-xpub'], [tronXpub, 'tron-xpub']] as const) {
+    if (!xpub) continue;
+    try {
+      parseAccountXpub(xpub, flag);
+    } catch (e) {
+      throw usage((e as Error).message);
+    }
+  }
   const service = await ctx.local('merchant add', { create: true });
   const created = await service.addMerchant({
     name,
-    evmXpub: opts.evmXpub as string | undefined,
-    tronXpub: opts.tronXpub as string | undefined,
+    evmXpub,
+    tronXpub,
     generateWallet: !!opts.generateWallet,
     orderLifetime: opts.orderLifetime as string | undefined,
     rateLimit: Number(rate),
