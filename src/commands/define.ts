@@ -253,6 +253,7 @@ export function defineCommands(program: Command, run: Runner, wanted: (group: st
       .option('--order <id>', 'only this order')
       .option('--withdrawal <id>', 'only this withdrawal')
       .option('--limit <n>', 'at most this many', '50')
+      .option('--cursor <id>', 'the page after this callback (the id the previous page named)')
       .action(run(() => import('./callbacks/list.js')));
     callbacks.command('show').argument('<id>').description('one callback with every attempt').action(run(() => import('./callbacks/show.js')));
     callbacks

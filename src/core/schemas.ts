@@ -191,7 +191,9 @@ export const callbackListSchema = z.strictObject({
   status: z.enum(['pending', 'delivered', 'failed'], { error: 'status must be pending, delivered or failed' }).optional(),
   orderId: id64('orderId').optional(),
   withdrawalId: id64('withdrawalId').optional(),
+  cursor: id64('cursor').optional(),
   limit: limit.optional(),
+  page,
 });
 export const callbackShowSchema = z.strictObject({ mchId, id: id64('id') });
 

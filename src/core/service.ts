@@ -70,7 +70,7 @@ export interface OperatorExtensions {
   /** With `known`, a uid the merchant never saw is refused (not_found) instead of answered with zeros. */
   balance(uid: string, opts?: { asset?: string; mchId?: string; known?: boolean }): Promise<BalanceView>;
   log(filter: { orderId?: string; withdrawalId?: string; mchId?: string; since?: number; until?: number; cursor?: string; limit?: number }): Promise<AuditView[]>;
-  listCallbacks(filter: { status?: CallbackStatus; orderId?: string; withdrawalId?: string; mchId?: string; limit?: number }): Promise<CallbackView[]>;
+  listCallbacks(filter: { status?: CallbackStatus; orderId?: string; withdrawalId?: string; mchId?: string; cursor?: string; limit?: number }): Promise<CallbackView[]>;
   showCallback(id: string, mchId?: string): Promise<CallbackShow>;
   // The lists as pages: the rows with how many match in all and where the page stands (the
   // CLI's "showing 51-100 of 230"); over HTTP the list endpoints with `"page": true`.
@@ -78,6 +78,7 @@ export interface OperatorExtensions {
   pageWithdrawals(filter: { mchId?: string; status?: WithdrawalStatus; uid?: string; since?: number; until?: number; cursor?: string; limit?: number }): Promise<Page<Withdrawal>>;
   pageRefunds(filter: { orderId?: string; mchId?: string; cursor?: string; limit?: number }): Promise<Page<RefundView>>;
   pageLog(filter: { orderId?: string; withdrawalId?: string; mchId?: string; since?: number; until?: number; cursor?: string; limit?: number }): Promise<Page<AuditView>>;
+  pageCallbacks(filter: { status?: CallbackStatus; orderId?: string; withdrawalId?: string; mchId?: string; cursor?: string; limit?: number }): Promise<Page<CallbackView>>;
   /** `order find`: by id, oid, uid, transaction hash (payments and payouts) or deposit address. */
   findOrders(q: string, opts?: { mchId?: string; limit?: number }): Promise<FindResult>;
   /** `cryptopay summary`. */

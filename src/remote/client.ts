@@ -54,6 +54,7 @@ import {
   orderShowSchema,
   refundListSchema,
   refundPageSchema,
+  callbackPageSchema,
   refundResultSchema,
   statusSchema,
   summarySchema,
@@ -179,8 +180,12 @@ export class RemotePaymentService implements PaymentService, OperatorExtensions 
     return this.read('/api/v1/log', filter, logSchema);
   }
 
-  listCallbacks(filter: { status?: CallbackStatus; orderId?: string; withdrawalId?: string; mchId?: string; limit?: number }): Promise<CallbackView[]> {
+  listCallbacks(filter: { status?: CallbackStatus; orderId?: string; withdrawalId?: string; mchId?: string; cursor?: string; limit?: number }): Promise<CallbackView[]> {
     return this.read('/api/v1/callbacks/list', filter, callbackListSchema);
+  }
+
+  pageCallbacks(filter: { status?: CallbackStatus; orderId?: string; withdrawalId?: string; mchId?: string; cursor?: string; limit?: number }): Promise<Page<CallbackView>> {
+    return this.read('/api/v1/callbacks/list', { ...filter, page: true }, callbackPageSchema);
   }
 
   showCallback(id: string, mchId?: string): Promise<CallbackShow> {

@@ -311,6 +311,7 @@ const callbackFields = {
   deliveredAt: millis.nullable(),
 };
 export const callbackListSchema = list(z.object(callbackFields));
+export const callbackPageSchema = pageOf(z.object(callbackFields));
 export const callbackShowSchema = z.object({
   ...callbackFields,
   payload: z.record(z.string().max(200), z.union([text, z.number(), z.boolean(), z.null()])),

@@ -273,8 +273,10 @@ export function createApp(deps: AppDeps) {
     return q.page ? s.pageRefunds(f) : s.listRefunds(f);
   });
   read('/api/v1/balance', balanceSchema, (s, q, mchId) => s.balance(q.uid, { mchId, asset: q.asset?.toUpperCase(), known: q.known }));
-  read('/api/v1/callbacks/list', callbackListSchema, (s, q, mchId) =>
-    s.listCallbacks({ mchId, status: q.status, orderId: q.orderId, withdrawalId: q.withdrawalId, limit: q.limit }));
+  read('/api/v1/callbacks/list', callbackListSchema, (s, q, mchId) => {
+    const f = { mchId, status: q.status, orderId: q.orderId, withdrawalId: q.withdrawalId, cursor: q.cursor, limit: q.limit };
+    return q.page ? s.pageCallbacks(f) : s.listCallbacks(f);
+  });
   // Which process of the service sent an attempt (host:pid) is the operator's business, not the merchant's.
   read('/api/v1/callbacks/show', callbackShowSchema, async (s, q, mchId) => {
     const c = await s.showCallback(q.id, mchId);

@@ -444,7 +444,7 @@ export function openApiDocument(): Record<string, unknown> {
         LOG_FOLLOW,
       ),
       '/api/v1/summary': signedPost(`${EXT}The merchant's ledger at a glance: pending withdrawals, payments, refunds and withdrawals today and this week (UTC), balances, held payments, the chains' lag, failed callbacks`, withOp('summary', summarySchema), SUMMARY),
-      '/api/v1/callbacks/list': signedPost(`${EXT}Callbacks to the merchant's notifyUrls, newest first`, withOp('callbacks/list', callbackListSchema), listOf(CALLBACK)),
+      '/api/v1/callbacks/list': signedPost(`${EXT}Callbacks to the merchant's notifyUrls, newest first`, withOp('callbacks/list', callbackListSchema), listOrPage(CALLBACK)),
       '/api/v1/callbacks/show': signedPost(`${EXT}One callback with the event it carries and every attempt (the sending process shown as "service")`, withOp('callbacks/show', callbackShowSchema), CALLBACK_SHOW),
       '/pay/{id}': unsignedGet(
         'The payment page of an order (HTML for people; no signature: the unguessable id is the capability)',

@@ -478,8 +478,12 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
 
   // ---------------------------------------------------------------- callbacks (the outbox)
 
-  async listCallbacks(filter: { status?: CallbackStatus; orderId?: string; withdrawalId?: string; mchId?: string; limit?: number }): Promise<CallbackView[]> {
-    return this.signedRead(() => this.ofMerchant(filter.mchId, () => outbox.listCallbacks(this.s.db, filter)));
+  async listCallbacks(filter: { status?: CallbackStatus; orderId?: string; withdrawalId?: string; mchId?: string; cursor?: string; limit?: number }): Promise<CallbackView[]> {
+    return this.signedRead(() => this.ofMerchant(filter.mchId, () => (filter.cursor ? outbox.pageCallbacks(this.s.db, filter).items : outbox.listCallbacks(this.s.db, filter))));
+  }
+
+  async pageCallbacks(filter: { status?: CallbackStatus; orderId?: string; withdrawalId?: string; mchId?: string; cursor?: string; limit?: number }): Promise<Page<CallbackView>> {
+    return this.signedRead(() => this.ofMerchant(filter.mchId, () => outbox.pageCallbacks(this.s.db, filter)));
   }
 
   async showCallback(id: string, mchId?: string): Promise<CallbackShow> {

@@ -1,13 +1,12 @@
 import type Database from 'better-sqlite3';
-import { and, asc, desc, eq, gt, isNotNull, lt, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, gt, isNotNull, lt, sql, type SQL } from 'drizzle-orm';
 import { conflict, notFound } from '../core/errors.js';
 import { formatAmount } from '../core/money.js';
-import type { AttemptView, CallbackShow, CallbackStatus, CallbackView } from '../core/types.js';
+import type { AttemptView, CallbackStatus, CallbackView } from '../core/types.js';
 import { defaultRandomId } from './ids.js';
 import type { Q } from './ledger.js';
-import { callbackAttempts, callbackCursors, callbacks, orders } from './schema.js';
+import { callbackCursors, callbacks, orders } from './schema.js';
 import { decimalsOf } from './store-context.js';
-import { shownUrl } from '../core/shown-url.js';
 
 /**
  * The callbacks outbox (decisions §9, issue #13), the way Stripe's webhooks and pg-boss work:
@@ -431,38 +430,9 @@ export function releaseLeases(tx: Q, owner: string, ids: string[]): void {
 }
 
 export type { AttemptView, CallbackView };
-
-export { shownUrl };
-
-export function callbackView(r: CallbackRow): CallbackView {
-  return {
-    id: r.id, eventId: r.id, mchId: r.merchantId, event: r.event, subject: `${r.subjectType}:${r.subjectId}`, url: shownUrl(r.url),
-    status: r.status as CallbackStatus, attempts: r.attempts, nextAttemptAt: r.status === 'pending' ? r.nextAttemptAt : null,
-    lastStatus: r.lastStatus, lastError: r.lastError, createdAt: r.createdAt, deliveredAt: r.deliveredAt,
-  };
-}
-
-export function listCallbacks(q: Q, f: { status?: CallbackStatus; orderId?: string; withdrawalId?: string; mchId?: string; limit?: number }): CallbackView[] {
-  const where: SQL[] = [];
-  if (f.status) where.push(eq(callbacks.status, f.status));
-  if (f.orderId) where.push(and(eq(callbacks.subjectType, 'order'), eq(callbacks.subjectId, f.orderId))!);
-  if (f.withdrawalId) where.push(and(eq(callbacks.subjectType, 'withdrawal'), eq(callbacks.subjectId, f.withdrawalId))!);
-  if (f.mchId) where.push(eq(callbacks.merchantId, f.mchId));
-  return q.select().from(callbacks).where(and(...where)).orderBy(desc(callbacks.createdAt), desc(callbacks.id)).limit(f.limit ?? 50).all().map(callbackView);
-}
-
-export function findCallback(q: Q, id: string, mchId?: string): CallbackRow {
-  const row = q.select().from(callbacks).where(mchId ? and(eq(callbacks.id, id), eq(callbacks.merchantId, mchId)) : eq(callbacks.id, id)).get();
-  if (!row) throw notFound(`callback ${id} not found`);
-  return row;
-}
-
-export function showCallback(q: Q, id: string, mchId?: string): CallbackShow {
-  const row = findCallback(q, id, mchId);
-  const history = q.select().from(callbackAttempts).where(eq(callbackAttempts.callbackId, id)).orderBy(asc(callbackAttempts.id)).all()
-    .map((a) => ({ at: a.at, statusCode: a.statusCode, latencyMs: a.latencyMs, error: a.error, by: a.owner }));
-  return { ...callbackView(row), payload: JSON.parse(row.payload) as EventFields, history };
-}
+// The reads of `callbacks list|show` live in callback-reads.ts; re-exported for the sender's callers.
+export { callbackView, findCallback, listCallbacks, pageCallbacks, showCallback } from './callback-reads.js';
+import { findCallback } from './callback-reads.js';
 
 /**
  * A delivery due again now with its whole schedule ahead (an operator's resend: the merchant

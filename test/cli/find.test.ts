@@ -162,6 +162,29 @@ describe.concurrent('find anything (#15 item 2)', { timeout: SLOW }, () => {
     expect(unknown.stderr).toMatch(/cursor ord_nope is not an order of this ledger/);
   });
 
+  it('callbacks list pages like the other lists: "showing 1 of 3", --cursor, an unknown cursor refused', async () => {
+    const s = await withMerchant();
+    for (const n of [1, 2, 3]) {
+      const o = await s.json<{ id: string }>(['order', 'create', '--oid', `C-${n}`, '--uid', 'u1', '--amount', '1', '--notify-url', 'https://shop.example/notify']);
+      await s.json(['order', 'mark-paid', o.id, '--tx-hash', `0x${String(n).repeat(64)}`, '--yes']);
+    }
+    const all = await s.json<{ id: string }[]>(['callbacks', 'list']);
+    expect(all).toHaveLength(3);
+    const ids = (r: { stdout: string }) => rows(r.stdout).map((l) => l.split('\t')[0]);
+    const first = await s.run(['callbacks', 'list', '--limit', '1']);
+    expect(ids(first)).toEqual([all[0]!.id]);
+    expect(first.stderr).toBe(`showing 1 of 3; next page: --cursor ${all[0]!.id}\n`);
+    const [second, json, unknown] = await Promise.all([
+      s.run(['callbacks', 'list', '--limit', '2', '--cursor', all[0]!.id]),
+      s.run(['--json', 'callbacks', 'list', '--limit', '1', '--cursor', all[1]!.id]),
+      s.run(['callbacks', 'list', '--cursor', 'evt_AAAAAAAAAAAAAAAAAAAAAA']),
+    ]);
+    expect(ids(second)).toEqual([all[1]!.id, all[2]!.id]);
+    expect(second.stderr).toBe('showing 2-3 of 3\n');
+    expect(JSON.parse(json.stdout).map((c: { id: string }) => c.id)).toEqual([all[2]!.id]);
+    expect(unknown).toEqual({ code: 1, stdout: '', stderr: 'error: cursor evt_AAAAAAAAAAAAAAAAAAAAAA is not a callback of this ledger: pass the id the previous page named\n' });
+  });
+
   it('a --mch-id that names no merchant is refused by every list, as by summary and balance, not answered with an empty list', async () => {
     const s = await withMerchant();
     const lists = [['order', 'list'], ['withdraw', 'list'], ['refund', 'list'], ['log'], ['order', 'held'], ['callbacks', 'list'], ['summary']];

@@ -58,7 +58,9 @@ describe('the extension endpoints', () => {
     // that B's row exists, and with `page`, where it falls among A's).
     expectOk(await s.post('/api/v1/refund', s.signed(b, { id: ob.id, amount: '1', remark: 'r' })));
     const rb = expectOk(await s.post('/api/v1/refund/list', s.signed(b, { op: 'refund/list' })))[0].refundId as string;
-    for (const [path, id, what] of [['order/list', ob.id, 'an order'], ['withdraw/list', wb.id, 'a withdrawal'], ['refund/list', rb, 'a refund']] as const) {
+    await s.paidOrder(b, '1', 'u1', { notifyUrl: 'https://shop.example/notify' });
+    const cb = expectOk(await s.post('/api/v1/callbacks/list', s.signed(b, { op: 'callbacks/list' })))[0].id as string;
+    for (const [path, id, what] of [['order/list', ob.id, 'an order'], ['withdraw/list', wb.id, 'a withdrawal'], ['refund/list', rb, 'a refund'], ['callbacks/list', cb, 'a callback']] as const) {
       for (const page of [false, true]) {
         const unknown = `${id.slice(0, 3)}${'A'.repeat(id.length - 3)}`;
         for (const cursor of [id, unknown]) {

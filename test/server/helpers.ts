@@ -64,7 +64,7 @@ export interface TestServer {
   /** A created order, through the service directly (not the API). */
   order(m: Merchant, fields?: Record<string, unknown>): Promise<{ id: string; oid: string }>;
   /** An order created and recorded paid in full by hand. */
-  paidOrder(m: Merchant, amount: string, uid?: string): Promise<{ id: string; oid: string }>;
+  paidOrder(m: Merchant, amount: string, uid?: string, extra?: Record<string, unknown>): Promise<{ id: string; oid: string }>;
   credit(m: Merchant, uid: string, amount: string): Promise<void>;
   close(): Promise<void>;
 }
@@ -122,8 +122,8 @@ export async function startServer(opts: { limits?: Partial<HttpLimits> } = {}): 
       const o = await service.createOrder({ mchId: m.mchId, oid: nextOid(), uid: 'u1', amount: '10', ...fields } as never);
       return { id: o.id, oid: o.oid };
     },
-    async paidOrder(m, amount, uid = 'u1') {
-      const o = await srv.order(m, { amount, uid });
+    async paidOrder(m, amount, uid = 'u1', extra = {}) {
+      const o = await srv.order(m, { amount, uid, ...extra });
       await service.markPaid({ id: o.id, txHash: nextTx() });
       return o;
     },

@@ -1,20 +1,22 @@
 import type { Context } from '../../context.js';
 import { usage } from '../../core/errors.js';
 import { CALLBACK_STATUSES, type CallbackStatus } from '../../store/outbox.js';
-import { parseLimit } from '../common.js';
+import { pageNote, parseCursor, parseLimit } from '../common.js';
 import { formatTime, merchantColumn, printJson, printTable, type Column } from '../output.js';
 
 export async function run(ctx: Context, opts: Record<string, string | undefined>): Promise<void> {
   const status = opts.status?.toLowerCase() as CallbackStatus | undefined;
   if (status !== undefined && !CALLBACK_STATUSES.includes(status)) throw usage(`--status must be one of ${CALLBACK_STATUSES.join(', ')}`);
-  const list = await (await ctx.service()).listCallbacks({
-    status, orderId: opts.order, withdrawalId: opts.withdrawal, mchId: ctx.globals.mchId, limit: parseLimit(opts.limit),
+  const page = await (await ctx.service()).pageCallbacks({
+    status, orderId: opts.order, withdrawalId: opts.withdrawal, mchId: ctx.globals.mchId, cursor: parseCursor(opts.cursor), limit: parseLimit(opts.limit),
   });
+  const list = page.items;
   if (ctx.globals.json) return printJson(ctx, list);
   const head: Array<string | Column> = ['id', 'event', 'subject', 'status', 'attempts', 'last answer', 'next attempt', 'created'];
   const rows = list.map((c) => [c.id, c.event, c.subject, c.status, c.attempts, lastAnswer(c), formatTime(c.nextAttemptAt), formatTime(c.createdAt)]);
   merchantColumn(list, head, rows);
   await printTable(ctx, head, rows);
+  pageNote(ctx, page);
 }
 
 export function lastAnswer(c: { lastStatus: number | null; lastError: string | null; attempts: number }): string {
