@@ -22,8 +22,8 @@ export async function printOrder(ctx: Context, o: Order | (OrderDetail & { onCha
   if (d) {
     pairs.push(
       ['merchant', d.mchId],
-      ['paid', d.paidAmount],
-      ['refunded', d.refundedAmount],
+      ['paid', `${d.paidAmount} ${d.asset}`],
+      ['refunded', `${d.refundedAmount} ${d.asset}`],
       ['paid at', formatTime(d.paidAt)],
       ['late', d.late ? 'yes' : 'no'],
       ['memo', d.memo],

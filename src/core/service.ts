@@ -26,6 +26,7 @@ import type {
   RefundView,
   Summary,
   VerificationReport,
+  ListedWithdrawal,
   Withdrawal,
   WithdrawalDetail,
   WithdrawalStatus,
@@ -64,7 +65,7 @@ export interface OperatorExtensions {
   /** One order by id or oid, with its payments as the chain watcher saw them. */
   showOrder(input: { mchId?: string; id?: string; oid?: string }): Promise<OrderShow>;
   heldPayments(filter: { mchId?: string; orderId?: string }): Promise<HeldPaymentView[]>;
-  listWithdrawals(filter: { mchId?: string; status?: WithdrawalStatus; uid?: string; since?: number; until?: number; cursor?: string; limit?: number }): Promise<Withdrawal[]>;
+  listWithdrawals(filter: { mchId?: string; status?: WithdrawalStatus; uid?: string; since?: number; until?: number; cursor?: string; limit?: number }): Promise<ListedWithdrawal[]>;
   getWithdrawal(id: string, mchId?: string): Promise<WithdrawalDetail>;
   listRefunds(filter: { orderId?: string; mchId?: string; cursor?: string; limit?: number }): Promise<RefundView[]>;
   /** With `known`, a uid the merchant never saw is refused (not_found) instead of answered with zeros. */
@@ -75,7 +76,7 @@ export interface OperatorExtensions {
   // The lists as pages: the rows with how many match in all and where the page stands (the
   // CLI's "showing 51-100 of 230"); over HTTP the list endpoints with `"page": true`.
   pageOrders(filter: { mchId?: string; status?: OrderStatus; uid?: string; oid?: string; since?: number; until?: number; cursor?: string; limit?: number }): Promise<Page<OrderDetail>>;
-  pageWithdrawals(filter: { mchId?: string; status?: WithdrawalStatus; uid?: string; since?: number; until?: number; cursor?: string; limit?: number }): Promise<Page<Withdrawal>>;
+  pageWithdrawals(filter: { mchId?: string; status?: WithdrawalStatus; uid?: string; since?: number; until?: number; cursor?: string; limit?: number }): Promise<Page<ListedWithdrawal>>;
   pageRefunds(filter: { orderId?: string; mchId?: string; cursor?: string; limit?: number }): Promise<Page<RefundView>>;
   pageLog(filter: { orderId?: string; withdrawalId?: string; mchId?: string; since?: number; until?: number; cursor?: string; limit?: number }): Promise<Page<AuditView>>;
   pageCallbacks(filter: { status?: CallbackStatus; orderId?: string; withdrawalId?: string; mchId?: string; cursor?: string; limit?: number }): Promise<Page<CallbackView>>;

@@ -152,7 +152,16 @@ export interface HeldPaymentView {
 }
 
 /** Everything `withdraw show` tells: the record, its merchant, and how its confirmation was trusted. */
-export interface WithdrawalDetail extends Withdrawal {
+/**
+ * A withdrawal as the extension reads show it (lists, show, find): the record of the interface
+ * with the asset its amount is in, which a chain the reader does not know would not tell
+ * (decisions §12: the interface's own operations keep their shape).
+ */
+export interface ListedWithdrawal extends Withdrawal {
+  asset: string;
+}
+
+export interface WithdrawalDetail extends ListedWithdrawal {
   mchId: string;
   /** null: not confirmed; `confirming`: matched on chain, waiting for depth; `verified`; `unverified`. */
   verification: 'confirming' | 'verified' | 'unverified' | null;
@@ -320,7 +329,7 @@ export type MatchedBy = 'id' | 'oid' | 'uid' | 'txHash' | 'address';
  */
 export interface FindResult {
   orders: (OrderDetail & { matchedBy: MatchedBy[] })[];
-  withdrawals: (Withdrawal & { mchId: string; matchedBy: MatchedBy[] })[];
+  withdrawals: (ListedWithdrawal & { mchId: string; matchedBy: MatchedBy[] })[];
   more: boolean;
 }
 

@@ -31,6 +31,7 @@ import type {
   RefundView,
   Summary,
   VerificationReport,
+  ListedWithdrawal,
   Withdrawal,
   WithdrawalDetail,
   WithdrawalStatus,
@@ -160,7 +161,7 @@ export class RemotePaymentService implements PaymentService, OperatorExtensions 
     return this.read('/api/v1/order/held', filter, heldListSchema);
   }
 
-  listWithdrawals(filter: { mchId?: string; status?: WithdrawalStatus; uid?: string; since?: number; until?: number; cursor?: string; limit?: number }): Promise<Withdrawal[]> {
+  listWithdrawals(filter: { mchId?: string; status?: WithdrawalStatus; uid?: string; since?: number; until?: number; cursor?: string; limit?: number }): Promise<ListedWithdrawal[]> {
     return this.read('/api/v1/withdraw/list', filter, withdrawalListSchema);
   }
 
@@ -196,7 +197,7 @@ export class RemotePaymentService implements PaymentService, OperatorExtensions 
     return this.read('/api/v1/order/list', { ...filter, page: true }, orderPageSchema) as Promise<Page<OrderDetail>>;
   }
 
-  pageWithdrawals(filter: { mchId?: string; status?: WithdrawalStatus; uid?: string; since?: number; until?: number; cursor?: string; limit?: number }): Promise<Page<Withdrawal>> {
+  pageWithdrawals(filter: { mchId?: string; status?: WithdrawalStatus; uid?: string; since?: number; until?: number; cursor?: string; limit?: number }): Promise<Page<ListedWithdrawal>> {
     return this.read('/api/v1/withdraw/list', { ...filter, page: true }, withdrawalPageSchema);
   }
 

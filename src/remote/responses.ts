@@ -199,7 +199,7 @@ export const orderPageSchema = pageOf(orderDetailSchema);
 const matchedBy = list(z.enum(['id', 'oid', 'uid', 'txHash', 'address']));
 export const findResultSchema = z.object({
   orders: list(z.object({ ...orderDetailFields, matchedBy })),
-  withdrawals: list(z.object({ ...withdrawalFields, mchId: text, matchedBy }).superRefine(checkWithdrawal)),
+  withdrawals: list(z.object({ ...withdrawalFields, asset: text, mchId: text, matchedBy }).superRefine(checkWithdrawal)),
   more: z.boolean(),
 });
 
@@ -236,11 +236,14 @@ export const heldListSchema = list(
   }),
 );
 
-export const withdrawalListSchema = list(withdrawalSchema);
-export const withdrawalPageSchema = pageOf(withdrawalSchema);
+/** The extension reads' withdrawal: the record with its asset. */
+const listedWithdrawalSchema = z.object({ ...withdrawalFields, asset: text }).superRefine(checkWithdrawal);
+export const withdrawalListSchema = list(listedWithdrawalSchema);
+export const withdrawalPageSchema = pageOf(listedWithdrawalSchema);
 export const withdrawalDetailSchema = z
   .object({
     ...withdrawalFields,
+    asset: text,
     mchId: text,
     verification: z.enum(['confirming', 'verified', 'unverified']).nullable(),
     verificationNote: text.nullable(),

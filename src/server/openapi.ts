@@ -237,11 +237,17 @@ const ORDER_SHOW = {
     },
   },
 };
-const WITHDRAWAL_DETAIL = {
+/** The extension reads' withdrawal: the record with the asset its amount is in. */
+const LISTED_WITHDRAWAL = {
   ...WITHDRAWAL,
-  required: [...WITHDRAWAL.required, 'mchId', 'verification', 'verificationNote'],
+  required: [...WITHDRAWAL.required, 'asset'],
+  properties: { ...WITHDRAWAL.properties, asset: { type: 'string', description: 'the asset the amount is in, as an order\'s asset' } },
+};
+const WITHDRAWAL_DETAIL = {
+  ...LISTED_WITHDRAWAL,
+  required: [...LISTED_WITHDRAWAL.required, 'mchId', 'verification', 'verificationNote'],
   properties: {
-    ...WITHDRAWAL.properties,
+    ...LISTED_WITHDRAWAL.properties,
     mchId: { type: 'string' },
     verification: { anyOf: [{ type: 'string', enum: ['confirming', 'verified', 'unverified'] }, { type: 'null' }] },
     verificationNote: NULLABLE_STRING,
@@ -319,7 +325,7 @@ const FIND = {
   required: ['orders', 'withdrawals', 'more'],
   properties: {
     orders: listOf({ ...ORDER_DETAIL, required: [...ORDER_DETAIL.required, 'matchedBy'], properties: { ...ORDER_DETAIL.properties, matchedBy: MATCHED_BY } }),
-    withdrawals: listOf({ ...WITHDRAWAL, required: [...WITHDRAWAL.required, 'mchId', 'matchedBy'], properties: { ...WITHDRAWAL.properties, mchId: { type: 'string' }, matchedBy: MATCHED_BY } }),
+    withdrawals: listOf({ ...LISTED_WITHDRAWAL, required: [...LISTED_WITHDRAWAL.required, 'mchId', 'matchedBy'], properties: { ...LISTED_WITHDRAWAL.properties, mchId: { type: 'string' }, matchedBy: MATCHED_BY } }),
     more: { type: 'boolean', description: 'more orders match than were answered' },
   },
 };
@@ -433,7 +439,7 @@ export function openApiDocument(): Record<string, unknown> {
       '/api/v1/order/find': signedPost(`${EXT}The orders whose id, oid, uid, payment transaction hash (any case, with or without 0x) or deposit address is q, newest first; and the withdrawals whose payout transaction it is`, withOp('order/find', orderFindSchema), FIND),
       '/api/v1/order/show': signedPost(`${EXT}One order by id or oid (both given must name the same order), with its payments on chain`, withOp('order/show', orderShowSchema), ORDER_SHOW),
       '/api/v1/order/held': signedPost(`${EXT}Payments seen more than 24 h after their order expired, waiting for an operator`, withOp('order/held', heldListSchema), listOf(HELD)),
-      '/api/v1/withdraw/list': signedPost(`${EXT}Withdrawals, newest first`, withOp('withdraw/list', withdrawListSchema), listOrPage(WITHDRAWAL)),
+      '/api/v1/withdraw/list': signedPost(`${EXT}Withdrawals, newest first`, withOp('withdraw/list', withdrawListSchema), listOrPage(LISTED_WITHDRAWAL)),
       '/api/v1/withdraw/show': signedPost(`${EXT}One withdrawal and how its confirmation was trusted`, withOp('withdraw/show', withdrawShowSchema), WITHDRAWAL_DETAIL),
       '/api/v1/refund/list': signedPost(`${EXT}Refunds, newest first, each with its own refundId`, withOp('refund/list', refundListSchema), listOrPage(REFUND_VIEW)),
       '/api/v1/balance': signedPost(`${EXT}A user's available and held balance (zeros for a user with no activity)`, withOp('balance', balanceSchema), BALANCE),

@@ -12,7 +12,7 @@ import type {
   WithdrawVerifyRequest,
 } from '../core/schemas.js';
 import type { Caller, OperatorExtensions, PaymentService } from '../core/service.js';
-import type { Addresses, CallbackShow, FindResult, LogFollow, MerchantIdentity, Order, OrderDetail, OrderShow, OrderStatus, PayPageOrder, RefundResult, VerificationReport, Withdrawal, WithdrawalStatus } from '../core/types.js';
+import type { Addresses, CallbackShow, FindResult, LogFollow, MerchantIdentity, Order, OrderDetail, OrderShow, OrderStatus, PayPageOrder, RefundResult, VerificationReport, ListedWithdrawal, Withdrawal, WithdrawalStatus } from '../core/types.js';
 import { followLog, pageLog, readLog, type AuditView, type LogFilter } from './audit-log.js';
 import { adjustBalance, balance, type BalanceView } from './balances.js';
 import { checkLedger } from './check.js';
@@ -468,11 +468,11 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
     return this.signedRead(() => withdrawals.getWithdrawal(this.s, id, mchId));
   }
 
-  async listWithdrawals(filter: withdrawals.WithdrawalFilter & { cursor?: string; limit?: number }): Promise<Withdrawal[]> {
+  async listWithdrawals(filter: withdrawals.WithdrawalFilter & { cursor?: string; limit?: number }): Promise<ListedWithdrawal[]> {
     return this.signedRead(() => this.ofMerchant(filter.mchId, () => (filter.cursor ? withdrawals.pageWithdrawals(this.s, filter).items : withdrawals.listWithdrawals(this.s, filter))));
   }
 
-  async pageWithdrawals(filter: withdrawals.WithdrawalFilter & { limit?: number; cursor?: string }): Promise<Page<Withdrawal>> {
+  async pageWithdrawals(filter: withdrawals.WithdrawalFilter & { limit?: number; cursor?: string }): Promise<Page<ListedWithdrawal>> {
     return this.signedRead(() => this.ofMerchant(filter.mchId, () => withdrawals.pageWithdrawals(this.s, filter)));
   }
 

@@ -4,7 +4,7 @@ import { AppError, conflict, invalid, notFound } from '../core/errors.js';
 import { formatAmount, parseAmount } from '../core/money.js';
 import type { CreateOrderRequest } from '../core/schemas.js';
 import { readStatus } from '../core/state.js';
-import type { Addresses, ChainType, FindResult, MatchedBy, Order, OrderDetail, OrderStatus, PayPageOrder, Payment, Withdrawal } from '../core/types.js';
+import type { Addresses, ChainType, FindResult, MatchedBy, Order, OrderDetail, OrderStatus, PayPageOrder, Payment, ListedWithdrawal } from '../core/types.js';
 import { Lru } from '../core/lru.js';
 import { shownUrl } from '../core/shown-url.js';
 import type { Ledger } from './db.js';
@@ -14,7 +14,7 @@ import { findMerchant, type MerchantRow } from './merchants.js';
 import { keyset, pageOf, unknownCursor, type Page } from './paging.js';
 import { chainCursors, chainPayments, merchants, orderAddresses, orders, payments, withdrawals } from './schema.js';
 import { txKey } from './tx-keys.js';
-import { withdrawalView } from './withdrawals.js';
+import { listedWithdrawal } from './withdrawals.js';
 import { decimalsOf, type StoreCtx } from './store-context.js';
 
 export type OrderRow = typeof orders.$inferSelect;
@@ -292,7 +292,7 @@ export function findOrders(s: StoreCtx, q: string, opts: { mchId?: string; limit
   for (const merchantId of merchantIds) {
     ids(s.db.select({ id: orders.id }).from(orders).where(and(eq(orders.merchantId, merchantId), eq(orders.uid, q))).orderBy(desc(orders.createdAt)).limit(limit + 1).all(), 'uid');
   }
-  const withdrawalHits: (Withdrawal & { mchId: string; matchedBy: MatchedBy[] })[] = [];
+  const withdrawalHits: (ListedWithdrawal & { mchId: string; matchedBy: MatchedBy[] })[] = [];
   if (/^(0x)?[0-9a-f]{64}$/i.test(q)) {
     const key = txKey(q);
     const spellings = [key, `0x${key}`];
@@ -307,7 +307,7 @@ export function findOrders(s: StoreCtx, q: string, opts: { mchId?: string; limit
       );
     }
     const ws = s.db.select().from(withdrawals).where(and(inArray(withdrawals.txHash, spellings), opts.mchId ? eq(withdrawals.merchantId, opts.mchId) : undefined)).all();
-    for (const w of ws) withdrawalHits.push({ ...withdrawalView(w), mchId: w.merchantId, matchedBy: ['txHash'] });
+    for (const w of ws) withdrawalHits.push({ ...listedWithdrawal(w), mchId: w.merchantId, matchedBy: ['txHash'] });
   }
   const addressOf: ChainType | undefined = /^0x[0-9a-f]{40}$/i.test(q) ? 'EVM' : /^T[1-9A-HJ-NP-Za-km-z]{33}$/.test(q) ? 'TRON' : undefined;
   if (addressOf) {

@@ -5,7 +5,7 @@ import { formatAmount, parseAmount } from '../core/money.js';
 import { alreadyRecorded, claimTxKey, txKey } from './tx-keys.js';
 import type { WithdrawApplyRequest, WithdrawConfirmRequest, WithdrawRejectRequest } from '../core/schemas.js';
 import { withdrawalAfter } from '../core/state.js';
-import type { ChainType, Withdrawal, WithdrawalDetail, WithdrawalStatus } from '../core/types.js';
+import type { ChainType, ListedWithdrawal, Withdrawal, WithdrawalDetail, WithdrawalStatus } from '../core/types.js';
 import { accountId, audit, holdTransfer, resolvePending, type Q } from './ledger.js';
 import { findMerchant } from './merchants.js';
 import { withdrawalEvent } from './outbox.js';
@@ -223,7 +223,7 @@ export function findWithdrawal(q: Q, merchantId: string | undefined, id: string)
 export type { WithdrawalDetail };
 
 function withdrawalDetail(w: WithdrawalRow): WithdrawalDetail {
-  return { ...withdrawalView(w), mchId: w.merchantId, verification: w.verification as WithdrawalDetail['verification'], verificationNote: w.verificationNote };
+  return { ...listedWithdrawal(w), mchId: w.merchantId, verification: w.verification as WithdrawalDetail['verification'], verificationNote: w.verificationNote };
 }
 
 export function getWithdrawal(s: StoreCtx, id: string, mchId?: string): WithdrawalDetail {
@@ -249,12 +249,12 @@ function withdrawalWhere(filter: WithdrawalFilter): SQL[] {
   return where;
 }
 
-export function listWithdrawals(s: StoreCtx, filter: WithdrawalFilter & { limit?: number }): Withdrawal[] {
-  return s.db.select().from(withdrawals).where(and(...withdrawalWhere(filter))).orderBy(desc(withdrawals.createdAt), desc(withdrawals.id)).limit(filter.limit ?? 50).all().map(withdrawalView);
+export function listWithdrawals(s: StoreCtx, filter: WithdrawalFilter & { limit?: number }): ListedWithdrawal[] {
+  return s.db.select().from(withdrawals).where(and(...withdrawalWhere(filter))).orderBy(desc(withdrawals.createdAt), desc(withdrawals.id)).limit(filter.limit ?? 50).all().map(listedWithdrawal);
 }
 
 /** A page of `withdraw list`, with the count of all that match (src/store/paging.ts). */
-export function pageWithdrawals(s: StoreCtx, filter: WithdrawalFilter & { limit?: number; cursor?: string }): Page<Withdrawal> {
+export function pageWithdrawals(s: StoreCtx, filter: WithdrawalFilter & { limit?: number; cursor?: string }): Page<ListedWithdrawal> {
   const where = withdrawalWhere(filter);
   const limit = filter.limit ?? 50;
   const count = (extra?: SQL) => Number(s.db.select({ n: sql<bigint>`count(*)` }).from(withdrawals).where(and(...where, extra)).get()?.n ?? 0);
@@ -270,7 +270,12 @@ export function pageWithdrawals(s: StoreCtx, filter: WithdrawalFilter & { limit?
     before = count(k.upTo);
   }
   const rows = s.db.select().from(withdrawals).where(and(...where, after)).orderBy(desc(withdrawals.createdAt), desc(withdrawals.id)).limit(limit + 1).all();
-  return pageOf(rows, limit, count(), before, (w) => w.id, withdrawalView);
+  return pageOf(rows, limit, count(), before, (w) => w.id, listedWithdrawal);
+}
+
+/** The extension reads' withdrawal: the record with its asset (src/core/types.ts ListedWithdrawal). */
+export function listedWithdrawal(w: WithdrawalRow): ListedWithdrawal {
+  return { ...withdrawalView(w), asset: w.asset };
 }
 
 export function withdrawalView(w: WithdrawalRow): Withdrawal {

@@ -170,6 +170,12 @@ describe('POST /api/v1/withdraw/verify (extension)', () => {
 describe('the CLI binary', () => {
   it('remote mode: the same refusals and exit codes (1 for a mismatch, 3 for the node down), and a match', async () => {
     const w = await apply('4');
+    // A chain the remote alone knows (31337 is in this CLI's registry only through serve's
+    // config): the amount still reads with its asset, as it does locally.
+    const [shown, listed] = await Promise.all([remote(['withdraw', 'show', w.id]), remote(['withdraw', 'list', '--status', 'PENDING'])]);
+    expect(shown.stdout).toMatch(/^amount +4 USDT$/m);
+    expect(listed.stdout).toMatch(new RegExp(`^${w.id}\\tu1\\t4 USDT\\t`, 'm'));
+    expect(JSON.parse((await remote(['--json', 'withdraw', 'show', w.id])).stdout)).toMatchObject({ amount: '4', asset: 'USDT' });
     const bad = await payout(w.to, 5_000_000n);
     const refused = await remote(['withdraw', 'confirm', w.id, '--tx-hash', bad.hash, '--block-number', String(bad.block), '--yes']);
     expect(refused.code).toBe(1);
@@ -206,10 +212,10 @@ describe('the CLI binary', () => {
     await until('CONFIRMED', async () => (await show(w.id)).status === 'CONFIRMED', 20_000);
     const shown = await local(['withdraw', 'show', w.id]);
     expect(shown.stdout).toMatch(/verification\s+verified on chain/);
-    // The ledger knows this chain's token, so the amount is read with its asset; this CLI on the
-    // remote knows only the built-in chains, so it shows the amount bare rather than guess.
+    // The amount with its asset, locally and on the remote, whose answer names the asset (this
+    // CLI alone knows only the built-in chains).
     expect(shown.stdout).toMatch(/^amount\s+3 USDT$/m);
-    expect((await remote(['withdraw', 'show', w.id])).stdout).toMatch(/^amount\s+3$/m);
+    expect((await remote(['withdraw', 'show', w.id])).stdout).toMatch(/^amount\s+3 USDT$/m);
     const verified = await local(['withdraw', 'verify', w.id]);
     expect(verified.code, verified.stderr).toBe(0);
     expect(verified.stdout).toMatch(new RegExp(`chain says\\s+succeeded in block ${tx.block}, \\d+ confirmation\\(s\\); 3 USDT to ${w.to}`));

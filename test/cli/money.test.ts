@@ -30,7 +30,7 @@ describe.concurrent('money commands', { timeout: SLOW }, () => {
       const paid = await s.run(['order', 'mark-paid', a.id, '--tx-hash', tx, '--yes']);
       expect(paid.code).toBe(0);
       expect(paid.stdout).toMatch(/^status\s+PAID$/m);
-      expect(paid.stdout).toMatch(/^paid\s+10$/m);
+      expect(paid.stdout).toMatch(/^paid\s+10 USDT$/m);
       expect(paid.stdout).toContain(`payment       10 tx ${tx}`);
 
       const [reused, malformed, missing, unknown, status, bal] = await Promise.all([

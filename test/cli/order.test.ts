@@ -46,8 +46,8 @@ describe.concurrent('orders', { timeout: SLOW }, () => {
       expect(status).toEqual({ code: 0, stdout: 'PENDING_PAY\n', stderr: '' });
       expect(JSON.parse(statusJson.stdout)).toEqual({ id: o.id, status: 'PENDING_PAY' });
       expect(show.stdout).toMatch(new RegExp(`^merchant\\s+${s.mchId}$`, 'm'));
-      expect(show.stdout).toMatch(/^paid\s+0$/m);
-      expect(show.stdout).toMatch(/^refunded\s+0$/m);
+      expect(show.stdout).toMatch(/^paid\s+0 USDT$/m);
+      expect(show.stdout).toMatch(/^refunded\s+0 USDT$/m);
       const { payUrl: _page, ...created } = o;
       expect(JSON.parse(showJson.stdout)).toMatchObject({ ...created, mchId: s.mchId, asset: 'USDT', paidAmount: '0', refundedAmount: '0', payments: [] });
       expect(lines(addr.stdout)).toEqual([`EVM   ${o.addresses.EVM}`, `TRON  ${o.addresses.TRON}`]);

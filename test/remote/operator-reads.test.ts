@@ -78,7 +78,7 @@ describe("a merchant's signed reads on the remote", () => {
     ]);
     expect(own).toMatchObject({ code: 0, stderr: '' });
     expect(own.stdout).toMatch(new RegExp(`^id +${ids.a1}$`, 'm'));
-    expect(own.stdout).toMatch(/^refunded +1$/m);
+    expect(own.stdout).toMatch(/^refunded +1 USDT$/m);
     expect(own.stdout).toMatch(new RegExp(`^payment +10 tx ${txHash(0xa1)}$`, 'm'));
     expect(other).toEqual({ code: 1, stdout: '', stderr: `error: Order not found: no order of merchant ${a.mchId} has the id or oid ${ids.b1} (cryptopay order find ${ids.b1} also searches uids, transaction hashes and deposit addresses)\n` });
     // The same answer but for the id it names.
@@ -206,7 +206,7 @@ describe('the extension endpoints over raw HTTP', () => {
 describe("a remote's list is input", () => {
   const SIGNER = { CRYPTOPAY_MCH_ID: 'M100001', CRYPTOPAY_SECRET: 'sk_test_not_a_real_secret_123456' };
   const withdrawal = (w: Record<string, unknown> = {}) => ({
-    id: 'wd_AAAAAAAAAAAAAAAAAAAAAA', uid: 'u1', amount: '5', to: EVM_TO, chainId: '1', chainType: 'EVM', token: USDT_ETH,
+    id: 'wd_AAAAAAAAAAAAAAAAAAAAAA', uid: 'u1', amount: '5', asset: 'USDT', to: EVM_TO, chainId: '1', chainType: 'EVM', token: USDT_ETH,
     status: 'PENDING', txHash: null, blockNumber: null, remark: null, createdAt: 1_800_000_000_000, updatedAt: 1_800_000_000_001, ...w,
   });
 

@@ -18,7 +18,7 @@ export async function commandRegistry(ctx: Context, what: string): Promise<Regis
  * next to a contract address left support to work out what was paid out. Bare where the token is
  * not one this command knows (a token a remote alone knows). --json keeps the interface's record.
  */
-export function amountIn(registry: Registry, w: Pick<Withdrawal, 'amount' | 'chainId' | 'token'>): string {
-  const asset = registry.findToken(w.chainId, w.token)?.asset;
+export function amountIn(registry: Registry, w: Pick<Withdrawal, 'amount' | 'chainId' | 'token'> & { asset?: string }): string {
+  const asset = w.asset ?? registry.findToken(w.chainId, w.token)?.asset;
   return asset ? `${w.amount} ${asset}` : w.amount;
 }
