@@ -252,7 +252,7 @@ describe('withdrawal confirm and reject', () => {
     const hash = chain === 'EVM' ? evmTx(1) : tronTx(1);
     await refused(service.confirmWithdrawal({ logId: w.id, txHash: hash, blockNumber: 7, ...change } as never), 'invalid', msg);
     expect(state(service)).toEqual(before);
-    expect(await service.getWithdrawal(w.id)).toEqual({ ...w, mchId: expect.any(String), verification: null, verificationNote: null });
+    expect(await service.getWithdrawal(w.id)).toEqual({ ...w, asset: 'USDT', mchId: expect.any(String), verification: null, verificationNote: null });
   });
 
   it('answers another merchant’s withdrawal exactly like an unknown one', async () => {
