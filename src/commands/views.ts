@@ -5,14 +5,16 @@ import type { OnChainPayment } from '../chains/watch/seen.js';
 import { formatTime, printJson, printRecord, type Cell } from './output.js';
 import { amountIn, commandRegistry } from './withdraw/asset.js';
 
-export async function printOrder(ctx: Context, o: Order | (OrderDetail & { onChain?: OnChainPayment[] })): Promise<void> {
+/** `asset`: what the amount is in, for the interface's order record, which does not say. */
+export async function printOrder(ctx: Context, o: Order | (OrderDetail & { onChain?: OnChainPayment[] }), asset?: string): Promise<void> {
   if (ctx.globals.json) return printJson(ctx, o);
   const d = 'mchId' in o ? o : undefined;
+  const shownAsset = d?.asset ?? asset;
   const pairs: [string, Cell][] = [
     ['id', o.id],
     ['oid', o.oid],
     ['uid', o.uid],
-    ['amount', d ? `${o.amount} ${d.asset}` : o.amount],
+    ['amount', shownAsset ? `${o.amount} ${shownAsset}` : o.amount],
     ['status', o.status],
     ['expires', formatTime(o.expiredAt)],
     ['EVM address', o.addresses.EVM],
@@ -45,12 +47,19 @@ export async function printOrder(ctx: Context, o: Order | (OrderDetail & { onCha
   await printRecord(ctx, pairs);
 }
 
-export async function printWithdrawal(ctx: Context, w: Withdrawal): Promise<void> {
+export async function printWithdrawal(ctx: Context, w: Withdrawal & { asset?: string }): Promise<void> {
   if (ctx.globals.json) return printJson(ctx, w);
+  const registry = await commandRegistry(ctx, 'withdraw');
+  let asset = w.asset;
+  if (asset === undefined && !registry.findToken(w.chainId, w.token)) {
+    // An operation's answer (the interface's record, no asset) on a chain only the remote knows:
+    // its extension read names the asset. Bare if that read fails; the operation is done.
+    asset = await (await ctx.service()).getWithdrawal(w.id, ctx.globals.mchId).then((d) => d.asset, () => undefined);
+  }
   await printRecord(ctx, [
     ['id', w.id],
     ['uid', w.uid],
-    ['amount', amountIn(await commandRegistry(ctx, 'withdraw'), w)],
+    ['amount', amountIn(registry, { ...w, asset })],
     ['to', w.to],
     ['chain', `${w.chainType} ${w.chainId}`],
     ['token', w.token],

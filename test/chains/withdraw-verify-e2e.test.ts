@@ -176,6 +176,11 @@ describe('the CLI binary', () => {
     expect(shown.stdout).toMatch(/^amount +4 USDT$/m);
     expect(listed.stdout).toMatch(new RegExp(`^${w.id}\\tu1\\t4 USDT\\t`, 'm'));
     expect(JSON.parse((await remote(['--json', 'withdraw', 'show', w.id])).stdout)).toMatchObject({ amount: '4', asset: 'USDT' });
+    // The operations' own answers (the interface's record, no asset) are shown with it too.
+    const applied = await remote(['withdraw', 'apply', '--uid', 'u1', '--amount', '1.5', '--to', fresh(), '--chain-id', '31337', '--chain-type', 'EVM', '--token', await pc.usdt.getAddress()]);
+    expect(applied.stdout, applied.stderr).toMatch(/^amount +1\.5 USDT$/m);
+    const appliedId = /^id +(\S+)$/m.exec(applied.stdout)![1]!;
+    expect((await remote(['withdraw', 'reject', appliedId, '--yes'])).stdout).toMatch(/^amount +1\.5 USDT$/m);
     const bad = await payout(w.to, 5_000_000n);
     const refused = await remote(['withdraw', 'confirm', w.id, '--tx-hash', bad.hash, '--block-number', String(bad.block), '--yes']);
     expect(refused.code).toBe(1);

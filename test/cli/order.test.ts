@@ -14,7 +14,7 @@ describe.concurrent('orders', { timeout: SLOW }, () => {
       expect(r.stdout).toMatch(/^id\s+ord_\S+$/m);
       expect(r.stdout).toMatch(/^oid\s+A-1$/m);
       expect(r.stdout).toMatch(/^uid\s+user-1$/m);
-      expect(r.stdout).toMatch(/^amount\s+12\.5$/m);
+      expect(r.stdout).toMatch(/^amount\s+12\.5 USDT$/m);
       expect(r.stdout).toMatch(/^status\s+PENDING_PAY$/m);
       expect(r.stdout).toMatch(/^expires\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/m);
       expect(r.stdout).toMatch(/^EVM address\s+0x[0-9a-fA-F]{40}$/m);

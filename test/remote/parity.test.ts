@@ -51,7 +51,7 @@ const tronApply = (uid: string, amount: string) => ['withdraw', 'apply', '--uid'
  */
 const EXPECTED: Record<string, { code: number; out?: RegExp; err?: RegExp }> = {
   // phase 1: nothing paid yet
-  'order create': { code: 0, out: /^id {12}<O1>\noid {11}O1\nuid {11}u1\namount {8}10\.5\nstatus {8}PENDING_PAY\nexpires {7}<time>\nEVM address {3}<O1\.EVM>\nTRON address {2}<O1\.TRON>\npay url {7}<pages>\/pay\/<O1>\n$/ },
+  'order create': { code: 0, out: /^id {12}<O1>\noid {11}O1\nuid {11}u1\namount {8}10\.5 USDT\nstatus {8}PENDING_PAY\nexpires {7}<time>\nEVM address {3}<O1\.EVM>\nTRON address {2}<O1\.TRON>\npay url {7}<pages>\/pay\/<O1>\n$/ },
   'order create --json': { code: 0, out: /"id": "<O2>"[\s\S]*"amount": "20"[\s\S]*"status": "PENDING_PAY"[\s\S]*"expiredAt": <ms>/ },
   // A value the CLI can judge by its form is a usage error before anything is sent (issue #15 item 7).
   'order create, negative amount': { code: 2, err: /^error: --amount must be a plain decimal .*got "-1"\n$/ },

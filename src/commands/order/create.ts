@@ -30,7 +30,10 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
   });
   // A remote answers with its payUrl; on the local ledger it is where `serve` said it is.
   const shown: Order = order.payUrl || ctx.isRemote() ? order : { ...order, payUrl: await localPayUrl(ctx, order.id) };
-  await printOrder(ctx, shown);
+  // The interface's answer does not name the asset; the order read back does (bare if that fails:
+  // the order is created either way).
+  const asset = ctx.globals.json ? undefined : await service.showOrder({ mchId: ctx.globals.mchId, id: order.id }).then((d) => d.asset, () => undefined);
+  await printOrder(ctx, shown, asset);
   if (opts.qr && !ctx.globals.json) {
     const { qrText } = await import('../../qr/text.js');
     for (const [chain, address] of Object.entries(shown.addresses)) {
