@@ -123,16 +123,19 @@ export function flagsIn(message: string, cmd: Command | undefined): string {
  * on its own, whatever its count.
  */
 export function refuseRepeatedOptions(program: Command): void {
-  const walk = (cmd: Command) => {
+  const walk = (cmd: Command, path: string) => {
     for (const o of cmd.options as Option[]) {
-      if (o.isBoolean() || o.variadic || o.hidden) continue;
+      if (o.isBoolean() || o.variadic || o.hidden || REPEATABLE.has(`${path}${o.long}`)) continue;
       let given = false;
       cmd.on(`option:${o.name()}`, () => {
         if (given) throw usage(`${o.long ?? o.flags} is given twice: give it once`);
         given = true;
       });
     }
-    for (const c of cmd.commands) walk(c);
+    for (const c of cmd.commands) walk(c, `${path}${c.name()} `);
   };
-  walk(program);
+  walk(program, '');
 }
+
+/** The options meant to be given more than once, by command path: each value adds one. */
+const REPEATABLE = new Set(['watch --chain']);

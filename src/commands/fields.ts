@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import { MAX_ORDER_AHEAD, missingDay } from '../core/duration.js';
 import { parseAmount, parseSignedAmount } from '../core/money.js';
 import { createOrderSchema, describeIssues, refundSchema, withdrawApplySchema } from '../core/schemas.js';
+import { CONTROL, controlRefusal, HIDDEN, hiddenRefusal } from '../core/text-rules.js';
 
 /**
  * The options a command asks for, each with the rule its value must meet (issue #15 items 6
@@ -57,7 +58,14 @@ export const FIELDS: Record<string, Field> = {
     // What the service takes exactly (a JSON number past 2^53 - 1 is not one): named here, once.
     check: (v) => (/^[1-9][0-9]{0,15}$/.test(v) && Number.isSafeInteger(Number(v)) ? undefined : `--block-number must be a positive whole number, at most ${Number.MAX_SAFE_INTEGER}`),
   },
-  reason: { flag: 'reason', check: (v) => (v.trim() === '' ? '--reason is required: say why (it is kept in the audit log)' : v.length > 256 ? '--reason must be at most 256 characters' : undefined) },
+  reason: {
+    flag: 'reason',
+    // Kept in the audit log, which operators read in a terminal: no control or hidden characters.
+    check: (v) => (v.trim() === '' ? '--reason is required: say why (it is kept in the audit log)'
+      : v.length > 256 ? '--reason must be at most 256 characters'
+        : CONTROL.test(v) ? controlRefusal('--reason')
+          : HIDDEN.test(v) ? hiddenRefusal('--reason') : undefined),
+  },
   name: { flag: 'name', check: (v) => (v.trim() === '' || v.length > 100 ? '--name must be 1 to 100 characters' : undefined) },
 };
 

@@ -43,8 +43,9 @@ export const echoRefusal = (field: string) =>
 export function operatorRefusal(name: string): string | undefined {
   if (name.trim() === '') return '--operator must not be empty';
   if (/^\s*(api|chain):/i.test(name)) return '--operator must not start with api: or chain:, which name the API and the chain watcher in the audit log';
-  if (CONTROL.test(name)) return controlRefusal('--operator');
-  if (HIDDEN.test(name)) return hiddenRefusal('--operator');
   if ([...name].length > 64) return '--operator must be at most 64 characters';
+  // Plain ASCII without a colon: a look-alike (a Cyrillic а, a full-width colon, a zero-width
+  // joiner between "api" and ":") would otherwise read as api:<mchId> (code review).
+  if (!/^[A-Za-z0-9._@+ -]+$/.test(name)) return '--operator may hold only letters A-Z and a-z, digits, spaces and . _ @ + -';
   return undefined;
 }

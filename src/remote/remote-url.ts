@@ -59,9 +59,11 @@ export function isLoopbackHost(hostname: string): boolean {
   return /^\[::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}\]$/.test(hostname);
 }
 
-/** Text that did not parse as a URL, with anything that may be credentials masked. */
+/** Text that did not parse as a URL, with anything that may be credentials or a token masked. */
 export function redactUrlText(raw: string): string {
-  const masked = raw.replace(/^([a-z][a-z0-9+.-]*:\/+)?[^/?#]*@/i, (_m, scheme: string | undefined) => `${scheme ?? ''}***@`);
+  const masked = raw
+    .replace(/^([a-z][a-z0-9+.-]*:\/+)?[^/?#]*@/i, (_m, scheme: string | undefined) => `${scheme ?? ''}***@`)
+    .replace(/([?#]).*$/s, '$1…');
   const shown = printable(masked);
   return shown.length > 200 ? `${shown.slice(0, 200)}…` : shown;
 }

@@ -3,6 +3,7 @@ import { isTxHash } from '../chains/tx-hash.js';
 import { conflict, invalid, notFound } from '../core/errors.js';
 import { MAX_LEDGER_AMOUNT, formatAmount, parseAmount, tooLarge } from '../core/money.js';
 import { readStatus, statusFor } from '../core/state.js';
+import type { Registry } from '../chains/registry.js';
 import type { ChainType, OrderDetail } from '../core/types.js';
 import { accountId, audit, postTransfer, sessionOf, type Q } from './ledger.js';
 import { getOrder } from './orders.js';
@@ -128,23 +129,31 @@ export function recordPayment(tx: Q, p: PaymentRecord, ctx: { now: number; actor
   return { orderId: o.id, status, late };
 }
 
+/**
+ * Where a payment recorded by hand was made, as the registry knows it: the chain (its type from
+ * the chain when only the id is given) and the token. Refuses a chain or token the registry does
+ * not know, a type that is not the chain's, a token without its chain. `order mark-paid` asks
+ * it before its question, and markPaid again.
+ */
+export function paymentChain(registry: Registry | undefined, input: Pick<MarkPaidInput, 'chainType' | 'chainId' | 'token'>): { chainType: ChainType | null; chainId: string | null; token: string | null } {
+  let chainType: ChainType | null = (input.chainType as ChainType | undefined) ?? null;
+  if (chainType && chainType !== 'EVM' && chainType !== 'TRON') throw invalid('chain-type must be EVM or TRON');
+  if (input.chainId === undefined) {
+    if (input.token !== undefined) throw invalid('token needs chain-id');
+    return { chainType, chainId: null, token: null };
+  }
+  if (!registry) throw new Error('a payment on a named chain needs the registry');
+  const chain = registry.chain(input.chainId);
+  if (chainType && chain.chainType !== chainType) throw invalid(`chain ${chain.chainId} is a${chain.chainType === 'EVM' ? 'n' : ''} ${chain.chainType} chain, not ${chainType}`);
+  chainType = chain.chainType;
+  const token = input.token === undefined ? null : registry.token(chain.chainId, input.token).address;
+  return { chainType, chainId: chain.chainId, token };
+}
+
 /** Records a payment by hand (decisions §3, §6b): credits the user; PAID once paid in full. */
 export async function markPaid(s: StoreCtx, input: MarkPaidInput): Promise<OrderDetail> {
   const now = s.now();
-  let chainId: string | null = null;
-  let chainType: ChainType | null = (input.chainType as ChainType | undefined) ?? null;
-  let token: string | null = null;
-  if (chainType && chainType !== 'EVM' && chainType !== 'TRON') throw invalid('chain-type must be EVM or TRON');
-  if (input.chainId !== undefined) {
-    const registry = await s.registry();
-    const chain = registry.chain(input.chainId);
-    if (chainType && chain.chainType !== chainType) throw invalid(`chain ${chain.chainId} is a${chain.chainType === 'EVM' ? 'n' : ''} ${chain.chainType} chain, not ${chainType}`);
-    chainType = chain.chainType;
-    chainId = chain.chainId;
-    if (input.token !== undefined) token = registry.token(chainId, input.token).address;
-  } else if (input.token !== undefined) {
-    throw invalid('token needs chain-id');
-  }
+  const { chainType, chainId, token } = paymentChain(input.chainId === undefined ? undefined : await s.registry(), input);
   // After the chain is known, so a chain id alone also fixes the hash form (TRON has no 0x).
   const txHash = normalizeTxHash(input.txHash, chainType ?? undefined, 'tx-hash');
   const id = await s.write((tx) => {

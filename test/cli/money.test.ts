@@ -54,6 +54,28 @@ describe.concurrent('money commands', { timeout: SLOW }, () => {
       expect(await balanceOf(s, 'u2')).toEqual({ available: '0', held: '0' });
     });
 
+    it('judges --token, --chain-id and --chain-type before it asks: a form by its rule (exit 2), a chain or token the ledger does not know (exit 1), never after the question', async () => {
+      const s = await withMerchant();
+      const o = await s.json<{ id: string }>(['order', 'create', '--oid', 'T', '--uid', 'u1', '--amount', '10']);
+      // Without a terminal and without --yes a change is refused (exit 2, "--yes"): a refusal of
+      // its own instead shows the check came first.
+      const runs = await Promise.all([
+        s.run(['order', 'mark-paid', o.id, '--tx-hash', evmTx(), '--chain-id', '1', '--token', 'not a token']),
+        s.run(['order', 'mark-paid', o.id, '--tx-hash', evmTx(), '--token', USDT_ETH]),
+        s.run(['order', 'mark-paid', o.id, '--tx-hash', evmTx(), '--chain-id', '999999']),
+        s.run(['order', 'mark-paid', o.id, '--tx-hash', evmTx(), '--chain-id', '1', '--token', EVM_TO]),
+        s.run(['order', 'mark-paid', o.id, '--tx-hash', evmTx(), '--chain-id', '1', '--chain-type', 'TRON']),
+      ]);
+      expect(runs.map((r) => [r.code, r.stderr.split('\n')[0]])).toEqual([
+        [1, expect.stringMatching(/^error: .*not a token/)],
+        [2, 'error: --token needs --chain-id: the chain the token is on'],
+        [1, expect.stringMatching(/^error: .*999999/)],
+        [1, expect.stringMatching(/^error: .*token/)],
+        [1, 'error: chain 1 is an EVM chain, not TRON'],
+      ]);
+      expect(await s.run(['order', 'status', o.id])).toMatchObject({ stdout: 'PENDING_PAY\n' });
+    });
+
     it('a partial payment leaves the order unpaid; the rest completes it; both are credited', async () => {
       const s = await withMerchant();
       const o = await s.json(['order', 'create', '--oid', 'P', '--uid', 'u1', '--amount', '10']);

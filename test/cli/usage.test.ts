@@ -89,16 +89,31 @@ describe.concurrent('usage', { timeout: SLOW }, () => {
     it('--operator cannot pass a change off as the API\'s or a chain watcher\'s in the audit log, nor be empty or hidden text: exit 2, nothing logged', async () => {
       const m = await withMerchant();
       const adjust = (operator: string) => m.run(['balance', 'adjust', 'u1', '--amount', '+1', '--reason', 'r', '--operator', operator, '--yes']);
-      const refusals = await Promise.all(['api:M100001', 'chain:1', 'API:x', ' Chain:56', '', 'a\u202eb', 'x'.repeat(65)].map(adjust));
+      const lookAlikes = ['api\u200c:M100001', '\u0430pi:M100001', 'api\uff1aM100001', 'chain\u02d01', 'a\u202eb', 'a\u001b[2Jb', 'op:1'];
+      const refusals = await Promise.all(['api:M100001', 'chain:1', 'API:x', ' Chain:56', '', 'x'.repeat(65), ...lookAlikes].map(adjust));
       expect(refusals.map((r) => [r.code, r.stdout, r.stderr])).toEqual([
         ...['api:M100001', 'chain:1', 'API:x', ' Chain:56'].map(() => [2, '', 'error: --operator must not start with api: or chain:, which name the API and the chain watcher in the audit log\n']),
         [2, '', 'error: --operator must not be empty\n'],
-        [2, '', expect.stringMatching(/^error: --operator must not contain invisible or direction-changing characters/)],
         [2, '', 'error: --operator must be at most 64 characters\n'],
+        ...lookAlikes.map(() => [2, '', 'error: --operator may hold only letters A-Z and a-z, digits, spaces and . _ @ + -\n']),
       ]);
       expect(await m.run(['balance', 'u1'])).toMatchObject({ code: 1, stderr: expect.stringContaining('user u1 has no activity') });
-      expect((await adjust('alice')).code).toBe(0);
-      expect((await m.json<{ actor: string }[]>(['log'])).map((e) => e.actor)).toContain('alice');
+      expect((await adjust('alice.o-brien+ops@example.com')).code).toBe(0);
+      expect((await m.json<{ actor: string }[]>(['log'])).map((e) => e.actor)).toContain('alice.o-brien+ops@example.com');
+    });
+
+    it('--reason, kept in the audit log, holds no control or hidden characters and at most 256 characters: balance adjust, withdraw confirm --unverified, order credit-held', async () => {
+      const m = await withMerchant();
+      const bad = ['a\u001b[2Jb', 'a\u202eb', 'x'.repeat(3000)];
+      const runs = await Promise.all(bad.flatMap((reason) => [
+        m.run(['balance', 'adjust', 'u1', '--amount', '+1', '--reason', reason, '--yes']),
+        m.run(['withdraw', 'confirm', 'wd_AAAAAAAAAAAAAAAAAAAAAA', '--tx-hash', `0x${'1'.repeat(64)}`, '--block-number', '5', '--unverified', '--reason', reason, '--yes']),
+        m.run(['order', 'credit-held', 'ord_AAAAAAAAAAAAAAAAAAAAAA', '--tx-hash', `0x${'2'.repeat(64)}`, '--reason', reason, '--yes']),
+      ]));
+      const why = [/^error: --reason must not contain control characters\n$/, /^error: --reason must not contain invisible or direction-changing characters/, /^error: --reason must be at most 256 characters\n$/];
+      expect(runs.map((r) => r.code)).toEqual(runs.map(() => 2));
+      runs.forEach((r, i) => expect(r.stderr).toMatch(why[Math.floor(i / 3)]!));
+      expect(await m.run(['balance', 'u1'])).toMatchObject({ code: 1 });
     });
 
     it('withdraw reject judges --remark before anything is asked or read, as refund does: exit 2, the withdrawal still pending', async () => {

@@ -409,5 +409,8 @@ describe('remote mode without a merchant id or secret', () => {
     expect(query).toEqual({ code: 2, stdout: '', stderr: refusal('http://127.0.0.1:1/?…') });
     expect(fragment).toEqual({ code: 2, stdout: '', stderr: refusal('http://127.0.0.1:1/base#…') });
     expect(env).toEqual({ code: 2, stdout: '', stderr: refusal('https://pay.example.com/?…') });
+    // Nor when the URL is refused for another reason first.
+    const others = await Promise.all(['ftp://pay.example.com/?token=QUERYSECRET', 'https://pay.example.com:99999/?token=QUERYSECRET', 'https://pay example.com/#QUERYSECRET'].map((u) => h.cli(['--remote', u, 'order', 'status', ORDER])));
+    for (const r of others) expect(r).toMatchObject({ code: 2, stderr: expect.not.stringContaining('QUERYSECRET') });
   });
 });

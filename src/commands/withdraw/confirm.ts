@@ -41,6 +41,7 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
   const reason = typeof opts.reason === 'string' ? opts.reason.trim() : undefined;
   if (unverified && !reason) throw usage('--unverified needs --reason TEXT: why the chain is not asked (kept in the audit log)');
   if (!unverified && opts.reason !== undefined) throw usage('--reason goes with --unverified');
+  checked(reason, 'reason');
   checked(opts.txHash as string | undefined, 'tx-hash');
   checked(opts.blockNumber as string | undefined, 'block-number');
   const txHash = await need(ctx, opts.txHash as string | undefined, 'tx-hash', 'Payout transaction hash');

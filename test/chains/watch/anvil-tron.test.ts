@@ -85,5 +85,9 @@ describe('cryptopay watch on a TRON chain', () => {
     const noToken = await runCli(['watch', '--chain', '5', '--db', db], { env: { CRYPTOPAY_CHAINS: bare } });
     expect(noToken.code).toBe(1);
     expect(noToken.stderr).toMatch(/chain 5 \(Bare\) has no token in the registry/);
+    // --chain is the one option given more than once on purpose: each names a chain.
+    const two = await runCli(['watch', '--chain', '1', '--chain', '5', '--db', db], { env: { CRYPTOPAY_CHAINS: bare } });
+    expect(two.code).toBe(1);
+    expect(two.stderr).toMatch(/chain (1 \(Ethereum\) has no rpcUrl|5 \(Bare\) has no token)/);
   });
 });
