@@ -159,11 +159,22 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
     return failedStart(e, [['the HTTP server', () => server.close()], ['the development chain', () => dev?.close()]]);
   }
 
-  // The outbox's sender: every committed event reaches its notifyUrl (decisions §9).
-  const callbacks = startCallbacks(ctx, service, { schedule, allowPrivate, line: (l) => log.push(l), err });
-  if (allowPrivate) err('callbacks to loopback and private addresses are allowed (development only)');
-  // WAL checkpoints on a thread of their own, not inside a COMMIT on the event loop.
-  const checkpoints = (await import('../store/checkpointer.js')).checkpointInBackground(service.ledger, { others: [callbacks.sqlite], onError: err });
+  let callbacks: ReturnType<typeof startCallbacks> | undefined;
+  let checkpoints: { close(): Promise<void> };
+  try {
+    // The outbox's sender: every committed event reaches its notifyUrl (decisions §9).
+    callbacks = startCallbacks(ctx, service, { schedule, allowPrivate, line: (l) => log.push(l), err });
+    if (allowPrivate) err('callbacks to loopback and private addresses are allowed (development only)');
+    // WAL checkpoints on a thread of their own, not inside a COMMIT on the event loop.
+    checkpoints = (await import('../store/checkpointer.js')).checkpointInBackground(service.ledger, { others: [callbacks.sqlite], onError: err });
+  } catch (e) {
+    return failedStart(e, [
+      ['the HTTP server', () => server.close()],
+      ['the chain watcher', () => watching?.stop()],
+      ['the callback sender', () => callbacks?.stop()],
+      ['the development chain', () => dev?.close()],
+    ]);
+  }
 
   const signal = await stopping;
   err(`${signal}: finishing requests in flight, then stopping`);
@@ -173,7 +184,7 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
     [
       ['the HTTP server', () => server.close()],
       ['the chain watcher', () => watching?.stop()],
-      ['the callback sender', () => callbacks.stop()],
+      ['the callback sender', () => callbacks!.stop()],
       ['the WAL checkpoints', () => checkpoints.close()],
       ['the development chain', () => dev?.close()],
       ...lastSteps,

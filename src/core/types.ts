@@ -151,16 +151,17 @@ export interface HeldPaymentView {
   heldAt: number | null;
 }
 
-/** Everything `withdraw show` tells: the record, its merchant, and how its confirmation was trusted. */
 /**
  * A withdrawal as the extension reads show it (lists, show, find): the record of the interface
  * with the asset its amount is in, which a chain the reader does not know would not tell
  * (decisions §12: the interface's own operations keep their shape).
  */
 export interface ListedWithdrawal extends Withdrawal {
-  asset: string;
+  /** Always answered by this service; absent only from a server that predates it (remote mode). */
+  asset?: string;
 }
 
+/** Everything `withdraw show` tells: the record, its merchant, and how its confirmation was trusted. */
 export interface WithdrawalDetail extends ListedWithdrawal {
   mchId: string;
   /** null: not confirmed; `confirming`: matched on chain, waiting for depth; `verified`; `unverified`. */

@@ -89,6 +89,12 @@ export const refundResultSchema = z.object({
   refundTime: millis,
 });
 const withdrawalStatus = z.enum(['PENDING', 'CONFIRMED', 'REJECTED']);
+/**
+ * A withdrawal's asset on the extension reads. Optional here: a server from before it answered
+ * one leaves this CLI to its own registry (src/commands/withdraw/asset.ts), not to a refusal.
+ */
+const listedAsset = text.optional();
+
 const withdrawalFields = {
   id,
   uid: text,
@@ -199,7 +205,7 @@ export const orderPageSchema = pageOf(orderDetailSchema);
 const matchedBy = list(z.enum(['id', 'oid', 'uid', 'txHash', 'address']));
 export const findResultSchema = z.object({
   orders: list(z.object({ ...orderDetailFields, matchedBy })),
-  withdrawals: list(z.object({ ...withdrawalFields, asset: text, mchId: text, matchedBy }).superRefine(checkWithdrawal)),
+  withdrawals: list(z.object({ ...withdrawalFields, asset: listedAsset, mchId: text, matchedBy }).superRefine(checkWithdrawal)),
   more: z.boolean(),
 });
 
@@ -237,13 +243,13 @@ export const heldListSchema = list(
 );
 
 /** The extension reads' withdrawal: the record with its asset. */
-const listedWithdrawalSchema = z.object({ ...withdrawalFields, asset: text }).superRefine(checkWithdrawal);
+const listedWithdrawalSchema = z.object({ ...withdrawalFields, asset: listedAsset }).superRefine(checkWithdrawal);
 export const withdrawalListSchema = list(listedWithdrawalSchema);
 export const withdrawalPageSchema = pageOf(listedWithdrawalSchema);
 export const withdrawalDetailSchema = z
   .object({
     ...withdrawalFields,
-    asset: text,
+    asset: listedAsset,
     mchId: text,
     verification: z.enum(['confirming', 'verified', 'unverified']).nullable(),
     verificationNote: text.nullable(),

@@ -4,7 +4,7 @@ import { shownUrl } from '../core/shown-url.js';
 import type { CallbackShow, CallbackStatus, CallbackView } from '../core/types.js';
 import type { Q } from './ledger.js';
 import type { CallbackRow, EventFields } from './outbox.js';
-import { keyset, pageOf, unknownCursor, type Page } from './paging.js';
+import { afterCursor, pageOf, type Page } from './paging.js';
 import { callbackAttempts, callbacks } from './schema.js';
 
 /**
@@ -40,17 +40,9 @@ export function pageCallbacks(q: Q, f: CallbackFilter & { limit?: number; cursor
   const where = callbackWhere(f);
   const limit = f.limit ?? 50;
   const count = (extra?: SQL) => Number(q.select({ n: sql<bigint>`count(*)` }).from(callbacks).where(and(...where, extra)).get()?.n ?? 0);
-  let after: SQL | undefined;
-  let before = 0;
-  if (f.cursor) {
-    // Only the merchant's own rows: another merchant's id answers as one that does not exist.
-    const at = q.select({ time: callbacks.createdAt, id: callbacks.id }).from(callbacks)
-      .where(and(eq(callbacks.id, f.cursor), f.mchId ? eq(callbacks.merchantId, f.mchId) : undefined)).get();
-    if (!at) throw unknownCursor(f.cursor, 'a callback');
-    const k = keyset(callbacks.createdAt, callbacks.id, at);
-    after = k.after;
-    before = count(k.upTo);
-  }
+  // Only the merchant's own rows: another merchant's id answers as one that does not exist.
+  const { after, before } = afterCursor(f.cursor, 'a callback', (cursor) => q.select({ time: callbacks.createdAt, id: callbacks.id }).from(callbacks)
+      .where(and(eq(callbacks.id, cursor), f.mchId ? eq(callbacks.merchantId, f.mchId) : undefined)).get(), callbacks.createdAt, callbacks.id, count);
   const rows = q.select().from(callbacks).where(and(...where, after)).orderBy(desc(callbacks.createdAt), desc(callbacks.id)).limit(limit + 1).all();
   return pageOf(rows, limit, count(), before, (r) => r.id, callbackView);
 }

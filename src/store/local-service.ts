@@ -241,11 +241,6 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
   }
 
   /**
-   * A signed read (the extension endpoints, decisions §12): its nonce is used up like any signed
-   * request's, once the read has succeeded (signedOp spends it on a refusal). Without a nonce (the
-   * CLI on a local ledger) it is the plain read.
-   */
-  /**
    * A list of one merchant's rows, once that merchant is known: a mistyped --mch-id is refused
    * as summary and balance refuse it, not answered with an empty list that reads as "no orders"
    * (outside review). Over HTTP the merchant is the one that signed.
@@ -255,6 +250,11 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
     return read();
   }
 
+  /**
+   * A signed read (the extension endpoints, decisions §12): its nonce is used up like any signed
+   * request's, once the read has succeeded (signedOp spends it on a refusal). Without a nonce (the
+   * CLI on a local ledger) it is the plain read.
+   */
   private async signedRead<T>(read: () => T | Promise<T>): Promise<T> {
     if (!this.deps.caller.nonce) return read();
     return this.signedOp(async () => {
@@ -385,7 +385,7 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
 
   /** `order find`: by id, oid, uid, transaction hash (any spelling) or deposit address. */
   async findOrders(q: string, opts: { mchId?: string; limit?: number } = {}): Promise<FindResult> {
-    return this.signedRead(() => orders.findOrders(this.s, q, opts));
+    return this.signedRead(() => this.ofMerchant(opts.mchId, () => orders.findOrders(this.s, q, opts)));
   }
 
   markPaid(input: MarkPaidInput): Promise<OrderDetail> {

@@ -11,7 +11,7 @@ import type { Ledger } from './db.js';
 import type { Q } from './ledger.js';
 import { addressMatch } from './address-match.js';
 import { findMerchant, type MerchantRow } from './merchants.js';
-import { keyset, pageOf, unknownCursor, type Page } from './paging.js';
+import { afterCursor, pageOf, type Page } from './paging.js';
 import { chainCursors, chainPayments, merchants, orderAddresses, orders, payments, withdrawals } from './schema.js';
 import { txKey } from './tx-keys.js';
 import { listedWithdrawal } from './withdrawals.js';
@@ -234,17 +234,9 @@ export function pageOrders(s: StoreCtx, filter: OrderFilter & { limit?: number; 
   const where = orderWhere(filter, s.now());
   const limit = filter.limit ?? 50;
   const count = (extra?: SQL) => Number(s.db.select({ n: sql<bigint>`count(*)` }).from(orders).where(and(...where, extra)).get()?.n ?? 0);
-  let after: SQL | undefined;
-  let before = 0;
-  if (filter.cursor) {
-    // Only the merchant's own rows: another merchant's id answers as one that does not exist.
-    const at = s.db.select({ time: orders.createdAt, id: orders.id }).from(orders)
-      .where(and(eq(orders.id, filter.cursor), filter.mchId ? eq(orders.merchantId, filter.mchId) : undefined)).get();
-    if (!at) throw unknownCursor(filter.cursor, 'an order');
-    const k = keyset(orders.createdAt, orders.id, at);
-    after = k.after;
-    before = count(k.upTo);
-  }
+  // Only the merchant's own rows: another merchant's id answers as one that does not exist.
+  const { after, before } = afterCursor(filter.cursor, 'an order', (cursor) => s.db.select({ time: orders.createdAt, id: orders.id }).from(orders)
+      .where(and(eq(orders.id, cursor), filter.mchId ? eq(orders.merchantId, filter.mchId) : undefined)).get(), orders.createdAt, orders.id, count);
   const rows = s.db.select().from(orders).where(and(...where, after)).orderBy(desc(orders.createdAt), desc(orders.id)).limit(limit + 1).all();
   return pageOf(rows, limit, count(), before, (o) => o.id, (o) => orderDetail(s, o));
 }

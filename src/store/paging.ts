@@ -25,6 +25,26 @@ export function unknownCursor(cursor: string, what: string): AppError {
   return new AppError('invalid', `cursor ${cursor} is not ${what} of this ledger: pass the id the previous page named`);
 }
 
+/**
+ * Where a page starts: at the top without a cursor; else after the cursor's row, which `at`
+ * looks up among the rows the caller may see (a merchant's own), with how many rows of the list
+ * come up to and including it. A cursor `at` does not find is refused (unknownCursor).
+ */
+export function afterCursor(
+  cursor: string | undefined,
+  what: string,
+  at: (cursor: string) => { time: number; id: string } | undefined,
+  time: SQLiteColumn,
+  id: SQLiteColumn,
+  count: (extra?: SQL) => number,
+): { after?: SQL; before: number } {
+  if (!cursor) return { before: 0 };
+  const row = at(cursor);
+  if (!row) throw unknownCursor(cursor, what);
+  const k = keyset(time, id, row);
+  return { after: k.after, before: count(k.upTo) };
+}
+
 /** The page's bookkeeping from its rows (one more than the limit was read to tell whether more follow). */
 export function pageOf<R, T>(rows: R[], limit: number, total: number, before: number, idOf: (r: R) => string, view: (r: R) => T): Page<T> {
   const more = rows.length > limit;

@@ -8,7 +8,7 @@ import { accountId, audit, postTransfer } from './ledger.js';
 import { findMerchant } from './merchants.js';
 import { findOrder } from './orders.js';
 import { orderRefundedEvent } from './outbox.js';
-import { keyset, pageOf, unknownCursor, type Page } from './paging.js';
+import { afterCursor, pageOf, type Page } from './paging.js';
 import { orders, refunds } from './schema.js';
 import { decimalsOf, type StoreCtx } from './store-context.js';
 
@@ -65,17 +65,9 @@ export function pageRefunds(s: StoreCtx, filter: { orderId?: string; mchId?: str
   const limit = filter.limit ?? 50;
   const count = (extra?: SQL) =>
     counted ? Number(s.db.select({ n: sql<bigint>`count(*)` }).from(refunds).innerJoin(orders, eq(orders.id, refunds.orderId)).where(and(...where, extra)).get()?.n ?? 0) : 0;
-  let after: SQL | undefined;
-  let before = 0;
-  if (filter.cursor) {
-    // Only the merchant's own rows: another merchant's id answers as one that does not exist.
-    const at = s.db.select({ time: refunds.createdAt, id: refunds.id }).from(refunds).innerJoin(orders, eq(orders.id, refunds.orderId))
-      .where(and(eq(refunds.id, filter.cursor), filter.mchId ? eq(orders.merchantId, filter.mchId) : undefined)).get();
-    if (!at) throw unknownCursor(filter.cursor, 'a refund');
-    const k = keyset(refunds.createdAt, refunds.id, at);
-    after = k.after;
-    before = count(k.upTo);
-  }
+  // Only the merchant's own rows: another merchant's id answers as one that does not exist.
+  const { after, before } = afterCursor(filter.cursor, 'a refund', (cursor) => s.db.select({ time: refunds.createdAt, id: refunds.id }).from(refunds).innerJoin(orders, eq(orders.id, refunds.orderId))
+      .where(and(eq(refunds.id, cursor), filter.mchId ? eq(orders.merchantId, filter.mchId) : undefined)).get(), refunds.createdAt, refunds.id, count);
   const rows = s.db
     .select({ r: refunds, o: { id: orders.id, oid: orders.oid, asset: orders.asset, merchantId: orders.merchantId } })
     .from(refunds).innerJoin(orders, eq(orders.id, refunds.orderId))

@@ -10,7 +10,7 @@ import { accountId, audit, holdTransfer, resolvePending, type Q } from './ledger
 import { findMerchant } from './merchants.js';
 import { withdrawalEvent } from './outbox.js';
 import { normalizeTxHash } from './payments.js';
-import { keyset, pageOf, unknownCursor, type Page } from './paging.js';
+import { afterCursor, pageOf, type Page } from './paging.js';
 import { addressMatch } from './address-match.js';
 import { orderAddresses, txKeys, withdrawals } from './schema.js';
 import { decimalsOf, type StoreCtx } from './store-context.js';
@@ -258,17 +258,9 @@ export function pageWithdrawals(s: StoreCtx, filter: WithdrawalFilter & { limit?
   const where = withdrawalWhere(filter);
   const limit = filter.limit ?? 50;
   const count = (extra?: SQL) => Number(s.db.select({ n: sql<bigint>`count(*)` }).from(withdrawals).where(and(...where, extra)).get()?.n ?? 0);
-  let after: SQL | undefined;
-  let before = 0;
-  if (filter.cursor) {
-    // Only the merchant's own rows: another merchant's id answers as one that does not exist.
-    const at = s.db.select({ time: withdrawals.createdAt, id: withdrawals.id }).from(withdrawals)
-      .where(and(eq(withdrawals.id, filter.cursor), filter.mchId ? eq(withdrawals.merchantId, filter.mchId) : undefined)).get();
-    if (!at) throw unknownCursor(filter.cursor, 'a withdrawal');
-    const k = keyset(withdrawals.createdAt, withdrawals.id, at);
-    after = k.after;
-    before = count(k.upTo);
-  }
+  // Only the merchant's own rows: another merchant's id answers as one that does not exist.
+  const { after, before } = afterCursor(filter.cursor, 'a withdrawal', (cursor) => s.db.select({ time: withdrawals.createdAt, id: withdrawals.id }).from(withdrawals)
+      .where(and(eq(withdrawals.id, cursor), filter.mchId ? eq(withdrawals.merchantId, filter.mchId) : undefined)).get(), withdrawals.createdAt, withdrawals.id, count);
   const rows = s.db.select().from(withdrawals).where(and(...where, after)).orderBy(desc(withdrawals.createdAt), desc(withdrawals.id)).limit(limit + 1).all();
   return pageOf(rows, limit, count(), before, (w) => w.id, listedWithdrawal);
 }

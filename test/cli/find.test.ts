@@ -187,7 +187,7 @@ describe.concurrent('find anything (#15 item 2)', { timeout: SLOW }, () => {
 
   it('a --mch-id that names no merchant is refused by every list, as by summary and balance, not answered with an empty list', async () => {
     const s = await withMerchant();
-    const lists = [['order', 'list'], ['withdraw', 'list'], ['refund', 'list'], ['log'], ['order', 'held'], ['callbacks', 'list'], ['summary']];
+    const lists = [['order', 'list'], ['withdraw', 'list'], ['refund', 'list'], ['log'], ['order', 'held'], ['callbacks', 'list'], ['summary'], ['order', 'find', 'abc']];
     const runs = await Promise.all(lists.map((l) => s.run([...l, '--mch-id', 'M999'])));
     expect(runs.map((r) => [r.code, r.stdout, r.stderr])).toEqual(lists.map(() => [1, '', 'error: merchant M999 not found\n']));
     expect((await s.run(['order', 'list', '--mch-id', s.mchId])).code).toBe(0);

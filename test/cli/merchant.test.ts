@@ -85,13 +85,14 @@ describe.concurrent('merchants', { timeout: SLOW }, () => {
       const typo = TEST_WALLET.evmXpub.slice(0, -1) + (TEST_WALLET.evmXpub.endsWith('a') ? 'b' : 'a');
       const xprv = HDNodeWallet.fromPhrase(TEST_MNEMONIC, undefined, "m/44'/60'/0'").extendedKey;
       const master = HDNodeWallet.fromSeed(Mnemonic.fromPhrase(TEST_MNEMONIC).computeSeed()).neuter().extendedKey;
-      const [bad, priv, depth, tron, both, none] = await Promise.all([
+      const [bad, priv, depth, tron, both, none, rate] = await Promise.all([
         s.run(['merchant', 'add', '--name', 'A', '--evm-xpub', typo]),
         s.run(['merchant', 'add', '--name', 'B', '--evm-xpub', xprv]),
         s.run(['merchant', 'add', '--name', 'C', '--evm-xpub', master]),
         s.run(['merchant', 'add', '--name', 'D', '--tron-xpub', 'not-a-key']),
         s.run(['merchant', 'add', '--name', 'E', '--generate-wallet', '--evm-xpub', TEST_WALLET.evmXpub]),
         s.run(['merchant', 'add', '--name', 'F']),
+        s.run(['merchant', 'add', '--name', 'G', '--generate-wallet', '--rate-limit', '2000000']),
       ]);
       expect(bad.code, bad.stderr).toBe(2);
       expect(bad.stderr).toMatch(/evm-xpub is not a valid extended public key.*checksum/);
@@ -105,6 +106,7 @@ describe.concurrent('merchants', { timeout: SLOW }, () => {
       expect(both.code, both.stderr).toBe(2);
       expect(both.stderr).toMatch(/either --generate-wallet or xpubs/);
       expect(none).toEqual({ code: 2, stdout: '', stderr: 'error: a merchant needs a wallet to receive payments: give --evm-xpub and/or --tron-xpub, or --generate-wallet\n' });
+      expect(rate).toEqual({ code: 2, stdout: '', stderr: 'error: --rate-limit must be a whole number of requests per minute, at most 1000000 (0 means no limit)\n' });
       expect((await s.run(['merchant', 'list'])).stderr).toMatch(/^error: no ledger at /);
     });
 

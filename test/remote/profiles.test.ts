@@ -127,6 +127,10 @@ describe('a session with profiles', () => {
     expect(byDb.code).toBe(0);
     expect(byProfile).toEqual({ code: 0, stdout: 'PENDING_PAY\n', stderr: '' });
     expect(await h.cli(['--db', localDb, '--profile', 'prod', 'order', 'list'])).toEqual({ code: 2, stdout: '', stderr: 'error: give either --db (local ledger) or a remote, not both\n' });
+    // Making a profile active in such a shell says where operations really go.
+    const use = await h.cliExact(['profile', 'use', 'prod'], local);
+    expect(use).toMatchObject({ code: 0, stderr: `active profile: prod (${server.url})\nnote: CRYPTOPAY_DB is set in this shell and decides before the active profile: unset it (or pass --profile) for operations here to go to the profile\n` });
+    expect((await h.cliExact(['profile', 'use', 'prod'], {})).stderr).toBe(`active profile: prod (${server.url})\n`);
   });
 
   it('--profile NAME picks a profile that is not the active one', async () => {

@@ -75,15 +75,15 @@ export interface RpcOptions {
  * An RPC URL as messages show it: its scheme and host, never its path, query or credentials.
  * Providers put their API key anywhere in the path (`/v3/KEY`, `/KEY/`, `/v1/KEY/jsonrpc`), and
  * these messages reach merchants (a confirm that cannot read the chain, the summary's chains),
- * so no path is shown at all; a host label that looks like a key (16 or more letters and
- * digits, with a digit) is masked too. The chain's id and name say which node it is.
+ * so no path is shown at all; a host label that looks like a key (16 or more characters with a
+ * digit: a hex key, a UUID) is masked too. The chain's id and name say which node it is.
  */
 export function redactUrl(url: string): string {
   try {
     const u = new URL(url);
     const host = u.host
       .split('.')
-      .map((label) => (/[A-Za-z0-9]{16,}/.test(label) && /\d/.test(label) ? '***' : label))
+      .map((label) => (label.length >= 16 && /\d/.test(label) ? '***' : label))
       .join('.');
     return `${u.protocol}//${host}${u.pathname === '/' ? '' : '/…'}`;
   } catch {

@@ -5,8 +5,6 @@ import { checked, need } from '../common.js';
 import { printJson, printRecord, warn } from '../output.js';
 
 export async function run(ctx: Context, opts: Record<string, string | boolean | undefined>): Promise<void> {
-  const name = await need(ctx, opts.name as string | undefined, 'name', 'Merchant name');
-  checked(opts.name as string | undefined, 'name');
   if (typeof opts.orderLifetime === 'string') {
     try {
       parseDuration(opts.orderLifetime, '--order-lifetime');
@@ -15,7 +13,7 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
     }
   }
   const rate = String(opts.rateLimit ?? '60');
-  if (!/^\d{1,7}$/.test(rate)) throw usage('--rate-limit must be a whole number of requests per minute (0 means no limit)');
+  if (!/^\d{1,7}$/.test(rate) || Number(rate) > 1_000_000) throw usage('--rate-limit must be a whole number of requests per minute, at most 1000000 (0 means no limit)');
   // The wallet is judged by its form (an xpub's checksum, depth and kind) before the ledger is
   // opened: a refused merchant add leaves no ledger file behind, and says so with exit 2.
   const evmXpub = opts.evmXpub as string | undefined;
@@ -33,6 +31,8 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
       throw usage((e as Error).message);
     }
   }
+  checked(opts.name as string | undefined, 'name');
+  const name = await need(ctx, opts.name as string | undefined, 'name', 'Merchant name');
   const service = await ctx.local('merchant add', { create: true });
   const created = await service.addMerchant({
     name,

@@ -1,4 +1,5 @@
 import type { Context } from '../../context.js';
+import { overriddenByShell } from './use.js';
 import { usage } from '../../core/errors.js';
 import { parseProfile, parseTimeout, readConfig, writeConfig } from '../../remote/profiles.js';
 import { checkRemoteUrl } from '../../remote/remote-url.js';
@@ -54,6 +55,9 @@ export async function run(ctx: Context, opts: { url?: string; use?: boolean; che
   if (checked) await success(ctx, `checked: ${remote} accepts the credentials of ${mchId} (${checked.identity.name})`);
   else await warn(ctx, 'not checked against the server (--no-check): `cryptopay profile test` checks it');
   if (!secret && !secretFile) await success(ctx, 'no secret stored: signed operations will need CRYPTOPAY_SECRET or --secret-file');
-  if (config.active === name) await success(ctx, `active: operations now go to ${remote}; \`cryptopay profile use --none\` returns to the local ledger`);
+  if (config.active === name) {
+    await success(ctx, `active: operations now go to ${remote}; \`cryptopay profile use --none\` returns to the local ledger`);
+    await overriddenByShell(ctx);
+  }
   else await success(ctx, `use it with --profile ${name}, or make it the default with \`cryptopay profile use ${name}\``);
 }

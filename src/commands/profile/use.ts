@@ -1,7 +1,7 @@
 import type { Context } from '../../context.js';
 import { usage } from '../../core/errors.js';
 import { readConfig, writeConfig } from '../../remote/profiles.js';
-import { success } from '../output.js';
+import { success, warn } from '../output.js';
 
 export async function run(ctx: Context, opts: { none?: boolean }, name?: string): Promise<void> {
   const config = readConfig(ctx.env);
@@ -17,4 +17,16 @@ export async function run(ctx: Context, opts: { none?: boolean }, name?: string)
   config.active = name;
   writeConfig(ctx.env, config);
   await success(ctx, `active profile: ${name} (${config.profiles[name]!.remote})`);
+  await overriddenByShell(ctx);
+}
+
+/**
+ * The environment decides before the active profile (src/remote/choose.ts): an operator who
+ * makes a profile active in a shell that sets CRYPTOPAY_DB or CRYPTOPAY_REMOTE is told where
+ * operations really go there.
+ */
+export async function overriddenByShell(ctx: Context): Promise<void> {
+  const set = (['CRYPTOPAY_DB', 'CRYPTOPAY_REMOTE'] as const).filter((v) => ctx.env[v]);
+  if (set.length === 0) return;
+  await warn(ctx, `note: ${set.join(' and ')} ${set.length > 1 ? 'are' : 'is'} set in this shell and ${set.length > 1 ? 'decide' : 'decides'} before the active profile: unset ${set.length > 1 ? 'them' : 'it'} (or pass --profile) for operations here to go to the profile`);
 }

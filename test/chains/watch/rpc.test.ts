@@ -95,6 +95,8 @@ describe('the JSON-RPC client', () => {
       ['https://node.example:8545/', 'https://node.example:8545'],
       ['http://127.0.0.1:8545', 'http://127.0.0.1:8545'],
       [`https://${key}.rpc.example/`, 'https://***.rpc.example'], // a key as a host label
+      ['https://3f2504e0-4f89-11d3-9a0c-0305e82c3301.rpc.example', 'https://***.rpc.example'], // a UUID
+      ['https://arbitrum-mainnet.rpc.example/', 'https://arbitrum-mainnet.rpc.example'], // a network's name stays
       ['https://eth-mainnet.rpc-4.example/#frag', 'https://eth-mainnet.rpc-4.example'],
     ] as const) {
       expect(redactUrl(url), url).toBe(shown);
