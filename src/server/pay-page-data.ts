@@ -149,15 +149,32 @@ function networksOf(registry: Registry, chainType: ChainType, asset: string): Pa
   return networks;
 }
 
+/**
+ * Whether a network is offered to a real merchant's payer: never a development chain (its token
+ * is anyone's to mint, and the ledger refuses it for such an order); and, when the service
+ * watches any real chain (one has an rpcUrl), only the watched ones, where a payment is seen. A
+ * service that watches none is reconciled by hand (order mark-paid): every network is offered.
+ */
+function offeredForReal(registry: Registry): (chainId: string) => boolean {
+  const real = registry.chains().filter((c) => !c.development);
+  const watching = real.some((c) => c.rpcUrl);
+  return (chainId) => {
+    const c = registry.chain(chainId);
+    return !c.development && (!watching || !!c.rpcUrl);
+  };
+}
+
 function modelOf(o: PageOrder, registry: Registry, seen: Seen): PayPageModel {
   const testOnly = o.testWallet;
+  const offered = testOnly ? undefined : offeredForReal(registry);
   const methods: PayMethod[] = (['EVM', 'TRON'] as const).flatMap((chainType) => {
     const address = o.addresses[chainType];
     if (!address) return [];
     // Anyone holds the keys of the public test wallet: a real network is never offered for it.
     const all = networksOf(registry, chainType, o.asset);
-    const networks = testOnly ? all.filter((n) => registry.chain(n.chainId).development) : all;
-    return testOnly && networks.length === 0 ? [] : [{ chainType, address, networks }];
+    const networks = offered ? all.filter((n) => offered(n.chainId)) : all.filter((n) => registry.chain(n.chainId).development);
+    // No network to pay on there (none watched, no token of the asset): no address to send to.
+    return networks.length === 0 ? [] : [{ chainType, address, networks }];
   });
   return { id: o.id, oid: o.oid, memo: o.memo, merchantName: o.merchantName, logo: o.logo, redirectUrl: o.redirectUrl, state: stateOf(o, seen), methods, testOnly };
 }

@@ -224,6 +224,7 @@ ${pending && html`<section id="pay" ${when('PENDING_PAY', s.status)} aria-labell
 <p class="hint">Send <span id="send-amount">${s.dueAmount}</span> ${s.asset} to the address below, on one of the networks listed under it. Other tokens, or other networks, cannot be credited to this order.</p>
 <div class="methods">${p.methods.map((m) => method(m, s.asset))}</div>
 ${p.testOnly && p.methods.length === 0 && html`<p class="hint">This server has no development network to pay this order on.</p>`}
+${!p.testOnly && p.methods.length === 0 && html`<p class="hint">There is no network to pay this order on here: ask the shop how to pay.</p>`}
 </section>`}
 <noscript><p class="hint">This page does not update by itself without JavaScript: reload it to see whether your payment has arrived.</p></noscript>
 </div>

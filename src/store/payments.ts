@@ -8,7 +8,8 @@ import type { ChainType, OrderDetail } from '../core/types.js';
 import { accountId, audit, postTransfer, sessionOf, type Q } from './ledger.js';
 import { getOrder } from './orders.js';
 import { orderPaidEvent } from './outbox.js';
-import { chainPayments, orders, payments } from './schema.js';
+import { chainPayments, merchants, orders, payments } from './schema.js';
+import { PUBLIC_TEST_XPUBS } from '../chains/sandbox/public-wallet.js';
 import { alreadyRecorded, claimTxKey } from './tx-keys.js';
 import { decimalsOf, type StoreCtx } from './store-context.js';
 
@@ -43,6 +44,11 @@ export interface PaymentRecord {
    */
   blockTime?: number | null;
   source: 'manual' | 'chain';
+  /**
+   * Made on a development chain (the sandbox of `serve --dev`), whose token anyone can mint: it
+   * pays only orders of a merchant on the public test wallet (src/chains/sandbox/public-wallet.ts).
+   */
+  testMoney?: boolean;
 }
 
 export interface RecordedPayment {
@@ -56,6 +62,7 @@ function preparePaymentStatements(tx: Q) {
   const p = sql.placeholder;
   return {
     order: tx.select().from(orders).where(eq(orders.id, p('id'))).prepare(),
+    wallet: tx.select({ evm: merchants.evmXpub, tron: merchants.tronXpub }).from(merchants).where(eq(merchants.id, p('id'))).prepare(),
     seen: tx.select({ id: payments.id }).from(payments)
       .where(and(eq(payments.chainId, p('chainId')), eq(payments.txKey, p('txKey')), eq(payments.logIndex, p('logIndex')))).prepare(),
     insert: tx.insert(payments).values({
@@ -84,6 +91,13 @@ export function recordPayment(tx: Q, p: PaymentRecord, ctx: { now: number; actor
   const st = paymentStmts(tx);
   const o = st.order.get({ id: p.orderId });
   if (!o) throw notFound('Order not found');
+  if (p.testMoney) {
+    // A user credited with worthless tokens could withdraw the merchant's real ones.
+    const w = st.wallet.get({ id: o.merchantId });
+    if (w?.evm !== PUBLIC_TEST_XPUBS.EVM && w?.tron !== PUBLIC_TEST_XPUBS.TRON) {
+      throw conflict(`chain ${p.chainId} is a development chain, whose test token anyone can mint: it pays only orders of the public test wallet's merchant (serve --dev), not merchant ${o.merchantId}'s`);
+    }
+  }
   const d = decimalsOf(o.asset);
   const txKey = claimTxKey(tx, p.txHash, 'payment', { shared: p.source === 'chain' && p.logIndex !== null, now });
   if (p.logIndex !== null) {
@@ -153,7 +167,9 @@ export function paymentChain(registry: Registry | undefined, input: Pick<MarkPai
 /** Records a payment by hand (decisions §3, §6b): credits the user; PAID once paid in full. */
 export async function markPaid(s: StoreCtx, input: MarkPaidInput): Promise<OrderDetail> {
   const now = s.now();
-  const { chainType, chainId, token } = paymentChain(input.chainId === undefined ? undefined : await s.registry(), input);
+  const registry = input.chainId === undefined ? undefined : await s.registry();
+  const { chainType, chainId, token } = paymentChain(registry, input);
+  const testMoney = chainId !== null && registry?.chain(chainId).development === true;
   // After the chain is known, so a chain id alone also fixes the hash form (TRON has no 0x).
   const txHash = normalizeTxHash(input.txHash, chainType ?? undefined, 'tx-hash');
   const id = await s.write((tx) => {
@@ -162,7 +178,7 @@ export async function markPaid(s: StoreCtx, input: MarkPaidInput): Promise<Order
     const amount = input.amount === undefined ? o.amount : parseAmount(input.amount, decimalsOf(o.asset));
     return recordPayment(tx, {
       orderId: input.id, txHash, logIndex: null, amount, rawAmount: null, chainType, chainId, token, blockNumber: null, blockHash: null,
-      blockTime: seenBlockTime(tx, input.id, txHash, chainId), source: 'manual',
+      blockTime: seenBlockTime(tx, input.id, txHash, chainId), source: 'manual', testMoney,
     }, { now, actor: s.caller.actor }).orderId;
   });
   return getOrder(s, id);

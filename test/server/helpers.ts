@@ -1,3 +1,4 @@
+import type { RegistryConfig } from '../../src/chains/registry.js';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -75,13 +76,13 @@ export const nextOid = () => `oid-${++seq}`;
 let txSeq = 0x5000;
 export const nextTx = () => evmTx(++txSeq);
 
-export async function startServer(opts: { limits?: Partial<HttpLimits> } = {}): Promise<TestServer> {
+export async function startServer(opts: { limits?: Partial<HttpLimits>; registryConfig?: RegistryConfig } = {}): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'cryptopay-http-'));
   const file = join(dir, 'ledger.db');
   const ledger = openLedger(file);
   const clock = { now: T0 };
   const now = () => clock.now;
-  const service = new LocalPaymentService(ledger, { now, caller: { actor: 'test' } });
+  const service = new LocalPaymentService(ledger, { now, caller: { actor: 'test' }, registryConfig: opts.registryConfig });
   const accessLog: string[] = [];
   const errorLog: string[] = [];
   const app = createApp({ backend: service, now, accessLog: (l) => accessLog.push(l), errorLog: (l) => errorLog.push(l) });

@@ -120,6 +120,31 @@ describe('GET /pay/{id}', () => {
     expect(plain).toContain('Ethereum');
   });
 
+  it("offers only the networks the service watches, never a development chain to a real merchant: the payer is not sent where no payment is seen, nor offered the sandbox's free tokens", async () => {
+    // Found by an outside review: a real merchant's page on a serve --dev ledger offered the
+    // development chain (whose token anyone can mint) and chains without an rpcUrl.
+    const TOKEN = '0x5fbdb2315678afecb367f032d93f642f64180aa3';
+    const watched = await startServer({
+      registryConfig: {
+        chains: [{ chainId: 1, rpcUrl: 'http://127.0.0.1:1' }, { chainId: 31337, chainType: 'EVM', name: 'Development (anvil)', rpcUrl: 'http://127.0.0.1:2', development: true }],
+        tokens: [{ chainId: 31337, address: TOKEN, symbol: 'USDT', asset: 'USDT', decimals: 6 }],
+      },
+    });
+    try {
+      const real = await watched.addMerchant({ name: 'Real shop' });
+      const text = (await watched.get(`/pay/${(await watched.order(real)).id}`)).text;
+      expect(text).toContain('Ethereum');
+      for (const not of ['BNB Smart Chain', 'Polygon', 'TRON', 'Development', TOKEN]) expect(text, not).not.toContain(not);
+      // The sandbox's merchant still gets the sandbox, and only it.
+      const dev = await watched.service.addMerchant({ name: 'Dev shop', evmXpub: TEST_WALLET.evmXpub, tronXpub: TEST_WALLET.tronXpub });
+      const devText = (await watched.get(`/pay/${(await watched.service.createOrder({ mchId: dev.merchant.mchId, oid: nextOid(), uid: 'u1', amount: '3' })).id}`)).text;
+      expect(devText).toContain('Development (anvil)');
+      expect(devText).not.toContain('Ethereum');
+    } finally {
+      await watched.close();
+    }
+  });
+
   it('stays under 60 KB with the longest merchant values, every character of them escaped', async () => {
     const memo = '<>&"\''.repeat(51) + '<';
     const oid = '<"'.repeat(32);

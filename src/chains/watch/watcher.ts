@@ -364,6 +364,7 @@ export class ChainWatcher {
         this.d.record(q, {
           orderId: p.orderId, txHash: p.txHash, logIndex: p.logIndex, amount: p.amount, rawAmount: p.rawAmount,
           chainType: chain.chainType, chainId: chain.chainId, token: p.token, blockNumber: p.blockNumber, blockHash: p.blockHash, blockTime: arrived, source: 'chain',
+          testMoney: chain.development === true,
         }, { now, actor: this.actor });
         sqlite.exec('RELEASE chain_payment');
         n++;

@@ -4,7 +4,7 @@ import { ChainWatcher, credited } from '../../../src/chains/watch/watcher.js';
 import { onChainPayments } from '../../../src/chains/watch/seen.js';
 import { readCursor } from '../../../src/store/chain-state.js';
 import { recordPayment } from '../../../src/store/payments.js';
-import { DAY, MINUTE, T0, addTestMerchant, order, useHarness, type Harness } from '../../helpers/service.js';
+import { DAY, MINUTE, T0, addOtherMerchant, addTestMerchant, evmTx, order, useHarness, type Harness } from '../../helpers/service.js';
 import { SimChain } from './sim-chain.js';
 import { PassThrough } from 'node:stream';
 import { writeFileSync } from 'node:fs';
@@ -12,9 +12,9 @@ import { dirname, join } from 'node:path';
 import { main } from '../../../src/main.js';
 
 /** The CLI in this process, on the harness's ledger file, with the test registry as its chains config. */
-async function cli(h: Harness, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function cli(h: Harness, args: string[], config: RegistryConfig = CONFIG): Promise<{ code: number; stdout: string; stderr: string }> {
   const chains = join(dirname(h.file), 'chains.json');
-  writeFileSync(chains, JSON.stringify(CONFIG));
+  writeFileSync(chains, JSON.stringify(config));
   let stdout = '';
   let stderr = '';
   const code = await main([...args, '--db', h.file], {
@@ -59,6 +59,40 @@ async function untilCaughtUp(w: ChainWatcher) {
 
 describe('the chain watcher (simulated node)', () => {
   const h = useHarness();
+
+  it("a development chain's test token pays only the public test wallet's orders: a real merchant's order is not credited, the payment refused for an operator", async () => {
+    // serve --dev keeps its chain in the ledger's registry: its token is anyone's to mint, and a
+    // user credited with it could withdraw the merchant's real USDT (an outside review paid a
+    // real merchant's order in full with it).
+    const { service, ledger } = h();
+    const devConfig: RegistryConfig = { ...CONFIG, chains: [{ ...CONFIG.chains![0]!, development: true }] };
+    const dev = createRegistry(devConfig);
+    // TEST_WALLET is the public test wallet (serve --dev's merchant); the other has its own.
+    const sandbox = (await addTestMerchant(service, 'Sandbox')).mchId;
+    const real = await addOtherMerchant(service, 'Real shop');
+    const [paid, test] = await Promise.all([order(service, { mchId: real.mchId, uid: 'mallory', amount: '5' }), order(service, { mchId: sandbox, uid: 'dev', amount: '5' })]);
+    const sim = new SimChain(5, () => h().clock.now);
+    const chain = dev.chain('31337');
+    const lines: string[] = [];
+    const w = new ChainWatcher({
+      chain: { ...chain, startBlock: 0 }, tokens: dev.tokens().filter((t) => t.chainId === chain.chainId), rpc: sim.client(), ledger,
+      record: recordPayment, holder: 'test-holder', now: () => h().clock.now, log: (l) => lines.push(l),
+    });
+    sim.mine([{ token: TOKEN, to: paid.addresses.EVM!, value: 5_000_000n }, { token: TOKEN, to: test.addresses.EVM!, value: 5_000_000n }]);
+    sim.mine();
+    sim.mine();
+    sim.mine();
+    await untilCaughtUp(w);
+    expect(await service.getOrderStatus(paid.id)).toBe('PENDING_PAY');
+    expect(await service.balance('mallory', { mchId: real.mchId })).toMatchObject({ available: '0' });
+    expect(onChainPayments(ledger.db, dev, paid.id)).toMatchObject([{ status: 'refused' }]);
+    expect(lines.join('\n')).toMatch(/refused by the ledger: .*development chain/);
+    expect(await service.getOrderStatus(test.id)).toBe('PAID');
+    // By hand neither: a payment named on a development chain pays only the test wallet's orders.
+    const byHand = await cli(h(), ['order', 'mark-paid', paid.id, '--tx-hash', evmTx(77), '--chain-id', '31337', '--yes'], devConfig);
+    expect(byHand).toMatchObject({ code: 1, stderr: expect.stringMatching(/^error: chain 31337 is a development chain, whose test token anyone can mint/) });
+    expect(await service.getOrderStatus(paid.id)).toBe('PENDING_PAY');
+  });
 
   it('an exact payment is seen at once, listed with k of n confirmations, and counted at the depth', async () => {
     const { service, ledger } = h();
