@@ -40,7 +40,7 @@ const url = (field: string, opts: { plainHost?: boolean } = {}) =>
         return false;
       }
     },
-    opts.plainHost ? `${field} must be an http or https URL whose host is a plain host name or IP address` : `${field} must be an http or https URL`,
+    opts.plainHost ? `${field} must be an http or https URL whose host is a plain host name or IPv4 address (a page's Content-Security-Policy cannot name an IPv6 address)` : `${field} must be an http or https URL`,
   );
 
 /** A digit string that Number() reads exactly: up to 2^53 - 1 (past it, 9007199254740993 reads as ...992). */

@@ -227,8 +227,10 @@ export const PAGE_SCRIPT = tidy(`
   }
   document.addEventListener('visibilitychange', function () { if (!document.hidden && !settled()) poll(); });
   // The page itself is the same for every request of one state: the live countdown replaces its "pay by".
-  var live = $('live-left'), by = $('pay-by');
+  var live = $('live-left'), by = $('pay-by'), updates = $('updates');
   if (live) live.hidden = false;
+  // Said only where it is true: a page without its script does not update by itself.
+  if (updates) updates.hidden = false;
   if (by) by.hidden = true;
   tick();
   setInterval(tick, 1000);

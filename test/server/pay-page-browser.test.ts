@@ -242,6 +242,29 @@ describe('the payment page in a real browser', () => {
     await w.context.close();
   });
 
+  it('says it updates by itself only where it does: without JavaScript it asks for a reload while unpaid, and says nothing of either once paid', async () => {
+    // Found by an outside review: without JavaScript the page said both "updates by itself" and
+    // "does not update by itself", and a paid order's page still asked for a reload.
+    const o = await createOrder({ amount: '2' });
+    const off = await watchedContext(browser, { javaScriptEnabled: false });
+    const on = await watchedContext(browser);
+    const visible = async (w: Watched) => {
+      const page = await w.page();
+      await page.goto(o.payUrl);
+      return page.locator('main').innerText();
+    };
+    const [plain, live] = await Promise.all([visible(off), visible(on)]);
+    expect(plain).not.toContain('updates by itself once');
+    expect(plain).toContain('reload it to see whether your payment has arrived');
+    expect(live).toContain('This page updates by itself once the payment is confirmed on the network.');
+    expect(live).not.toContain('reload it to see');
+    await markPaid(o.id);
+    const paid = await visible(off);
+    expect(paid).toContain('Payment received');
+    expect(paid).not.toMatch(/reload it|updates by itself/);
+    await Promise.all([off.context.close(), on.context.close()]);
+  });
+
   it('once a partly paid order expires, stops asking for the rest and says what arrived', async () => {
     // Long enough for two CLI runs on a busy machine before it expires.
     const o = await createOrder({ amount: '12.5', expiredAt: Date.now() + 12_000 });
@@ -255,7 +278,7 @@ describe('the payment page in a real browser', () => {
     // "Send the rest to the same address" would contradict "do not send anything any more".
     expect(await shown(page, '#partial')).toBe(false);
     expect(await shown(page, '#pay')).toBe(false);
-    expect(await page.locator('.status').innerText()).toContain('5 USDT of the 12.5 USDT arrived before it expired');
+    expect(await page.locator('.status').innerText()).toContain('5 USDT of the 12.5 USDT arrived.');
     await page.screenshot({ path: join(SHOTS, 'expired-partly-paid-360.png'), fullPage: true });
 
     // Loaded afresh it says the same.
