@@ -12,7 +12,7 @@ import type { WithdrawalRow } from '../../store/withdrawals.js';
 import type { ChainInfo, TokenInfo } from '../registry.js';
 import { adapterFor } from './adapter.js';
 import { createRangeScanner, NodesDisagree, parseHeader, type BlockHeader, type RangeScanner, type TransferLog } from './logs.js';
-import { hexQuantity, quantity, redactUrl, RpcTransportError, type RpcClient, type RpcOutcome } from './rpc.js';
+import { hexQuantity, quantity, redactUrl, RpcTransportError, type RpcClient } from './rpc.js';
 
 /** Records one payment in the ledger, inside the caller's transaction (the ledger's recordPayment). */
 export type PaymentSink = (tx: Q, p: PaymentRecord, ctx: { now: number; actor: string }) => unknown;
@@ -298,7 +298,7 @@ export class ChainWatcher {
     // A counted payment is final: it is never taken back. If its block is gone, say so loudly.
     const heads = await this.headers([...new Set(counted.map((p) => p.blockNumber))]);
     const byNumber = new Map(heads.filter((h): h is BlockHeader => !!h).map((h) => [h.number, h.hash]));
-    const orphaned = await this.notOnChain(counted.filter((p) => byNumber.get(p.blockNumber) !== p.blockHash));
+    const orphaned = counted.filter((p) => byNumber.get(p.blockNumber) !== p.blockHash);
     const dropped = await this.write((q) => {
       const n = state.rollBack(q, { chainId: chain.chainId, holder: this.d.holder, fork, now: this.d.now() });
       if (orphaned.length) {
@@ -311,32 +311,6 @@ export class ChainWatcher {
     if (orphaned.length) {
       this.d.log(`chain ${chain.chainId}: DEEP REORG: ${orphaned.length} counted payment(s) were in blocks the chain replaced; they stay credited (see cryptopay chains and the audit log)`);
     }
-  }
-
-  /**
-   * Of payments whose block the chain replaced, those whose transaction it no longer holds. The
-   * same signed transaction mined again in a replacing block (the usual case when a reorg keeps
-   * the mempool) is the same transfer, still on chain: no alarm for it (an outside review saw
-   * "DEEP REORG" for one). A transaction whose receipt cannot be read, or that failed, counts
-   * as gone: the alarm is the safe side.
-   */
-  private async notOnChain(replaced: state.ChainPaymentRow[]): Promise<state.ChainPaymentRow[]> {
-    if (replaced.length === 0) return replaced;
-    const hashes = [...new Set(replaced.map((p) => `0x${p.txHash.replace(/^0x/, '')}`))];
-    let outcomes: RpcOutcome[];
-    try {
-      outcomes = await this.d.rpc.batch(hashes.map((h) => ({ method: 'eth_getTransactionReceipt', params: [h] })));
-    } catch {
-      return replaced;
-    }
-    const mined = new Set(
-      hashes.filter((_, i) => {
-        const o = outcomes[i];
-        const r = o?.ok ? (o.result as { status?: unknown; blockHash?: unknown } | null) : null;
-        return !!r && r.status === '0x1' && typeof r.blockHash === 'string';
-      }),
-    );
-    return replaced.filter((p) => !mined.has(`0x${p.txHash.replace(/^0x/, '')}`));
   }
 
   /** Counts the payments whose block is confirmations - 1 blocks under the head, if their block is still the chain's. */

@@ -14,8 +14,6 @@ export interface SimTransfer {
   value: bigint;
   /** Same tx for several transfers: give the same label. */
   tx?: string;
-  /** The transaction's hash itself: the same signed transaction mined again in another block. */
-  hash?: string;
 }
 
 interface Block {
@@ -95,7 +93,7 @@ export class SimChain {
       data: `0x${t.value.toString(16).padStart(64, '0')}`,
       blockNumber: `0x${b.number.toString(16)}`,
       blockHash: b.hash,
-      transactionHash: t.hash ?? h32(`tx:${b.hash}:${t.tx ?? i}`),
+      transactionHash: h32(`tx:${b.hash}:${t.tx ?? i}`),
       logIndex: `0x${i.toString(16)}`,
       removed: false,
     }));
@@ -125,14 +123,6 @@ export class SimChain {
         if (to - from + 1 > this.maxRange) throw new RpcError('eth_getLogs', -32005, `block range is too large, max ${this.maxRange}`);
         const tokens = new Set(f.address.map((a) => a.toLowerCase()));
         return (this.logsFrom ?? this.blocks).slice(from, to + 1).flatMap((b) => this.logsOf(b)).filter((l) => tokens.has(l.address));
-      }
-      case 'eth_getTransactionReceipt': {
-        // The canonical chain's receipt of that transaction, or null when no block holds it.
-        for (const b of this.blocks) {
-          const logs = this.logsOf(b).filter((l) => l.transactionHash === params[0]);
-          if (logs.length) return { transactionHash: params[0], blockNumber: `0x${b.number.toString(16)}`, blockHash: b.hash, status: '0x1', logs };
-        }
-        return null;
       }
       default:
         throw new RpcError(method, -32601, 'method not found');
