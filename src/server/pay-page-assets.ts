@@ -227,10 +227,11 @@ export const PAGE_SCRIPT = tidy(`
   }
   document.addEventListener('visibilitychange', function () { if (!document.hidden && !settled()) poll(); });
   // The page itself is the same for every request of one state: the live countdown replaces its "pay by".
-  var live = $('live-left'), by = $('pay-by'), updates = $('updates');
+  var live = $('live-left'), by = $('pay-by'), updates = $('updates'), updatesSeen = $('updates-seen');
   if (live) live.hidden = false;
   // Said only where it is true: a page without its script does not update by itself.
   if (updates) updates.hidden = false;
+  if (updatesSeen) updatesSeen.hidden = false;
   if (by) by.hidden = true;
   tick();
   setInterval(tick, 1000);

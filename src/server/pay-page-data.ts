@@ -151,16 +151,17 @@ function networksOf(registry: Registry, chainType: ChainType, asset: string): Pa
 
 /**
  * Whether a network is offered to a real merchant's payer: never a development chain (its token
- * is anyone's to mint, and the ledger refuses it for such an order); and, when the service
- * watches any real chain (one has an rpcUrl), only the watched ones, where a payment is seen. A
- * service that watches none is reconciled by hand (order mark-paid): every network is offered.
+ * is anyone's to mint, and the ledger refuses it for such an order); and, of a chain type the
+ * service watches (a chain of it has an rpcUrl), only the watched ones, where a payment is seen.
+ * A chain type it watches none of is reconciled by hand (order mark-paid): all of its networks
+ * are offered, so an order always has a way to be paid (a code review found a TRON-only
+ * merchant left with none when only Ethereum was watched).
  */
 function offeredForReal(registry: Registry): (chainId: string) => boolean {
-  const real = registry.chains().filter((c) => !c.development);
-  const watching = real.some((c) => c.rpcUrl);
+  const watched = new Set(registry.chains().filter((c) => !c.development && c.rpcUrl).map((c) => c.chainType));
   return (chainId) => {
     const c = registry.chain(chainId);
-    return !c.development && (!watching || !!c.rpcUrl);
+    return !c.development && (!watched.has(c.chainType) || !!c.rpcUrl);
   };
 }
 

@@ -4,7 +4,7 @@ import { formatAmount } from '../core/money.js';
 import type { HeldPaymentView, OrderDetail } from '../core/types.js';
 import { accountId, audit, postTransfer, type Q } from './ledger.js';
 import { getOrder } from './orders.js';
-import { normalizeTxHash, recordPayment } from './payments.js';
+import { normalizeTxHash, recordPayment, refuseTestMoney } from './payments.js';
 import { chainPayments, orders } from './schema.js';
 import { decimalsOf, type StoreCtx } from './store-context.js';
 
@@ -103,12 +103,16 @@ export async function creditHeld(s: StoreCtx, ref: HeldPaymentRef): Promise<Orde
   const registry = await s.registry();
   await s.write((tx) => {
     const p = findHeld(tx, ref);
+    const chain = registry.chain(p.chainId);
+    // Held or refused, a development chain's payment pays only the public test wallet's orders.
+    if (chain.development) refuseTestMoney(tx, p.mchId, chain.chainType, p.chainId);
     if (p.refused) return creditRefused(tx, p, ref.reason, now, s.caller.actor);
     decide(tx, p, 'counted');
     const row = tx.select().from(chainPayments).where(and(eq(chainPayments.chainId, p.chainId), eq(chainPayments.txHash, p.txHash), eq(chainPayments.logIndex, p.logIndex))).get()!;
     recordPayment(tx, {
       orderId: p.orderId, txHash: p.txHash, logIndex: p.logIndex, amount: row.amount, rawAmount: p.rawAmount,
-      chainType: registry.chain(p.chainId).chainType, chainId: p.chainId, token: p.token, blockNumber: p.blockNumber, blockHash: row.blockHash, blockTime: row.blockTime, source: 'chain',
+      chainType: chain.chainType, chainId: p.chainId, token: p.token, blockNumber: p.blockNumber, blockHash: row.blockHash, blockTime: row.blockTime, source: 'chain',
+      testMoney: chain.development === true,
     }, { now, actor: s.caller.actor });
     audit(tx, {
       at: now, actor: s.caller.actor, action: 'order.held_payment_credited', merchantId: p.mchId, subjectType: 'order', subjectId: p.orderId,

@@ -91,13 +91,7 @@ export function recordPayment(tx: Q, p: PaymentRecord, ctx: { now: number; actor
   const st = paymentStmts(tx);
   const o = st.order.get({ id: p.orderId });
   if (!o) throw notFound('Order not found');
-  if (p.testMoney) {
-    // A user credited with worthless tokens could withdraw the merchant's real ones.
-    const w = st.wallet.get({ id: o.merchantId });
-    if (w?.evm !== PUBLIC_TEST_XPUBS.EVM && w?.tron !== PUBLIC_TEST_XPUBS.TRON) {
-      throw conflict(`chain ${p.chainId} is a development chain, whose test token anyone can mint: it pays only orders of the public test wallet's merchant (serve --dev), not merchant ${o.merchantId}'s`);
-    }
-  }
+  if (p.testMoney) refuseTestMoney(tx, o.merchantId, p.chainType, p.chainId);
   const d = decimalsOf(o.asset);
   const txKey = claimTxKey(tx, p.txHash, 'payment', { shared: p.source === 'chain' && p.logIndex !== null, now });
   if (p.logIndex !== null) {
@@ -141,6 +135,21 @@ export function recordPayment(tx: Q, p: PaymentRecord, ctx: { now: number; actor
     },
   });
   return { orderId: o.id, status, late };
+}
+
+/**
+ * A payment in a development chain's token (anyone can mint it) credits only a merchant whose
+ * wallet on that chain type is the public test wallet's: a user credited with worthless tokens
+ * could withdraw the merchant's real ones. The xpub of the payment's own chain type, not either
+ * (a merchant with a real EVM wallet and the public TRON one is real on EVM). Also for a held
+ * or refused payment an operator credits by hand (src/store/held-payments.ts).
+ */
+export function refuseTestMoney(tx: Q, merchantId: string, chainType: ChainType | null, chainId: string | null): void {
+  const w = paymentStmts(tx).wallet.get({ id: merchantId });
+  const isPublic = chainType === 'TRON' ? w?.tron === PUBLIC_TEST_XPUBS.TRON : w?.evm === PUBLIC_TEST_XPUBS.EVM;
+  if (!isPublic) {
+    throw conflict(`chain ${chainId} is a development chain, whose test token anyone can mint: it pays only orders of the public test wallet's merchant (serve --dev), not merchant ${merchantId}'s`);
+  }
 }
 
 /**

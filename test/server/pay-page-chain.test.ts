@@ -56,13 +56,15 @@ describe('the payment page follows the chain', () => {
     await page.getByText('Payment seen on the network').waitFor({ timeout: 15_000 });
     const banner = await page.locator('#confirming').innerText();
     expect(banner).toContain('12.5 USDT is waiting for its confirmations: 1 of 3 confirmations');
-    expect(banner).toContain('Do not pay again');
+    expect(banner).toContain('Do not pay again. This page updates by itself.');
     expect(await page.locator('#waiting').isVisible()).toBe(false);
     expect(await state(o.id)).toMatchObject({ status: 'PENDING_PAY', paidAmount: '0', confirming: { amount: '12.5', confirmations: 1, required: CONFIRMATIONS } });
     // The page served afresh says so too, before its script runs.
     const fresh = await (await fetch(`${srv.url}/pay/${o.id}`)).text();
     expect(fresh).toMatch(/<div class="banner wait" id="confirming"><p class="title">Payment seen on the network<\/p><p><span id="seen-amount">12\.5<\/span> USDT is waiting for its confirmations: <span id="seen-depth">[12] of 3 confirmations<\/span>/);
     expect(fresh).toMatch(/<div class="banner wait" id="waiting" data-when="PENDING_PAY" hidden>/);
+    // Without its script the page does not update by itself, and does not say it does.
+    expect(fresh).toContain('Do not pay again.<span id="updates-seen" hidden> This page updates by itself.</span>');
 
     await pc.chain.mine(1);
     await page.getByText('2 of 3 confirmations').waitFor({ timeout: 15_000 });

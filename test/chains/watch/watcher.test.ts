@@ -6,6 +6,8 @@ import { readCursor } from '../../../src/store/chain-state.js';
 import { recordPayment } from '../../../src/store/payments.js';
 import { DAY, MINUTE, T0, addOtherMerchant, addTestMerchant, evmTx, order, useHarness, type Harness } from '../../helpers/service.js';
 import { SimChain } from './sim-chain.js';
+import { generateWallet } from '../../../src/chains/derive.js';
+import { PUBLIC_TEST_XPUBS } from '../../../src/chains/sandbox/public-wallet.js';
 import { PassThrough } from 'node:stream';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -91,7 +93,36 @@ describe('the chain watcher (simulated node)', () => {
     // By hand neither: a payment named on a development chain pays only the test wallet's orders.
     const byHand = await cli(h(), ['order', 'mark-paid', paid.id, '--tx-hash', evmTx(77), '--chain-id', '31337', '--yes'], devConfig);
     expect(byHand).toMatchObject({ code: 1, stderr: expect.stringMatching(/^error: chain 31337 is a development chain, whose test token anyone can mint/) });
+    // Nor by crediting the refused payment by hand (code review).
+    const refusedTx = onChainPayments(ledger.db, dev, paid.id)[0]!.txHash;
+    const credit = await cli(h(), ['order', 'credit-held', paid.id, '--tx-hash', refusedTx, '--reason', 'r', '--yes'], devConfig);
+    expect(credit).toMatchObject({ code: 1, stderr: expect.stringMatching(/development chain/) });
+    expect(await service.balance('mallory', { mchId: real.mchId })).toMatchObject({ available: '0' });
     expect(await service.getOrderStatus(paid.id)).toBe('PENDING_PAY');
+
+    // And a payment held (it came over 24 h after expiry) is refused when credited by hand.
+    const late = await order(service, { mchId: real.mchId, uid: 'late', amount: '5', expiredAt: h().clock.now + 2 * MINUTE });
+    h().clock.now += DAY + 60 * MINUTE;
+    sim.mine([{ token: TOKEN, to: late.addresses.EVM!, value: 5_000_000n }]);
+    sim.mineEmpty(3);
+    await untilCaughtUp(w);
+    expect(onChainPayments(ledger.db, dev, late.id)).toMatchObject([{ status: 'held' }]);
+    const heldTx = onChainPayments(ledger.db, dev, late.id)[0]!.txHash;
+    const creditHeld = await cli(h(), ['order', 'credit-held', late.id, '--tx-hash', heldTx, '--reason', 'r', '--yes'], devConfig);
+    expect(creditHeld).toMatchObject({ code: 1, stderr: expect.stringMatching(/development chain/) });
+    expect(await service.balance('late', { mchId: real.mchId }).catch(() => ({ available: '0' }))).toMatchObject({ available: '0' });
+  });
+
+  it("a merchant with a real EVM wallet and the public test wallet's TRON one is real on EVM: a development EVM chain's payment does not pay it", async () => {
+    // Found by a code review: the check asked whether either xpub was the public one.
+    const { service } = h();
+    const { evmXpub } = generateWallet();
+    const mixed = (await service.addMerchant({ name: 'Mixed', evmXpub, tronXpub: PUBLIC_TEST_XPUBS.TRON })).merchant.mchId;
+    const o = await order(service, { mchId: mixed, uid: 'eve', amount: '5' });
+    const devConfig: RegistryConfig = { ...CONFIG, chains: [{ ...CONFIG.chains![0]!, development: true }] };
+    const r = await cli(h(), ['order', 'mark-paid', o.id, '--tx-hash', evmTx(78), '--chain-id', '31337', '--yes'], devConfig);
+    expect(r).toMatchObject({ code: 1, stderr: expect.stringMatching(/development chain/) });
+    expect(await service.getOrderStatus(o.id)).toBe('PENDING_PAY');
   });
 
   it('an exact payment is seen at once, listed with k of n confirmations, and counted at the depth', async () => {
