@@ -1,5 +1,5 @@
 import type { Context } from '../context.js';
-import type { Order, OrderDetail, Withdrawal } from '../core/types.js';
+import type { ListedWithdrawal, Order, OrderDetail, Withdrawal } from '../core/types.js';
 import type { MerchantView } from '../store/local-service.js';
 import type { OnChainPayment } from '../chains/watch/seen.js';
 import { formatTime, printJson, printRecord, type Cell } from './output.js';
@@ -47,10 +47,10 @@ export async function printOrder(ctx: Context, o: Order | (OrderDetail & { onCha
   await printRecord(ctx, pairs);
 }
 
-export async function printWithdrawal(ctx: Context, w: Withdrawal & { asset?: string }): Promise<void> {
+export async function printWithdrawal(ctx: Context, w: Withdrawal | ListedWithdrawal): Promise<void> {
   if (ctx.globals.json) return printJson(ctx, w);
   const registry = await commandRegistry(ctx, 'withdraw');
-  let asset = w.asset;
+  let asset = 'asset' in w ? w.asset : undefined;
   if (asset === undefined && !registry.findToken(w.chainId, w.token)) {
     // An operation's answer (the interface's record, no asset) on a chain only the remote knows:
     // its extension read names the asset. Bare if that read fails; the operation is done.

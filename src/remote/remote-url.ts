@@ -26,8 +26,9 @@ export function checkRemoteUrl(raw: string, opts: { insecureHttp: boolean }): st
   if (credentials) throw usage(credentials);
   // The client builds each request's URL on the base's path: a query or a fragment would be
   // dropped (a key in it never sent), and repeating it in a message could show a token.
-  if (url.search || url.hash || raw.includes('?') || raw.includes('#')) {
-    const shown = `${url.protocol}//${url.host}${url.pathname}${url.search || raw.includes('?') ? '?…' : '#…'}`;
+  const mark = /[?#]/.exec(raw)?.[0];
+  if (mark) {
+    const shown = `${url.protocol}//${url.host}${url.pathname}${mark}…`;
     throw usage(`the remote ${printable(shown)} has a query or a fragment, which a request to it would drop: give the service's base URL alone, such as https://pay.example.com`);
   }
   const port = blockedPortOf(url);

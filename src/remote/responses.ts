@@ -89,12 +89,6 @@ export const refundResultSchema = z.object({
   refundTime: millis,
 });
 const withdrawalStatus = z.enum(['PENDING', 'CONFIRMED', 'REJECTED']);
-/**
- * A withdrawal's asset on the extension reads. Optional here: a server from before it answered
- * one leaves this CLI to its own registry (src/commands/withdraw/asset.ts), not to a refusal.
- */
-const listedAsset = text.optional();
-
 const withdrawalFields = {
   id,
   uid: text,
@@ -110,6 +104,13 @@ const withdrawalFields = {
   createdAt: millis,
   updatedAt: millis,
 };
+
+/**
+ * The extension reads' withdrawal: the record with its asset. The asset is optional here: a
+ * server from before it answered one leaves this CLI to its own registry
+ * (src/commands/withdraw/asset.ts), not to a refusal.
+ */
+const listedWithdrawalFields = { ...withdrawalFields, asset: text.optional() };
 
 /** Which address and hash forms are right depends on the chain the record names. */
 function checkWithdrawal(w: { chainType: 'EVM' | 'TRON'; to: string; token: string; txHash: string | null }, ctx: z.RefinementCtx): void {
@@ -205,7 +206,7 @@ export const orderPageSchema = pageOf(orderDetailSchema);
 const matchedBy = list(z.enum(['id', 'oid', 'uid', 'txHash', 'address']));
 export const findResultSchema = z.object({
   orders: list(z.object({ ...orderDetailFields, matchedBy })),
-  withdrawals: list(z.object({ ...withdrawalFields, asset: listedAsset, mchId: text, matchedBy }).superRefine(checkWithdrawal)),
+  withdrawals: list(z.object({ ...listedWithdrawalFields, mchId: text, matchedBy }).superRefine(checkWithdrawal)),
   more: z.boolean(),
 });
 
@@ -242,14 +243,12 @@ export const heldListSchema = list(
   }),
 );
 
-/** The extension reads' withdrawal: the record with its asset. */
-const listedWithdrawalSchema = z.object({ ...withdrawalFields, asset: listedAsset }).superRefine(checkWithdrawal);
+const listedWithdrawalSchema = z.object(listedWithdrawalFields).superRefine(checkWithdrawal);
 export const withdrawalListSchema = list(listedWithdrawalSchema);
 export const withdrawalPageSchema = pageOf(listedWithdrawalSchema);
 export const withdrawalDetailSchema = z
   .object({
-    ...withdrawalFields,
-    asset: listedAsset,
+    ...listedWithdrawalFields,
     mchId: text,
     verification: z.enum(['confirming', 'verified', 'unverified']).nullable(),
     verificationNote: text.nullable(),

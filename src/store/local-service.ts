@@ -241,24 +241,22 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
   }
 
   /**
-   * A list of one merchant's rows, once that merchant is known: a mistyped --mch-id is refused
-   * as summary and balance refuse it, not answered with an empty list that reads as "no orders"
-   * (outside review). Over HTTP the merchant is the one that signed.
-   */
-  private ofMerchant<T>(mchId: string | undefined, read: () => T): T {
-    if (mchId) merchants.findMerchant(this.s, this.s.db, mchId);
-    return read();
-  }
-
-  /**
    * A signed read (the extension endpoints, decisions §12): its nonce is used up like any signed
    * request's, once the read has succeeded (signedOp spends it on a refusal). Without a nonce (the
    * CLI on a local ledger) it is the plain read.
+   *
+   * `mchId`: the merchant whose rows it reads must exist, so that a mistyped --mch-id is refused
+   * ("merchant M999 not found"), not answered with an empty list that reads as "no orders"
+   * (outside review). Over HTTP it is the merchant that signed.
    */
-  private async signedRead<T>(read: () => T | Promise<T>): Promise<T> {
-    if (!this.deps.caller.nonce) return read();
+  private async signedRead<T>(read: () => T | Promise<T>, mchId?: string): Promise<T> {
+    const checked = () => {
+      if (mchId) merchants.findMerchant(this.s, this.s.db, mchId);
+      return read();
+    };
+    if (!this.deps.caller.nonce) return checked();
     return this.signedOp(async () => {
-      const result = await read();
+      const result = await checked();
       await this.write(() => undefined);
       return result;
     });
@@ -358,7 +356,7 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
   }
 
   async listOrders(filter: orders.OrderFilter & { cursor?: string; limit?: number }): Promise<OrderDetail[]> {
-    return this.signedRead(() => this.ofMerchant(filter.mchId, () => (filter.cursor ? orders.pageOrders(this.s, filter).items : orders.listOrders(this.s, filter))));
+    return this.signedRead(() => (filter.cursor ? orders.pageOrders(this.s, filter).items : orders.listOrders(this.s, filter)), filter.mchId);
   }
 
   /**
@@ -375,7 +373,7 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
 
   /** `order list`: a page, filtered, with the count of all that match. */
   async pageOrders(filter: orders.OrderFilter & { limit?: number; cursor?: string }): Promise<Page<OrderDetail>> {
-    return this.signedRead(() => this.ofMerchant(filter.mchId, () => orders.pageOrders(this.s, filter)));
+    return this.signedRead(() => orders.pageOrders(this.s, filter), filter.mchId);
   }
 
   /** The order an operator names by id or oid (`order show|status`, `log --order`). */
@@ -385,7 +383,7 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
 
   /** `order find`: by id, oid, uid, transaction hash (any spelling) or deposit address. */
   async findOrders(q: string, opts: { mchId?: string; limit?: number } = {}): Promise<FindResult> {
-    return this.signedRead(() => this.ofMerchant(opts.mchId, () => orders.findOrders(this.s, q, opts)));
+    return this.signedRead(() => orders.findOrders(this.s, q, opts), opts.mchId);
   }
 
   markPaid(input: MarkPaidInput): Promise<OrderDetail> {
@@ -394,7 +392,7 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
 
   /** Payments found on chain more than 24 h after their order expired, waiting for an operator. */
   async heldPayments(filter: { mchId?: string; orderId?: string } = {}): Promise<HeldPaymentView[]> {
-    return this.signedRead(() => this.ofMerchant(filter.mchId, () => held.listHeld(this.s, filter)));
+    return this.signedRead(() => held.listHeld(this.s, filter), filter.mchId);
   }
 
   /** The held or refused payment a reference names, for the operator's question (undefined: deciding says why). */
@@ -423,11 +421,11 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
   }
 
   async listRefunds(filter: { orderId?: string; mchId?: string; cursor?: string; limit?: number }): Promise<RefundView[]> {
-    return this.signedRead(() => this.ofMerchant(filter.mchId, () => (filter.cursor ? pageRefunds(this.s, filter, false).items : listRefunds(this.s, filter))));
+    return this.signedRead(() => (filter.cursor ? pageRefunds(this.s, filter, false).items : listRefunds(this.s, filter)), filter.mchId);
   }
 
   async pageRefunds(filter: { orderId?: string; mchId?: string; limit?: number; cursor?: string }): Promise<Page<RefundView>> {
-    return this.signedRead(() => this.ofMerchant(filter.mchId, () => pageRefunds(this.s, filter)));
+    return this.signedRead(() => pageRefunds(this.s, filter), filter.mchId);
   }
 
   // ---------------------------------------------------------------- withdrawals
@@ -469,21 +467,21 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
   }
 
   async listWithdrawals(filter: withdrawals.WithdrawalFilter & { cursor?: string; limit?: number }): Promise<ListedWithdrawal[]> {
-    return this.signedRead(() => this.ofMerchant(filter.mchId, () => (filter.cursor ? withdrawals.pageWithdrawals(this.s, filter).items : withdrawals.listWithdrawals(this.s, filter))));
+    return this.signedRead(() => (filter.cursor ? withdrawals.pageWithdrawals(this.s, filter).items : withdrawals.listWithdrawals(this.s, filter)), filter.mchId);
   }
 
   async pageWithdrawals(filter: withdrawals.WithdrawalFilter & { limit?: number; cursor?: string }): Promise<Page<ListedWithdrawal>> {
-    return this.signedRead(() => this.ofMerchant(filter.mchId, () => withdrawals.pageWithdrawals(this.s, filter)));
+    return this.signedRead(() => withdrawals.pageWithdrawals(this.s, filter), filter.mchId);
   }
 
   // ---------------------------------------------------------------- callbacks (the outbox)
 
   async listCallbacks(filter: { status?: CallbackStatus; orderId?: string; withdrawalId?: string; mchId?: string; cursor?: string; limit?: number }): Promise<CallbackView[]> {
-    return this.signedRead(() => this.ofMerchant(filter.mchId, () => (filter.cursor ? outbox.pageCallbacks(this.s.db, filter).items : outbox.listCallbacks(this.s.db, filter))));
+    return this.signedRead(() => (filter.cursor ? outbox.pageCallbacks(this.s.db, filter).items : outbox.listCallbacks(this.s.db, filter)), filter.mchId);
   }
 
   async pageCallbacks(filter: { status?: CallbackStatus; orderId?: string; withdrawalId?: string; mchId?: string; cursor?: string; limit?: number }): Promise<Page<CallbackView>> {
-    return this.signedRead(() => this.ofMerchant(filter.mchId, () => outbox.pageCallbacks(this.s.db, filter)));
+    return this.signedRead(() => outbox.pageCallbacks(this.s.db, filter), filter.mchId);
   }
 
   async showCallback(id: string, mchId?: string): Promise<CallbackShow> {
@@ -502,16 +500,16 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
   }
 
   async log(filter: LogFilter & { cursor?: string; limit?: number }): Promise<AuditView[]> {
-    return this.signedRead(() => this.ofMerchant(filter.mchId, () => (filter.cursor ? pageLog(this.s, filter).items : readLog(this.s, filter))));
+    return this.signedRead(() => (filter.cursor ? pageLog(this.s, filter).items : readLog(this.s, filter)), filter.mchId);
   }
 
   async pageLog(filter: LogFilter & { limit?: number; cursor?: string }): Promise<Page<AuditView>> {
-    return this.signedRead(() => this.ofMerchant(filter.mchId, () => pageLog(this.s, filter)));
+    return this.signedRead(() => pageLog(this.s, filter), filter.mchId);
   }
 
   /** `log --follow`: the entries after `after`, oldest first, or the newest `limit` without it. */
   async followLog(filter: LogFilter & { after?: number; limit?: number }): Promise<LogFollow> {
-    return this.signedRead(() => this.ofMerchant(filter.mchId, () => followLog(this.s, filter)));
+    return this.signedRead(() => followLog(this.s, filter), filter.mchId);
   }
 
   /** `cryptopay summary`: the ledger at a glance, of one merchant or of all. */
@@ -524,10 +522,7 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
         return null;
       }
     };
-    return this.signedRead(() => {
-      if (opts.mchId) merchants.findMerchant(this.s, this.s.db, opts.mchId);
-      return summarize(this.s, { mchId: opts.mchId, chainName });
-    });
+    return this.signedRead(() => summarize(this.s, { mchId: opts.mchId, chainName }), opts.mchId);
   }
 
   /** Every invariant of the ledger; an empty list means all hold. */

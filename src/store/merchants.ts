@@ -68,22 +68,40 @@ export function countMerchants(s: StoreCtx): number {
   return Number(s.db.select({ n: sql<bigint>`count(*)` }).from(merchants).get()?.n ?? 0);
 }
 
+/**
+ * Why a merchant's wallet options are refused, or undefined: judged by their form alone (both
+ * kinds or none, an xpub's checksum, depth and kind), so `merchant add` asks it before it opens
+ * (and creates) a ledger, and addMerchant again for every other caller.
+ */
+export async function walletRefusal(input: Pick<NewMerchant, 'generateWallet' | 'evmXpub' | 'tronXpub'>): Promise<string | undefined> {
+  if (input.generateWallet && (input.evmXpub || input.tronXpub)) return 'give either --generate-wallet or xpubs, not both';
+  if (!input.generateWallet && !input.evmXpub && !input.tronXpub) {
+    return 'a merchant needs a wallet to receive payments: give --evm-xpub and/or --tron-xpub, or --generate-wallet';
+  }
+  const { parseAccountXpub } = await import('../chains/derive.js');
+  for (const [xpub, field] of [[input.evmXpub, 'evm-xpub'], [input.tronXpub, 'tron-xpub']] as const) {
+    if (!xpub) continue;
+    try {
+      parseAccountXpub(xpub, field);
+    } catch (e) {
+      return (e as Error).message;
+    }
+  }
+  return undefined;
+}
+
 export async function addMerchant(s: StoreCtx, input: NewMerchant): Promise<{ merchant: MerchantView; secret: string; mnemonic?: string }> {
   const name = input.name?.trim();
   if (!name || name.length > 100) throw invalid('name is required (1 to 100 characters)');
-  if (input.generateWallet && (input.evmXpub || input.tronXpub)) {
-    throw invalid('give either --generate-wallet or xpubs, not both');
-  }
-  const wallets = await import('../chains/derive.js');
-  let evmXpub = input.evmXpub ? wallets.parseAccountXpub(input.evmXpub, 'evm-xpub') : null;
-  let tronXpub = input.tronXpub ? wallets.parseAccountXpub(input.tronXpub, 'tron-xpub') : null;
+  const refused = await walletRefusal(input);
+  if (refused) throw invalid(refused);
+  // The xpubs passed walletRefusal as given.
+  let evmXpub = input.evmXpub || null;
+  let tronXpub = input.tronXpub || null;
   let mnemonic: string | undefined;
   if (input.generateWallet) {
-    const w = wallets.generateWallet();
+    const w = (await import('../chains/derive.js')).generateWallet();
     ({ mnemonic, evmXpub, tronXpub } = w);
-  }
-  if (!evmXpub && !tronXpub) {
-    throw invalid('a merchant needs a wallet to receive payments: give --evm-xpub and/or --tron-xpub, or --generate-wallet');
   }
   const lifetime = parseDuration(input.orderLifetime ?? '30m', 'order-lifetime');
   const rateLimit = input.rateLimit ?? 60;

@@ -131,6 +131,12 @@ describe('a session with profiles', () => {
     const use = await h.cliExact(['profile', 'use', 'prod'], local);
     expect(use).toMatchObject({ code: 0, stderr: `active profile: prod (${server.url})\nnote: CRYPTOPAY_DB is set in this shell and decides before the active profile: unset it (or pass --profile) for operations here to go to the profile\n` });
     expect((await h.cliExact(['profile', 'use', 'prod'], {})).stderr).toBe(`active profile: prod (${server.url})\n`);
+    // profile add --use says the same.
+    const added = await h.cliExact(['profile', 'add', 'shadowed', '--url', server.url, '--mch-id', m.mchId, '--use', '--no-check'], { ...both, CRYPTOPAY_SECRET: m.secret });
+    expect(added.code).toBe(0);
+    expect(added.stderr).toContain('note: CRYPTOPAY_DB and CRYPTOPAY_REMOTE are set in this shell and decide before the active profile: unset them (or pass --profile) for operations here to go to the profile\n');
+    expect((await h.cliExact(['profile', 'remove', 'shadowed'], {})).code).toBe(0);
+    expect((await h.cliExact(['profile', 'use', 'prod'], {})).code).toBe(0);
   });
 
   it('--profile NAME picks a profile that is not the active one', async () => {

@@ -18,19 +18,8 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
   // opened: a refused merchant add leaves no ledger file behind, and says so with exit 2.
   const evmXpub = opts.evmXpub as string | undefined;
   const tronXpub = opts.tronXpub as string | undefined;
-  if (opts.generateWallet && (evmXpub || tronXpub)) throw usage('give either --generate-wallet or xpubs, not both');
-  if (!opts.generateWallet && !evmXpub && !tronXpub) {
-    throw usage('a merchant needs a wallet to receive payments: give --evm-xpub and/or --tron-xpub, or --generate-wallet');
-  }
-  const { parseAccountXpub } = await import('../../chains/derive.js');
-  for (const [xpub, flag] of [[evmXpub, 'evm-xpub'], [tronXpub, 'tron-xpub']] as const) {
-    if (!xpub) continue;
-    try {
-      parseAccountXpub(xpub, flag);
-    } catch (e) {
-      throw usage((e as Error).message);
-    }
-  }
+  const refused = await (await import('../../store/merchants.js')).walletRefusal({ generateWallet: !!opts.generateWallet, evmXpub, tronXpub });
+  if (refused) throw usage(refused);
   checked(opts.name as string | undefined, 'name');
   const name = await need(ctx, opts.name as string | undefined, 'name', 'Merchant name');
   const service = await ctx.local('merchant add', { create: true });
