@@ -2,12 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { invalid } from '../core/errors.js';
 import { openLedger, type Ledger } from '../store/db.js';
+import { expiryDue, sweepExpired } from '../store/expiry-sweep.js';
 import { groupCommit } from '../store/group-commit.js';
 import {
   busyHosts,
   claimDue,
   deliveryDue,
-  expiryDue,
   findCallback,
   handedRows,
   leaseForResend,
@@ -15,7 +15,6 @@ import {
   onOutboxWrite,
   recordAttempt,
   releaseLeases,
-  sweepExpired,
   takeNewRows,
   type CallbackRow,
   type CallbackStatus,
@@ -52,8 +51,13 @@ export interface WorkerOptions {
   connector?: Connector;
   /** How often the ledger is looked at for rows other processes wrote and retries come due. */
   pollMs?: number;
-  /** How often unpaid orders past their expiry are looked for (order.expired within 5 s). */
+  /** How often unpaid orders past their expiry are looked for (order.expired within 5 s of its sweep being due). */
   sweepMs?: number;
+  /**
+   * The chains this process watches (serve): order.expired waits until each has been read past
+   * the expiry (src/store/expiry-sweep.ts), as for chains other processes hold the lease of.
+   */
+  watchedChains?: readonly string[];
   /** Attempts in flight at once, in all. */
   maxInFlight?: number;
   /** Attempts in flight at once to one host:port: a slow or dead receiver holds only these. */
@@ -117,6 +121,7 @@ export class CallbackWorker {
       timeoutMs: DELIVERY_TIMEOUT_MS,
       pollMs: 500,
       sweepMs: 1000,
+      watchedChains: [],
       maxInFlight: 128,
       perHost: 16,
       leaseMs: 60_000,
@@ -211,9 +216,10 @@ export class CallbackWorker {
       if (now - this.lastSweep >= this.o.sweepMs) {
         this.lastSweep = now;
         // The cursor is written at least every few minutes, so a restart looks back no further.
-        if (expiryDue(db, now) || now - this.cursorWritten >= CURSOR_EVERY_MS) {
+        const watched = this.o.watchedChains;
+        if (expiryDue(db, now, watched) || now - this.cursorWritten >= CURSOR_EVERY_MS) {
           this.cursorWritten = now;
-          await this.write(() => sweepExpired(db, now));
+          await this.write(() => sweepExpired(db, now, { watched }));
         }
       }
       const room = this.o.maxInFlight - this.sending;

@@ -163,7 +163,7 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   let checkpoints: { close(): Promise<void> };
   try {
     // The outbox's sender: every committed event reaches its notifyUrl (decisions §9).
-    callbacks = startCallbacks(ctx, service, { schedule, allowPrivate, line: (l) => log.push(l), err });
+    callbacks = startCallbacks(ctx, service, { schedule, allowPrivate, line: (l) => log.push(l), err, watchedChains: watching?.chains ?? [] });
     if (allowPrivate) err('callbacks to loopback and private addresses are allowed (development only)');
     // WAL checkpoints on a thread of their own, not inside a COMMIT on the event loop.
     checkpoints = (await import('../store/checkpointer.js')).checkpointInBackground(service.ledger, { others: [callbacks.sqlite], onError: err });

@@ -139,7 +139,13 @@ export interface SeenPayment {
 export function commitRange(
   q: Q,
   sqlite: Database.Database,
-  a: { chainId: string; holder: string; from: number; to: number; head: number; now: number; blocks: { number: number; hash: string }[]; payments: SeenPayment[] },
+  a: {
+    chainId: string; holder: string; from: number; to: number; head: number; now: number; blocks: { number: number; hash: string }[]; payments: SeenPayment[];
+    /** The timestamp (ms) of block `to`, the range's last. */
+    toTime: number;
+    /** When the node was asked for its head (`head`), ms. */
+    headReadAt: number;
+  },
 ): number {
   const c = assertHolder(q, a.chainId, a.holder, a.now);
   if (c.nextBlock !== a.from) throw new LeaseLost(a.chainId);
@@ -150,17 +156,41 @@ export function commitRange(
     stored += st.insert.run(a.chainId, p.txHash, p.logIndex, p.blockNumber, p.blockHash, p.blockTime, p.orderId, p.token, p.toAddress, p.rawAmount, p.amount, a.now).changes;
   }
   for (const b of a.blocks) st.block.run(a.chainId, b.number, b.hash);
+  const seenThrough = seenThroughAfter(c.seenThrough, a.toTime, a.to >= a.head ? a.headReadAt : undefined, a.now);
   q.update(chainCursors)
-    .set({ nextBlock: a.to + 1, head: a.head, headAt: a.now, lastError: null, lastErrorAt: null, updatedAt: a.now })
+    .set({ nextBlock: a.to + 1, head: a.head, headAt: a.now, seenThrough, lastError: null, lastErrorAt: null, updatedAt: a.now })
     .where(eq(chainCursors.chainId, a.chainId))
     .run();
   return stored;
 }
 
-/** The head a tick saw, when it had nothing to scan. */
-export function noteHead(q: Q, chainId: string, holder: string, head: number, now: number): void {
-  assertHolder(q, chainId, holder, now);
-  q.update(chainCursors).set({ head, headAt: now, lastError: null, lastErrorAt: null, updatedAt: now }).where(eq(chainCursors.chainId, chainId)).run();
+/**
+ * How late after its timestamp a block may first be on the node at most (a proposer's clock and
+ * the block's way to the node): once the watcher has read up to the head at time T, no block
+ * stamped before T minus this can still come. Ethereum's are on time within a few seconds of
+ * their 12 s slot, TRON's, BNB Smart Chain's and Polygon's within their 1-3 s.
+ */
+export const BLOCK_ARRIVAL_SLACK_MS = 15_000;
+
+/**
+ * The cursor's seenThrough after a scan (docs/decisions.md, "order.expired waits for the chain"):
+ * every block stamped at or before the last block read has been read; when the scan reached the
+ * head the node named at `headReadAt`, so has every block stamped before that minus the slack (a
+ * chain with no new block, as a development chain that mines only on a transaction). Never later
+ * than now (a chain whose clock runs ahead of this one's), never earlier than before.
+ */
+function seenThroughAfter(before: number | null, lastTime: number | undefined, headReadAt: number | undefined, now: number): number | null {
+  let t = before ?? -Infinity;
+  if (lastTime !== undefined) t = Math.max(t, Math.min(lastTime, now));
+  if (headReadAt !== undefined) t = Math.max(t, Math.min(headReadAt, now) - BLOCK_ARRIVAL_SLACK_MS);
+  return Number.isFinite(t) ? t : null;
+}
+
+/** The head a tick saw (asked for at `headReadAt`), when it had nothing to scan: the chain is read up to it. */
+export function noteHead(q: Q, chainId: string, holder: string, head: number, now: number, headReadAt: number): void {
+  const c = assertHolder(q, chainId, holder, now);
+  const seenThrough = c.nextBlock > head ? seenThroughAfter(c.seenThrough, undefined, headReadAt, now) : c.seenThrough;
+  q.update(chainCursors).set({ head, headAt: now, seenThrough, lastError: null, lastErrorAt: null, updatedAt: now }).where(eq(chainCursors.chainId, chainId)).run();
 }
 
 /** Recent block hashes, newest first. */
@@ -231,7 +261,9 @@ export function rollBack(q: Q, a: { chainId: string; holder: string; fork: numbe
     .where(and(eq(chainPayments.chainId, a.chainId), eq(chainPayments.status, 'seen'), gt(chainPayments.blockNumber, a.fork)))
     .run().changes;
   q.delete(chainBlocks).where(and(eq(chainBlocks.chainId, a.chainId), gt(chainBlocks.number, a.fork))).run();
-  if (c.nextBlock > a.fork + 1) q.update(chainCursors).set({ nextBlock: a.fork + 1, updatedAt: a.now }).where(eq(chainCursors.chainId, a.chainId)).run();
+  // The new blocks may be stamped before what was read of the old ones: how far in time the chain
+  // is read is unknown until the rescan (the expiry sweep waits meanwhile).
+  if (c.nextBlock > a.fork + 1) q.update(chainCursors).set({ nextBlock: a.fork + 1, seenThrough: null, updatedAt: a.now }).where(eq(chainCursors.chainId, a.chainId)).run();
   return dropped;
 }
 

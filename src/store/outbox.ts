@@ -114,7 +114,7 @@ export function enqueueEvent(tx: Q, e: NewEvent): string | undefined {
 type OrderRow = typeof orders.$inferSelect;
 
 /** The order's own fields that every order event carries. */
-function orderFields(o: OrderRow): EventFields {
+export function orderFields(o: OrderRow): EventFields {
   const d = decimalsOf(o.asset);
   return { id: o.id, oid: o.oid, uid: o.uid, amount: formatAmount(o.amount, d), paidAmount: formatAmount(o.paidAmount, d), asset: o.asset };
 }
@@ -145,57 +145,6 @@ export function orderRefundedEvent(tx: Q, o: OrderRow, r: { refundId: string; am
 export function withdrawalEvent(tx: Q, event: 'withdraw.confirmed' | 'withdraw.rejected', w: { merchantId: string; notifyUrl: string | null; id: string }, fields: EventFields, now: number): void {
   if (!w.notifyUrl) return;
   enqueueEvent(tx, { merchantId: w.merchantId, event, subjectType: 'withdrawal', subjectId: w.id, url: w.notifyUrl, now, fields });
-}
-
-/** How far back a sweep of a ledger that was never swept looks: older expiries are not news. */
-export const FIRST_SWEEP_LOOKBACK_MS = 86_400_000;
-/** Each sweep looks this far behind the last one: processes' clocks and commits differ a little. */
-const SWEEP_OVERLAP_MS = 10_000;
-
-/**
- * `order.expired` for every unpaid order with a notifyUrl whose expiry has passed since the last
- * sweep (an order's expiry is derived from time, decisions §3, so no change writes it). Safe in
- * several processes at once: an order has at most one such event (a unique index). Runs inside
- * the caller's transaction, so an order paid meanwhile is seen as paid.
- */
-export function sweepExpired(tx: Q, now: number, limit = 500): number {
-  const cursor = readCursor(tx);
-  const due = tx.select().from(orders).where(expiredWithoutEvent(sweepFrom(cursor, now), now)).orderBy(asc(orders.expiredAt)).limit(limit).all();
-  let written = 0;
-  for (const o of due) {
-    const id = enqueueEvent(tx, {
-      merchantId: o.merchantId, event: 'order.expired', subjectType: 'order', subjectId: o.id, url: o.notifyUrl!, now,
-      fields: { ...orderFields(o), status: 'EXPIRED', expiredAt: o.expiredAt },
-    });
-    if (id) written++;
-  }
-  // A full page means more may wait: the next sweep starts where this one stopped.
-  const reached = due.length === limit ? due[due.length - 1]!.expiredAt : now;
-  const next = Math.max(reached, cursor?.value ?? 0);
-  tx.insert(callbackCursors).values({ name: 'expiry', value: next }).onConflictDoUpdate({ target: callbackCursors.name, set: { value: next } }).run();
-  return written;
-}
-
-function readCursor(q: Q): { value: number } | undefined {
-  return q.select({ value: callbackCursors.value }).from(callbackCursors).where(eq(callbackCursors.name, 'expiry')).get();
-}
-
-const sweepFrom = (cursor: { value: number } | undefined, now: number) => (cursor ? cursor.value - SWEEP_OVERLAP_MS : now - FIRST_SWEEP_LOOKBACK_MS);
-
-/** Unpaid orders with a notifyUrl that expired in (from, now) and have no order.expired yet. */
-function expiredWithoutEvent(from: number, now: number): SQL {
-  return and(
-    eq(orders.status, 'PENDING_PAY'), gt(orders.expiredAt, from), lt(orders.expiredAt, now), isNotNull(orders.notifyUrl),
-    sql`not exists (select 1 from ${callbacks} where ${callbacks.subjectId} = ${orders.id} and ${callbacks.event} = 'order.expired')`,
-  )!;
-}
-
-/**
- * Whether a sweep would write anything: a read, outside any transaction, so a sender that polls
- * every second takes the ledger's write lock only when there is something to write.
- */
-export function expiryDue(q: Q, now: number): boolean {
-  return !!q.select({ id: orders.id }).from(orders).where(expiredWithoutEvent(sweepFrom(readCursor(q), now), now)).limit(1).get();
 }
 
 /** The columns of a callbacks row, in CallbackRow's order (rowOf reads them back). */

@@ -272,6 +272,11 @@ export const chainCursors = sqliteTable('chain_cursors', {
   lastErrorAt: int('last_error_at'),
   deepReorg: text('deep_reorg'),
   updatedAt: int('updated_at').notNull(),
+  /**
+   * Every block with a timestamp (ms) at or before this has been scanned: the expiry sweep's
+   * horizon (src/store/outbox.ts). Null until the first scan, and after a reorg until the rescan.
+   */
+  seenThrough: int('seen_through'),
 });
 
 /** Hashes of recent scanned blocks, to see a reorg and walk back to the fork. */

@@ -5,7 +5,7 @@ import { openLedger } from '../../src/store/db.js';
 import { groupCommit } from '../../src/store/group-commit.js';
 import { LocalPaymentService } from '../../src/store/local-service.js';
 import { recordPayment } from '../../src/store/payments.js';
-import { sweepExpired } from '../../src/store/outbox.js';
+import { sweepExpired } from '../../src/store/expiry-sweep.js';
 import { checkCallback } from '../server/openapi-check.js';
 import { MINUTE, T0, USDT, addTestMerchant, evmTx, order, paidOrder, refused, useHarness } from '../helpers/service.js';
 
@@ -169,6 +169,65 @@ describe('order.expired: the sweep', () => {
     clock.now = T0 + 11 * MINUTE;
     expect(await sweep(T0 + 11 * MINUTE)).toBe(1);
     expect((await payloads(service)).filter((p) => p.event === 'order.expired').map((p) => p.id)).toEqual([expiring.id, later.id]);
+  });
+});
+
+describe('order.expired waits for the chains (docs/decisions.md, "order.expired waits for the chain")', () => {
+  const h = useHarness();
+  const HOUR = 60 * MINUTE;
+
+  it('until every watched chain is read past the expiry, and while a payment stamped before it confirms; never longer than an hour', async () => {
+    const { service, ledger } = h();
+    await addTestMerchant(service);
+    const confirming = await order(service, { notifyUrl: HOOK, expiredAt: T0 + MINUTE, amount: '10' });
+    const unpaid = await order(service, { notifyUrl: HOOK, expiredAt: T0 + MINUTE });
+    const stuck = await order(service, { notifyUrl: HOOK, expiredAt: T0 + 2 * MINUTE });
+    const lateSeen = await order(service, { notifyUrl: HOOK, expiredAt: T0 + 2 * MINUTE });
+    const sql = ledger.sqlite;
+    const cursor = sql.prepare('insert into chain_cursors (chain_id, next_block, lease_holder, lease_expires_at, seen_through, updated_at) values (?, 10, ?, ?, ?, 0)');
+    const seen = sql.prepare("insert into chain_payments (chain_id, tx_hash, log_index, block_number, block_hash, block_time, order_id, token, to_address, raw_amount, amount, status, seen_at) values ('1', ?, 0, 9, '0xb', ?, ?, 't', 'a', '1', 1000000, 'seen', 0)");
+    // Chain 1, watched here, read up to 50 s; chain 56, watched by another process (its lease is
+    // live), read further; chain 137, nobody's any more (its lease ran out), read long ago.
+    cursor.run('1', null, null, T0 + 50_000);
+    cursor.run('56', 'other', T0 + 10 * HOUR, T0 + 10 * MINUTE);
+    cursor.run('137', 'gone', T0, T0 - HOUR);
+    seen.run(evmTx(60), T0 + 30_000, confirming.id); // before its expiry: confirming
+    seen.run(evmTx(61), T0 + 3 * MINUTE, lateSeen.id); // after its expiry: will be late, no reason to wait
+    seen.run(evmTx(62), T0 + 90_000, stuck.id); // confirms never (the node is gone)
+    const announced = async () => (await payloads(service)).filter((p) => p.event === 'order.expired').map((p) => p.id);
+    const sweep = (now: number) => groupCommit(sql).submit(() => sweepExpired(ledger.db, now, { watched: ['1'] }));
+
+    expect(await sweep(T0 + MINUTE + 5_000)).toBe(0); // chain 1 read only to 50 s
+    sql.prepare("update chain_cursors set seen_through = ? where chain_id = '1'").run(T0 + 3 * MINUTE);
+    expect(await sweep(T0 + 3 * MINUTE)).toBe(2);
+    expect((await announced()).sort()).toEqual([lateSeen.id, unpaid.id].sort());
+    // The payment went away (a reorg dropped it): the order is told now.
+    sql.prepare('delete from chain_payments where order_id = ?').run(confirming.id);
+    expect(await sweep(T0 + 3 * MINUTE + 1_000)).toBe(1);
+    expect(await announced()).toContain(confirming.id);
+    // A reorg: how far chain 1 is read is unknown until its rescan; nothing new is told meanwhile.
+    const after = await order(service, { notifyUrl: HOOK, expiredAt: T0 + 4 * MINUTE });
+    sql.prepare("update chain_cursors set seen_through = null where chain_id = '1'").run();
+    expect(await sweep(T0 + 5 * MINUTE)).toBe(0);
+    // A chain this process is about to watch and has never read holds the sweep the same way.
+    sql.prepare("update chain_cursors set seen_through = ? where chain_id = '1'").run(T0 + 5 * MINUTE);
+    expect(await groupCommit(sql).submit(() => sweepExpired(ledger.db, T0 + 5 * MINUTE, { watched: ['1', '10'] }))).toBe(0);
+    expect(await sweep(T0 + 5 * MINUTE)).toBe(1);
+    expect(await announced()).toContain(after.id);
+    // The stuck one waits an hour after its expiry at most, and is then told, once.
+    expect(await sweep(T0 + 2 * MINUTE + HOUR - 1)).toBe(0);
+    expect(await sweep(T0 + 2 * MINUTE + HOUR)).toBe(1);
+    expect(await sweep(T0 + 3 * HOUR)).toBe(0);
+    expect((await announced()).sort()).toEqual([confirming.id, unpaid.id, stuck.id, lateSeen.id, after.id].sort());
+    sql.prepare('delete from chain_payments').run();
+  });
+
+  it('without a watched chain (payments recorded by hand), an order is told at its expiry, as before', async () => {
+    const { service, ledger } = h();
+    await addTestMerchant(service);
+    const o = await order(service, { notifyUrl: HOOK, expiredAt: T0 + MINUTE });
+    expect(await groupCommit(ledger.sqlite).submit(() => sweepExpired(ledger.db, T0 + MINUTE + 1))).toBe(1);
+    expect((await payloads(service)).map((p) => [p.event, p.id])).toEqual([['order.expired', o.id]]);
   });
 });
 

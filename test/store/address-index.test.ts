@@ -129,7 +129,7 @@ describe('a ledger written before the merged index', () => {
     expect(() => openLedger(file)).toThrow(`cannot prepare the ledger at ${file}: UNIQUE constraint failed: index 'order_addresses_address'`);
     const after = new Database(file, { readonly: true });
     try {
-      expect(Number(after.pragma('user_version', { simple: true }))).toBe(schemaVersion() - 1);
+      expect(Number(after.pragma('user_version', { simple: true }))).toBe(10); // the fixture's, as it was
       expect(indexes(after)).toEqual(['order_addresses_address_unique', 'order_addresses_evm_lower', 'sqlite_autoindex_order_addresses_1']);
     } finally {
       after.close();

@@ -116,6 +116,8 @@ export class ChainWatcher {
 
   private async scan(): Promise<TickResult> {
     const { chain } = this.d;
+    // Before the node is asked: its answer is the head at this moment or later.
+    const headReadAt = this.d.now();
     const head = quantity(await this.d.rpc.call('eth_blockNumber', []), 'eth_blockNumber');
     const cursor = await this.write((q) =>
       state.takeLease(q, { chainId: chain.chainId, holder: this.d.holder, now: this.d.now(), ttlMs: this.leaseMs, startBlock: chain.startBlock ?? head }),
@@ -127,7 +129,7 @@ export class ChainWatcher {
     await this.checkTip();
     let next = state.readCursor(this.d.ledger.db, chain.chainId)!.nextBlock;
     const deadline = this.d.now() + (this.d.tickBudgetMs ?? 2_000);
-    if (next > head) await this.write((q) => state.noteHead(q, chain.chainId, this.d.holder, head, this.d.now()));
+    if (next > head) await this.write((q) => state.noteHead(q, chain.chainId, this.d.holder, head, this.d.now(), headReadAt));
     // Ranges are fetched ahead, so that the node works while this process does, and at most one
     // beyond the range being read: the next range is asked for when the node starts answering the
     // one this loop waits for (it has done its work on it), or, with a client that does not say
@@ -172,7 +174,7 @@ export class ChainWatcher {
         ahead = fetchFrom(next);
         continue;
       }
-      counted += await this.commit(next, r.to, head, r.logs, r.first, r.tip, () => {
+      counted += await this.commit(next, r.to, { head, headReadAt }, r.logs, r.first, r.tip, () => {
         ahead = guess?.from === r.to + 1 ? guess : fetchFrom(r.to + 1);
       });
       next = r.to + 1;
@@ -187,7 +189,9 @@ export class ChainWatcher {
   }
 
   /** Stores a range; answers how many of its payments were counted with it. */
-  private async commit(from: number, to: number, head: number, logs: TransferLog[], first: BlockHeader, tip: BlockHeader, fetchNext: () => void): Promise<number> {
+  private async commit(
+    from: number, to: number, { head, headReadAt }: { head: number; headReadAt: number }, logs: TransferLog[], first: BlockHeader, tip: BlockHeader, fetchNext: () => void,
+  ): Promise<number> {
     const { chain } = this.d;
     const payments: state.SeenPayment[] = [];
     const known = new Map<number, BlockHeader>([[first.number, first], [tip.number, tip]]);
@@ -238,7 +242,7 @@ export class ChainWatcher {
     return this.write((q) => {
       const now = this.d.now();
       state.commitRange(q, this.d.ledger.sqlite, {
-        chainId: chain.chainId, holder: this.d.holder, from, to, head, now,
+        chainId: chain.chainId, holder: this.d.holder, from, to, head, now, toTime: tip.timestamp, headReadAt,
         blocks: [...known.values()].map((h) => ({ number: h.number, hash: h.hash })), payments,
       });
       if (payments.length === 0) return 0;

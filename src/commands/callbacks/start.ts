@@ -9,13 +9,14 @@ import type { LocalPaymentService } from '../../store/local-service.js';
  * (a merchant may keep a token there) nor the body.
  * The sender writes through a connection of its own (openSenderLedger says why).
  */
-export function startCallbacks(ctx: Context, service: LocalPaymentService, o: { schedule: number[]; allowPrivate: boolean; line: (s: string) => void; err: (s: string) => void }): { stop(): Promise<void>; sqlite: Database.Database } {
+export function startCallbacks(ctx: Context, service: LocalPaymentService, o: { schedule: number[]; allowPrivate: boolean; line: (s: string) => void; err: (s: string) => void; watchedChains?: readonly string[] }): { stop(): Promise<void>; sqlite: Database.Database } {
   const own = openSenderLedger(service.ledger.path);
   const worker = new CallbackWorker({
     ledger: own,
     now: ctx.now,
     schedule: o.schedule,
     allowPrivate: o.allowPrivate,
+    watchedChains: o.watchedChains ?? [],
     log: o.err,
     durable: () => service.durable(),
     onAttempt: (row, r, status) => {

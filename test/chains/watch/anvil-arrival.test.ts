@@ -4,6 +4,7 @@ import type { Order } from '../../../src/core/types.js';
 import { openLedger } from '../../../src/store/db.js';
 import { LocalPaymentService } from '../../../src/store/local-service.js';
 import { runCli } from '../../helpers/cli.js';
+import { startReceiver, type Receiver } from '../../callbacks/receiver.js';
 import { httpJson, killAll, spawnServe, tempDir } from '../../server/helpers.js';
 import { pay, startPayChain, until, withService, writeChainsConfig, type PayChain } from './anvil-support.js';
 
@@ -22,23 +23,27 @@ let pc: PayChain;
 beforeAll(async () => {
   pc = await startPayChain(31337, { genesisTimestamp: Math.floor((Date.now() - 4 * 24 * HOUR) / 1000) });
 });
-afterEach(() => killAll());
+const receivers: Receiver[] = [];
+afterEach(async () => {
+  killAll();
+  for (const r of receivers.splice(0)) await r.close();
+});
 afterAll(async () => {
   await pc?.stop();
   tmp.cleanup();
 });
 
 /** One merchant; each order expires at the given time (made 30 minutes before it, by the ledger's clock). */
-async function ordersExpiringAt(db: string, expiries: number[]): Promise<Order[]> {
+async function ordersExpiringAt(db: string, expiries: number[], notifyUrl?: string): Promise<Order[]> {
   const clock = { now: Math.min(...expiries) - 30 * MINUTE };
   const ledger = openLedger(db);
   try {
-    const service = new LocalPaymentService(ledger, { now: () => clock.now, caller: { actor: 'test' } });
+    const service = new LocalPaymentService(ledger, { now: () => clock.now, caller: { actor: 'test' }, allowPrivateCallbacks: true });
     const m = await service.addMerchant({ name: 'Shop', generateWallet: true, rateLimit: 0, orderLifetime: '30m' });
     const out: Order[] = [];
     for (const [i, at] of expiries.entries()) {
       clock.now = at - 30 * MINUTE;
-      out.push(await service.createOrder({ oid: `o-${i}-${at}`, uid: `user-${i}`, amount: '5', mchId: m.merchant.mchId }));
+      out.push(await service.createOrder({ oid: `o-${i}-${at}`, uid: `user-${i}`, amount: '5', mchId: m.merchant.mchId, ...(notifyUrl ? { notifyUrl } : {}) }));
     }
     return out;
   } finally {
@@ -120,6 +125,41 @@ describe('late and held are judged by the block time', () => {
     });
     const check = await runCli(['ledger', 'check', '--db', db], { env: { CRYPTOPAY_CHAINS: chains } });
     expect(check.code, check.stderr).toBe(0);
+    expect((await srv.stop()).code, srv.stderr()).toBe(0);
+  });
+
+  it('order.expired waits while a payment made before the expiry is confirming, or not yet read by the watcher; an unpaid order gets it once the watcher has read past its expiry', async () => {
+    const db = join(tmp.dir, 'expired-event.db');
+    const rec = await startReceiver();
+    receivers.push(rec);
+    const chains = await chainsConfig(3);
+    const expiredAt = Date.now() + 8_000;
+    // confirming: paid on time, seen before the expiry; unpaid: nothing; behind: paid on time,
+    // its block reaching the node (and so the watcher) only after the expiry.
+    const [confirming, unpaid, behind] = await ordersExpiringAt(db, [expiredAt, expiredAt, expiredAt], rec.url);
+    const srv = await spawnServe(db, { CRYPTOPAY_CHAINS: chains }, ['--allow-private-callbacks']);
+    await srv.waitFor(/watching chain 31337/);
+    await nextBlockAt(expiredAt - 5_000);
+    await pay(pc.usdt, confirming!.addresses.EVM!, 5_000_000n);
+    const show = (id: string) => runCli(['order', 'show', id, '--db', db], { env: { CRYPTOPAY_CHAINS: chains } });
+    await until('seen', async () => /1 of 3 confirmations/.test((await show(confirming!.id)).stdout));
+    while (Date.now() <= expiredAt + 2_000) await new Promise((r) => setTimeout(r, 200));
+    await nextBlockAt(expiredAt - 2_000);
+    await pay(pc.usdt, behind!.addresses.EVM!, 5_000_000n);
+    await until('behind seen', async () => /1 of 3 confirmations/.test((await show(behind!.id)).stdout));
+    // The unpaid order is told once the watcher has read the chain past its expiry; the two paid
+    // on time are not told EXPIRED while their payments confirm.
+    const [first] = await rec.waitFor(1, 30_000);
+    expect(first!.body).toMatchObject({ event: 'order.expired', id: unpaid!.id });
+    await new Promise((r) => setTimeout(r, 2_500));
+    expect(rec.received.map((r) => [r.body.event, r.body.id])).toEqual([['order.expired', unpaid!.id]]);
+    await pc.chain.mine(2);
+    const all = await rec.waitFor(3, 15_000);
+    const events = all.map((r) => [r.body.event, r.body.id, r.body.late]);
+    expect(events).toHaveLength(3);
+    expect(events).toEqual(expect.arrayContaining([['order.paid', confirming!.id, false], ['order.paid', behind!.id, false]]));
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(rec.received).toHaveLength(3);
     expect((await srv.stop()).code, srv.stderr()).toBe(0);
   });
 });

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { createRegistry, type Registry, type RegistryConfig } from '../../../src/chains/registry.js';
 import { ChainWatcher, credited } from '../../../src/chains/watch/watcher.js';
 import { onChainPayments } from '../../../src/chains/watch/seen.js';
-import { readCursor } from '../../../src/store/chain-state.js';
+import { readCursor, rollBack } from '../../../src/store/chain-state.js';
+import { groupCommit } from '../../../src/store/group-commit.js';
 import { recordPayment } from '../../../src/store/payments.js';
 import { DAY, MINUTE, T0, addOtherMerchant, addTestMerchant, evmTx, order, useHarness, type Harness } from '../../helpers/service.js';
 import { SimChain } from './sim-chain.js';
@@ -264,6 +265,44 @@ describe('the chain watcher (simulated node)', () => {
     expect(await service.getOrderStatus(o.id)).toBe('PENDING_PAY');
     expect(await service.balance('u')).toMatchObject({ available: '0' });
     expect(lines.join('\n')).toMatch(/reorg, rescanning from block/);
+  });
+
+  it('records how far in time the chain is read (the expiry sweep waits for it): the last block read, or, caught up, 15 s before the head was asked for; never past the clock; unknown after a reorg until the rescan', async () => {
+    const { ledger, clock } = h();
+    const sim = new SimChain(4, () => clock.now);
+    const { w } = watcherFor(h(), sim, { maxSpan: 2 });
+    const seenThrough = () => readCursor(ledger.db, '31337')?.seenThrough;
+    // Blocks 0-4 are stamped T0; caught up at T0, T0 - 15 s is the earlier of the two.
+    await untilCaughtUp(w);
+    expect(seenThrough()).toBe(T0);
+    // Time passes with no new block (a development chain that mines only on a transaction).
+    clock.now = T0 + MINUTE;
+    await w.tick();
+    expect(seenThrough()).toBe(T0 + MINUTE - 15_000);
+    // Ten blocks stamped a second apart, read in ranges of two, the head asked for 2 s after the last.
+    for (let i = 1; i <= 10; i++) {
+      clock.now = T0 + 2 * MINUTE + i * 1000;
+      sim.mine([]);
+    }
+    clock.now = T0 + 2 * MINUTE + 12_000;
+    await untilCaughtUp(w);
+    expect(seenThrough()).toBe(T0 + 2 * MINUTE + 10_000);
+    // A block stamped ahead of this machine's clock does not take it past the clock.
+    clock.now = T0 + 3 * MINUTE + 30_000;
+    sim.mine([]);
+    clock.now = T0 + 3 * MINUTE;
+    await untilCaughtUp(w);
+    expect(seenThrough()).toBe(T0 + 3 * MINUTE);
+    // Nor does it ever go back while the chain grows.
+    await untilCaughtUp(w);
+    expect(seenThrough()).toBe(T0 + 3 * MINUTE);
+    // A reorg: the new blocks may be stamped before what was read; unknown until the rescan.
+    await groupCommit(ledger.sqlite).submit(() => rollBack(ledger.db, { chainId: '31337', holder: 'test-holder', fork: sim.head - 2, now: clock.now }));
+    expect(seenThrough()).toBeNull();
+    clock.now = T0 + 4 * MINUTE;
+    sim.reorg(sim.head - 1, [[], []]);
+    await untilCaughtUp(w);
+    expect(seenThrough()).toBe(T0 + 4 * MINUTE);
   });
 
   it('a payment re-mined in a later block after a reorg is counted once, at its new place', async () => {

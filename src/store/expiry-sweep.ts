@@ -1,0 +1,117 @@
+import { and, asc, eq, gt, isNotNull, lt, min, sql, type SQL } from 'drizzle-orm';
+import type { Q } from './ledger.js';
+import { enqueueEvent, orderFields } from './outbox.js';
+import { callbackCursors, chainCursors, orders } from './schema.js';
+
+/**
+ * `order.expired` (decisions §9): an order's expiry is derived from time (decisions §3), so no
+ * change writes the event; the sender sweeps for it. Before it tells a merchant an order expired
+ * unpaid, the sweep waits for the chains (docs/decisions.md, "order.expired waits for the chain"):
+ *
+ * - until every watched chain has been read past the expiry (a payment in a block stamped before
+ *   it still pays the order, not late, however late the watcher reads it), and
+ * - while a payment seen on chain, stamped before the expiry, is waiting for its confirmations.
+ *
+ * Neither wait lasts longer than EXPIRY_HOLD_MAX_MS after the expiry: a chain whose node is down
+ * for longer does not keep merchants from ever hearing. The status an order reads as is not
+ * changed by any of this: it is EXPIRED at once (decisions §3).
+ */
+
+/** How far back a sweep of a ledger that was never swept looks: older expiries are not news. */
+export const FIRST_SWEEP_LOOKBACK_MS = 86_400_000;
+/** Each sweep looks this far behind the last one: processes' clocks and commits differ a little. */
+const SWEEP_OVERLAP_MS = 10_000;
+/** The longest an order's order.expired waits for the chains after its expiry. */
+export const EXPIRY_HOLD_MAX_MS = 60 * 60_000;
+
+/**
+ * Up to when (ms) every watched chain has been read: the least `seen_through` of the chains this
+ * process watches (`watched`, read or not yet) and of those another process holds the lease of.
+ * Infinity when no chain is watched: payments are then only ever recorded by hand.
+ */
+export function chainsReadThrough(q: Q, now: number, watched: readonly string[]): number {
+  const rows = q.select({ chainId: chainCursors.chainId, seenThrough: chainCursors.seenThrough, leaseExpiresAt: chainCursors.leaseExpiresAt }).from(chainCursors).all();
+  let through = Infinity;
+  const mine = new Set(watched);
+  for (const r of rows) {
+    if (!mine.delete(r.chainId) && (r.leaseExpiresAt ?? 0) <= now) continue;
+    through = Math.min(through, r.seenThrough ?? -Infinity);
+  }
+  // A chain about to be watched and never read yet.
+  return mine.size > 0 ? -Infinity : through;
+}
+
+interface Window {
+  from: number;
+  /** Orders that expired before this are due (unless a payment of theirs is confirming). */
+  upTo: number;
+  /** Orders that expired at or before this are due whatever the chains say. */
+  heldNoLongerThan: number;
+}
+
+function windowOf(q: Q, now: number, watched: readonly string[]): Window {
+  const cursor = readCursor(q);
+  const heldNoLongerThan = now - EXPIRY_HOLD_MAX_MS;
+  return {
+    from: cursor ? cursor.value - SWEEP_OVERLAP_MS : now - FIRST_SWEEP_LOOKBACK_MS,
+    upTo: Math.max(Math.min(now, chainsReadThrough(q, now, watched)), heldNoLongerThan),
+    heldNoLongerThan,
+  };
+}
+
+/** A payment of the order seen on chain, stamped before its expiry, still confirming. */
+const confirmingOnTime = sql`exists (select 1 from chain_payments p where p.order_id = ${orders.id} and p.status = 'seen' and (p.block_time is null or p.block_time <= ${orders.expiredAt}))`;
+
+/** Unpaid orders with a notifyUrl that expired in (from, upTo) and have no order.expired yet. */
+function unannounced(w: Window): SQL {
+  return and(
+    eq(orders.status, 'PENDING_PAY'), gt(orders.expiredAt, w.from), lt(orders.expiredAt, w.upTo), isNotNull(orders.notifyUrl),
+    sql`not exists (select 1 from callbacks c where c.subject_id = ${orders.id} and c.event = 'order.expired')`,
+  )!;
+}
+
+/** ... of them, the ones to announce now. */
+function due(w: Window): SQL {
+  return and(unannounced(w), sql`(${orders.expiredAt} <= ${w.heldNoLongerThan} or not ${confirmingOnTime})`)!;
+}
+
+/**
+ * Writes `order.expired` for every order due (above) and moves the sweep's cursor; answers how
+ * many were written. Safe in several processes at once: an order has at most one such event (a
+ * unique index). Runs inside the caller's transaction, so an order paid meanwhile is seen as paid.
+ * `watched`: the chains this process watches (serve), read or not yet.
+ */
+export function sweepExpired(tx: Q, now: number, o: { watched?: readonly string[]; limit?: number } = {}): number {
+  const limit = o.limit ?? 500;
+  const cursor = readCursor(tx);
+  const w = windowOf(tx, now, o.watched ?? []);
+  const rows = tx.select().from(orders).where(due(w)).orderBy(asc(orders.expiredAt)).limit(limit).all();
+  let written = 0;
+  for (const row of rows) {
+    const id = enqueueEvent(tx, {
+      merchantId: row.merchantId, event: 'order.expired', subjectType: 'order', subjectId: row.id, url: row.notifyUrl!, now,
+      fields: { ...orderFields(row), status: 'EXPIRED', expiredAt: row.expiredAt },
+    });
+    if (id) written++;
+  }
+  // A full page means more may wait: the next sweep starts where this one stopped. An order whose
+  // payment is confirming is looked at again by every sweep until it is paid or announced.
+  let reached = rows.length === limit ? rows[rows.length - 1]!.expiredAt : w.upTo;
+  const waiting = tx.select({ at: min(orders.expiredAt) }).from(orders).where(and(unannounced(w), gt(orders.expiredAt, w.heldNoLongerThan), confirmingOnTime)).get()?.at;
+  if (waiting != null) reached = Math.min(reached, waiting);
+  const next = Math.max(reached, cursor?.value ?? 0);
+  tx.insert(callbackCursors).values({ name: 'expiry', value: next }).onConflictDoUpdate({ target: callbackCursors.name, set: { value: next } }).run();
+  return written;
+}
+
+function readCursor(q: Q): { value: number } | undefined {
+  return q.select({ value: callbackCursors.value }).from(callbackCursors).where(eq(callbackCursors.name, 'expiry')).get();
+}
+
+/**
+ * Whether a sweep would write anything: a read, outside any transaction, so a sender that polls
+ * every second takes the ledger's write lock only when there is something to write.
+ */
+export function expiryDue(q: Q, now: number, watched: readonly string[] = []): boolean {
+  return !!q.select({ id: orders.id }).from(orders).where(due(windowOf(q, now, watched))).limit(1).get();
+}

@@ -1,0 +1,4 @@
+-- How far in time the chain watcher has read a chain (ms): every block whose timestamp is at or
+-- before it has been scanned, its payments stored. The expiry sweep waits for it before it tells
+-- a merchant an order expired (docs/decisions.md, "order.expired waits for the chain").
+ALTER TABLE `chain_cursors` ADD `seen_through` integer;
