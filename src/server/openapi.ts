@@ -105,7 +105,7 @@ const PAY_STATE = {
     expiredAt: { type: 'integer' },
     confirming: {
       type: ['object', 'null'],
-      description: 'payments the chain shows but the ledger does not count yet (short of their confirmations), while the order is PENDING_PAY; null otherwise',
+      description: 'payments the chain shows but the ledger does not count yet (short of their confirmations), while the order is PENDING_PAY or EXPIRED (a payment made before the expiry still pays it); null otherwise',
       required: ['amount', 'confirmations', 'required'],
       properties: {
         amount: { ...CANONICAL_AMOUNT, description: 'their sum' },

@@ -89,7 +89,7 @@ export const PAGE_SCRIPT = tidy(`
   // the countdown follows the server, not a wrong device clock.
   var skew = 0;
   var status = body.getAttribute('data-status');
-  var polling = false, timer = 0, delay = 3000, redirecting = false;
+  var polling = false, timer = 0, delay = 3000, redirecting = false, confirming = false;
   function $(id) { return document.getElementById(id); }
   function pad(n) { return (n < 10 ? '0' : '') + n; }
   function settled() { return status === 'PAID' || status === 'REFUNDED'; }
@@ -112,6 +112,7 @@ export const PAGE_SCRIPT = tidy(`
 
   function apply(d) {
     status = d.status;
+    confirming = !!d.confirming;
     body.setAttribute('data-status', status);
     var blocks = document.querySelectorAll('[data-when]');
     for (var i = 0; i < blocks.length; i++) {
@@ -130,8 +131,9 @@ export const PAGE_SCRIPT = tidy(`
       e.hidden = !arrived;
       $('expired-paid').textContent = d.paidAmount;
     }
-    // A payment seen on chain but short of its confirmations: the payer is told to wait, not to pay again.
-    var c = $('confirming'), seen = status === 'PENDING_PAY' && d.confirming;
+    // A payment seen on chain but short of its confirmations: the payer is told to wait, not to pay
+    // again; on an expired order too, instead of the expiry (a payment made in time still pays it).
+    var c = $('confirming'), seen = (status === 'PENDING_PAY' || status === 'EXPIRED') && d.confirming;
     if (c) {
       c.hidden = !seen;
       if (seen) {
@@ -141,6 +143,8 @@ export const PAGE_SCRIPT = tidy(`
     }
     var w = $('waiting');
     if (w && seen) w.hidden = true;
+    var x = $('expired');
+    if (x && seen) x.hidden = true;
     var send = $('send-amount');
     if (send) send.textContent = d.dueAmount;
     if (status === 'PAID') goBack();
@@ -148,7 +152,7 @@ export const PAGE_SCRIPT = tidy(`
 
   function next() {
     clearTimeout(timer);
-    if (!settled()) timer = setTimeout(poll, status === 'EXPIRED' ? 15000 : delay);
+    if (!settled()) timer = setTimeout(poll, status === 'EXPIRED' && !confirming ? 15000 : delay);
   }
 
   function poll() {

@@ -82,7 +82,7 @@ type StateSource = Pick<OrderDetail, 'id' | 'status' | 'amount' | 'paidAmount' |
 export function stateOf(o: StateSource, seen: Seen = []): PayState {
   const decimals = ASSETS[o.asset]?.decimals ?? 0;
   const due = unitsOf(o.amount, decimals) - unitsOf(o.paidAmount, decimals);
-  const waiting = o.status === 'PENDING_PAY' ? seen.filter((p) => p.status === 'seen') : [];
+  const waiting = mayBeConfirming(o.status) ? seen.filter((p) => p.status === 'seen') : [];
   const confirming = waiting.length === 0 ? null : {
     amount: formatAmount(waiting.reduce((sum, p) => sum + unitsOf(p.amount, decimals), 0n), decimals),
     confirmations: Math.min(...waiting.map((p) => p.confirmations)),
@@ -99,8 +99,15 @@ export function stateOf(o: StateSource, seen: Seen = []): PayState {
   };
 }
 
+/**
+ * Whether a payment seen on chain may be waiting for its confirmations: while the order can be
+ * paid, and once it expired (a payment made before the expiry still pays it, not late; one after
+ * it, late: docs/decisions.md, "order.expired waits for the chain").
+ */
+const mayBeConfirming = (status: OrderStatus) => status === 'PENDING_PAY' || status === 'EXPIRED';
+
 async function seenOf(source: PayPageSource, o: StateSource): Promise<Seen> {
-  return o.status === 'PENDING_PAY' && source.paymentsOnChain ? source.paymentsOnChain(o.id) : [];
+  return mayBeConfirming(o.status) && source.paymentsOnChain ? source.paymentsOnChain(o.id) : [];
 }
 
 export async function loadPayState(source: PayPageSource, id: string): Promise<PayState> {
@@ -192,7 +199,7 @@ export function loadPayPage(source: PayPageSource, id: string): PayPageModel | P
   // A page without the shop's name still lets the payer pay.
   const o = { ...row, merchantName: row.merchantName ?? row.mchId };
   const registry = source.registryNow?.();
-  const seen = row.seenOnChain && o.status === 'PENDING_PAY' && source.paymentsOnChain;
+  const seen = row.seenOnChain && mayBeConfirming(o.status) && source.paymentsOnChain;
   if (registry && !seen) {
     // The ledger gives the same object for an order whose page reads exactly as before.
     const made = models.get(row);

@@ -79,7 +79,9 @@ function qrOf(text: string): string {
 }
 
 /** `data-when` names the statuses a block shows in; the script flips them as the order moves. */
-const when = (statuses: string, current: string) => html`data-when="${statuses}"${statuses.split(' ').includes(current) ? '' : trusted(' hidden')}`;
+/** Shown in these statuses (the script follows the status it polls), and `unless` is false. */
+const when = (statuses: string, current: string, unless = false) =>
+  html`data-when="${statuses}"${statuses.split(' ').includes(current) && !unless ? '' : trusted(' hidden')}`;
 
 function method(m: PayMethod, asset: string): Html {
   const key = m.chainType.toLowerCase();
@@ -210,11 +212,11 @@ ${p.memo && html`<dt>Note</dt><dd>${isolated(p.memo)}</dd>`}
 </section>
 ${p.testOnly && html`<div class="banner bad" id="test-only"><p class="title">Test money only</p><p>This is a development sandbox. Its addresses belong to a publicly known test wallet: anything sent to them on a real network can be taken by anyone. Pay only with test tokens on a development network.</p></div>`}
 <div class="status" role="status" aria-live="polite">
-<div class="banner wait" id="waiting" ${when('PENDING_PAY', s.status)}${s.confirming ? trusted(' hidden') : ''}><p class="title">Waiting for your payment</p><p id="updates" hidden>This page updates by itself once the payment is confirmed on the network.</p></div>
-<div class="banner wait" id="confirming"${pending && s.confirming ? '' : trusted(' hidden')}><p class="title">Payment seen on the network</p><p><span id="seen-amount">${s.confirming?.amount ?? '0'}</span> ${s.asset} is waiting for its confirmations: <span id="seen-depth">${depth(s.confirming)}</span>. Do not pay again.<span id="updates-seen" hidden> This page updates by itself.</span></p></div>
+<div class="banner wait" id="waiting" ${when('PENDING_PAY', s.status, !!s.confirming)}><p class="title">Waiting for your payment</p><p id="updates" hidden>This page updates by itself once the payment is confirmed on the network.</p></div>
+<div class="banner wait" id="confirming"${s.confirming ? '' : trusted(' hidden')}><p class="title">Payment seen on the network</p><p><span id="seen-amount">${s.confirming?.amount ?? '0'}</span> ${s.asset} is waiting for its confirmations: <span id="seen-depth">${depth(s.confirming)}</span>. Do not pay again.<span id="updates-seen" hidden> This page updates by itself.</span></p></div>
 <div class="banner warn" id="partial"${partial ? '' : trusted(' hidden')}><p class="title">Partly paid</p><p><span id="paid-amount">${s.paidAmount}</span> ${s.asset} arrived; <strong><span id="due-amount">${s.dueAmount}</span> ${s.asset}</strong> is still due. Send the rest to the same address.</p></div>
 <div class="banner ok" ${when('PAID', s.status)}><p class="title">Payment received</p><p>Thank you. Order ${oid} is paid.</p></div>
-<div class="banner bad" ${when('EXPIRED', s.status)}><p class="title">This payment request has expired</p><p id="expired-partial"${s.paidAmount !== '0' ? '' : trusted(' hidden')}><span id="expired-paid">${s.paidAmount}</span> ${s.asset} of the ${s.amount} ${s.asset} arrived.</p><p>Do not send anything to its addresses any more. If you already paid, your payment is not lost: contact ${name} with order number ${oid} and the transaction hash of your payment.</p></div>
+<div class="banner bad" id="expired" ${when('EXPIRED', s.status, !!s.confirming)}><p class="title">This payment request has expired</p><p id="expired-partial"${s.paidAmount !== '0' ? '' : trusted(' hidden')}><span id="expired-paid">${s.paidAmount}</span> ${s.asset} of the ${s.amount} ${s.asset} arrived.</p><p>Do not send anything to its addresses any more. If you already paid, your payment is not lost: contact ${name} with order number ${oid} and the transaction hash of your payment.</p></div>
 <div class="banner ok" ${when('REFUNDED', s.status)}><p class="title">This order was refunded</p><p>Contact ${name} about order ${oid} if you have questions.</p></div>
 <p class="sr-only" id="said"></p>
 </div>

@@ -93,4 +93,30 @@ describe('the payment page follows the chain', () => {
     const check = await runCli(['ledger', 'check', '--db', db]);
     expect(check.code, check.stderr).toBe(0);
   });
+
+  it('an order that expires while its payment confirms says the payment was seen, not that it expired; then paid', async () => {
+    // Made 55 s ago with a lifetime of a minute: it expires in 5 s.
+    const { orders: [o] } = await ledgerWithOrders(db, ['7'], '1m', () => Date.now() - 55_000);
+    const w = await watchedContext(browser, { viewport: { width: 360, height: 800 } });
+    const page = await w.page();
+    await page.goto(`${srv.url}/pay/${o!.id}`);
+    await pay(pc.usdt, o!.addresses.EVM!, 7_000_000n);
+    await page.getByText('Payment seen on the network').waitFor({ timeout: 15_000 });
+    while ((await state(o!.id)).status !== 'EXPIRED') await new Promise((r) => setTimeout(r, 250));
+    expect(await state(o!.id)).toMatchObject({ status: 'EXPIRED', paidAmount: '0', confirming: { amount: '7', confirmations: 1, required: CONFIRMATIONS } });
+    // The open page, once it has polled the expired state, and the page served afresh.
+    await page.waitForFunction(() => document.body.getAttribute('data-status') === 'EXPIRED', undefined, { timeout: 15_000 });
+    expect(await page.locator('#confirming').isVisible()).toBe(true);
+    expect(await page.locator('#expired').isVisible()).toBe(false);
+    expect(await page.locator('#waiting').isVisible()).toBe(false);
+    const fresh = await (await fetch(`${srv.url}/pay/${o!.id}`)).text();
+    expect(fresh).toMatch(/<div class="banner wait" id="confirming"><p class="title">Payment seen on the network<\/p><p><span id="seen-amount">7<\/span> USDT is waiting for its confirmations/);
+    expect(fresh).toMatch(/<div class="banner bad" id="expired" data-when="EXPIRED" hidden>/);
+    expect(fresh).not.toMatch(/hidden hidden/);
+    await pc.chain.mine(2);
+    await page.getByText('Payment received').waitFor({ timeout: 15_000 });
+    expect(await page.locator('#confirming').isVisible()).toBe(false);
+    expect(await state(o!.id)).toMatchObject({ status: 'PAID', paidAmount: '7', confirming: null });
+    await w.context.close();
+  });
 });
