@@ -183,6 +183,8 @@ export interface OnChainPayment {
   status: string;
   confirmations: number;
   required: number;
+  /** When it arrived on chain: its block's timestamp, ms (null for a payment seen before the ledger kept it). */
+  blockTime: number | null;
 }
 
 /** `order show`: the order, and its payments as the watcher saw them. */

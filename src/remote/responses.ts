@@ -221,6 +221,8 @@ const onChainSchema = z.object({
   status: z.enum(['seen', 'counted', 'held', 'returned', 'refused']),
   confirmations: count,
   required: count,
+  // A server of an earlier release does not send it.
+  blockTime: z.number().int().nonnegative().nullable().default(null),
 });
 export const orderShowSchema = z.object({ ...orderDetailFields, onChain: list(onChainSchema) });
 

@@ -227,11 +227,12 @@ const ORDER_SHOW = {
       description: 'payments as the chain watcher saw them: seen (k of n confirmations), counted, held, returned or refused',
       items: {
         type: 'object',
-        required: ['chainId', 'txHash', 'logIndex', 'blockNumber', 'token', 'amount', 'rawAmount', 'status', 'confirmations', 'required'],
+        required: ['chainId', 'txHash', 'logIndex', 'blockNumber', 'token', 'amount', 'rawAmount', 'status', 'confirmations', 'required', 'blockTime'],
         properties: {
           chainId: { type: 'string' }, txHash: { type: 'string', pattern: TX_HASH_PATTERN }, logIndex: { type: 'integer', minimum: 0 }, blockNumber: { type: 'integer', minimum: 0 },
           token: ADDRESS, amount: CANONICAL_AMOUNT, rawAmount: { type: 'string', pattern: '^\\d+$' }, status: { type: 'string', enum: ['seen', 'counted', 'held', 'returned', 'refused'] },
           confirmations: { type: 'integer', minimum: 0 }, required: { type: 'integer', minimum: 0 },
+          blockTime: { type: ['integer', 'null'], description: "when it arrived on chain: its block's timestamp, ms (null: seen before the ledger kept it)" },
         },
       },
     },

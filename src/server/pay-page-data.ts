@@ -2,6 +2,7 @@ import type { Registry } from '../chains/registry.js';
 import { ASSETS } from '../core/assets.js';
 import { isAppError, notFound } from '../core/errors.js';
 import { formatAmount } from '../core/money.js';
+import { LATE_WINDOW_MS } from '../core/state.js';
 import type { ChainType, OrderDetail, OrderStatus, PayPageOrder } from '../core/types.js';
 
 /** What the payment page reads of the ledger: public reads of LocalPaymentService. */
@@ -10,7 +11,7 @@ export interface PayPageSource {
   /** What the page shows of an order and its merchant's name, in one read (a local ledger). */
   payPageOrder?(id: string): PayPageOrder;
   /** Payments the chain watcher has seen for the order, with their confirmations (none without a watcher). */
-  paymentsOnChain?(id: string): Promise<{ amount: string; status: string; confirmations: number; required: number }[]>;
+  paymentsOnChain?(id: string): Promise<{ amount: string; status: string; confirmations: number; required: number; blockTime: number | null }[]>;
   registry(): Promise<Registry>;
   /** The registry if it is built already (a local ledger), so a page can be read without a promise. */
   registryNow?(): Registry | undefined;
@@ -82,7 +83,7 @@ type StateSource = Pick<OrderDetail, 'id' | 'status' | 'amount' | 'paidAmount' |
 export function stateOf(o: StateSource, seen: Seen = []): PayState {
   const decimals = ASSETS[o.asset]?.decimals ?? 0;
   const due = unitsOf(o.amount, decimals) - unitsOf(o.paidAmount, decimals);
-  const waiting = mayBeConfirming(o.status) ? seen.filter((p) => p.status === 'seen') : [];
+  const waiting = seen.filter((p) => p.status === 'seen' && (o.status === 'PENDING_PAY' || (o.status === 'EXPIRED' && willCredit(p, o.expiredAt))));
   const confirming = waiting.length === 0 ? null : {
     amount: formatAmount(waiting.reduce((sum, p) => sum + unitsOf(p.amount, decimals), 0n), decimals),
     confirmations: Math.min(...waiting.map((p) => p.confirmations)),
@@ -105,6 +106,16 @@ export function stateOf(o: StateSource, seen: Seen = []): PayState {
  * it, late: docs/decisions.md, "order.expired waits for the chain").
  */
 const mayBeConfirming = (status: OrderStatus) => status === 'PENDING_PAY' || status === 'EXPIRED';
+
+/**
+ * Whether a payment seen on an expired order will pay it once confirmed: one that came more than
+ * 24 h after the expiry is held for an operator instead (decisions §6b), and one on a chain no
+ * longer watched (its depth unknown, `required` 0) is never confirmed here. For those the page
+ * keeps saying the request expired, with whom to contact.
+ */
+function willCredit(p: { required: number; blockTime: number | null }, expiredAt: number): boolean {
+  return p.required > 0 && (p.blockTime === null || p.blockTime <= expiredAt + LATE_WINDOW_MS);
+}
 
 async function seenOf(source: PayPageSource, o: StateSource): Promise<Seen> {
   return mayBeConfirming(o.status) && source.paymentsOnChain ? source.paymentsOnChain(o.id) : [];

@@ -228,7 +228,7 @@ ${pending && html`<section id="pay" ${when('PENDING_PAY', s.status)} aria-labell
 ${p.testOnly && p.methods.length === 0 && html`<p class="hint">This server has no development network to pay this order on.</p>`}
 ${!p.testOnly && p.methods.length === 0 && html`<p class="hint">There is no network to pay this order on here: ask the shop how to pay.</p>`}
 </section>`}
-${pending && html`<noscript><p class="hint" ${when('PENDING_PAY', s.status)}>This page does not update by itself without JavaScript: reload it to see whether your payment has arrived.</p></noscript>`}
+${(pending || s.confirming) && html`<noscript><p class="hint">This page does not update by itself without JavaScript: reload it to see whether your payment has arrived.</p></noscript>`}
 </div>
 <p class="foot">Payment ${p.id}</p>
 </main>

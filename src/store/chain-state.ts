@@ -143,8 +143,8 @@ export function commitRange(
     chainId: string; holder: string; from: number; to: number; head: number; now: number; blocks: { number: number; hash: string }[]; payments: SeenPayment[];
     /** The timestamp (ms) of block `to`, the range's last. */
     toTime: number;
-    /** When the node was asked for its head (`head`), ms. */
-    headReadAt: number;
+    /** A development chain's: when the node was asked for its head (`head`), ms. */
+    headReadAt?: number;
   },
 ): number {
   const c = assertHolder(q, a.chainId, a.holder, a.now);
@@ -174,9 +174,11 @@ export const BLOCK_ARRIVAL_SLACK_MS = 15_000;
 
 /**
  * The cursor's seenThrough after a scan (docs/decisions.md, "order.expired waits for the chain"):
- * every block stamped at or before the last block read has been read; when the scan reached the
- * head the node named at `headReadAt`, so has every block stamped before that minus the slack (a
- * chain with no new block, as a development chain that mines only on a transaction). Never later
+ * every block stamped at or before the last block read has been read. On a development chain,
+ * which mines only on a transaction, a scan that reached the head the node named at `headReadAt`
+ * has also read every block stamped before that minus the slack (no block is coming). Not on
+ * any other chain: a node that is stalled, syncing or behind a load balancer names an old head
+ * as a quiet chain would, and a live chain's last block is a few seconds old anyway. Never later
  * than now (a chain whose clock runs ahead of this one's), never earlier than before.
  */
 function seenThroughAfter(before: number | null, lastTime: number | undefined, headReadAt: number | undefined, now: number): number | null {
@@ -186,10 +188,10 @@ function seenThroughAfter(before: number | null, lastTime: number | undefined, h
   return Number.isFinite(t) ? t : null;
 }
 
-/** The head a tick saw (asked for at `headReadAt`), when it had nothing to scan: the chain is read up to it. */
-export function noteHead(q: Q, chainId: string, holder: string, head: number, now: number, headReadAt: number): void {
+/** The head a tick saw, when it had nothing to scan (a development chain's asked for at `headReadAt`). */
+export function noteHead(q: Q, chainId: string, holder: string, head: number, now: number, headReadAt?: number): void {
   const c = assertHolder(q, chainId, holder, now);
-  const seenThrough = c.nextBlock > head ? seenThroughAfter(c.seenThrough, undefined, headReadAt, now) : c.seenThrough;
+  const seenThrough = c.nextBlock > head && headReadAt !== undefined ? seenThroughAfter(c.seenThrough, undefined, headReadAt, now) : c.seenThrough;
   q.update(chainCursors).set({ head, headAt: now, seenThrough, lastError: null, lastErrorAt: null, updatedAt: now }).where(eq(chainCursors.chainId, chainId)).run();
 }
 

@@ -1,7 +1,7 @@
-import { and, asc, eq, gt, isNotNull, lt, min, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, gt, isNotNull, lt, sql, type SQL } from 'drizzle-orm';
 import type { Q } from './ledger.js';
 import { enqueueEvent, orderFields } from './outbox.js';
-import { callbackCursors, chainCursors, orders } from './schema.js';
+import { callbackCursors, chainCursors, expiryHolds, orders } from './schema.js';
 
 /**
  * `order.expired` (decisions §9): an order's expiry is derived from time (decisions §3), so no
@@ -26,16 +26,21 @@ export const EXPIRY_HOLD_MAX_MS = 60 * 60_000;
 
 /**
  * Up to when (ms) every watched chain has been read: the least `seen_through` of the chains this
- * process watches (`watched`, read or not yet) and of those another process holds the lease of.
+ * process watches (`watched`, read or not yet), of those another process holds the lease of, and
+ * of those some process read or tried to read within the hold (a watcher stopped for a restart,
+ * or whose node is down, is not done with its chain: `serve --no-watch` beside `cryptopay watch`).
  * Infinity when no chain is watched: payments are then only ever recorded by hand.
  */
 export function chainsReadThrough(q: Q, now: number, watched: readonly string[]): number {
-  const rows = q.select({ chainId: chainCursors.chainId, seenThrough: chainCursors.seenThrough, leaseExpiresAt: chainCursors.leaseExpiresAt }).from(chainCursors).all();
+  const rows = q
+    .select({ chainId: chainCursors.chainId, seenThrough: chainCursors.seenThrough, leaseExpiresAt: chainCursors.leaseExpiresAt, updatedAt: chainCursors.updatedAt })
+    .from(chainCursors)
+    .all();
   let through = Infinity;
   const mine = new Set(watched);
   for (const r of rows) {
-    if (!mine.delete(r.chainId) && (r.leaseExpiresAt ?? 0) <= now) continue;
-    through = Math.min(through, r.seenThrough ?? -Infinity);
+    const current = mine.delete(r.chainId) || (r.leaseExpiresAt ?? 0) > now || r.updatedAt > now - EXPIRY_HOLD_MAX_MS;
+    if (current) through = Math.min(through, r.seenThrough ?? -Infinity);
   }
   // A chain about to be watched and never read yet.
   return mine.size > 0 ? -Infinity : through;
@@ -61,48 +66,59 @@ function windowOf(q: Q, now: number, watched: readonly string[]): Window {
 
 /** A payment of the order seen on chain, stamped before its expiry, still confirming. */
 const confirmingOnTime = sql`exists (select 1 from chain_payments p where p.order_id = ${orders.id} and p.status = 'seen' and (p.block_time is null or p.block_time <= ${orders.expiredAt}))`;
+const announced = sql`exists (select 1 from callbacks c where c.subject_id = ${orders.id} and c.event = 'order.expired')`;
 
 /** Unpaid orders with a notifyUrl that expired in (from, upTo) and have no order.expired yet. */
 function unannounced(w: Window): SQL {
-  return and(
-    eq(orders.status, 'PENDING_PAY'), gt(orders.expiredAt, w.from), lt(orders.expiredAt, w.upTo), isNotNull(orders.notifyUrl),
-    sql`not exists (select 1 from callbacks c where c.subject_id = ${orders.id} and c.event = 'order.expired')`,
-  )!;
+  return and(eq(orders.status, 'PENDING_PAY'), gt(orders.expiredAt, w.from), lt(orders.expiredAt, w.upTo), isNotNull(orders.notifyUrl), sql`not ${announced}`)!;
 }
 
 /** ... of them, the ones to announce now. */
-function due(w: Window): SQL {
-  return and(unannounced(w), sql`(${orders.expiredAt} <= ${w.heldNoLongerThan} or not ${confirmingOnTime})`)!;
-}
+const due = (w: Window) => and(unannounced(w), sql`(${orders.expiredAt} <= ${w.heldNoLongerThan} or not ${confirmingOnTime})`)!;
+/** ... and the ones to hold, not yet held. */
+const toHold = (w: Window) => and(unannounced(w), gt(orders.expiredAt, w.heldNoLongerThan), confirmingOnTime, sql`${orders.id} not in (select order_id from expiry_holds)`)!;
+/** Held orders the sweep has to do something about: paid, announced, or no longer waiting. */
+const holdSettled = (w: Window) =>
+  sql`exists (select 1 from expiry_holds h join orders on orders.id = h.order_id where ${orders.status} <> 'PENDING_PAY' or ${announced} or ${orders.expiredAt} <= ${w.heldNoLongerThan} or not ${confirmingOnTime})`;
 
 /**
  * Writes `order.expired` for every order due (above) and moves the sweep's cursor; answers how
- * many were written. Safe in several processes at once: an order has at most one such event (a
- * unique index). Runs inside the caller's transaction, so an order paid meanwhile is seen as paid.
- * `watched`: the chains this process watches (serve), read or not yet.
+ * many were written. An order whose payment is confirming is kept aside (expiry_holds) and looked
+ * at by every sweep until it is paid or announced, while the cursor moves on. Safe in several
+ * processes at once: an order has at most one such event (a unique index). Runs inside the
+ * caller's transaction, so an order paid meanwhile is seen as paid. `watched`: the chains this
+ * process watches (serve), read or not yet.
  */
 export function sweepExpired(tx: Q, now: number, o: { watched?: readonly string[]; limit?: number } = {}): number {
   const limit = o.limit ?? 500;
   const cursor = readCursor(tx);
   const w = windowOf(tx, now, o.watched ?? []);
-  const rows = tx.select().from(orders).where(due(w)).orderBy(asc(orders.expiredAt)).limit(limit).all();
-  let written = 0;
-  for (const row of rows) {
-    const id = enqueueEvent(tx, {
+  const announce = (row: typeof orders.$inferSelect) =>
+    enqueueEvent(tx, {
       merchantId: row.merchantId, event: 'order.expired', subjectType: 'order', subjectId: row.id, url: row.notifyUrl!, now,
       fields: { ...orderFields(row), status: 'EXPIRED', expiredAt: row.expiredAt },
-    });
-    if (id) written++;
+    }) ? 1 : 0;
+  let written = 0;
+  const rows = tx.select().from(orders).where(due(w)).orderBy(asc(orders.expiredAt)).limit(limit).all();
+  for (const row of rows) written += announce(row);
+  tx.insert(expiryHolds).select(tx.select({ orderId: orders.id, expiredAt: orders.expiredAt }).from(orders).where(toHold(w))).onConflictDoNothing().run();
+  for (const { row } of tx.select({ row: orders }).from(expiryHolds).innerJoin(orders, eq(orders.id, expiryHolds.orderId)).all()) {
+    if (row.status !== 'PENDING_PAY' || isAnnounced(tx, row.id)) {
+      tx.delete(expiryHolds).where(eq(expiryHolds.orderId, row.id)).run();
+    } else if (row.expiredAt <= w.heldNoLongerThan || !isConfirming(tx, row.id)) {
+      written += announce(row);
+      tx.delete(expiryHolds).where(eq(expiryHolds.orderId, row.id)).run();
+    }
   }
-  // A full page means more may wait: the next sweep starts where this one stopped. An order whose
-  // payment is confirming is looked at again by every sweep until it is paid or announced.
-  let reached = rows.length === limit ? rows[rows.length - 1]!.expiredAt : w.upTo;
-  const waiting = tx.select({ at: min(orders.expiredAt) }).from(orders).where(and(unannounced(w), gt(orders.expiredAt, w.heldNoLongerThan), confirmingOnTime)).get()?.at;
-  if (waiting != null) reached = Math.min(reached, waiting);
+  // A full page means more may wait: the next sweep starts where this one stopped.
+  const reached = rows.length === limit ? rows[rows.length - 1]!.expiredAt : w.upTo;
   const next = Math.max(reached, cursor?.value ?? 0);
   tx.insert(callbackCursors).values({ name: 'expiry', value: next }).onConflictDoUpdate({ target: callbackCursors.name, set: { value: next } }).run();
   return written;
 }
+
+const isAnnounced = (q: Q, id: string) => !!q.select({ one: sql`1` }).from(orders).where(and(eq(orders.id, id), announced)).get();
+const isConfirming = (q: Q, id: string) => !!q.select({ one: sql`1` }).from(orders).where(and(eq(orders.id, id), confirmingOnTime)).get();
 
 function readCursor(q: Q): { value: number } | undefined {
   return q.select({ value: callbackCursors.value }).from(callbackCursors).where(eq(callbackCursors.name, 'expiry')).get();
@@ -113,5 +129,7 @@ function readCursor(q: Q): { value: number } | undefined {
  * every second takes the ledger's write lock only when there is something to write.
  */
 export function expiryDue(q: Q, now: number, watched: readonly string[] = []): boolean {
-  return !!q.select({ id: orders.id }).from(orders).where(due(windowOf(q, now, watched))).limit(1).get();
+  const w = windowOf(q, now, watched);
+  const one = (where: SQL) => !!q.select({ id: orders.id }).from(orders).where(where).limit(1).get();
+  return one(due(w)) || one(toHold(w)) || !!q.get<{ x: number } | undefined>(sql`select ${holdSettled(w)} as x`)?.x;
 }

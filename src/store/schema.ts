@@ -407,3 +407,13 @@ export const callbackCursors = sqliteTable('callback_cursors', {
   name: text('name').primaryKey(),
   value: int('value').notNull(),
 });
+
+/**
+ * Unpaid orders past their expiry whose order.expired waits for a payment made before the expiry
+ * to confirm (src/store/expiry-sweep.ts): each sweep looks at these few instead of holding its
+ * cursor back. A row goes when the order is paid, or announced.
+ */
+export const expiryHolds = sqliteTable('expiry_holds', {
+  orderId: text('order_id').primaryKey().references(() => orders.id),
+  expiredAt: int('expired_at').notNull(),
+});

@@ -5,7 +5,7 @@ import { openLedger } from '../../src/store/db.js';
 import { groupCommit } from '../../src/store/group-commit.js';
 import { LocalPaymentService } from '../../src/store/local-service.js';
 import { recordPayment } from '../../src/store/payments.js';
-import { sweepExpired } from '../../src/store/expiry-sweep.js';
+import { expiryDue, sweepExpired } from '../../src/store/expiry-sweep.js';
 import { checkCallback } from '../server/openapi-check.js';
 import { MINUTE, T0, USDT, addTestMerchant, evmTx, order, paidOrder, refused, useHarness } from '../helpers/service.js';
 
@@ -201,9 +201,16 @@ describe('order.expired waits for the chains (docs/decisions.md, "order.expired 
     sql.prepare("update chain_cursors set seen_through = ? where chain_id = '1'").run(T0 + 3 * MINUTE);
     expect(await sweep(T0 + 3 * MINUTE)).toBe(2);
     expect((await announced()).sort()).toEqual([lateSeen.id, unpaid.id].sort());
+    // The two waiting are kept aside; the sweep's cursor moves on (it does not rescan from them each second).
+    expect(sql.prepare('select order_id from expiry_holds order by order_id').pluck().all()).toEqual([confirming.id, stuck.id].sort());
+    expect(Number(sql.prepare("select value from callback_cursors where name = 'expiry'").pluck().get())).toBe(T0 + 3 * MINUTE);
+    // Nothing to do: the sender's read each second says so without taking the write lock.
+    expect(expiryDue(ledger.db, T0 + 3 * MINUTE + 1_000, ['1'])).toBe(false);
     // The payment went away (a reorg dropped it): the order is told now.
     sql.prepare('delete from chain_payments where order_id = ?').run(confirming.id);
+    expect(expiryDue(ledger.db, T0 + 3 * MINUTE + 1_000, ['1'])).toBe(true);
     expect(await sweep(T0 + 3 * MINUTE + 1_000)).toBe(1);
+    expect(expiryDue(ledger.db, T0 + 3 * MINUTE + 1_000, ['1'])).toBe(false);
     expect(await announced()).toContain(confirming.id);
     // A reorg: how far chain 1 is read is unknown until its rescan; nothing new is told meanwhile.
     const after = await order(service, { notifyUrl: HOOK, expiredAt: T0 + 4 * MINUTE });
@@ -216,10 +223,44 @@ describe('order.expired waits for the chains (docs/decisions.md, "order.expired 
     expect(await announced()).toContain(after.id);
     // The stuck one waits an hour after its expiry at most, and is then told, once.
     expect(await sweep(T0 + 2 * MINUTE + HOUR - 1)).toBe(0);
+    expect(expiryDue(ledger.db, T0 + 2 * MINUTE + HOUR - 1, ['1'])).toBe(false);
+    expect(expiryDue(ledger.db, T0 + 2 * MINUTE + HOUR, ['1'])).toBe(true);
     expect(await sweep(T0 + 2 * MINUTE + HOUR)).toBe(1);
     expect(await sweep(T0 + 3 * HOUR)).toBe(0);
     expect((await announced()).sort()).toEqual([confirming.id, unpaid.id, stuck.id, lateSeen.id, after.id].sort());
+    expect(Number(sql.prepare('select count(*) from expiry_holds').pluck().get())).toBe(0);
     sql.prepare('delete from chain_payments').run();
+  });
+
+  it('an order paid while it is held is never told EXPIRED, and no longer held', async () => {
+    const { service, ledger } = h();
+    await addTestMerchant(service);
+    const o = await order(service, { notifyUrl: HOOK, expiredAt: T0 + MINUTE, amount: '10' });
+    const sql = ledger.sqlite;
+    sql.prepare("insert into chain_payments (chain_id, tx_hash, log_index, block_number, block_hash, block_time, order_id, token, to_address, raw_amount, amount, status, seen_at) values ('1', ?, 0, 9, '0xb', ?, ?, 't', 'a', '1', 10000000, 'seen', 0)").run(evmTx(70), T0 + 30_000, o.id);
+    const sweep = (now: number) => groupCommit(sql).submit(() => sweepExpired(ledger.db, now));
+    expect(await sweep(T0 + 2 * MINUTE)).toBe(0);
+    expect(Number(sql.prepare('select count(*) from expiry_holds').pluck().get())).toBe(1);
+    sql.prepare('delete from chain_payments').run();
+    await service.markPaid({ id: o.id, txHash: evmTx(71), amount: '10', chainId: '1', token: USDT.ETH });
+    expect(expiryDue(ledger.db, T0 + 2 * MINUTE + 1)).toBe(true);
+    expect(await sweep(T0 + 2 * MINUTE + 1)).toBe(0);
+    expect(Number(sql.prepare('select count(*) from expiry_holds').pluck().get())).toBe(0);
+    expect(expiryDue(ledger.db, T0 + 2 * MINUTE + 2)).toBe(false);
+    expect((await payloads(service)).map((p) => p.event)).toEqual(['order.paid']);
+  });
+
+  it('a chain whose watcher stopped (a restart, its node down) still holds it, for the hour after it last read or tried to', async () => {
+    const { service, ledger } = h();
+    await addTestMerchant(service);
+    const o = await order(service, { notifyUrl: HOOK, expiredAt: T0 + MINUTE });
+    // Read up to 30 s by a `cryptopay watch` beside `serve --no-watch`; stopped cleanly (lease given up) at T0.
+    ledger.sqlite.prepare("insert into chain_cursors (chain_id, next_block, seen_through, updated_at) values ('1', 10, ?, ?)").run(T0 + 30_000, T0);
+    const sweep = (now: number) => groupCommit(ledger.sqlite).submit(() => sweepExpired(ledger.db, now));
+    expect(await sweep(T0 + 2 * MINUTE)).toBe(0);
+    expect(await sweep(T0 + HOUR - 1)).toBe(0);
+    expect(await sweep(T0 + HOUR)).toBe(1); // an hour after the watcher last wrote
+    expect((await payloads(service)).map((p) => [p.event, p.id])).toEqual([['order.expired', o.id]]);
   });
 
   it('without a watched chain (payments recorded by hand), an order is told at its expiry, as before', async () => {

@@ -105,7 +105,7 @@ describe('the payment page follows the chain', () => {
     while ((await state(o!.id)).status !== 'EXPIRED') await new Promise((r) => setTimeout(r, 250));
     expect(await state(o!.id)).toMatchObject({ status: 'EXPIRED', paidAmount: '0', confirming: { amount: '7', confirmations: 1, required: CONFIRMATIONS } });
     // The open page, once it has polled the expired state, and the page served afresh.
-    await page.waitForFunction(() => document.body.getAttribute('data-status') === 'EXPIRED', undefined, { timeout: 15_000 });
+    await page.waitForFunction("document.body.getAttribute('data-status') === 'EXPIRED'", undefined, { timeout: 15_000 });
     expect(await page.locator('#confirming').isVisible()).toBe(true);
     expect(await page.locator('#expired').isVisible()).toBe(false);
     expect(await page.locator('#waiting').isVisible()).toBe(false);

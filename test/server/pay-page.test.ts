@@ -322,6 +322,37 @@ describe('GET /pay/{id}', () => {
 });
 
 describe('GET /pay/{id}/state', () => {
+  it('an expired order whose payment confirms says so, unless that payment will not pay it (over 24 h late: held; a chain no longer known)', async () => {
+    const HOUR = 60 * MINUTE;
+    const sql = s.ledger.sqlite;
+    const seen = sql.prepare("insert into chain_payments (chain_id, tx_hash, log_index, block_number, block_hash, block_time, order_id, token, to_address, raw_amount, amount, status, seen_at) values (?, ?, 0, 9, '0xb', ?, ?, 't', 'a', '1', 2000000, 'seen', 0)");
+    const onTime = await s.order(m, { amount: '2', expiredAt: T0 + MINUTE });
+    const tooLate = await s.order(m, { amount: '2', expiredAt: T0 + MINUTE });
+    const unknownChain = await s.order(m, { amount: '2', expiredAt: T0 + MINUTE });
+    seen.run('1', nextTx(), T0 + 30_000, onTime.id);
+    seen.run('1', nextTx(), T0 + MINUTE + 25 * HOUR, tooLate.id);
+    seen.run('999', nextTx(), T0 + 30_000, unknownChain.id);
+    const before = s.clock.now;
+    s.clock.now = T0 + 26 * HOUR;
+    try {
+      expect(expectOk(await s.get(`/pay/${onTime.id}/state`))).toMatchObject({ status: 'EXPIRED', confirming: { amount: '2', confirmations: 1, required: 12 } });
+      const page = (await s.fetch(`/pay/${onTime.id}`)).text;
+      expect(page).toContain('<div class="banner wait" id="confirming"><p class="title">Payment seen on the network</p>');
+      expect(page).toContain('<div class="banner bad" id="expired" data-when="EXPIRED" hidden>');
+      expect(page).toContain('<noscript>');
+      for (const o of [tooLate, unknownChain]) {
+        expect(expectOk(await s.get(`/pay/${o.id}/state`))).toMatchObject({ status: 'EXPIRED', confirming: null });
+        const shown = (await s.fetch(`/pay/${o.id}`)).text;
+        expect(shown).toContain('<div class="banner bad" id="expired" data-when="EXPIRED"><p class="title">This payment request has expired</p>');
+        expect(shown).toContain('<div class="banner wait" id="confirming" hidden>');
+        expect(shown).not.toContain('<noscript>');
+      }
+    } finally {
+      s.clock.now = before;
+      sql.prepare('delete from chain_payments').run();
+    }
+  });
+
   it('says what arrived and what is still due, in the envelope, with exact decimals', async () => {
     const o = await s.order(m, { amount: '10.000001' });
     expect(expectOk(await s.get(`/pay/${o.id}/state`))).toEqual({

@@ -116,8 +116,12 @@ export class ChainWatcher {
 
   private async scan(): Promise<TickResult> {
     const { chain } = this.d;
-    // Before the node is asked: its answer is the head at this moment or later.
-    const headReadAt = this.d.now();
+    // A development chain (serve --dev's anvil) mines only on a transaction: read up to its head,
+    // it is read up to this moment (less the slack; asked before the node answers, whose head is
+    // then this moment's or a later one). Any other chain is read up to its last block's time
+    // only: a node that is stalled or behind names an old head as readily as a quiet chain would
+    // (src/store/chain-state.ts, seenThroughAfter).
+    const headReadAt = chain.development ? this.d.now() : undefined;
     const head = quantity(await this.d.rpc.call('eth_blockNumber', []), 'eth_blockNumber');
     const cursor = await this.write((q) =>
       state.takeLease(q, { chainId: chain.chainId, holder: this.d.holder, now: this.d.now(), ttlMs: this.leaseMs, startBlock: chain.startBlock ?? head }),
@@ -190,7 +194,7 @@ export class ChainWatcher {
 
   /** Stores a range; answers how many of its payments were counted with it. */
   private async commit(
-    from: number, to: number, { head, headReadAt }: { head: number; headReadAt: number }, logs: TransferLog[], first: BlockHeader, tip: BlockHeader, fetchNext: () => void,
+    from: number, to: number, { head, headReadAt }: { head: number; headReadAt: number | undefined }, logs: TransferLog[], first: BlockHeader, tip: BlockHeader, fetchNext: () => void,
   ): Promise<number> {
     const { chain } = this.d;
     const payments: state.SeenPayment[] = [];

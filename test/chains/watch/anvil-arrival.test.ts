@@ -128,11 +128,11 @@ describe('late and held are judged by the block time', () => {
     expect((await srv.stop()).code, srv.stderr()).toBe(0);
   });
 
-  it('order.expired waits while a payment made before the expiry is confirming, or not yet read by the watcher; an unpaid order gets it once the watcher has read past its expiry', async () => {
+  it('order.expired waits while a payment made before the expiry is confirming, or not yet read by the watcher; an unpaid order gets it once the watcher has read a block past its expiry', async () => {
     const db = join(tmp.dir, 'expired-event.db');
     const rec = await startReceiver();
     receivers.push(rec);
-    const chains = await chainsConfig(3);
+    const chains = await chainsConfig(4);
     const expiredAt = Date.now() + 8_000;
     // confirming: paid on time, seen before the expiry; unpaid: nothing; behind: paid on time,
     // its block reaching the node (and so the watcher) only after the expiry.
@@ -142,14 +142,19 @@ describe('late and held are judged by the block time', () => {
     await nextBlockAt(expiredAt - 5_000);
     await pay(pc.usdt, confirming!.addresses.EVM!, 5_000_000n);
     const show = (id: string) => runCli(['order', 'show', id, '--db', db], { env: { CRYPTOPAY_CHAINS: chains } });
-    await until('seen', async () => /1 of 3 confirmations/.test((await show(confirming!.id)).stdout));
+    await until('seen', async () => /1 of 4 confirmations/.test((await show(confirming!.id)).stdout));
     while (Date.now() <= expiredAt + 2_000) await new Promise((r) => setTimeout(r, 200));
     await nextBlockAt(expiredAt - 2_000);
     await pay(pc.usdt, behind!.addresses.EVM!, 5_000_000n);
-    await until('behind seen', async () => /1 of 3 confirmations/.test((await show(behind!.id)).stdout));
-    // The unpaid order is told once the watcher has read the chain past its expiry; the two paid
-    // on time are not told EXPIRED while their payments confirm.
-    const [first] = await rec.waitFor(1, 30_000);
+    await until('behind seen', async () => /1 of 4 confirmations/.test((await show(behind!.id)).stdout));
+    // The chain's newest block is stamped before the expiry: nobody is told yet.
+    await new Promise((r) => setTimeout(r, 2_500));
+    expect(rec.received).toEqual([]);
+    // A block stamped after the expiry: the unpaid order is told; the two paid on time are not
+    // told EXPIRED while their payments confirm.
+    await nextBlockAt(Date.now());
+    await pc.chain.mine(1);
+    const [first] = await rec.waitFor(1, 15_000);
     expect(first!.body).toMatchObject({ event: 'order.expired', id: unpaid!.id });
     await new Promise((r) => setTimeout(r, 2_500));
     expect(rec.received.map((r) => [r.body.event, r.body.id])).toEqual([['order.expired', unpaid!.id]]);

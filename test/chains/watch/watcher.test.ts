@@ -45,11 +45,11 @@ const CONFIG: RegistryConfig = {
 };
 const registry: Registry = createRegistry(CONFIG);
 
-function watcherFor(h: Harness, sim: SimChain, opts: { chainId?: string; holder?: string; maxSpan?: number } = {}) {
+function watcherFor(h: Harness, sim: SimChain, opts: { chainId?: string; holder?: string; maxSpan?: number; development?: boolean } = {}) {
   const chain = registry.chain(opts.chainId ?? '31337');
   const lines: string[] = [];
   const w = new ChainWatcher({
-    chain: { ...chain, startBlock: 0 }, tokens: registry.tokens().filter((t) => t.chainId === chain.chainId), rpc: sim.client(), ledger: h.ledger,
+    chain: { ...chain, startBlock: 0, ...(opts.development ? { development: true } : {}) }, tokens: registry.tokens().filter((t) => t.chainId === chain.chainId), rpc: sim.client(), ledger: h.ledger,
     record: recordPayment, holder: opts.holder ?? 'test-holder', now: () => h.clock.now, log: (l) => lines.push(l), maxSpan: opts.maxSpan,
   });
   return { w, lines };
@@ -267,42 +267,58 @@ describe('the chain watcher (simulated node)', () => {
     expect(lines.join('\n')).toMatch(/reorg, rescanning from block/);
   });
 
-  it('records how far in time the chain is read (the expiry sweep waits for it): the last block read, or, caught up, 15 s before the head was asked for; never past the clock; unknown after a reorg until the rescan', async () => {
+  it('records how far in time the chain is read (the expiry sweep waits for it): the last block read; never past the clock; unknown after a reorg until the rescan', async () => {
     const { ledger, clock } = h();
     const sim = new SimChain(4, () => clock.now);
     const { w } = watcherFor(h(), sim, { maxSpan: 2 });
     const seenThrough = () => readCursor(ledger.db, '31337')?.seenThrough;
-    // Blocks 0-4 are stamped T0; caught up at T0, T0 - 15 s is the earlier of the two.
     await untilCaughtUp(w);
     expect(seenThrough()).toBe(T0);
-    // Time passes with no new block (a development chain that mines only on a transaction).
+    // No new block: a quiet chain, or a node that is stalled or behind; nothing more is known.
     clock.now = T0 + MINUTE;
     await w.tick();
-    expect(seenThrough()).toBe(T0 + MINUTE - 15_000);
-    // Ten blocks stamped a second apart, read in ranges of two, the head asked for 2 s after the last.
+    expect(seenThrough()).toBe(T0);
+    // Ten blocks stamped a second apart, read in ranges of two.
     for (let i = 1; i <= 10; i++) {
       clock.now = T0 + 2 * MINUTE + i * 1000;
       sim.mine([]);
     }
-    clock.now = T0 + 2 * MINUTE + 12_000;
-    await untilCaughtUp(w);
-    expect(seenThrough()).toBe(T0 + 2 * MINUTE + 10_000);
-    // A block stamped ahead of this machine's clock does not take it past the clock.
-    clock.now = T0 + 3 * MINUTE + 30_000;
-    sim.mine([]);
     clock.now = T0 + 3 * MINUTE;
     await untilCaughtUp(w);
-    expect(seenThrough()).toBe(T0 + 3 * MINUTE);
-    // Nor does it ever go back while the chain grows.
+    expect(seenThrough()).toBe(T0 + 2 * MINUTE + 10_000);
+    // A block stamped ahead of this machine's clock does not take it past the clock, and it never goes back.
+    clock.now = T0 + 4 * MINUTE + 30_000;
+    sim.mine([]);
+    clock.now = T0 + 4 * MINUTE;
     await untilCaughtUp(w);
-    expect(seenThrough()).toBe(T0 + 3 * MINUTE);
+    expect(seenThrough()).toBe(T0 + 4 * MINUTE);
+    clock.now = T0 + 4 * MINUTE + 1;
+    await untilCaughtUp(w);
+    expect(seenThrough()).toBe(T0 + 4 * MINUTE);
     // A reorg: the new blocks may be stamped before what was read; unknown until the rescan.
     await groupCommit(ledger.sqlite).submit(() => rollBack(ledger.db, { chainId: '31337', holder: 'test-holder', fork: sim.head - 2, now: clock.now }));
     expect(seenThrough()).toBeNull();
-    clock.now = T0 + 4 * MINUTE;
+    clock.now = T0 + 5 * MINUTE;
     sim.reorg(sim.head - 1, [[], []]);
     await untilCaughtUp(w);
-    expect(seenThrough()).toBe(T0 + 4 * MINUTE);
+    expect(seenThrough()).toBe(T0 + 5 * MINUTE);
+  });
+
+  it('a development chain (serve --dev: it mines only on a transaction), read up to its head, is read up to 15 s before the head was asked for', async () => {
+    const { ledger, clock } = h();
+    const sim = new SimChain(4, () => clock.now);
+    const { w } = watcherFor(h(), sim, { development: true });
+    const seenThrough = () => readCursor(ledger.db, '31337')?.seenThrough;
+    await untilCaughtUp(w);
+    expect(seenThrough()).toBe(T0);
+    clock.now = T0 + MINUTE;
+    await w.tick();
+    expect(seenThrough()).toBe(T0 + MINUTE - 15_000);
+    // A block just mined is later than that: its time counts.
+    clock.now = T0 + MINUTE + 5_000;
+    sim.mine([]);
+    await untilCaughtUp(w);
+    expect(seenThrough()).toBe(T0 + MINUTE + 5_000);
   });
 
   it('a payment re-mined in a later block after a reorg is counted once, at its new place', async () => {
