@@ -152,7 +152,10 @@ export const PAGE_SCRIPT = tidy(`
 
   function next() {
     clearTimeout(timer);
-    if (!settled()) timer = setTimeout(poll, status === 'EXPIRED' && !confirming ? 15000 : delay);
+    // Expired, every 15 s; but in the first two minutes after the expiry a payment made just
+    // before it (or just after: it still pays, late) is likely on its way: as often as before.
+    var quiet = status === 'EXPIRED' && !confirming && Date.now() + skew > expires + 120000;
+    if (!settled()) timer = setTimeout(poll, quiet ? 15000 : delay);
   }
 
   function poll() {

@@ -105,7 +105,7 @@ describe('the payment page follows the chain', () => {
     while ((await state(o!.id)).status !== 'EXPIRED') await new Promise((r) => setTimeout(r, 250));
     expect(await state(o!.id)).toMatchObject({ status: 'EXPIRED', paidAmount: '0', confirming: { amount: '7', confirmations: 1, required: CONFIRMATIONS } });
     // The open page, once it has polled the expired state, and the page served afresh.
-    await page.waitForFunction("document.body.getAttribute('data-status') === 'EXPIRED'", undefined, { timeout: 15_000 });
+    await expect.poll(() => page.locator('body').getAttribute('data-status'), { timeout: 15_000 }).toBe('EXPIRED');
     expect(await page.locator('#confirming').isVisible()).toBe(true);
     expect(await page.locator('#expired').isVisible()).toBe(false);
     expect(await page.locator('#waiting').isVisible()).toBe(false);
@@ -117,6 +117,23 @@ describe('the payment page follows the chain', () => {
     await page.getByText('Payment received').waitFor({ timeout: 15_000 });
     expect(await page.locator('#confirming').isVisible()).toBe(false);
     expect(await state(o!.id)).toMatchObject({ status: 'PAID', paidAmount: '7', confirming: null });
+    await w.context.close();
+  });
+
+  it('an open page keeps asking every few seconds just after the expiry: a payment seen then is shown at once, not a quarter of a minute later', async () => {
+    const { orders: [o] } = await ledgerWithOrders(db, ['3'], '1m', () => Date.now() - 57_000);
+    const w = await watchedContext(browser, { viewport: { width: 360, height: 800 } });
+    const page = await w.page();
+    await page.goto(`${srv.url}/pay/${o!.id}`);
+    await page.getByText('This payment request has expired').waitFor({ timeout: 15_000 });
+    await new Promise((r) => setTimeout(r, 1_000));
+    await pay(pc.usdt, o!.addresses.EVM!, 3_000_000n);
+    const seenAt = Date.now();
+    await page.getByText('Payment seen on the network').waitFor({ timeout: 15_000 });
+    expect(Date.now() - seenAt).toBeLessThan(6_000);
+    expect(await page.locator('#expired').isVisible()).toBe(false);
+    await pc.chain.mine(2);
+    await page.getByText('Payment received').waitFor({ timeout: 15_000 });
     await w.context.close();
   });
 });

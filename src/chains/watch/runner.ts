@@ -59,7 +59,7 @@ export async function runWatchers(o: RunWatchersOptions): Promise<void> {
         ledger: o.ledger, record: o.record, holder, now: o.now, log: o.log,
         onProgress: o.onTick && ((nextBlock, head) => o.onTick!(chain.chainId, { nextBlock, head, caughtUp: nextBlock > head, counted: 0 })),
       });
-      o.log(`watching chain ${chain.chainId} (${chain.name}) at ${redactUrl(chain.rpcUrl!)}, ${chain.confirmations} confirmations, every ${poll} ms`);
+      o.log(`watching chain ${chain.chainId} (${chain.name}) at ${redactUrl(chain.rpcUrl!)}, ${chain.confirmations} confirmation${chain.confirmations === 1 ? '' : 's'}, every ${poll} ms`);
       let failures = 0;
       let lastMessage = '';
       let leasedBy: string | undefined;

@@ -62,7 +62,7 @@ describe('serve watches the chain', () => {
     const { orders } = await ledgerWithOrders(db, ['10', '10', '10', '10', '1']);
     const [exact, under, over, oneBlock, dec18] = orders.map((o) => ({ id: o.id, to: o.addresses.EVM! }));
     const srv = await spawnServe(db, { CRYPTOPAY_CHAINS: chains });
-    await srv.waitFor(/watching chain 31337 \(Anvil\)/);
+    await srv.waitFor(/watching chain 31337 \(Anvil\) at http:\/\/127\.0\.0\.1:\d+, 3 confirmations, every 200 ms/);
 
     await pay(pc.usdt, exact!.to, 10_000_000n);
     await pay(pc.usdt, under!.to, 4_000_000n);
@@ -113,7 +113,7 @@ describe('serve watches the chain', () => {
     const { orders } = await ledgerWithOrders(db, ['10']);
     const oneTx = orders[0]!;
     const srv = await spawnServe(db, { CRYPTOPAY_CHAINS: chains });
-    await srv.waitFor(/watching chain 31337 \(Anvil\)/);
+    await srv.waitFor(/watching chain 31337 \(Anvil\) at http:\/\/127\.0\.0\.1:\d+, 1 confirmation, every 200 ms/);
     const r = await (await pc.usdt.getFunction('transferBatch')([oneTx.addresses.EVM!, oneTx.addresses.EVM!], [3_000_000n, 7_000_000n])).wait();
     await paid(srv.url, oneTx.id);
     await withService(db, async (s) => {
