@@ -21,6 +21,8 @@ export async function run(ctx: Context, opts: { ackReorg?: string; reason?: stri
         head: cur?.head ?? null,
         scannedTo,
         lag: cur?.head != null && scannedTo !== null ? Math.max(0, cur.head - scannedTo) : null,
+        // Every block stamped up to this (ms) is read: order.expired waits for it (docs/decisions.md).
+        readThrough: cur?.seenThrough ?? null,
         leaseHolder: leased,
         leaseExpiresAt: leased ? cur!.leaseExpiresAt : null,
         lastError: cur?.lastError ?? null,
@@ -37,9 +39,10 @@ export async function run(ctx: Context, opts: { ackReorg?: string; reason?: stri
   if (ctx.globals.json) return printJson(ctx, data);
   await printTable(
     ctx,
-    ['chainId', 'type', { name: 'name', text: true, priority: 9 }, { name: 'confirmations', priority: 5 }, { name: 'rpc', text: true }, 'head', 'scanned', { name: 'lag', priority: 8 }, { name: 'lease', text: true }, { name: 'last error', text: true, priority: 7 }, { name: 'deep reorg', priority: 10 }, { name: 'tokens', text: true }],
+    ['chainId', 'type', { name: 'name', text: true, priority: 9 }, { name: 'confirmations', priority: 5 }, { name: 'rpc', text: true }, 'head', 'scanned', { name: 'lag', priority: 8 }, { name: 'read to', priority: 6 }, { name: 'lease', text: true }, { name: 'last error', text: true, priority: 7 }, { name: 'deep reorg', priority: 10 }, { name: 'tokens', text: true }],
     data.map((c) => [
-      c.chainId, c.chainType, c.development ? `${c.name} [development: test money only]` : c.name, c.confirmations, c.watch.rpc ?? 'no', c.watch.head, c.watch.scannedTo, c.watch.lag, c.watch.leaseHolder,
+      c.chainId, c.chainType, c.development ? `${c.name} [development: test money only]` : c.name, c.confirmations, c.watch.rpc ?? 'no', c.watch.head, c.watch.scannedTo, c.watch.lag,
+      c.watch.readThrough === null ? null : `${new Date(c.watch.readThrough).toISOString().slice(0, 19).replace('T', ' ')} UTC`, c.watch.leaseHolder,
       c.watch.lastError, c.watch.deepReorg ? `YES ${c.watch.deepReorg.split(' ')[0]}` : null, c.tokens.map((t) => `${t.symbol} ${t.address}`).join(', '),
     ]),
   );

@@ -143,9 +143,10 @@ describe('the chain watcher (simulated node)', () => {
     expect(shown.stdout).toMatch(new RegExp(`^seen +12\\.5 tx 0x[0-9a-f]{64} log 0 block ${block}: 2 of 3 confirmations$`, 'm'));
     expect(shown.stdout).toMatch(/^status +PENDING_PAY$/m);
     const json = JSON.parse((await cli(h(), ['order', 'show', o.id, '--json'])).stdout);
-    expect(json.onChain).toMatchObject([{ chainId: '31337', logIndex: 0, blockNumber: block, amount: '12.5', rawAmount: '12500000', status: 'seen', confirmations: 2, required: 3 }]);
+    expect(json.onChain).toMatchObject([{ chainId: '31337', logIndex: 0, blockNumber: block, amount: '12.5', rawAmount: '12500000', status: 'seen', confirmations: 2, required: 3, blockTime: T0 }]);
     const chainsNow = JSON.parse((await cli(h(), ['chains', '--json'])).stdout).find((c: { chainId: string }) => c.chainId === '31337');
-    expect(chainsNow.watch).toMatchObject({ rpc: 'http://127.0.0.1:1', head: sim.head, scannedTo: sim.head, lag: 0, leaseHolder: 'test-holder', lastError: null, deepReorg: null });
+    expect(chainsNow.watch).toMatchObject({ rpc: 'http://127.0.0.1:1', head: sim.head, scannedTo: sim.head, lag: 0, readThrough: T0, leaseHolder: 'test-holder', lastError: null, deepReorg: null });
+    expect((await cli(h(), ['chains'])).stdout).toMatch(/2025-01-15 12:00:00 UTC/);
     expect(await service.getOrderStatus(o.id)).toBe('PENDING_PAY');
     sim.mine();
     await untilCaughtUp(w);
