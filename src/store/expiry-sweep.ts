@@ -77,9 +77,13 @@ function unannounced(w: Window): SQL {
 const due = (w: Window) => and(unannounced(w), sql`(${orders.expiredAt} <= ${w.heldNoLongerThan} or not ${confirmingOnTime})`)!;
 /** ... and the ones to hold, not yet held. */
 const toHold = (w: Window) => and(unannounced(w), gt(orders.expiredAt, w.heldNoLongerThan), confirmingOnTime, sql`${orders.id} not in (select order_id from expiry_holds)`)!;
-/** Held orders the sweep has to do something about: paid, announced, or no longer waiting. */
+/**
+ * Held orders the sweep has to do something about: paid, announced, or no longer waiting. From
+ * the few held rows to their orders (CROSS JOIN keeps that order in SQLite: with a plain join it
+ * read every order, each second, on the event loop that answers the API).
+ */
 const holdSettled = (w: Window) =>
-  sql`exists (select 1 from expiry_holds h join orders on orders.id = h.order_id where ${orders.status} <> 'PENDING_PAY' or ${announced} or ${orders.expiredAt} <= ${w.heldNoLongerThan} or not ${confirmingOnTime})`;
+  sql`exists (select 1 from expiry_holds h cross join orders on orders.id = h.order_id where ${orders.status} <> 'PENDING_PAY' or ${announced} or ${orders.expiredAt} <= ${w.heldNoLongerThan} or not ${confirmingOnTime})`;
 
 /**
  * Writes `order.expired` for every order due (above) and moves the sweep's cursor; answers how
@@ -102,7 +106,8 @@ export function sweepExpired(tx: Q, now: number, o: { watched?: readonly string[
   const rows = tx.select().from(orders).where(due(w)).orderBy(asc(orders.expiredAt)).limit(limit).all();
   for (const row of rows) written += announce(row);
   tx.insert(expiryHolds).select(tx.select({ orderId: orders.id, expiredAt: orders.expiredAt }).from(orders).where(toHold(w))).onConflictDoNothing().run();
-  for (const { row } of tx.select({ row: orders }).from(expiryHolds).innerJoin(orders, eq(orders.id, expiryHolds.orderId)).all()) {
+  const held = tx.select({ orderId: expiryHolds.orderId }).from(expiryHolds).all();
+  for (const row of held.map((h) => tx.select().from(orders).where(eq(orders.id, h.orderId)).get()!)) {
     if (row.status !== 'PENDING_PAY' || isAnnounced(tx, row.id)) {
       tx.delete(expiryHolds).where(eq(expiryHolds.orderId, row.id)).run();
     } else if (row.expiredAt <= w.heldNoLongerThan || !isConfirming(tx, row.id)) {
