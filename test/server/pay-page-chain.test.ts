@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, watchedContext } from '../helpers/browser.js';
+import { axeViolations, launchChromium, watchedContext } from '../helpers/browser.js';
 import { ledgerWithOrders, pay, startPayChain, writeChainsConfig, type PayChain } from '../chains/watch/anvil-support.js';
 import { httpJson, killAll, runCli, spawnServe, tempDir, type Spawned } from './helpers.js';
 
@@ -109,6 +109,9 @@ describe('the payment page follows the chain', () => {
     expect(await page.locator('#confirming').isVisible()).toBe(true);
     expect(await page.locator('#expired').isVisible()).toBe(false);
     expect(await page.locator('#waiting').isVisible()).toBe(false);
+    // As usable as every other state (axe), and the page's script ran without a refusal or error.
+    expect((await axeViolations(page)).filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
+    expect(w.console.filter((l) => /Content Security Policy|pageerror|Refused/.test(l))).toEqual([]);
     const fresh = await (await fetch(`${srv.url}/pay/${o!.id}`)).text();
     expect(fresh).toMatch(/<div class="banner wait" id="confirming"><p class="title">Payment seen on the network<\/p><p><span id="seen-amount">7<\/span> USDT is waiting for its confirmations/);
     expect(fresh).toMatch(/<div class="banner bad" id="expired" data-when="EXPIRED" hidden>/);
