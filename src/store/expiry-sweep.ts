@@ -25,25 +25,24 @@ const SWEEP_OVERLAP_MS = 10_000;
 export const EXPIRY_HOLD_MAX_MS = 60 * 60_000;
 
 /**
- * Up to when (ms) every watched chain has been read: the least `seen_through` of the chains this
- * process watches (`watched`, read or not yet), of those another process holds the lease of, and
- * of those some process read or tried to read within the hold (a watcher stopped for a restart,
- * or whose node is down, is not done with its chain: `serve --no-watch` beside `cryptopay watch`).
- * Infinity when no chain is watched: payments are then only ever recorded by hand.
+ * Up to when (ms) every watched chain has been read: the least `seen_through` of the chains some
+ * process read within the hold (`head_at`, the last time a watcher had the node's head: a watcher
+ * restarting, or whose node has been down for less than that, is not done with its chain, and
+ * `serve --no-watch` may run beside `cryptopay watch`). A chain not read for longer than the hold
+ * (its node down for good, or removed from the config) and one whose node never answered are not
+ * waited for: waiting could not find a payment there. `watched`: the chains this process is about
+ * to watch; one never read yet holds the sweep until its first scan. Infinity when no chain is
+ * watched: payments are then only ever recorded by hand.
  */
 export function chainsReadThrough(q: Q, now: number, watched: readonly string[]): number {
-  const rows = q
-    .select({ chainId: chainCursors.chainId, seenThrough: chainCursors.seenThrough, leaseExpiresAt: chainCursors.leaseExpiresAt, updatedAt: chainCursors.updatedAt })
-    .from(chainCursors)
-    .all();
+  const rows = q.select({ chainId: chainCursors.chainId, seenThrough: chainCursors.seenThrough, headAt: chainCursors.headAt }).from(chainCursors).all();
   let through = Infinity;
-  const mine = new Set(watched);
+  const unread = new Set(watched);
   for (const r of rows) {
-    const current = mine.delete(r.chainId) || (r.leaseExpiresAt ?? 0) > now || r.updatedAt > now - EXPIRY_HOLD_MAX_MS;
-    if (current) through = Math.min(through, r.seenThrough ?? -Infinity);
+    unread.delete(r.chainId);
+    if (r.headAt !== null && r.headAt > now - EXPIRY_HOLD_MAX_MS) through = Math.min(through, r.seenThrough ?? -Infinity);
   }
-  // A chain about to be watched and never read yet.
-  return mine.size > 0 ? -Infinity : through;
+  return unread.size > 0 ? -Infinity : through;
 }
 
 interface Window {

@@ -184,13 +184,13 @@ describe('order.expired waits for the chains (docs/decisions.md, "order.expired 
     const stuck = await order(service, { notifyUrl: HOOK, expiredAt: T0 + 2 * MINUTE });
     const lateSeen = await order(service, { notifyUrl: HOOK, expiredAt: T0 + 2 * MINUTE });
     const sql = ledger.sqlite;
-    const cursor = sql.prepare('insert into chain_cursors (chain_id, next_block, lease_holder, lease_expires_at, seen_through, updated_at) values (?, 10, ?, ?, ?, 0)');
+    const cursor = sql.prepare('insert into chain_cursors (chain_id, next_block, lease_holder, lease_expires_at, seen_through, head_at, updated_at) values (?, 10, ?, ?, ?, ?, 0)');
     const seen = sql.prepare("insert into chain_payments (chain_id, tx_hash, log_index, block_number, block_hash, block_time, order_id, token, to_address, raw_amount, amount, status, seen_at) values ('1', ?, 0, 9, '0xb', ?, ?, 't', 'a', '1', 1000000, 'seen', 0)");
-    // Chain 1, watched here, read up to 50 s; chain 56, watched by another process (its lease is
-    // live), read further; chain 137, nobody's any more (its lease ran out), read long ago.
-    cursor.run('1', null, null, T0 + 50_000);
-    cursor.run('56', 'other', T0 + 10 * HOUR, T0 + 10 * MINUTE);
-    cursor.run('137', 'gone', T0, T0 - HOUR);
+    // Chain 1, watched here, read up to 50 s; chain 56, watched by another process, read further;
+    // chain 137, nobody's any more (its node was last read two hours ago), read long ago.
+    cursor.run('1', null, null, T0 + 50_000, T0 + 55_000);
+    cursor.run('56', 'other', T0 + 10 * HOUR, T0 + 10 * MINUTE, T0 + 10 * MINUTE);
+    cursor.run('137', 'gone', T0 - 2 * HOUR, T0 - 3 * HOUR, T0 - 2 * HOUR);
     seen.run(evmTx(60), T0 + 30_000, confirming.id); // before its expiry: confirming
     seen.run(evmTx(61), T0 + 3 * MINUTE, lateSeen.id); // after its expiry: will be late, no reason to wait
     seen.run(evmTx(62), T0 + 90_000, stuck.id); // confirms never (the node is gone)
@@ -250,17 +250,24 @@ describe('order.expired waits for the chains (docs/decisions.md, "order.expired 
     expect((await payloads(service)).map((p) => p.event)).toEqual(['order.paid']);
   });
 
-  it('a chain whose watcher stopped (a restart, its node down) still holds it, for the hour after it last read or tried to', async () => {
+  it('a chain whose watcher stopped (a restart, its node down) still holds it for the hour after it last read the chain; one whose node never answered does not', async () => {
     const { service, ledger } = h();
     await addTestMerchant(service);
     const o = await order(service, { notifyUrl: HOOK, expiredAt: T0 + MINUTE });
-    // Read up to 30 s by a `cryptopay watch` beside `serve --no-watch`; stopped cleanly (lease given up) at T0.
-    ledger.sqlite.prepare("insert into chain_cursors (chain_id, next_block, seen_through, updated_at) values ('1', 10, ?, ?)").run(T0 + 30_000, T0);
-    const sweep = (now: number) => groupCommit(ledger.sqlite).submit(() => sweepExpired(ledger.db, now));
+    const other = await order(service, { notifyUrl: HOOK, expiredAt: T0 + 2 * HOUR });
+    const sql = ledger.sqlite;
+    // Read up to 30 s by a `cryptopay watch` beside `serve --no-watch`, last at T0; then stopped
+    // (lease given up), or its node down ever since (the errors keep updating the row).
+    sql.prepare("insert into chain_cursors (chain_id, next_block, seen_through, head_at, last_error, updated_at) values ('1', 10, ?, ?, 'down', ?)").run(T0 + 30_000, T0, T0 + 3 * HOUR);
+    // Configured here too, its node never answered: nothing of it was ever read.
+    sql.prepare("insert into chain_cursors (chain_id, next_block, last_error, updated_at) values ('56', -1, 'refused', ?)").run(T0 + 3 * HOUR);
+    const sweep = (now: number) => groupCommit(sql).submit(() => sweepExpired(ledger.db, now, { watched: ['1', '56'] }));
     expect(await sweep(T0 + 2 * MINUTE)).toBe(0);
     expect(await sweep(T0 + HOUR - 1)).toBe(0);
-    expect(await sweep(T0 + HOUR)).toBe(1); // an hour after the watcher last wrote
-    expect((await payloads(service)).map((p) => [p.event, p.id])).toEqual([['order.expired', o.id]]);
+    expect(await sweep(T0 + HOUR)).toBe(1); // an hour after the chain was last read
+    // Past that hour the chain is not waited for: an order expiring now is told at once.
+    expect(await sweep(T0 + 2 * HOUR + 1)).toBe(1);
+    expect((await payloads(service)).map((p) => [p.event, p.id])).toEqual([['order.expired', o.id], ['order.expired', other.id]]);
   });
 
   // serve's sender asks expiryDue every second on the event loop that answers the API: a
