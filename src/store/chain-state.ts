@@ -170,7 +170,7 @@ export function commitRange(
  * stamped before T minus this can still come. Ethereum's are on time within a few seconds of
  * their 12 s slot, TRON's, BNB Smart Chain's and Polygon's within their 1-3 s.
  */
-export const BLOCK_ARRIVAL_SLACK_MS = 15_000;
+const BLOCK_ARRIVAL_SLACK_MS = 15_000;
 
 /**
  * The cursor's seenThrough after a scan (docs/decisions.md, "order.expired waits for the chain"):

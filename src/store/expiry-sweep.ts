@@ -18,11 +18,11 @@ import { callbackCursors, chainCursors, expiryHolds, orders } from './schema.js'
  */
 
 /** How far back a sweep of a ledger that was never swept looks: older expiries are not news. */
-export const FIRST_SWEEP_LOOKBACK_MS = 86_400_000;
+const FIRST_SWEEP_LOOKBACK_MS = 86_400_000;
 /** Each sweep looks this far behind the last one: processes' clocks and commits differ a little. */
 const SWEEP_OVERLAP_MS = 10_000;
 /** The longest an order's order.expired waits for the chains after its expiry. */
-export const EXPIRY_HOLD_MAX_MS = 60 * 60_000;
+const EXPIRY_HOLD_MAX_MS = 60 * 60_000;
 
 /**
  * Up to when (ms) every watched chain has been read: the least `seen_through` of the chains some
@@ -34,7 +34,7 @@ export const EXPIRY_HOLD_MAX_MS = 60 * 60_000;
  * to watch; one never read yet holds the sweep until its first scan. Infinity when no chain is
  * watched: payments are then only ever recorded by hand.
  */
-export function chainsReadThrough(q: Q, now: number, watched: readonly string[]): number {
+function chainsReadThrough(q: Q, now: number, watched: readonly string[]): number {
   const rows = q.select({ chainId: chainCursors.chainId, seenThrough: chainCursors.seenThrough, headAt: chainCursors.headAt }).from(chainCursors).all();
   let through = Infinity;
   const unread = new Set(watched);
@@ -77,12 +77,12 @@ const due = (w: Window) => and(unannounced(w), sql`(${orders.expiredAt} <= ${w.h
 /** ... and the ones to hold, not yet held. */
 const toHold = (w: Window) => and(unannounced(w), gt(orders.expiredAt, w.heldNoLongerThan), confirmingOnTime, sql`${orders.id} not in (select order_id from expiry_holds)`)!;
 /**
- * Held orders the sweep has to do something about: paid, announced, or no longer waiting. From
- * the few held rows to their orders (CROSS JOIN keeps that order in SQLite: with a plain join it
- * read every order, each second, on the event loop that answers the API).
+ * Held orders the sweep has to do something about: paid, announced, or no longer waiting. Read
+ * from the few held ids to their orders by key (never through every order: the sender asks each
+ * second, on the event loop that answers the API).
  */
-const holdSettled = (w: Window) =>
-  sql`exists (select 1 from expiry_holds h cross join orders on orders.id = h.order_id where ${orders.status} <> 'PENDING_PAY' or ${announced} or ${orders.expiredAt} <= ${w.heldNoLongerThan} or not ${confirmingOnTime})`;
+const settledHold = (w: Window) =>
+  and(sql`${orders.id} in (select order_id from expiry_holds)`, sql`(${orders.status} <> 'PENDING_PAY' or ${announced} or ${orders.expiredAt} <= ${w.heldNoLongerThan} or not ${confirmingOnTime})`)!;
 
 /**
  * Writes `order.expired` for every order due (above) and moves the sweep's cursor; answers how
@@ -105,14 +105,11 @@ export function sweepExpired(tx: Q, now: number, o: { watched?: readonly string[
   const rows = tx.select().from(orders).where(due(w)).orderBy(asc(orders.expiredAt)).limit(limit).all();
   for (const row of rows) written += announce(row);
   tx.insert(expiryHolds).select(tx.select({ orderId: orders.id, expiredAt: orders.expiredAt }).from(orders).where(toHold(w))).onConflictDoNothing().run();
-  const held = tx.select({ orderId: expiryHolds.orderId }).from(expiryHolds).all();
-  for (const row of held.map((h) => tx.select().from(orders).where(eq(orders.id, h.orderId)).get()!)) {
-    if (row.status !== 'PENDING_PAY' || isAnnounced(tx, row.id)) {
-      tx.delete(expiryHolds).where(eq(expiryHolds.orderId, row.id)).run();
-    } else if (row.expiredAt <= w.heldNoLongerThan || !isConfirming(tx, row.id)) {
-      written += announce(row);
-      tx.delete(expiryHolds).where(eq(expiryHolds.orderId, row.id)).run();
-    }
+  // A held order still unpaid is announced now (once: the event's unique index); a paid one only
+  // leaves the holds.
+  for (const row of tx.select().from(orders).where(settledHold(w)).all()) {
+    if (row.status === 'PENDING_PAY') written += announce(row);
+    tx.delete(expiryHolds).where(eq(expiryHolds.orderId, row.id)).run();
   }
   // A full page means more may wait: the next sweep starts where this one stopped.
   const reached = rows.length === limit ? rows[rows.length - 1]!.expiredAt : w.upTo;
@@ -120,9 +117,6 @@ export function sweepExpired(tx: Q, now: number, o: { watched?: readonly string[
   tx.insert(callbackCursors).values({ name: 'expiry', value: next }).onConflictDoUpdate({ target: callbackCursors.name, set: { value: next } }).run();
   return written;
 }
-
-const isAnnounced = (q: Q, id: string) => !!q.select({ one: sql`1` }).from(orders).where(and(eq(orders.id, id), announced)).get();
-const isConfirming = (q: Q, id: string) => !!q.select({ one: sql`1` }).from(orders).where(and(eq(orders.id, id), confirmingOnTime)).get();
 
 function readCursor(q: Q): { value: number } | undefined {
   return q.select({ value: callbackCursors.value }).from(callbackCursors).where(eq(callbackCursors.name, 'expiry')).get();
@@ -135,5 +129,5 @@ function readCursor(q: Q): { value: number } | undefined {
 export function expiryDue(q: Q, now: number, watched: readonly string[] = []): boolean {
   const w = windowOf(q, now, watched);
   const one = (where: SQL) => !!q.select({ id: orders.id }).from(orders).where(where).limit(1).get();
-  return one(due(w)) || one(toHold(w)) || !!q.get<{ x: number } | undefined>(sql`select ${holdSettled(w)} as x`)?.x;
+  return one(due(w)) || one(toHold(w)) || one(settledHold(w));
 }

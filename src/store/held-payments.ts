@@ -104,9 +104,12 @@ export async function creditHeld(s: StoreCtx, ref: HeldPaymentRef): Promise<Orde
   await s.write((tx) => {
     const p = findHeld(tx, ref);
     const chain = registry.chain(p.chainId);
-    // Held or refused, a development chain's payment pays only the public test wallet's orders.
-    if (chain.development) refuseTestMoney(tx, p.mchId, chain.chainType, p.chainId);
-    if (p.refused) return creditRefused(tx, p, ref.reason, now, s.caller.actor);
+    // Held or refused, a development chain's payment pays only the public test wallet's orders:
+    // recordPayment checks a held one (testMoney below); a refused one is credited without it.
+    if (p.refused) {
+      if (chain.development) refuseTestMoney(tx, p.mchId, chain.chainType, p.chainId);
+      return creditRefused(tx, p, ref.reason, now, s.caller.actor);
+    }
     decide(tx, p, 'counted');
     const row = tx.select().from(chainPayments).where(and(eq(chainPayments.chainId, p.chainId), eq(chainPayments.txHash, p.txHash), eq(chainPayments.logIndex, p.logIndex))).get()!;
     recordPayment(tx, {
