@@ -103,7 +103,7 @@ function seenStatements(sqlite: Database.Database) {
   if (!st) {
     st = {
       again: sqlite.prepare(
-        "select 1 from chain_payments where chain_id = ? and tx_hash = ? and status <> 'seen' and token = ? and to_address = ? and raw_amount = ? and block_hash <> ?",
+        "select 1 from chain_payments where chain_id = ? and tx_hash = ? and status <> 'seen' and token = ? and to_address = ? and raw_amount = ? and (block_hash <> ? or log_index <> ?)",
       ),
       insert: sqlite.prepare(
         "insert into chain_payments (chain_id, tx_hash, log_index, block_number, block_hash, block_time, order_id, token, to_address, raw_amount, amount, status, seen_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'seen', ?) on conflict do nothing",
@@ -133,8 +133,10 @@ export interface SeenPayment {
 /**
  * Stores what blocks from..to held and moves the cursor past them, in one transaction. A log
  * already stored (a rescan, another process, a restart) is left as it is. A transfer already
- * decided (counted, held, returned, refused) in a block that a deep reorg replaced, mined again
- * elsewhere, is the same transfer: it is not stored a second time (its log index may differ).
+ * decided (counted, held, returned, refused) at another place (a block that a deep reorg
+ * replaced; or its new block, the row having followed it there with its old log index) is the
+ * same transfer: it is not stored a second time. A transaction that makes the same transfer
+ * twice has both rows stored together, so skipping one of them here never loses it.
  */
 export function commitRange(
   q: Q,
@@ -152,7 +154,7 @@ export function commitRange(
   let stored = 0;
   const st = seenStatements(sqlite);
   for (const p of a.payments) {
-    if (st.again.get(a.chainId, p.txHash, p.token, p.toAddress, p.rawAmount, p.blockHash)) continue;
+    if (st.again.get(a.chainId, p.txHash, p.token, p.toAddress, p.rawAmount, p.blockHash, p.logIndex)) continue;
     stored += st.insert.run(a.chainId, p.txHash, p.logIndex, p.blockNumber, p.blockHash, p.blockTime, p.orderId, p.token, p.toAddress, p.rawAmount, p.amount, a.now).changes;
   }
   for (const b of a.blocks) st.block.run(a.chainId, b.number, b.hash);
@@ -278,14 +280,48 @@ export function recordError(q: Q, chainId: string, message: string, now: number)
 /** A reorg replaced a block whose payments were already counted: kept in the cursor row and the audit log. */
 export function reportDeepReorg(q: Q, a: { chainId: string; actor: string; now: number; message: string; payments: ChainPaymentRow[] }): void {
   q.update(chainCursors).set({ deepReorg: `${new Date(a.now).toISOString()} ${a.message}`.slice(0, 1000), updatedAt: a.now }).where(eq(chainCursors.chainId, a.chainId)).run();
-  const byOrder = new Map<string, ChainPaymentRow[]>();
-  for (const p of a.payments) byOrder.set(p.orderId, [...(byOrder.get(p.orderId) ?? []), p]);
+  auditByOrder(q, a, 'chain.deep_reorg', a.payments, (ps) => ({
+    message: a.message, payments: ps.map((p) => ({ txHash: p.txHash, logIndex: p.logIndex, blockNumber: p.blockNumber, blockHash: p.blockHash })),
+  }));
+}
+
+/**
+ * Decided payments whose block a reorg replaced, their transfer mined again in another block
+ * (src/chains/watch/mined-again.ts): each row follows its transfer to the new block, so a reorg
+ * of that block is seen in turn, and each order's audit says from where to where. The row keeps
+ * its log index (it names the payment in the ledger and in operators' commands); commitRange
+ * knows the transfer at its new index as the same one.
+ */
+export function followMinedAgain(
+  q: Q,
+  a: { chainId: string; actor: string; now: number; moved: { payment: ChainPaymentRow; blockNumber: number; blockHash: string; logIndex: number; confirmations: number }[] },
+): void {
+  for (const m of a.moved) {
+    q.update(chainPayments)
+      .set({ blockNumber: m.blockNumber, blockHash: m.blockHash })
+      .where(and(eq(chainPayments.chainId, a.chainId), eq(chainPayments.txHash, m.payment.txHash), eq(chainPayments.logIndex, m.payment.logIndex)))
+      .run();
+  }
+  auditByOrder(q, a, 'chain.payment_mined_again', a.moved, (ms) => ({
+    payments: ms.map((m) => ({
+      txHash: m.payment.txHash, logIndex: m.payment.logIndex, blockNumber: m.payment.blockNumber, blockHash: m.payment.blockHash,
+      nowInBlock: m.blockNumber, nowInBlockHash: m.blockHash, nowLogIndex: m.logIndex, confirmations: m.confirmations,
+    })),
+  }));
+}
+
+/** One audit entry per order the items (payments, or what wraps one) belong to. */
+function auditByOrder<T extends ChainPaymentRow | { payment: ChainPaymentRow }>(
+  q: Q, a: { chainId: string; actor: string; now: number }, action: string, items: T[], detail: (ofOrder: T[]) => Record<string, unknown>,
+): void {
+  const byOrder = new Map<string, T[]>();
+  for (const it of items) {
+    const orderId = 'payment' in it ? it.payment.orderId : it.orderId;
+    byOrder.set(orderId, [...(byOrder.get(orderId) ?? []), it]);
+  }
   const merchantOf = (id: string) => q.select({ m: orders.merchantId }).from(orders).where(eq(orders.id, id)).get()?.m ?? null;
-  for (const [orderId, ps] of byOrder) {
-    audit(q, {
-      at: a.now, actor: a.actor, action: 'chain.deep_reorg', merchantId: merchantOf(orderId), subjectType: 'order', subjectId: orderId,
-      detail: { chainId: a.chainId, message: a.message, payments: ps.map((p) => ({ txHash: p.txHash, logIndex: p.logIndex, blockNumber: p.blockNumber, blockHash: p.blockHash })) },
-    });
+  for (const [orderId, its] of byOrder) {
+    audit(q, { at: a.now, actor: a.actor, action, merchantId: merchantOf(orderId), subjectType: 'order', subjectId: orderId, detail: { chainId: a.chainId, ...detail(its) } });
   }
 }
 

@@ -12,6 +12,7 @@ import type { WithdrawalRow } from '../../store/withdrawals.js';
 import type { ChainInfo, TokenInfo } from '../registry.js';
 import { adapterFor } from './adapter.js';
 import { createRangeScanner, NodesDisagree, parseHeader, type BlockHeader, type RangeScanner, type TransferLog } from './logs.js';
+import { findMinedAgain } from './mined-again.js';
 import { hexQuantity, quantity, redactUrl, RpcTransportError, type RpcClient } from './rpc.js';
 
 /** Records one payment in the ledger, inside the caller's transaction (the ledger's recordPayment). */
@@ -303,19 +304,31 @@ export class ChainWatcher {
   private async rollBack(fork: number): Promise<void> {
     const { chain } = this.d;
     const counted = state.countedAbove(this.d.ledger.db, chain.chainId, fork);
-    // A counted payment is final: it is never taken back. If its block is gone, say so loudly.
+    // A counted payment is final: it is never taken back. If its block is gone and its transfer
+    // is not on the chain again, say so loudly.
     const heads = await this.headers([...new Set(counted.map((p) => p.blockNumber))]);
     const byNumber = new Map(heads.filter((h): h is BlockHeader => !!h).map((h) => [h.number, h.hash]));
-    const orphaned = counted.filter((p) => byNumber.get(p.blockNumber) !== p.blockHash);
+    const replaced = counted.filter((p) => byNumber.get(p.blockNumber) !== p.blockHash);
+    const { found, gone: orphaned } = await findMinedAgain({
+      rpc: this.d.rpc, chain, adapter: this.adapter, tokenByNode: this.tokenByNode, replaced, headers: (numbers) => this.headers(numbers),
+    });
     const dropped = await this.write((q) => {
-      const n = state.rollBack(q, { chainId: chain.chainId, holder: this.d.holder, fork, now: this.d.now() });
+      const now = this.d.now();
+      const n = state.rollBack(q, { chainId: chain.chainId, holder: this.d.holder, fork, now });
+      if (found.length) state.followMinedAgain(q, { chainId: chain.chainId, actor: this.actor, now, moved: found });
       if (orphaned.length) {
         const message = `reorg deeper than ${chain.confirmations} confirmations: ${orphaned.length} counted payment(s) in replaced blocks (first: tx ${orphaned[0]!.txHash} in block ${orphaned[0]!.blockNumber}); they stay credited, check them by hand`;
-        state.reportDeepReorg(q, { chainId: chain.chainId, actor: this.actor, now: this.d.now(), message, payments: orphaned });
+        state.reportDeepReorg(q, { chainId: chain.chainId, actor: this.actor, now, message, payments: orphaned });
       }
       return n;
     });
     this.d.log(`chain ${chain.chainId}: reorg, rescanning from block ${fork + 1}${dropped ? `; ${dropped} unconfirmed payment(s) dropped until seen again` : ''}`);
+    if (found.length) {
+      const f = found[0]!;
+      this.d.log(
+        `chain ${chain.chainId}: the reorg replaced the block of ${found.length} counted payment(s), each mined again in the new chain (first: tx ${f.payment.txHash}, block ${f.payment.blockNumber} -> ${f.blockNumber}, ${f.confirmations} confirmation${f.confirmations === 1 ? '' : 's'}); nothing to do`,
+      );
+    }
     if (orphaned.length) {
       this.d.log(`chain ${chain.chainId}: DEEP REORG: ${orphaned.length} counted payment(s) were in blocks the chain replaced; they stay credited (see cryptopay chains and the audit log)`);
     }

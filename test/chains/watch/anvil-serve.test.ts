@@ -320,6 +320,46 @@ describe('serve watches the chain', () => {
     expect((await srv.stop()).code, srv.stderr()).toBe(0);
   });
 
+  it('a reorg that replaces a counted payment\'s block but mines the same transaction again at depth: no deep reorg alarm, credited once', async () => {
+    const db = newDb();
+    const chains = await config({ confirmations: 2 });
+    const { orders } = await ledgerWithOrders(db, ['5']);
+    const o = orders[0]!;
+    const cli = (args: string[]) => runCliEnv([...args, '--db', db], { env: { CRYPTOPAY_CHAINS: chains } });
+    const srv = await spawnServe(db, { CRYPTOPAY_CHAINS: chains });
+    await srv.waitFor(/watching chain 31337/);
+    const p = pc.chain.provider;
+    const tx = await pay(pc.usdt, o.addresses.EVM!, 5_000_000n);
+    const raw = (await p.send('eth_getRawTransactionByHash', [tx])) as string;
+    const before = await p.send('eth_getTransactionReceipt', [tx]);
+    await pc.chain.mine(1);
+    await paid(srv.url, o.id);
+    // The payment's block and the one after it replaced; the same signed transaction is mined
+    // again in the first of the new ones: the transfer is still on the chain, at depth.
+    await p.send('anvil_reorg', [2, [[raw, 0]]]);
+    const after = await p.send('eth_getTransactionReceipt', [tx]);
+    expect(after.blockHash).not.toBe(before.blockHash);
+    await pc.chain.mine(2);
+    await srv.waitFor(/chain 31337: reorg/);
+    await srv.waitFor(new RegExp(`mined again.*${tx}`));
+    expect(srv.stderr()).not.toMatch(/DEEP REORG/);
+    const json = await cli(['chains', '--json']);
+    expect(json.stderr).not.toMatch(/DEEP REORG/);
+    expect(JSON.parse(json.stdout).find((c: { chainId: string }) => c.chainId === '31337').watch.deepReorg).toBeNull();
+    const log = JSON.parse((await cli(['log', '--order', o.id, '--json'])).stdout) as { action: string; detail: { payments: { txHash: string; blockNumber: number; nowInBlock: number }[] } }[];
+    expect(log.map((e) => e.action)).not.toContain('chain.deep_reorg');
+    expect(log.find((e) => e.action === 'chain.payment_mined_again')?.detail.payments).toEqual([
+      expect.objectContaining({ txHash: tx, blockNumber: Number(before.blockNumber), nowInBlock: Number(after.blockNumber) }),
+    ]);
+    expect(await status(srv.url, o.id)).toBe('PAID');
+    await withService(db, async (s) => {
+      expect(await s.balance('user-0')).toMatchObject({ available: '5' });
+      expect((await s.getOrder(o.id)).payments).toHaveLength(1);
+    });
+    await ledgerCheck(db, chains);
+    expect((await srv.stop()).code, srv.stderr()).toBe(0);
+  });
+
   it('kill -9 in the middle of a range: the next serve resumes from the last stored range, missing and double-counting nothing', async () => {
     const db = newDb();
     const head = await pc.chain.provider.getBlockNumber();

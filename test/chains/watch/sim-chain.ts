@@ -14,6 +14,10 @@ export interface SimTransfer {
   value: bigint;
   /** Same tx for several transfers: give the same label. */
   tx?: string;
+  /** The transaction's hash, the same in whatever block it is mined (a reorg that mines it again). */
+  hash?: string;
+  /** Mined, but the transaction reverted: no log, a receipt with status 0. */
+  reverted?: boolean;
 }
 
 interface Block {
@@ -86,17 +90,35 @@ export class SimChain {
     for (const t of replacement) this.mine(t);
   }
 
-  private logsOf(b: Block) {
+  /** eth_getTransactionReceipt answers this instead, when set (a node on another fork). */
+  receiptOverride?: (hash: string) => unknown;
+
+  private logsOf(b: Block, withReverted = false) {
     return b.transfers.map((t, i) => ({
       address: t.token.toLowerCase(),
       topics: [TRANSFER_TOPIC, topicOf(t.from ?? '0x1111111111111111111111111111111111111111'), topicOf(t.to)],
       data: `0x${t.value.toString(16).padStart(64, '0')}`,
       blockNumber: `0x${b.number.toString(16)}`,
       blockHash: b.hash,
-      transactionHash: h32(`tx:${b.hash}:${t.tx ?? i}`),
+      transactionHash: t.hash ?? h32(`tx:${b.hash}:${t.tx ?? i}`),
       logIndex: `0x${i.toString(16)}`,
       removed: false,
-    }));
+      reverted: t.reverted === true,
+    })).filter((l) => withReverted || !l.reverted).map(({ reverted: _r, ...l }) => l);
+  }
+
+  private receipt(hash: string): unknown {
+    if (this.receiptOverride) return this.receiptOverride(hash);
+    for (const b of this.blocks) {
+      const logs = this.logsOf(b, true).filter((l) => l.transactionHash === hash);
+      if (logs.length === 0) continue;
+      const reverted = b.transfers.some((t, i) => t.reverted && (t.hash ?? h32(`tx:${b.hash}:${t.tx ?? i}`)) === hash);
+      return {
+        transactionHash: hash, blockHash: b.hash, blockNumber: `0x${b.number.toString(16)}`, status: reverted ? '0x0' : '0x1',
+        logs: reverted ? [] : logs,
+      };
+    }
+    return null;
   }
 
   handle(method: string, params: any[]): unknown {
@@ -124,6 +146,8 @@ export class SimChain {
         const tokens = new Set(f.address.map((a) => a.toLowerCase()));
         return (this.logsFrom ?? this.blocks).slice(from, to + 1).flatMap((b) => this.logsOf(b)).filter((l) => tokens.has(l.address));
       }
+      case 'eth_getTransactionReceipt':
+        return this.receipt(String(params[0]));
       default:
         throw new RpcError(method, -32601, 'method not found');
     }

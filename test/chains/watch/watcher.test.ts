@@ -5,7 +5,7 @@ import { onChainPayments } from '../../../src/chains/watch/seen.js';
 import { readCursor, rollBack } from '../../../src/store/chain-state.js';
 import { groupCommit } from '../../../src/store/group-commit.js';
 import { recordPayment } from '../../../src/store/payments.js';
-import { DAY, MINUTE, T0, addOtherMerchant, addTestMerchant, evmTx, order, useHarness, type Harness } from '../../helpers/service.js';
+import { DAY, MINUTE, T0, addOtherMerchant, addTestMerchant, evmTx, openHarness, order, useHarness, type Harness } from '../../helpers/service.js';
 import { SimChain } from './sim-chain.js';
 import { generateWallet } from '../../../src/chains/derive.js';
 import { PUBLIC_TEST_XPUBS } from '../../../src/chains/sandbox/public-wallet.js';
@@ -356,6 +356,109 @@ describe('the chain watcher (simulated node)', () => {
     const chainsOut = await cli(h(), ['chains']);
     expect(chainsOut.code).toBe(0);
     expect(chainsOut.stderr).toMatch(/chain 31337: .*reorg deeper than 3 confirmations/);
+  });
+
+  describe('a reorg deeper than the confirmations that mines the counted transaction again', () => {
+    const H1 = `0x${'a1'.repeat(32)}`;
+    const H2 = `0x${'b2'.repeat(32)}`;
+    async function paidThenReplaced(h: Harness, pays: (to: string) => { token: string; to: string; value: bigint; hash?: string }[], amount = '10') {
+      await addTestMerchant(h.service);
+      const o = await order(h.service, { uid: 'u', amount });
+      const sim = new SimChain(4, () => h.clock.now);
+      const watcher = watcherFor(h, sim);
+      const b = sim.mine(pays(o.addresses.EVM!));
+      sim.mineEmpty(3);
+      await untilCaughtUp(watcher.w);
+      expect(await h.service.getOrderStatus(o.id)).toBe('PAID');
+      return { o, sim, b, ...watcher };
+    }
+    const actions = async (h: Harness, id: string) => (await h.service.log({ orderId: id })).map((e) => e.action);
+
+    it('at another log index of another block: followed there, credited once, no alarm; a later reorg of the new block raises it', async () => {
+      const { service, ledger } = h();
+      const pay = (to: string) => ({ token: TOKEN, to, value: 10_000_000n, hash: H1 });
+      const { o, sim, b, w, lines } = await paidThenReplaced(h(), (to) => [pay(to)]);
+      // Mined again one block later, behind two other transfers (log index 2, was 0).
+      const other = { token: TOKEN, to: '0x2222222222222222222222222222222222222222', value: 1n };
+      sim.reorg(b, [[], [other, other, pay(o.addresses.EVM!)], [], [], []]);
+      await untilCaughtUp(w);
+      expect(readCursor(ledger.db, '31337')?.deepReorg).toBeNull();
+      expect(lines.join('\n')).not.toMatch(/DEEP REORG/);
+      expect(lines.join('\n')).toMatch(new RegExp(`1 counted payment\\(s\\), each mined again in the new chain \\(first: tx ${H1}, block ${b} -> ${b + 1}, 4 confirmations\\)`));
+      expect(await service.balance('u')).toMatchObject({ available: '10' });
+      const shown = await service.getOrder(o.id);
+      expect(shown).toMatchObject({ status: 'PAID', paidAmount: '10' });
+      expect(shown.payments).toHaveLength(1);
+      expect(onChainPayments(ledger.db, registry, o.id)).toEqual([expect.objectContaining({ txHash: H1, logIndex: 0, blockNumber: b + 1, status: 'counted' })]);
+      expect(await actions(h(), o.id)).toEqual(expect.arrayContaining(['chain.payment_mined_again']));
+      expect(await actions(h(), o.id)).not.toContain('chain.deep_reorg');
+      // Rescanned again from below both blocks: still one payment, nothing new.
+      await groupCommit(ledger.sqlite).submit(() => rollBack(ledger.db, { chainId: '31337', holder: 'test-holder', fork: b - 2, now: h().clock.now }));
+      await untilCaughtUp(w);
+      expect((await service.getOrder(o.id)).payments).toHaveLength(1);
+      expect(await service.balance('u')).toMatchObject({ available: '10' });
+
+      // The new block replaced in turn, the transfer not mined again: now it is gone.
+      sim.reorg(b + 1, [[], [], [], []]);
+      await untilCaughtUp(w);
+      expect(readCursor(ledger.db, '31337')?.deepReorg).toMatch(new RegExp(`1 counted payment\\(s\\) in replaced blocks \\(first: tx ${H1} in block ${b + 1}\\)`));
+      expect(await actions(h(), o.id)).toContain('chain.deep_reorg');
+      expect(await service.balance('u')).toMatchObject({ available: '10' });
+    });
+
+    it('one transaction paying the same address the same amount twice: both followed, none counted a third time', async () => {
+      const { service, ledger } = h();
+      const pay = (to: string) => ({ token: TOKEN, to, value: 5_000_000n, hash: H1 });
+      const { o, sim, b, w } = await paidThenReplaced(h(), (to) => [pay(to), pay(to)]);
+      expect(await service.balance('u')).toMatchObject({ available: '10' });
+      sim.reorg(b, [[{ token: TOKEN, to: '0x2222222222222222222222222222222222222222', value: 1n }, pay(o.addresses.EVM!), pay(o.addresses.EVM!)], [], [], [], []]);
+      await untilCaughtUp(w);
+      expect(readCursor(ledger.db, '31337')?.deepReorg).toBeNull();
+      expect((await service.getOrder(o.id)).payments).toHaveLength(2);
+      expect(await service.balance('u')).toMatchObject({ available: '10' });
+    });
+
+    it('mined again once where it paid twice: one followed, the other reported', async () => {
+      const { service, ledger } = h();
+      const pay = (to: string) => ({ token: TOKEN, to, value: 5_000_000n, hash: H1 });
+      const { o, sim, b, w } = await paidThenReplaced(h(), (to) => [pay(to), pay(to)]);
+      sim.reorg(b, [[pay(o.addresses.EVM!)], [], [], [], []]);
+      await untilCaughtUp(w);
+      expect(readCursor(ledger.db, '31337')?.deepReorg).toMatch(/reorg deeper than 3 confirmations: 1 counted payment\(s\)/);
+      expect(await actions(h(), o.id)).toEqual(expect.arrayContaining(['chain.payment_mined_again', 'chain.deep_reorg']));
+      expect(await service.balance('u')).toMatchObject({ available: '10' });
+    });
+
+    it('not the same transfer (another amount, another recipient, reverted, another transaction): reported as gone', async () => {
+      for (const again of [
+        (to: string) => ({ token: TOKEN, to, value: 9_000_000n, hash: H1 }),
+        () => ({ token: TOKEN, to: '0x2222222222222222222222222222222222222222', value: 10_000_000n, hash: H1 }),
+        (to: string) => ({ token: TOKEN, to, value: 10_000_000n, hash: H1, reverted: true }),
+        (to: string) => ({ token: TOKEN, to, value: 10_000_000n, hash: H2 }),
+        (to: string) => ({ token: TOKEN18, to, value: 10_000_000n, hash: H1 }),
+      ]) {
+        const fresh = openHarness();
+        const { o, sim, b, w } = await paidThenReplaced(fresh, (to) => [{ token: TOKEN, to, value: 10_000_000n, hash: H1 }]);
+        sim.reorg(b, [[again(o.addresses.EVM!)], [], [], [], []]);
+        await untilCaughtUp(w);
+        expect(readCursor(fresh.ledger.db, '31337')?.deepReorg, JSON.stringify(again(o.addresses.EVM!), (_k, v) => (typeof v === 'bigint' ? String(v) : v))).toMatch(/reorg deeper than 3 confirmations/);
+        expect(await fresh.service.check()).toEqual([]);
+        fresh.close();
+      }
+    });
+
+    it('a receipt from another fork (its block is not the chain\'s by number) is not believed', async () => {
+      const { ledger } = h();
+      const pay = (to: string) => ({ token: TOKEN, to, value: 10_000_000n, hash: H1 });
+      const { o, sim, b, w } = await paidThenReplaced(h(), (to) => [pay(to)]);
+      sim.reorg(b, [[], [], [], [], []]);
+      sim.receiptOverride = (hash) => ({
+        transactionHash: hash, blockHash: `0x${'cc'.repeat(32)}`, blockNumber: `0x${b.toString(16)}`, status: '0x1',
+        logs: [{ address: TOKEN, topics: ['0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef', `0x${'0'.repeat(24)}${'11'.repeat(20)}`, `0x${'0'.repeat(24)}${o.addresses.EVM!.slice(2).toLowerCase()}`], data: `0x${(10_000_000n).toString(16).padStart(64, '0')}`, blockNumber: `0x${b.toString(16)}`, blockHash: `0x${'cc'.repeat(32)}`, transactionHash: hash, logIndex: '0x0', removed: false }],
+      });
+      await untilCaughtUp(w);
+      expect(readCursor(ledger.db, '31337')?.deepReorg).toMatch(/reorg deeper than 3 confirmations/);
+    });
   });
 
   it('shrinks the range while the node calls it too large, and misses nothing', async () => {

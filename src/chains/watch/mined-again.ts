@@ -1,0 +1,96 @@
+/**
+ * A reorg that replaces the block of a payment already decided (counted, held, returned,
+ * refused) does not by itself take the payment away: nodes put the replaced blocks'
+ * transactions back in their pool, and the new blocks usually hold the same signed transaction
+ * again. Before the watcher calls such a reorg a loss (DEEP REORG), it asks the node for each
+ * transaction's receipt: a transfer still on the chain is followed to its new place
+ * (docs/decisions.md, "A counted payment is final").
+ */
+import type { ChainPaymentRow } from '../../store/chain-state.js';
+import type { ChainInfo, TokenInfo } from '../registry.js';
+import type { ChainAdapter } from './adapter.js';
+import { decodeTransfer, isRateLimited, type BlockHeader } from './logs.js';
+import { quantity, RpcTransportError, type RpcClient } from './rpc.js';
+
+/** A decided payment whose transfer the node has again, in a block of its chain. */
+export interface MinedAgain {
+  payment: ChainPaymentRow;
+  blockNumber: number;
+  blockHash: string;
+  logIndex: number;
+  /** Of the new block, against the head read with the receipts. */
+  confirmations: number;
+}
+
+const HEX32 = /^0x[0-9a-fA-F]{64}$/;
+
+/**
+ * Splits `replaced` (decided payments whose block is no longer the chain's) into those whose
+ * transfer is on the chain again and those that are gone. On the chain again means: the
+ * transaction's receipt says it succeeded, in a block whose header, read by number, has the
+ * receipt's hash (not an answer from another fork), and it holds a Transfer log of the same
+ * token, to the same address, of the same raw amount. Each log answers for one payment only,
+ * so a transaction that paid the same address the same amount twice is found twice only if it
+ * still does. A node that cannot tell (no receipt, an error for that call) leaves the payment
+ * gone: the alarm is raised rather than missed. A rate limiter's answer, or one that is not a
+ * receipt, fails the tick, which is tried again after a pause.
+ */
+export async function findMinedAgain(a: {
+  rpc: RpcClient;
+  chain: ChainInfo;
+  adapter: ChainAdapter;
+  tokenByNode: ReadonlyMap<string, TokenInfo>;
+  replaced: ChainPaymentRow[];
+  headers: (numbers: number[]) => Promise<(BlockHeader | null)[]>;
+}): Promise<{ found: MinedAgain[]; gone: ChainPaymentRow[] }> {
+  if (a.replaced.length === 0) return { found: [], gone: [] };
+  const hashes = [...new Set(a.replaced.map((p) => p.txHash))];
+  const out = await a.rpc.batch([
+    { method: 'eth_blockNumber', params: [] },
+    ...hashes.map((h) => ({ method: 'eth_getTransactionReceipt', params: [`0x${h.toLowerCase().replace(/^0x/, '')}`] })),
+  ]);
+  if (!out[0]!.ok) throw out[0]!.error;
+  const head = quantity(out[0]!.result, 'eth_blockNumber');
+  const receipts = new Map<string, { blockNumber: number; blockHash: string; logs: { token: string; to: string; value: bigint; logIndex: number; used: boolean }[] }>();
+  for (const [i, hash] of hashes.entries()) {
+    const o = out[i + 1]!;
+    if (!o.ok) {
+      if (isRateLimited(o.error)) throw o.error;
+      continue;
+    }
+    const r = o.result as Record<string, unknown> | null;
+    if (r === null || r === undefined) continue;
+    if (typeof r !== 'object' || typeof r.blockHash !== 'string' || !HEX32.test(r.blockHash) || !Array.isArray(r.logs)) {
+      throw new RpcTransportError('the node answered eth_getTransactionReceipt with something that is not a receipt');
+    }
+    if (r.status !== undefined && quantity(r.status, 'a receipt status') !== 1) continue;
+    const logs = [];
+    for (const raw of r.logs) {
+      const t = decodeTransfer(raw);
+      if (t) logs.push({ token: t.token, to: t.to, value: t.value, logIndex: t.logIndex, used: false });
+    }
+    receipts.set(hash, { blockNumber: quantity(r.blockNumber, 'a receipt block number'), blockHash: r.blockHash.toLowerCase(), logs });
+  }
+  const numbers = [...new Set([...receipts.values()].map((r) => r.blockNumber))];
+  const current = await a.headers(numbers);
+  const canonical = new Map(numbers.map((n, i) => [n, current[i]?.hash]));
+  const sameAddress = (stored: string, hex40: string) => {
+    const seen = a.adapter.fromNodeAddress(hex40);
+    return a.chain.chainType === 'EVM' ? seen.toLowerCase() === stored.toLowerCase() : seen === stored;
+  };
+  const found: MinedAgain[] = [];
+  const gone: ChainPaymentRow[] = [];
+  for (const p of a.replaced) {
+    const r = receipts.get(p.txHash);
+    const log = r && canonical.get(r.blockNumber) === r.blockHash
+      ? r.logs.find((l) => !l.used && a.tokenByNode.get(l.token)?.address === p.token && sameAddress(p.toAddress, l.to) && l.value.toString() === p.rawAmount)
+      : undefined;
+    if (!r || !log) {
+      gone.push(p);
+      continue;
+    }
+    log.used = true;
+    found.push({ payment: p, blockNumber: r.blockNumber, blockHash: r.blockHash, logIndex: log.logIndex, confirmations: Math.max(0, head - r.blockNumber + 1) });
+  }
+  return { found, gone };
+}
