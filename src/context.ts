@@ -199,6 +199,8 @@ export function createContext(deps: ContextDeps, globals: Globals): Context {
     const ledger = openLedger(path);
     local = new LocalPaymentService(ledger, {
       now, caller: { actor: operatorName(globals, deps.env) }, registryConfig, allowPrivateCallbacks: allowPrivateCallbacks(deps.env),
+      // The refusal names what lifts it here: this variable, not serve's flag (an integrator review).
+      privateSwitch: 'CRYPTOPAY_ALLOW_PRIVATE_CALLBACKS=1',
     });
     return local;
   };

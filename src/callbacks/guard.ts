@@ -115,7 +115,11 @@ export function isLocalName(host: string): boolean {
   return h === 'localhost' || h.endsWith('.localhost');
 }
 
-export const PRIVATE_HINT = 'callbacks are never sent to loopback, private, link-local or reserved addresses (serve --allow-private-callbacks lifts this for development)';
+/** What lifts the inward-address refusal where it was made: serve's flag, or the CLI's variable on a local ledger. */
+export const SERVE_SWITCH = 'serve --allow-private-callbacks';
+export const CLI_SWITCH = 'CRYPTOPAY_ALLOW_PRIVATE_CALLBACKS=1';
+export const privateHint = (lift = SERVE_SWITCH) => `callbacks are never sent to loopback, private, link-local or reserved addresses (${lift} lifts this for development)`;
+export const PRIVATE_HINT = privateHint();
 
 /**
  * Refuses, when an order or a withdrawal is created, a notifyUrl whose host is such an address
@@ -141,5 +145,5 @@ export function checkNotifyUrl(url: string, field = 'notifyUrl', hint = PRIVATE_
  * be a request to the payer's own machine or network that the merchant chooses: refused like a
  * notifyUrl, when written out (a name is the payer's resolver's to answer).
  */
-export const checkLogoUrl = (url: string) =>
-  checkNotifyUrl(url, 'logo', "every payer's browser would ask its own machine or network for it; give a public address (serve --allow-private-callbacks lifts this for development)");
+export const checkLogoUrl = (url: string, lift = SERVE_SWITCH) =>
+  checkNotifyUrl(url, 'logo', `every payer's browser would ask its own machine or network for it; give a public address (${lift} lifts this for development)`);

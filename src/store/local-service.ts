@@ -57,6 +57,8 @@ export interface LocalDeps {
   randomId?: (prefix: string) => string;
   /** A notifyUrl may name a loopback or private address (development: serve --allow-private-callbacks). */
   allowPrivateCallbacks?: boolean;
+  /** What lifts that refusal, named in it: `CRYPTOPAY_ALLOW_PRIVATE_CALLBACKS=1` for the CLI (default: serve's flag). */
+  privateSwitch?: string;
   /** How a chain's node is read (default: the watcher's JSON-RPC client on the chain's rpcUrl). */
   rpcFor?: (chain: ChainInfo) => RpcClient;
 }
@@ -95,12 +97,17 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
       stmts: () => statementsOf(ledger),
       write: (fn) => this.write(fn),
       allowPrivateCallbacks: deps.allowPrivateCallbacks ?? false,
+      ...(deps.privateSwitch ? { privateSwitch: deps.privateSwitch } : {}),
     };
   }
 
-  /** The same ledger, with notifyUrls to loopback and private addresses allowed or not (serve --allow-private-callbacks). */
+  /**
+   * The same ledger, with notifyUrls to loopback and private addresses allowed or not, as serve
+   * answers (serve --allow-private-callbacks, which its refusals name).
+   */
   withPrivateCallbacks(allow: boolean): LocalPaymentService {
-    return new LocalPaymentService(this.ledger, { ...this.deps, registry: this.registryBuilt, randomId: this.randomId, allowPrivateCallbacks: allow });
+    const { privateSwitch: _cli, ...deps } = this.deps;
+    return new LocalPaymentService(this.ledger, { ...deps, registry: this.registryBuilt, randomId: this.randomId, allowPrivateCallbacks: allow });
   }
 
   /** The chains and tokens (built-in, the config file, the ledger's own), built and checked on first use. */

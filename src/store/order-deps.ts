@@ -4,6 +4,6 @@
  * loading was ~10 ms of a read-only command's start-up). Kept apart from heavy.ts so that `serve`
  * and `order create` never load ethers for it.
  */
-export { checkLogoUrl, checkNotifyUrl } from '../callbacks/guard.js';
+export { checkLogoUrl, checkNotifyUrl, privateHint } from '../callbacks/guard.js';
 export { deriveAddress } from '../chains/deriver.js';
 export { createOrderSchema, parseInput } from '../core/schemas.js';

@@ -28,8 +28,8 @@ let orderDeps: typeof import('./order-deps.js') | undefined;
 export async function createOrder(s: StoreCtx, input: CreateOrderRequest): Promise<Order> {
   const h = (orderDeps ??= await import('./order-deps.js'));
   const req = h.parseInput(h.createOrderSchema, input);
-  if (req.notifyUrl && !s.allowPrivateCallbacks) h.checkNotifyUrl(req.notifyUrl);
-  if (req.logo && !s.allowPrivateCallbacks) h.checkLogoUrl(req.logo);
+  if (req.notifyUrl && !s.allowPrivateCallbacks) h.checkNotifyUrl(req.notifyUrl, 'notifyUrl', h.privateHint(s.privateSwitch));
+  if (req.logo && !s.allowPrivateCallbacks) h.checkLogoUrl(req.logo, s.privateSwitch);
   const now = s.now();
   return s.write((tx) => {
     const m = findMerchant(s, tx, req.mchId);

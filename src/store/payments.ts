@@ -137,6 +137,12 @@ export function recordPayment(tx: Q, p: PaymentRecord, ctx: { now: number; actor
   return { orderId: o.id, status, late };
 }
 
+/** The merchant's wallet on that chain type is the public test wallet's (serve --dev's merchant). */
+export function onPublicTestWallet(tx: Q, merchantId: string, chainType: ChainType | null): boolean {
+  const w = paymentStmts(tx).wallet.get({ id: merchantId });
+  return chainType === 'TRON' ? w?.tron === PUBLIC_TEST_XPUBS.TRON : w?.evm === PUBLIC_TEST_XPUBS.EVM;
+}
+
 /**
  * A payment in a development chain's token (anyone can mint it) credits only a merchant whose
  * wallet on that chain type is the public test wallet's: a user credited with worthless tokens
@@ -145,9 +151,7 @@ export function recordPayment(tx: Q, p: PaymentRecord, ctx: { now: number; actor
  * or refused payment an operator credits by hand (src/store/held-payments.ts).
  */
 export function refuseTestMoney(tx: Q, merchantId: string, chainType: ChainType | null, chainId: string | null): void {
-  const w = paymentStmts(tx).wallet.get({ id: merchantId });
-  const isPublic = chainType === 'TRON' ? w?.tron === PUBLIC_TEST_XPUBS.TRON : w?.evm === PUBLIC_TEST_XPUBS.EVM;
-  if (!isPublic) {
+  if (!onPublicTestWallet(tx, merchantId, chainType)) {
     throw conflict(`chain ${chainId} is a development chain, whose test token anyone can mint: it pays only orders of the public test wallet's merchant (serve --dev), not merchant ${merchantId}'s`);
   }
 }

@@ -187,6 +187,8 @@ export const withdrawals = sqliteTable(
     index('withdrawals_uid').on(t.merchantId, t.uid),
     // The watcher's tick asks for these on every poll.
     index('withdrawals_confirming').on(t.chainId).where(sql`${t.verification} = 'confirming'`),
+    // Create order skips an address a withdrawal pays to (migration 0012): one probe per address.
+    index('withdrawals_to').on(sql`lower(${t.to})`),
   ],
 );
 

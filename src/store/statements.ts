@@ -48,7 +48,16 @@ function prepareStatements(ledger: Ledger) {
       status: 'PENDING_PAY', memo: p('memo'), expiredAt: p('expiredAt'), notifyUrl: p('notifyUrl'), redirectUrl: p('redirectUrl'),
       logo: p('logo'), createdAt: p('createdAt'),
     }).onConflictDoNothing().prepare(),
-    insertAddress: () => db.insert(orderAddresses).values({ orderId: p('orderId'), chainType: p('chainType'), address: p('address'), derivationIndex: p('index') }).onConflictDoNothing().prepare(),
+    /**
+     * An order's address, unless it was given out already (the unique index on lower(address))
+     * or a withdrawal, any merchant's, in any status, pays to it (index withdrawals_to): the
+     * watcher would count that payout as this order's payment. No change: take the next index.
+     */
+    insertAddress: () =>
+      ledger.sqlite.prepare<{ orderId: string; chainType: string; address: string; index: number }>(
+        'INSERT INTO order_addresses (order_id, chain_type, address, derivation_index) SELECT @orderId, @chainType, @address, @index ' +
+          'WHERE NOT EXISTS (SELECT 1 FROM withdrawals WHERE lower(to_address) = lower(@address)) ON CONFLICT DO NOTHING',
+      ),
     setNextIndices: () => db.update(merchants).set({ evmNextIndex: sql`${p('evm')}`, tronNextIndex: sql`${p('tron')}` }).where(eq(merchants.id, p('id'))).prepare(),
   });
 }

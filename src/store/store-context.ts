@@ -26,6 +26,8 @@ export interface StoreCtx {
   write<T>(fn: (tx: Q) => T): Promise<T>;
   /** notifyUrl may point inward (development only: serve --allow-private-callbacks). */
   readonly allowPrivateCallbacks: boolean;
+  /** What lifts that refusal for whoever made the request, named in it (serve's flag by default). */
+  readonly privateSwitch?: string;
 }
 
 /** The precision of an asset the ledger holds; an unknown one is a fault of the ledger's data. */

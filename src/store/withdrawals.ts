@@ -9,7 +9,7 @@ import type { ChainType, ListedWithdrawal, Withdrawal, WithdrawalDetail, Withdra
 import { accountId, audit, holdTransfer, resolvePending, type Q } from './ledger.js';
 import { findMerchant } from './merchants.js';
 import { withdrawalEvent } from './outbox.js';
-import { normalizeTxHash } from './payments.js';
+import { normalizeTxHash, onPublicTestWallet } from './payments.js';
 import { afterCursor, pageOf, type Page } from './paging.js';
 import { addressMatch } from './address-match.js';
 import { orderAddresses, txKeys, withdrawals } from './schema.js';
@@ -23,7 +23,10 @@ const heavy = () => import('./heavy.js');
 export async function applyWithdrawal(s: StoreCtx, input: WithdrawApplyRequest): Promise<Withdrawal> {
   const h = await heavy();
   const req = h.parseInput(h.withdrawApplySchema, input);
-  if (req.notifyUrl && !s.allowPrivateCallbacks) (await import('../callbacks/guard.js')).checkNotifyUrl(req.notifyUrl);
+  if (req.notifyUrl && !s.allowPrivateCallbacks) {
+    const guard = await import('../callbacks/guard.js');
+    guard.checkNotifyUrl(req.notifyUrl, 'notifyUrl', guard.privateHint(s.privateSwitch));
+  }
   const registry = await s.registry();
   const chain = registry.chain(req.chainId);
   if (chain.chainType !== req.chainType) {
@@ -44,6 +47,7 @@ export async function applyWithdrawal(s: StoreCtx, input: WithdrawApplyRequest):
   return s.write((tx) => {
     assertNotDepositAddress(tx, chain.chainType, to);
     const m = findMerchant(s, tx, req.mchId);
+    if (chain.development) refuseTestPayout(tx, m.id, chain);
     const id = s.randomId('wd');
     const transferId = holdTransfer(tx, {
       merchantId: m.id, asset: token.asset, amount, kind: 'withdrawal', ref: id, now, decimals: assetDecimals,
@@ -83,6 +87,20 @@ function assertNotDepositAddress(tx: Q, chainType: ChainType, to: string): void 
   }
 }
 
+/**
+ * A development chain's token is minted by anyone (serve --dev's anvil): a payout there is worth
+ * nothing, so it may settle only a withdrawal of the public test wallet's merchant, whose users
+ * were credited with that same test money. For a real merchant it would debit a user's real
+ * balance against a transfer anyone can make, "verified" on chain (an outside review): the
+ * mirror of refuseTestMoney for payments.
+ */
+function refuseTestPayout(tx: Q, merchantId: string, chain: { chainId: string; chainType: ChainType }, tail = ''): void {
+  if (onPublicTestWallet(tx, merchantId, chain.chainType)) return;
+  throw conflict(
+    `chain ${chain.chainId} is a development chain, whose test token anyone can mint: only the public test wallet's merchant (serve --dev) pays out there, not merchant ${merchantId}${tail}`,
+  );
+}
+
 /** How a confirmation came to be trusted; only an operator at a local terminal may skip the chain. */
 export interface ConfirmOptions {
   /** `withdraw confirm --unverified --reason TEXT`: confirmed without asking the chain, for this reason. */
@@ -105,6 +123,8 @@ export async function confirmWithdrawal(s: StoreCtx, input: WithdrawConfirmReque
   assertCanTake(s.db, before, txHash);
   const registry = await s.registry();
   const chain = registry.chain(before.chainId);
+  // Applied before apply refused it (or on a chain marked development since).
+  if (chain.development) refuseTestPayout(s.db, before.merchantId, chain, ' (reject it: nothing was paid out)');
   let check: ChainCheck | undefined;
   let note: string | null = null;
   if (opts.unverifiedReason !== undefined) {

@@ -163,6 +163,20 @@ describe('serve delivers callbacks', () => {
     const bad = await cli(['--db', db, 'serve', '--port', '0', '--callback-schedule', '15s,soon']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('"soon" is not one');
+
+    // The CLI on the ledger names what lifts it there (it named serve's flag, which order create
+    // does not take: an integrator review), for an order's notifyUrl and logo and a withdrawal's.
+    await withMerchant(db, async (s) => void (await s.adjustBalance({ uid: 'u1', amount: '5', reason: 'seed', mchId: m.mchId })));
+    const cliSwitch = '(CRYPTOPAY_ALLOW_PRIVATE_CALLBACKS=1 lifts this for development)';
+    const local = await cli(['--db', db, '--mch-id', m.mchId, 'order', 'create', '--oid', 'p-2', '--uid', 'u1', '--amount', '1', '--notify-url', 'http://127.0.0.1:9/cb']);
+    expect(local.code).toBe(1);
+    expect(local.stderr).toBe(`error: --notify-url points to 127.0.0.1, a loopback address: callbacks are never sent to loopback, private, link-local or reserved addresses ${cliSwitch}\n`);
+    const logo = await cli(['--db', db, '--mch-id', m.mchId, 'order', 'create', '--oid', 'p-2', '--uid', 'u1', '--amount', '1', '--logo', 'http://10.0.0.1/l.png']);
+    expect(logo.stderr).toContain(`give a public address ${cliSwitch}`);
+    const wd = await cli(['--db', db, '--mch-id', m.mchId, 'withdraw', 'apply', '--uid', 'u1', '--amount', '1', '--chain-id', '1', '--to', '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', '--notify-url', 'http://localhost/cb']);
+    expect(wd.stderr).toContain(cliSwitch);
+    const allowed = await cli(['--db', db, '--mch-id', m.mchId, '--json', 'order', 'create', '--oid', 'p-2', '--uid', 'u1', '--amount', '1', '--notify-url', 'http://127.0.0.1:9/cb'], { CRYPTOPAY_ALLOW_PRIVATE_CALLBACKS: '1' });
+    expect(allowed.code, allowed.stderr).toBe(0);
   });
 
   it('order.expired arrives within 5 s of the expiry', async () => {

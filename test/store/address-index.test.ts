@@ -69,6 +69,25 @@ describe('order addresses: one index for every lookup', () => {
     expect(plans.filter((p) => p.some((line) => / USING (COVERING )?INDEX order_addresses_address \(<expr>=\?\)/.test(line)))).toHaveLength(6);
   });
 
+  it('giving out an address looks up the withdrawals that pay to it by index, never by scanning them', async () => {
+    const { service, ledger } = h();
+    const me = await addTestMerchant(service);
+    const sources: string[] = [];
+    const prepare = ledger.sqlite.prepare.bind(ledger.sqlite);
+    ledger.sqlite.prepare = ((source: string) => {
+      if (/withdrawals/.test(source)) sources.push(source);
+      return prepare(source);
+    }) as typeof ledger.sqlite.prepare;
+    try {
+      await order(service, { mchId: me.mchId });
+    } finally {
+      ledger.sqlite.prepare = prepare;
+    }
+    expect(sources).toHaveLength(1);
+    const plan = (prepare(`EXPLAIN QUERY PLAN ${sources[0]}`).all({ orderId: 'x', chainType: 'EVM', address: '0xab', index: 0 }) as { detail: string }[]).map((r) => r.detail);
+    expect(plan.filter((d) => /withdrawals/.test(d))).toEqual(['SEARCH withdrawals USING COVERING INDEX withdrawals_to (<expr>=?)']);
+  });
+
   it('an address is given out once in any spelling: an EVM address already out in lower case is skipped', async () => {
     const { service, ledger } = h();
     await addTestMerchant(service);

@@ -5,7 +5,7 @@ import { openLedger } from '../../src/store/db.js';
 import { LocalPaymentService } from '../../src/store/local-service.js';
 import { readLedgerRegistry, replaceChainTokens, saveChainEntry } from '../../src/store/registry-entries.js';
 import { expectInvalid } from '../helpers/errors.js';
-import { openHarness, TEST_EVM_1, type Harness } from '../helpers/service.js';
+import { openHarness, TEST_EVM_1, TEST_WALLET, type Harness } from '../helpers/service.js';
 
 const DEV_TOKEN = '0xb5E33423B80B5004edB41278BC8639513C70316c';
 const SEPOLIA_USDT = '0x7169D38820dfd117C3FA1f22a697dBA58d90BA06';
@@ -113,11 +113,11 @@ describe('registry entries stored in the ledger', () => {
     expect(log.map((e) => `${e.action} ${e.subject}`).sort()).toEqual(['registry.chain.added chain:31337', 'registry.chain.updated chain:31337', 'registry.tokens.replaced chain:31337']);
   });
 
-  it('make withdrawals on the development chain possible, with the same checks as any chain', async () => {
+  it("make withdrawals on the development chain possible for the public test wallet's merchant, with the same checks as any chain", async () => {
     h = openHarness();
     saveChainEntry(h.ledger.db, devChainEntry('http://127.0.0.1:8545', 1), w);
     replaceChainTokens(h.ledger.db, '31337', [devTokenEntry(DEV_TOKEN)], w);
-    await h.service.addMerchant({ name: 'Shop', generateWallet: true });
+    await h.service.addMerchant({ name: 'Shop', evmXpub: TEST_WALLET.evmXpub, tronXpub: TEST_WALLET.tronXpub });
     await h.service.adjustBalance({ uid: 'u1', amount: '5', reason: 'seed' });
     const wd = await h.service.applyWithdrawal({ uid: 'u1', amount: '2.5', to: TEST_EVM_1, chainId: 31337, chainType: 'EVM', token: DEV_TOKEN });
     expect(wd).toMatchObject({ status: 'PENDING', chainId: '31337', token: DEV_TOKEN, amount: '2.5' });

@@ -1,15 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { tronAddressFromEvm } from '../../src/chains/address.js';
+import { deriveAddress } from '../../src/chains/derive.js';
+import { devChainEntry, devTokenEntry } from '../../src/chains/sandbox/dev-chain.js';
 import type { WithdrawApplyRequest } from '../../src/core/schemas.js';
 import { LocalPaymentService } from '../../src/store/local-service.js';
 import {
-  MINUTE, T0, TRON_CHAIN, USDT, accountRows, addOtherMerchant, addTestMerchant, counts, evmTx, order, refused, tronTx, useHarness,
+  MINUTE, T0, TEST_WALLET, TRON_CHAIN, USDT, accountRows, addOtherMerchant, addTestMerchant, counts, evmTx, order, refused, tronTx, useHarness,
 } from '../helpers/service.js';
 
 const TO = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
 /** The same address with one letter's case flipped: its EIP-55 checksum fails. */
 const TO_BAD_CHECKSUM = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD';
 const TO_TRON = tronAddressFromEvm(TO);
+const DEV_TOKEN = '0xb5E33423B80B5004edB41278BC8639513C70316c';
 
 const evmApply = (fields: Partial<WithdrawApplyRequest> = {}): WithdrawApplyRequest => ({
   uid: 'alice', amount: '4', to: TO, chainId: 1, chainType: 'EVM', token: USDT.ETH, ...fields,
@@ -106,6 +109,68 @@ describe('withdrawal apply', () => {
     }
     expect(state(service)).toEqual(before);
     expect(await service.balance('alice', { mchId: me.mchId })).toMatchObject({ available: '10', held: '0' });
+  });
+
+  // Found by an outside review: the refusal above knows only addresses already given out. A
+  // withdrawal to the address the merchant's xpub gives out next (predictable: the xpub is the
+  // merchant's, or public for the development wallet) was accepted; the next order then got
+  // that address, the payout was counted as its payment, and rejecting the withdrawal credited
+  // the user twice. An order never gets an address a withdrawal pays to, any merchant's.
+  it("an order is never given an address a withdrawal pays to (any status, any merchant's, any spelling): the next one is taken", async () => {
+    const { service } = h();
+    const me = await addTestMerchant(service);
+    const other = await addOtherMerchant(service);
+    await fund(service, 'alice', '30', other.mchId);
+    const evmAt = (i: number) => deriveAddress('EVM', TEST_WALLET.evmXpub, i);
+    const tronAt = (i: number) => deriveAddress('TRON', TEST_WALLET.tronXpub, i);
+    // The next two EVM addresses of `me` and its next TRON one, as another merchant's payouts.
+    await service.applyWithdrawal(evmApply({ to: evmAt(0), mchId: other.mchId }));
+    const rejected = await service.applyWithdrawal(evmApply({ to: evmAt(1).toLowerCase(), mchId: other.mchId }));
+    await service.rejectWithdrawal({ id: rejected.id, mchId: other.mchId });
+    await service.applyWithdrawal(tronApply({ to: tronAt(0), mchId: other.mchId }));
+    const first = await order(service, { mchId: me.mchId });
+    expect(first.addresses).toEqual({ EVM: evmAt(2), TRON: tronAt(1) });
+    const second = await order(service, { mchId: me.mchId });
+    expect(second.addresses).toEqual({ EVM: evmAt(3), TRON: tronAt(2) });
+    // And a withdrawal to them now is refused, as for any address given out.
+    await refused(service.applyWithdrawal(evmApply({ to: second.addresses.EVM!, mchId: other.mchId })), 'invalid', 'to is a payment address this service gave out');
+  });
+
+  // Found by an outside review: a real merchant's user was paid out on serve --dev's chain, whose
+  // token anyone mints, "verified" on chain by a transfer from a stranger, and debited for real.
+  it("a development chain pays out only for the public test wallet's merchant: a real merchant's apply and confirm there are refused and change nothing", async () => {
+    const { service, ledger } = h();
+    const sandbox = await addTestMerchant(service);
+    const real = await addOtherMerchant(service);
+    await service.recordRegistryEntries({ chains: [devChainEntry('http://127.0.0.1:1', 0)], tokens: [devTokenEntry(DEV_TOKEN)] });
+    await fund(service, 'alice', '10', real.mchId);
+    await fund(service, 'alice', '10', sandbox.mchId);
+    const onDev = { to: TO, chainId: 31337, chainType: 'EVM' as const, token: DEV_TOKEN };
+    const before = state(service);
+    await refused(
+      service.applyWithdrawal(evmApply({ ...onDev, mchId: real.mchId })),
+      'conflict',
+      `chain 31337 is a development chain, whose test token anyone can mint: only the public test wallet's merchant (serve --dev) pays out there, not merchant ${real.mchId}`,
+    );
+    expect(state(service)).toEqual(before);
+    // The development merchant's users hold test money: they may withdraw it there.
+    await expect(service.applyWithdrawal(evmApply({ ...onDev, mchId: sandbox.mchId }))).resolves.toMatchObject({ status: 'PENDING', chainId: '31337' });
+
+    // A real merchant's withdrawal on that chain from before (made here on chain 1, then moved).
+    const old = await service.applyWithdrawal(evmApply({ mchId: real.mchId }));
+    ledger.sqlite.prepare('update withdrawals set chain_id = ?, token = ? where id = ?').run('31337', DEV_TOKEN, old.id);
+    const pending = state(service);
+    const confirm = { logId: old.id, txHash: evmTx(77), blockNumber: 5, mchId: real.mchId };
+    for (const attempt of [() => service.confirmWithdrawal(confirm), () => service.confirmWithdrawalUnverified(confirm, 'sent by hand')]) {
+      await refused(
+        attempt(),
+        'conflict',
+        `only the public test wallet's merchant (serve --dev) pays out there, not merchant ${real.mchId} (reject it: nothing was paid out)`,
+      );
+    }
+    expect(state(service)).toEqual(pending);
+    await expect(service.rejectWithdrawal({ id: old.id, mchId: real.mchId })).resolves.toMatchObject({ status: 'REJECTED' });
+    expect(await service.balance('alice', { mchId: real.mchId })).toMatchObject({ available: '10', held: '0' });
   });
 
   it('refuses the zero address, where a token is burnt or the transfer fails', async () => {
