@@ -244,7 +244,7 @@ export function defineCommands(program: Command, run: Runner, wanted: (group: st
       .option('--wait [seconds]', 'then wait until the order is PAID (default 60 s)')
       .action(run(() => import('./dev/pay.js')));
   });
-  const callbacks = program.command('callbacks').description("callbacks to merchants' notifyUrl: list, show, resend, test, run (local ledger)");
+  const callbacks = program.command('callbacks').description("callbacks to merchants' notifyUrl: list, show (local or remote); resend, test, run (local ledger)");
   later('callbacks', () => {
     callbacks
       .command('list')
@@ -321,7 +321,7 @@ export function defineCommands(program: Command, run: Runner, wanted: (group: st
   const sign = program
     .command('sign')
     .argument('[fields...]', 'body fields as key=value')
-    .description('sign a request body (secret from CRYPTOPAY_SECRET or --secret-file)')
+    .description('sign a request body (secret from CRYPTOPAY_SECRET, --secret-file or the profile in force)')
     .option('--body <json>', 'the body as JSON (default: key=value fields, else stdin)')
     .option('--fill', 'add timestamp and nonce (and mchId when given)')
     .option('--explain', 'also print the canonical string, secret redacted')

@@ -69,8 +69,16 @@ export const FIELDS: Record<string, Field> = {
   name: { flag: 'name', check: (v) => (v.trim() === '' || v.length > 100 ? '--name must be 1 to 100 characters' : undefined) },
 };
 
-/** balance adjust: "+5" credits, "-2.5" debits. */
-export const SIGNED_AMOUNT: Field = { flag: 'amount', check: (v) => thrown(() => parseSignedAmount(v, 6, '--amount')) };
+/**
+ * balance adjust: "+5" credits, "-2.5" debits. The sign is required: "5" was taken as a credit,
+ * so a debit whose "-" was forgotten credited the user (an integrator review).
+ */
+export const SIGNED_AMOUNT: Field = {
+  flag: 'amount',
+  check: (v) =>
+    thrown(() => parseSignedAmount(v, 6, '--amount')) ??
+    (/^[+-]/.test(v) ? undefined : `--amount needs its sign: +${v} credits the user, -${v} debits (without one, a forgotten "-" would credit)`),
+};
 
 /** The field a flag names, when it has a rule; a flag without one is taken as typed. */
 export const fieldOf = (flag: string): Field => FIELDS[flag] ?? { flag };

@@ -15,8 +15,9 @@ const MAX_HANDLED = 10_000;
 
 /**
  * `cryptopay listen` (like `stripe listen`): a receiver on 127.0.0.1 for a developer's machine.
- * Each callback's signature is checked with the merchant's secret (CRYPTOPAY_SECRET or
- * --secret-file, else the local ledger's secret of the body's mchId) and printed as one line;
+ * Each callback's signature is checked with the merchant's secret (CRYPTOPAY_SECRET,
+ * --secret-file or the profile in force, else the local ledger's secret of the body's mchId) and
+ * printed as one line;
  * with --forward-to, a verified callback is passed on, unchanged, to the developer's app and
  * answered with the app's status. A bad signature is answered 401 and never forwarded; so are
  * an attempt whose timestamp is more than 5 minutes off or whose nonce was seen (a replay), and
@@ -34,7 +35,7 @@ export async function run(ctx: Context, opts: { port?: string; forwardTo?: strin
       throw usage('--forward-to must be an http or https URL');
     }
   }
-  const fixedSecret = readSecret(ctx);
+  const fixedSecret = (await readSecret(ctx))?.secret;
   const ledger = fixedSecret ? undefined : await ctx.local('listen (without CRYPTOPAY_SECRET or --secret-file, secrets come from the ledger)');
   const secretOf = (mchId: unknown) => fixedSecret ?? (typeof mchId === 'string' ? ledger?.merchantSecret(mchId) : undefined);
   const err = (s: string) => ctx.io.stderr.write(`${s}\n`);

@@ -34,7 +34,7 @@ export async function run(ctx: Context): Promise<void> {
       'refused payments',
       s.refusedPayments.count === 0
         ? 'none'
-        : `${tallied(s.refusedPayments)} (order${s.refusedPayments.orders.length === 1 ? '' : 's'} ${s.refusedPayments.orders.join(', ')}${s.refusedPayments.orders.length === REFUSED_ORDERS_LISTED ? ', ...' : ''}): on chain, not in the ledger; order show names each; decide each with cryptopay order credit-held ORDER --tx-hash H (credits its user) or return-held (sent back)`,
+        : `${tallied(s.refusedPayments)} (order${s.refusedPayments.orders.length === 1 ? '' : 's'} ${s.refusedPayments.orders.join(', ')}${s.refusedPayments.orders.length === REFUSED_ORDERS_LISTED ? ', ...' : ''}): on chain, not in the ledger; order show names each; decide each with cryptopay order credit-held ORDER --tx-hash H (credits its user; never test money of a development chain) or return-held (sent back)`,
     ],
   ];
   if (s.chains.length === 0) rows.push(['chains', 'none watched on this ledger']);

@@ -55,7 +55,7 @@ describe.concurrent('at a glance (#15 item 10)', { timeout: SLOW }, () => {
     expect(row('users hold')).toBe('available 75 USDT; held for withdrawals 5.5 USDT');
     expect(row('held payments')).toBe('none');
     expect(row('refused payments')).toBe(
-      `1, 2 USDT (order ${unpaid.id}): on chain, not in the ledger; order show names each; decide each with cryptopay order credit-held ORDER --tx-hash H (credits its user) or return-held (sent back)`,
+      `1, 2 USDT (order ${unpaid.id}): on chain, not in the ledger; order show names each; decide each with cryptopay order credit-held ORDER --tx-hash H (credits its user; never test money of a development chain) or return-held (sent back)`,
     );
     expect(row('chain 1')).toMatch(/^Ethereum: 10 blocks behind \(block 100 of 110, head seen \d{4}-/);
     expect(row('failed callbacks')).toBe('1: cryptopay callbacks list --status failed');

@@ -27,6 +27,8 @@ describe.concurrent('exits and messages', { timeout: SLOW }, () => {
         /--block-number must be a positive whole number, at most 9007199254740991$/m,
       ]),
       [['balance', 'adjust', 'u1', '--amount', '5x', '--reason', 'r', '--yes'], /--amount must be a plain decimal/],
+      // Found by an integrator review: "5" was a credit, so a debit whose "-" was forgotten credited the user.
+      [['balance', 'adjust', 'u1', '--amount', '5', '--reason', 'r', '--yes'], /--amount needs its sign: \+5 credits the user, -5 debits/],
       [['order', 'mark-paid', id, '--tx-hash', 'nope', '--yes'], /--tx-hash must be a transaction hash/],
       [['merchant', 'add', '--name', 'Two', '--generate-wallet', '--order-lifetime', 'forever'], /--order-lifetime must be a duration/],
     ];

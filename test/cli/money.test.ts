@@ -207,7 +207,7 @@ describe.concurrent('money commands', { timeout: SLOW }, () => {
       // A user with nothing yet can be credited.
       const credit = await s.run(['balance', 'adjust', 'newbie', '--amount', '+70', '--reason', 'goodwill', '--yes']);
       expect(credit.code).toBe(0);
-      expect(credit.stdout).toMatch(/^change\s+70 USDT$/m);
+      expect(credit.stdout).toMatch(/^change\s+\+70 USDT$/m);
       expect(credit.stdout).toMatch(/^available\s+70 USDT$/m);
 
       const [tooMuch, badAmount] = await Promise.all([
@@ -400,7 +400,7 @@ describe.concurrent('money commands', { timeout: SLOW }, () => {
 
     it('--operator names who acted in the log', async () => {
       const s = await withMerchant();
-      await s.json(['balance', 'adjust', 'u1', '--amount', '1', '--reason', 'r', '--yes', '--operator', 'alice@ops']);
+      await s.json(['balance', 'adjust', 'u1', '--amount', '+1', '--reason', 'r', '--yes', '--operator', 'alice@ops']);
       const [entry] = await s.json(['log', '--limit', '1']);
       expect(entry).toMatchObject({ action: 'balance.adjusted', actor: 'alice@ops' });
     });

@@ -164,6 +164,27 @@ describe.concurrent('orders', { timeout: SLOW }, () => {
       expect((await s.json(['order', 'list'])).map((o: { id: string }) => o.id)).toEqual([first.id]);
     });
 
+    // Found by an integrator review: a retry of `order create ... --expired-at 2h` was refused,
+    // its expiry worked out again from the retry's own now.
+    it('a retry with the same duration as --expired-at returns the order the first run made, saying its expiry stays; another field or an absolute time still differs', async () => {
+      const s = await withMerchant();
+      const first = await s.json(['order', 'create', '--oid', 'REL', '--uid', 'u1', '--amount', '5', '--expired-at', '2h']);
+      await new Promise((r) => setTimeout(r, 5));
+      const retry = await s.run(['order', 'create', '--oid', 'REL', '--uid', 'u1', '--amount', '5', '--expired-at', '2h', '--json']);
+      expect(retry.code, retry.stderr).toBe(0);
+      expect(JSON.parse(retry.stdout)).toEqual(first);
+      expect(retry.stderr).toBe(`order REL was created by an earlier run; --expired-at 2h counts from each run, so its expiry stays ${new Date(first.expiredAt).toISOString()}\n`);
+      const [otherAmount, absolute] = await Promise.all([
+        s.run(['order', 'create', '--oid', 'REL', '--uid', 'u1', '--amount', '6', '--expired-at', '2h']),
+        s.run(['order', 'create', '--oid', 'REL', '--uid', 'u1', '--amount', '5', '--expired-at', new Date(first.expiredAt + 60_000).toISOString()]),
+      ]);
+      expect(otherAmount.code).toBe(1);
+      expect(otherAmount.stderr).toContain(`oid REL is already used by order ${first.id} with a different amount, expiredAt`);
+      expect(absolute.code).toBe(1);
+      expect(absolute.stderr).toContain(`oid REL is already used by order ${first.id} with a different expiredAt`);
+      expect(await s.json(['order', 'list'])).toHaveLength(1);
+    });
+
     it('missing required options without a terminal: exit 2 "missing required option", nothing created', async () => {
       const s = await withMerchant();
       const [noOid, noUid, noAmount, emptyOid] = await Promise.all([

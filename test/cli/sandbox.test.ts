@@ -150,7 +150,7 @@ describe('serve --dev', () => {
       expect(await tokenBalance(a, order.addresses.EVM)).toBe(13_250_000n);
 
       // Withdrawals on the dev chain pass the registry's checks like any chain's.
-      await s.json(['balance', 'adjust', 'user-1', '--amount', '3', '--reason', 'test', '--yes']);
+      await s.json(['balance', 'adjust', 'user-1', '--amount', '+3', '--reason', 'test', '--yes']);
       // Not to the order's own address (the dev wallet's index 0, TEST_EVM_0): the watcher would
       // count the payout as a payment to that order, so apply refuses it.
       expect(order.addresses.EVM).toBe(TEST_EVM_0);
@@ -258,10 +258,12 @@ describe('the sandbox with its chain watcher', () => {
       const s = sandbox();
       const srv = await serveDev(s);
       const o = await s.json<{ id: string }>(['order', 'create', '--oid', 'A-1', '--uid', 'u1', '--amount', '12.5']);
-      // Underpaid first: the order waits for the rest.
-      const part = await s.run(['dev', 'pay', o.id, '--amount', '5', '--wait', '3']);
-      expect(part.code).toBe(1);
-      expect(part.stderr).toContain(`but order ${o.id} is still PENDING_PAY after 3 s`);
+      // Underpaid first: --wait returns once this payment is counted (it waited for PAID, the
+      // whole time given, and blamed the watcher: an integrator review), and says what is due.
+      const part = await s.run(['dev', 'pay', o.id, '--amount', '5', '--wait', '30']);
+      expect(part.code, part.stderr).toBe(0);
+      expect(part.stdout).toMatch(/^status +PENDING_PAY$/m);
+      expect(part.stderr).toBe('counted: 5 of 12.5 USDT paid, 7.5 still due\n');
       const rest = await s.json(['dev', 'pay', o.id, '--wait', '30']);
       expect(rest).toMatchObject({ amount: '7.5', status: 'PAID' });
       const shown = await s.json<{ status: string; paidAmount: string; payments: { txHash: string; amount: string; source: string; chainId: string | null }[] }>(['order', 'show', o.id]);
@@ -280,6 +282,17 @@ describe('the sandbox with its chain watcher', () => {
       expect(extra.stdout).toMatch(/^status +PAID$/m);
       expect(extra.stderr).toBe("serve --dev's chain watcher credits it after 1 confirmation; add --wait to wait until the order reads PAID\n");
       await until(async () => (await s.json<{ available: string }>(['balance', 'u1'])).available === '13.5');
+
+      // A real merchant's order: refused before anything is sent (the watcher would refuse the
+      // test money; dev pay said it would be credited: two outside reviews).
+      const real = await s.json<{ mchId: string }>(['merchant', 'add', '--name', 'Real shop', '--generate-wallet']);
+      const theirs = await s.json<{ id: string; addresses: { EVM: string } }>(['order', 'create', '--oid', 'R-1', '--uid', 'u2', '--amount', '3', '--mch-id', real.mchId]);
+      const refusedPay = await s.run(['dev', 'pay', theirs.id, '--wait', '5']);
+      expect(refusedPay.code).toBe(1);
+      expect(refusedPay.stderr).toContain(`order ${theirs.id} is merchant ${real.mchId}'s, whose EVM wallet is not the public test wallet`);
+      expect(refusedPay.stderr).toContain('nothing was sent');
+      expect(refusedPay.stdout).toBe('');
+      expect(await tokenBalance(announced(srv), theirs.addresses.EVM)).toBe(0n);
       await ledgerCheck(s);
       expect((await srv.stop()).code, srv.stderr()).toBe(0);
     },
@@ -318,7 +331,7 @@ describe('serve --dev, again', () => {
   );
 
   it(
-    'dev pay --wait returns once the order reads PAID, and fails saying so when it does not in time',
+    'dev pay --wait returns once the order reads PAID (whoever paid it), and fails saying so when its payment is not counted in time',
     async () => {
       const s = sandbox();
       // No watcher: the operator records the payment by hand, and nothing else may.
@@ -346,7 +359,7 @@ describe('serve --dev, again', () => {
       const late = await s.json<{ id: string }>(['order', 'create', '--oid', 'A-2', '--uid', 'u1', '--amount', '1']);
       const r = await s.run(['dev', 'pay', late.id, '--wait', '2']);
       expect(r.code).toBe(1);
-      expect(r.stderr).toMatch(new RegExp(`but order ${late.id} is still PENDING_PAY after 2 s`));
+      expect(r.stderr).toContain(`but its payment was not counted within 2 s (order ${late.id} is PENDING_PAY)`);
       await ledgerCheck(s);
       expect((await srv.stop()).code, srv.stderr()).toBe(0);
     },

@@ -216,7 +216,7 @@ describe.concurrent('sign', { timeout: SLOW }, () => {
       expect(r.code).toBe(2);
       expect(r.stdout).toBe('');
     }
-    expect(noSecret.stderr).toMatch(/no merchant secret: set CRYPTOPAY_SECRET or pass --secret-file/);
+    expect(noSecret.stderr).toMatch(/no merchant secret: set CRYPTOPAY_SECRET, pass --secret-file FILE, or use a profile that has one/);
     expect(emptySecret.stderr).toMatch(/no merchant secret/);
     expect(malformed.stderr).toMatch(/the body is not valid JSON/);
     expect(malformedStdin.stderr).toMatch(/the body is not valid JSON/);

@@ -45,6 +45,22 @@ describe('a session with profiles', () => {
     expect(config).toEqual({ active: 'prod', profiles: { prod: { remote: server.url, mchId: m.mchId, secret: m.secret } } });
   });
 
+  // Found by an integrator review: with the profile active, sign said "no merchant secret" and
+  // listen asked for a local ledger, so the secret had to be exported again.
+  it('sign and sign verify take the active profile\'s secret (and sign --fill its mchId); the body signed is accepted by the remote', async () => {
+    const signed = await h.cli(['sign', '--fill', 'op=summary']);
+    expect(signed.code, signed.stderr).toBe(0);
+    expect(JSON.parse(signed.stdout)).toMatchObject({ op: 'summary', mchId: m.mchId });
+    expect(signed.stdout + signed.stderr).not.toContain(m.secret);
+    const res = await fetch(`${server.url}/api/v1/summary`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: signed.stdout });
+    expect(await res.json()).toMatchObject({ code: 1, data: { mchId: m.mchId } });
+    const verified = await h.cli(['sign', 'verify', '--body', signed.stdout.trim()]);
+    expect(verified, verified.stderr).toMatchObject({ code: 0, stdout: 'signature valid\n' });
+    // CRYPTOPAY_SECRET still comes first: another secret's signature does not verify.
+    const other = await h.cli(['sign', 'verify', '--body', signed.stdout.trim()], { env: { CRYPTOPAY_SECRET: 'sk_another' } });
+    expect(other.code).toBe(1);
+  });
+
   it('profile list shows it, active, without the secret (plain and --json)', async () => {
     const [plain, json] = await Promise.all([h.cli(['profile', 'list']), h.cli(['--json', 'profile', 'list'])]);
     expect(plain).toEqual({ code: 0, stdout: `active\tname\tremote\tmchId\tsecret\ttimeout\n*\tprod\t${server.url}\t${m.mchId}\tstored\t-\n`, stderr: '' });

@@ -27,7 +27,7 @@ export async function run(ctx: Context, opts: Record<string, string | undefined>
   if (ctx.globals.json) return printJson(ctx, b);
   await printRecord(ctx, [
     ['uid', b.uid],
-    ['change', `${b.change} ${b.asset}`],
+    ['change', `${b.change.startsWith('-') ? '' : '+'}${b.change} ${b.asset}`],
     ['available', `${b.available} ${b.asset}`],
     ['held', `${b.held} ${b.asset}`],
   ]);

@@ -34,6 +34,15 @@ export async function run(ctx: Context, opts: PayOptions, id: string): Promise<v
   if (!token) throw new AppError('conflict', `the development chain has no ${order.asset} token: restart cryptopay serve --dev to deploy it`);
   const to = order.addresses.EVM;
   if (!to) throw new AppError('conflict', `order ${order.id} has no EVM address (its merchant has no EVM wallet)`);
+  // The watcher refuses test money for any other merchant (decisions, "The public test wallet is
+  // test money only"): said before anything is sent, not after.
+  const { PUBLIC_TEST_XPUBS } = await import('../../chains/sandbox/public-wallet.js');
+  if ((await service.showMerchant(order.mchId)).evmXpub !== PUBLIC_TEST_XPUBS.EVM) {
+    throw new AppError(
+      'conflict',
+      `order ${order.id} is merchant ${order.mchId}'s, whose EVM wallet is not the public test wallet: the development chain's test token, which anyone can mint, pays only orders of serve --dev's merchant (the watcher would refuse it); nothing was sent`,
+    );
+  }
 
   const assetDecimals = ASSETS[order.asset]!.decimals;
   let units: bigint;
@@ -66,19 +75,37 @@ export async function run(ctx: Context, opts: PayOptions, id: string): Promise<v
   };
 
   if (waitSeconds !== undefined) {
+    // Until the watcher has decided this transaction's transfer (counted, held or refused), or
+    // the order reads PAID whoever paid it: a partial payment is counted as soon as one that
+    // completes the order, and waiting on for PAID would only end in a timeout.
     const deadline = Date.now() + waitSeconds * 1000;
-    let status = await service.getOrderStatus(order.id);
-    while (status !== 'PAID' && status !== 'REFUNDED' && Date.now() < deadline) {
+    let decided: string[] = [];
+    let after = await service.getOrder(order.id);
+    for (;;) {
+      const mine = (await service.paymentsOnChain(order.id)).filter((p) => p.txHash === sent.txHash);
+      if (mine.length > 0 && mine.every((p) => p.status !== 'seen')) decided = mine.map((p) => p.status);
+      after = await service.getOrder(order.id);
+      if (decided.length > 0 || after.status === 'PAID' || after.status === 'REFUNDED' || Date.now() >= deadline) break;
       await new Promise((r) => setTimeout(r, 250));
-      status = await service.getOrderStatus(order.id);
     }
-    result.status = status;
+    result.status = after.status;
     await print(ctx, result);
-    if (status !== 'PAID' && status !== 'REFUNDED') {
+    if (decided.length === 0 && (after.status === 'PAID' || after.status === 'REFUNDED')) return;
+    if (decided.length === 0) {
       throw new AppError(
         'conflict',
-        `sent in ${sent.txHash}, but order ${order.id} is still ${status} after ${waitSeconds} s: the chain watcher of serve --dev credits payments (is it running, and is the amount enough?)`,
+        `sent in ${sent.txHash}, but its payment was not counted within ${waitSeconds} s (order ${order.id} is ${after.status}): the chain watcher of serve --dev counts payments; is serve --dev running on this ledger?`,
       );
+    }
+    if (!decided.includes('counted')) {
+      throw new AppError(
+        'conflict',
+        `sent in ${sent.txHash}, but the watcher ${decided[0]} the payment instead of counting it (order ${order.id} is ${after.status}): cryptopay order show ${order.id} says why; decide it with cryptopay order credit-held or return-held`,
+      );
+    }
+    if (after.status !== 'PAID' && after.status !== 'REFUNDED' && !ctx.globals.json) {
+      const due = parseAmount(after.amount, assetDecimals) - parseAmount(after.paidAmount, assetDecimals);
+      ctx.io.stderr.write(`counted: ${after.paidAmount} of ${after.amount} ${order.asset} paid${due > 0n ? `, ${formatAmount(due, assetDecimals)} still due` : ''}\n`);
     }
     return;
   }

@@ -1,6 +1,6 @@
 import type { Context } from '../../context.js';
 import type { Order } from '../../core/types.js';
-import { usage } from '../../core/errors.js';
+import { isAppError, usage } from '../../core/errors.js';
 import { checked, need } from '../common.js';
 import { expiry } from '../fields.js';
 import { printOrder } from '../views.js';
@@ -17,7 +17,7 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
   const uid = await need(ctx, text(opts.uid), 'uid', 'User id (uid)');
   const amount = await need(ctx, text(opts.amount), 'amount', 'Amount');
   const service = await ctx.service();
-  const order = await service.createOrder({
+  const request = {
     mchId: ctx.globals.mchId,
     oid,
     uid,
@@ -27,6 +27,17 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
     notifyUrl: text(opts.notifyUrl),
     redirectUrl: text(opts.redirectUrl),
     logo: text(opts.logo),
+  };
+  const order = await service.createOrder(request).catch(async (e: unknown) => {
+    // A retry with a duration (--expired-at 2h) works the expiry out again from its own now, so
+    // the order the first run made "differs" in expiredAt alone: it is the same order, answered
+    // as a retry without --expired-at is (an integrator review). Said on stderr.
+    const relative = /^\s*\d{1,7}\s*[smhdw]\s*$/i.test(text(opts.expiredAt) ?? '');
+    if (!relative || !isAppError(e) || e.kind !== 'conflict' || !/ with a different expiredAt$/.test(e.message)) throw e;
+    const { expiredAt: _again, ...rest } = request;
+    const existing = await service.createOrder(rest);
+    ctx.io.stderr.write(`order ${oid} was created by an earlier run; --expired-at ${text(opts.expiredAt)} counts from each run, so its expiry stays ${new Date(existing.expiredAt).toISOString()}\n`);
+    return existing;
   });
   // A remote answers with its payUrl; on the local ledger it is where `serve` said it is.
   const shown: Order = order.payUrl || ctx.isRemote() ? order : { ...order, payUrl: await localPayUrl(ctx, order.id) };

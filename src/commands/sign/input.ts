@@ -49,13 +49,20 @@ async function readStdin(ctx: Context): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** The merchant secret: --secret-file or CRYPTOPAY_SECRET, never a plain flag. */
-export function readSecret(ctx: Context): string | undefined {
-  return readSecretFile(ctx.globals.secretFile) ?? (ctx.env.CRYPTOPAY_SECRET || undefined);
+/**
+ * The merchant secret and merchant: --secret-file or CRYPTOPAY_SECRET (never a plain flag), else
+ * those of the profile in force (--profile, CRYPTOPAY_PROFILE or `profile use`): a developer who
+ * set one up has the secret there and should not have to export it again (an integrator review).
+ */
+export async function readSecret(ctx: Context): Promise<{ secret: string; mchId?: string } | undefined> {
+  const given = readSecretFile(ctx.globals.secretFile) ?? (ctx.env.CRYPTOPAY_SECRET || undefined);
+  if (given) return { secret: given };
+  const remote = await ctx.remoteTarget();
+  return remote?.secret ? { secret: remote.secret, ...(remote.mchId ? { mchId: remote.mchId } : {}) } : undefined;
 }
 
-export function requireSecret(ctx: Context): string {
-  const s = readSecret(ctx);
-  if (!s) throw new AppError('usage', 'no merchant secret: set CRYPTOPAY_SECRET or pass --secret-file FILE');
+export async function requireSecret(ctx: Context): Promise<{ secret: string; mchId?: string }> {
+  const s = await readSecret(ctx);
+  if (!s) throw new AppError('usage', 'no merchant secret: set CRYPTOPAY_SECRET, pass --secret-file FILE, or use a profile that has one (cryptopay profile --help)');
   return s;
 }

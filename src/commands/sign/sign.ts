@@ -7,12 +7,13 @@ import { printJson, printRecord } from '../output.js';
 import { readBody, requireSecret } from './input.js';
 
 export async function run(ctx: Context, opts: { body?: string; fill?: boolean; explain?: boolean }, fields: string[] = []): Promise<void> {
-  const secret = requireSecret(ctx);
+  const { secret, mchId } = await requireSecret(ctx);
   const body = await readBody(ctx, opts, fields);
   if (opts.fill) {
     body.timestamp ??= ctx.now();
     body.nonce ??= randomBytes(12).toString('hex');
-    if (ctx.globals.mchId) body.mchId ??= ctx.globals.mchId;
+    const merchant = ctx.globals.mchId ?? mchId;
+    if (merchant) body.mchId ??= merchant;
   }
   let canonical: string;
   try {

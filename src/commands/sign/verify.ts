@@ -5,7 +5,7 @@ import { printJson, printRecord } from '../output.js';
 import { readBody, requireSecret } from './input.js';
 
 export async function run(ctx: Context, opts: { body?: string; explain?: boolean }, fields: string[] = []): Promise<number> {
-  const secret = requireSecret(ctx);
+  const { secret } = await requireSecret(ctx);
   const body = await readBody(ctx, opts, fields);
   if (typeof body.sign !== 'string' || !body.sign) throw usage('the body carries no sign field to verify');
   let canonical: string;
