@@ -35,7 +35,9 @@ export async function run(ctx: Context, opts: { port?: string; forwardTo?: strin
       throw usage('--forward-to must be an http or https URL');
     }
   }
-  const fixedSecret = (await readSecret(ctx))?.secret;
+  const fixed = await readSecret(ctx);
+  const fixedSecret = fixed?.secret;
+  if (fixed?.from) ctx.io.stderr.write(`note: callbacks are checked with the secret of ${fixed.from}\n`);
   const ledger = fixedSecret ? undefined : await ctx.local('listen (without CRYPTOPAY_SECRET or --secret-file, secrets come from the ledger)');
   const secretOf = (mchId: unknown) => fixedSecret ?? (typeof mchId === 'string' ? ledger?.merchantSecret(mchId) : undefined);
   const err = (s: string) => ctx.io.stderr.write(`${s}\n`);

@@ -173,11 +173,15 @@ describe.concurrent('orders', { timeout: SLOW }, () => {
       const retry = await s.run(['order', 'create', '--oid', 'REL', '--uid', 'u1', '--amount', '5', '--expired-at', '2h', '--json']);
       expect(retry.code, retry.stderr).toBe(0);
       expect(JSON.parse(retry.stdout)).toEqual(first);
-      expect(retry.stderr).toBe(`order REL was created by an earlier run; --expired-at 2h counts from each run, so its expiry stays ${new Date(first.expiredAt).toISOString()}\n`);
-      const [otherAmount, absolute] = await Promise.all([
+      expect(retry.stderr).toBe(`order REL was created by an earlier run with --expired-at 2h too; counted from that run, its expiry stays ${new Date(first.expiredAt).toISOString()}\n`);
+      const [otherAmount, absolute, otherDuration] = await Promise.all([
         s.run(['order', 'create', '--oid', 'REL', '--uid', 'u1', '--amount', '6', '--expired-at', '2h']),
         s.run(['order', 'create', '--oid', 'REL', '--uid', 'u1', '--amount', '5', '--expired-at', new Date(first.expiredAt + 60_000).toISOString()]),
+        // Another duration is another expiry (it was taken as the same order: a code review).
+        s.run(['order', 'create', '--oid', 'REL', '--uid', 'u1', '--amount', '5', '--expired-at', '6d']),
       ]);
+      expect(otherDuration.code).toBe(1);
+      expect(otherDuration.stderr).toContain(`oid REL is already used by order ${first.id} with a different expiredAt`);
       expect(otherAmount.code).toBe(1);
       expect(otherAmount.stderr).toContain(`oid REL is already used by order ${first.id} with a different amount, expiredAt`);
       expect(absolute.code).toBe(1);

@@ -51,6 +51,7 @@ describe('a session with profiles', () => {
     const signed = await h.cli(['sign', '--fill', 'op=summary']);
     expect(signed.code, signed.stderr).toBe(0);
     expect(JSON.parse(signed.stdout)).toMatchObject({ op: 'summary', mchId: m.mchId });
+    expect(signed.stderr).toBe('note: signed with the secret of profile prod\n');
     expect(signed.stdout + signed.stderr).not.toContain(m.secret);
     const res = await fetch(`${server.url}/api/v1/summary`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: signed.stdout });
     expect(await res.json()).toMatchObject({ code: 1, data: { mchId: m.mchId } });

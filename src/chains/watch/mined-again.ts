@@ -23,6 +23,7 @@ export interface MinedAgain {
 }
 
 const HEX32 = /^0x[0-9a-fA-F]{64}$/;
+const RECEIPTS_PER_BATCH = 50;
 
 /**
  * Splits `replaced` (decided payments whose block is no longer the chain's) into those whose
@@ -31,8 +32,8 @@ const HEX32 = /^0x[0-9a-fA-F]{64}$/;
  * receipt's hash (not an answer from another fork), and it holds a Transfer log of the same
  * token, to the same address, of the same raw amount. Each log answers for one payment only,
  * so a transaction that paid the same address the same amount twice is found twice only if it
- * still does. A node that cannot tell (no receipt, an error for that call) leaves the payment
- * gone: the alarm is raised rather than missed. A rate limiter's answer, or one that is not a
+ * still does. A node that cannot tell (no receipt, an error for that call), or whose answer
+ * comes from the replaced fork, leaves the payment gone: the alarm is raised rather than missed. A rate limiter's answer, or one that is not a
  * receipt, fails the tick, which is tried again after a pause.
  */
 export async function findMinedAgain(a: {
@@ -41,19 +42,22 @@ export async function findMinedAgain(a: {
   adapter: ChainAdapter;
   tokenByNode: ReadonlyMap<string, TokenInfo>;
   replaced: ChainPaymentRow[];
+  /** The hashes the caller just read of blocks by number (the replaced blocks' numbers among them). */
+  readJustNow: ReadonlyMap<number, string>;
   headers: (numbers: number[]) => Promise<(BlockHeader | null)[]>;
 }): Promise<{ found: MinedAgain[]; gone: ChainPaymentRow[] }> {
   if (a.replaced.length === 0) return { found: [], gone: [] };
   const hashes = [...new Set(a.replaced.map((p) => p.txHash))];
-  const out = await a.rpc.batch([
-    { method: 'eth_blockNumber', params: [] },
-    ...hashes.map((h) => ({ method: 'eth_getTransactionReceipt', params: [`0x${h.toLowerCase().replace(/^0x/, '')}`] })),
-  ]);
-  if (!out[0]!.ok) throw out[0]!.error;
-  const head = quantity(out[0]!.result, 'eth_blockNumber');
+  const head = quantity(await a.rpc.call('eth_blockNumber', []), 'eth_blockNumber');
+  // A batch a provider may cap: a few dozen receipts at a time.
+  const out = [];
+  for (let i = 0; i < hashes.length; i += RECEIPTS_PER_BATCH) {
+    const chunk = hashes.slice(i, i + RECEIPTS_PER_BATCH);
+    out.push(...(await a.rpc.batch(chunk.map((h) => ({ method: 'eth_getTransactionReceipt', params: [`0x${h.toLowerCase().replace(/^0x/, '')}`] })))));
+  }
   const receipts = new Map<string, { blockNumber: number; blockHash: string; logs: { token: string; to: string; value: bigint; logIndex: number; used: boolean }[] }>();
   for (const [i, hash] of hashes.entries()) {
-    const o = out[i + 1]!;
+    const o = out[i]!;
     if (!o.ok) {
       if (isRateLimited(o.error)) throw o.error;
       continue;
@@ -82,7 +86,11 @@ export async function findMinedAgain(a: {
   const gone: ChainPaymentRow[] = [];
   for (const p of a.replaced) {
     const r = receipts.get(p.txHash);
-    const log = r && canonical.get(r.blockNumber) === r.blockHash
+    // An answer from the fork just seen replaced (a lagging backend behind a load balancer, its
+    // receipt and header consistent with each other) names the replaced block, or a block the
+    // caller has just read with another hash: not believed, the payment counts as gone.
+    const stale = r !== undefined && (r.blockHash === p.blockHash.toLowerCase() || (a.readJustNow.has(r.blockNumber) && a.readJustNow.get(r.blockNumber) !== r.blockHash));
+    const log = r && !stale && canonical.get(r.blockNumber) === r.blockHash
       ? r.logs.find((l) => !l.used && a.tokenByNode.get(l.token)?.address === p.token && sameAddress(p.toAddress, l.to) && l.value.toString() === p.rawAmount)
       : undefined;
     if (!r || !log) {

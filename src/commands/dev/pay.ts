@@ -98,9 +98,11 @@ export async function run(ctx: Context, opts: PayOptions, id: string): Promise<v
       );
     }
     if (!decided.includes('counted')) {
+      // A refused payment of test money can only be sent back: credit-held refuses it.
+      const how = decided.includes('refused') ? 'send it back with cryptopay order return-held' : 'decide it with cryptopay order credit-held or return-held';
       throw new AppError(
         'conflict',
-        `sent in ${sent.txHash}, but the watcher ${decided[0]} the payment instead of counting it (order ${order.id} is ${after.status}): cryptopay order show ${order.id} says why; decide it with cryptopay order credit-held or return-held`,
+        `sent in ${sent.txHash}, but the watcher ${decided[0]} the payment instead of counting it (order ${order.id} is ${after.status}): cryptopay order show ${order.id} says why; ${how}`,
       );
     }
     if (after.status !== 'PAID' && after.status !== 'REFUNDED' && !ctx.globals.json) {

@@ -29,14 +29,19 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
     logo: text(opts.logo),
   };
   const order = await service.createOrder(request).catch(async (e: unknown) => {
-    // A retry with a duration (--expired-at 2h) works the expiry out again from its own now, so
-    // the order the first run made "differs" in expiredAt alone: it is the same order, answered
-    // as a retry without --expired-at is (an integrator review). Said on stderr.
-    const relative = /^\s*\d{1,7}\s*[smhdw]\s*$/i.test(text(opts.expiredAt) ?? '');
-    if (!relative || !isAppError(e) || e.kind !== 'conflict' || !/ with a different expiredAt$/.test(e.message)) throw e;
+    // A retry with the same duration (--expired-at 2h) works the expiry out again from its own
+    // now, so the order the first run made "differs" in expiredAt alone: it is the same order,
+    // answered as a retry without --expired-at is (an integrator review), and said on stderr.
+    // Only when the first run's order expires that duration after it was made (within a minute:
+    // the clocks of this machine and a remote's): another duration still differs (a code review).
+    const given = text(opts.expiredAt);
+    if (!given || !/^\s*\d{1,7}\s*[smhdw]\s*$/i.test(given) || !isAppError(e) || e.kind !== 'conflict' || !/ with a different expiredAt$/.test(e.message)) throw e;
+    const first = await service.showOrder({ mchId: ctx.globals.mchId, oid }).catch(() => undefined);
+    const meant = first ? expiry(given, first.createdAt) : undefined;
+    if (typeof meant !== 'number' || Math.abs(meant - first!.expiredAt) > 60_000) throw e;
     const { expiredAt: _again, ...rest } = request;
     const existing = await service.createOrder(rest);
-    ctx.io.stderr.write(`order ${oid} was created by an earlier run; --expired-at ${text(opts.expiredAt)} counts from each run, so its expiry stays ${new Date(existing.expiredAt).toISOString()}\n`);
+    ctx.io.stderr.write(`order ${oid} was created by an earlier run with --expired-at ${given} too; counted from that run, its expiry stays ${new Date(existing.expiredAt).toISOString()}\n`);
     return existing;
   });
   // A remote answers with its payUrl; on the local ledger it is where `serve` said it is.

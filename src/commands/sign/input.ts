@@ -54,14 +54,15 @@ async function readStdin(ctx: Context): Promise<string> {
  * those of the profile in force (--profile, CRYPTOPAY_PROFILE or `profile use`): a developer who
  * set one up has the secret there and should not have to export it again (an integrator review).
  */
-export async function readSecret(ctx: Context): Promise<{ secret: string; mchId?: string } | undefined> {
+export async function readSecret(ctx: Context): Promise<{ secret: string; mchId?: string; from?: string } | undefined> {
   const given = readSecretFile(ctx.globals.secretFile) ?? (ctx.env.CRYPTOPAY_SECRET || undefined);
   if (given) return { secret: given };
   const remote = await ctx.remoteTarget();
-  return remote?.secret ? { secret: remote.secret, ...(remote.mchId ? { mchId: remote.mchId } : {}) } : undefined;
+  if (!remote?.secret) return undefined;
+  return { secret: remote.secret, from: remote.secretSource ?? remote.source, ...(remote.mchId ? { mchId: remote.mchId } : {}) };
 }
 
-export async function requireSecret(ctx: Context): Promise<{ secret: string; mchId?: string }> {
+export async function requireSecret(ctx: Context): Promise<{ secret: string; mchId?: string; from?: string }> {
   const s = await readSecret(ctx);
   if (!s) throw new AppError('usage', 'no merchant secret: set CRYPTOPAY_SECRET, pass --secret-file FILE, or use a profile that has one (cryptopay profile --help)');
   return s;

@@ -7,7 +7,9 @@ import { printJson, printRecord } from '../output.js';
 import { readBody, requireSecret } from './input.js';
 
 export async function run(ctx: Context, opts: { body?: string; fill?: boolean; explain?: boolean }, fields: string[] = []): Promise<void> {
-  const { secret, mchId } = await requireSecret(ctx);
+  const { secret, mchId, from } = await requireSecret(ctx);
+  // Which secret signs is said when it is not one given for this command (a production profile's).
+  if (from) ctx.io.stderr.write(`note: signed with the secret of ${from}\n`);
   const body = await readBody(ctx, opts, fields);
   if (opts.fill) {
     body.timestamp ??= ctx.now();

@@ -447,6 +447,31 @@ describe('the chain watcher (simulated node)', () => {
       }
     });
 
+    // Found by a code review: a lagging backend behind a load balancer answered the receipt (and
+    // the header after it) from the replaced fork, consistent with each other: the payment was
+    // "followed" to the very block the reorg had replaced, and no alarm was raised.
+    it('a receipt naming the replaced block (a backend still on the old fork) is not believed, whatever its headers say', async () => {
+      const { ledger } = h();
+      const pay = (to: string) => ({ token: TOKEN, to, value: 10_000_000n, hash: H1 });
+      const { sim, b, w, lines } = await paidThenReplaced(h(), (to) => [pay(to)]);
+      const oldChain = new SimChain(0, () => h().clock.now);
+      oldChain.blocks = [...sim.blocks];
+      sim.reorg(b, [[], [], [], [], []]);
+      sim.receiptOverride = (hash) => oldChain.handle('eth_getTransactionReceipt', [hash]);
+      const headers = sim.handle.bind(sim);
+      // Every header read after the receipt comes from the old fork too.
+      let receiptAsked = false;
+      sim.handle = (method, params) => {
+        if (method === 'eth_getTransactionReceipt') receiptAsked = true;
+        return receiptAsked && method === 'eth_getBlockByNumber' ? oldChain.handle(method, params) : headers(method, params);
+      };
+      await w.tick();
+      sim.handle = headers;
+      await untilCaughtUp(w);
+      expect(lines.join('\n')).not.toMatch(/mined again/);
+      expect(readCursor(ledger.db, '31337')?.deepReorg).toMatch(new RegExp(`reorg deeper than 3 confirmations: 1 counted payment\\(s\\) in replaced blocks \\(first: tx ${H1} in block ${b}\\)`));
+    });
+
     it('a receipt from another fork (its block is not the chain\'s by number) is not believed', async () => {
       const { ledger } = h();
       const pay = (to: string) => ({ token: TOKEN, to, value: 10_000_000n, hash: H1 });
