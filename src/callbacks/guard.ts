@@ -115,9 +115,11 @@ export function isLocalName(host: string): boolean {
   return h === 'localhost' || h.endsWith('.localhost');
 }
 
-/** What lifts the inward-address refusal where it was made: serve's flag, or the CLI's variable on a local ledger. */
-export const SERVE_SWITCH = 'serve --allow-private-callbacks';
-export const CLI_SWITCH = 'CRYPTOPAY_ALLOW_PRIVATE_CALLBACKS=1';
+/**
+ * What lifts the inward-address refusal, named in it: serve's flag, unless the refusal is the
+ * CLI's on a local ledger (src/context.ts passes CRYPTOPAY_ALLOW_PRIVATE_CALLBACKS=1).
+ */
+const SERVE_SWITCH = 'serve --allow-private-callbacks';
 export const privateHint = (lift = SERVE_SWITCH) => `callbacks are never sent to loopback, private, link-local or reserved addresses (${lift} lifts this for development)`;
 export const PRIVATE_HINT = privateHint();
 

@@ -8,7 +8,7 @@
 import { formatAmount } from '../core/money.js';
 import type { ChainType } from '../core/types.js';
 import { adapterFor } from './watch/adapter.js';
-import { decodeTransfer } from './watch/logs.js';
+import { nodeTxHash, parseReceipt } from './watch/logs.js';
 import { hexQuantity, quantity, redactUrl, RpcTransportError, type RpcClient } from './watch/rpc.js';
 
 /** What the withdrawal expects to find. */
@@ -73,15 +73,11 @@ export interface ChainCheck {
   message: string;
 }
 
-const HEX32 = /^0x[0-9a-fA-F]{64}$/;
-
-/** The node's form of a hash: TRON writes 64 hex digits, its JSON-RPC wants them with 0x. */
-const nodeHash = (h: string) => `0x${h.toLowerCase().replace(/^0x/, '')}`;
 
 /** Reads the transaction's receipt and the head in one batch (and, when there is no receipt, whether the node's pool has it). */
 export async function observeTransaction(rpc: RpcClient, e: Pick<ExpectedPayout, 'chainId' | 'chainType' | 'token' | 'tokenDecimals' | 'txHash'>): Promise<ChainObservation> {
   const adapter = adapterFor(e.chainType);
-  const hash = nodeHash(e.txHash);
+  const hash = nodeTxHash(e.txHash);
   const [receiptOut, headOut, chainOut, txOut] = await rpc.batch([
     { method: 'eth_getTransactionReceipt', params: [hash] },
     { method: 'eth_blockNumber', params: [] },
@@ -100,35 +96,27 @@ export async function observeTransaction(rpc: RpcClient, e: Pick<ExpectedPayout,
   if (!txOut!.ok) throw txOut!.error;
   const head = quantity(headOut!.result, 'eth_blockNumber');
   const sender = senderOf(txOut!.result);
-  const receipt = receiptOut!.result as Record<string, unknown> | null;
-  if (receipt === null || receipt === undefined) {
+  const receipt = parseReceipt(receiptOut!.result);
+  if (receipt === null) {
     const pooled = txOut!.result;
     return {
       known: pooled !== null && pooled !== undefined, mined: false, succeeded: null, blockNumber: null, blockHash: null, head, confirmations: 0, transfers: [],
       ...(sender ? { sender } : {}),
     };
   }
-  if (typeof receipt !== 'object' || typeof receipt.blockHash !== 'string' || !HEX32.test(receipt.blockHash) || !Array.isArray(receipt.logs)) {
-    throw new RpcTransportError('the node answered eth_getTransactionReceipt with something that is not a receipt');
-  }
-  const blockNumber = quantity(receipt.blockNumber, 'a receipt block number');
-  // Pre-Byzantium receipts have no status; every chain cryptopay knows has it.
-  const succeeded = receipt.status === undefined ? null : quantity(receipt.status, 'a receipt status') === 1;
+  const { blockNumber, succeeded } = receipt;
   const ownToken = adapter.toNodeAddress(e.token);
-  const transfers: ObservedTransfer[] = [];
-  for (const raw of receipt.logs) {
-    const t = decodeTransfer(raw);
-    if (!t) continue;
+  const transfers: ObservedTransfer[] = receipt.transfers.map((t) => {
     const own = t.token === ownToken;
-    transfers.push({
+    return {
       token: own ? e.token : adapter.fromNodeAddress(t.token.slice(2)),
       to: adapter.fromNodeAddress(t.to),
       rawAmount: t.value.toString(),
       amount: own ? formatAmount(t.value, e.tokenDecimals) : null,
-    });
-  }
+    };
+  });
   return {
-    known: true, mined: true, succeeded, blockNumber, blockHash: receipt.blockHash.toLowerCase(), head,
+    known: true, mined: true, succeeded, blockNumber, blockHash: receipt.blockHash, head,
     confirmations: Math.max(0, head - blockNumber + 1), transfers, ...(sender ? { sender } : {}),
   };
 }

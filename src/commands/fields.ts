@@ -87,8 +87,12 @@ export const fieldOf = (flag: string): Field => FIELDS[flag] ?? { flag };
  * A time option: a duration from now (`2h`, `30m`, `90s`, `1d`), milliseconds since the epoch,
  * or an ISO 8601 time with its zone (`2026-05-01T12:00Z`). Returns milliseconds since the epoch.
  */
+/** A time given as a duration from now (2h, 30m): worked out again at every run. */
+const FROM_NOW = /^(\d{1,7})(s|m|h|d)$/;
+export const isFromNow = (value: string): boolean => FROM_NOW.test(value.trim());
+
 export function parseTime(value: string, now: number, flag: string): number | string {
-  const d = /^(\d{1,7})(s|m|h|d)$/.exec(value.trim());
+  const d = FROM_NOW.exec(value.trim());
   if (d) return now + Number(d[1]) * { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[d[2] as 's' | 'm' | 'h' | 'd'];
   if (/^\d{1,16}$/.test(value)) return Number(value);
   const missing = missingDay(value);

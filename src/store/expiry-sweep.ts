@@ -53,8 +53,7 @@ interface Window {
   heldNoLongerThan: number;
 }
 
-function windowOf(q: Q, now: number, watched: readonly string[]): Window {
-  const cursor = readCursor(q);
+function windowOf(q: Q, now: number, watched: readonly string[], cursor = readCursor(q)): Window {
   const heldNoLongerThan = now - EXPIRY_HOLD_MAX_MS;
   return {
     from: cursor ? cursor.value - SWEEP_OVERLAP_MS : now - FIRST_SWEEP_LOOKBACK_MS,
@@ -95,7 +94,7 @@ const settledHold = (w: Window) =>
 export function sweepExpired(tx: Q, now: number, o: { watched?: readonly string[]; limit?: number } = {}): number {
   const limit = o.limit ?? 500;
   const cursor = readCursor(tx);
-  const w = windowOf(tx, now, o.watched ?? []);
+  const w = windowOf(tx, now, o.watched ?? [], cursor);
   const announce = (row: typeof orders.$inferSelect) =>
     enqueueEvent(tx, {
       merchantId: row.merchantId, event: 'order.expired', subjectType: 'order', subjectId: row.id, url: row.notifyUrl!, now,

@@ -276,7 +276,7 @@ export const chainCursors = sqliteTable('chain_cursors', {
   updatedAt: int('updated_at').notNull(),
   /**
    * Every block with a timestamp (ms) at or before this has been scanned: the expiry sweep's
-   * horizon (src/store/outbox.ts). Null until the first scan, and after a reorg until the rescan.
+   * horizon (src/store/expiry-sweep.ts). Null until the first scan, and after a reorg until the rescan.
    */
   seenThrough: int('seen_through'),
 });

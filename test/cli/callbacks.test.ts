@@ -307,6 +307,24 @@ describe('callbacks run, test and listen', () => {
     expect(await listen.stop(), listen.err()).toBe(0);
   });
 
+  // Found by an integrator review: with a profile in use, listen asked for a local ledger and the
+  // secret had to be exported again.
+  it('listen with a profile in use checks callbacks with its secret, and says so', async () => {
+    const db = newDb();
+    const m = await withMerchant(db);
+    const home = { XDG_CONFIG_HOME: join(tmp.dir, `config-${++n}`) };
+    const added = await cli(['profile', 'add', 'dev', '--url', 'http://127.0.0.1:18999', '--mch-id', m.mchId, '--use', '--no-check'], { ...home, CRYPTOPAY_SECRET: m.secret });
+    expect(added.code, added.stderr).toBe(0);
+    const listen = spawnLong(['--json', 'listen', '--port', '0'], { ...home, CRYPTOPAY_SECRET: undefined });
+    const url = (await listen.waitFor(/listening for callbacks on (http:\/\/127\.0\.0\.1:\d+\/)/))[1]!;
+    expect(listen.err()).toContain('note: callbacks are checked with the secret of profile dev\n');
+    const sent = await cli(['--db', db, '--json', 'callbacks', 'test', '--url', url, '--allow-private-callbacks']);
+    expect(sent.code, sent.stderr + sent.stdout).toBe(0);
+    expect(JSON.parse((await listen.waitFor(/^\{.*\}$/m, 'out'))[0])).toMatchObject({ valid: true, mchId: m.mchId });
+    expect(listen.err()).not.toContain(m.secret);
+    expect(await listen.stop(), listen.err()).toBe(0);
+  });
+
   it('listen takes what the docs tell a receiver to: a replayed attempt, a stale one, a signed request body are refused; an event handled is not forwarded twice', async () => {
     // Found by an attacker review: one captured order.paid posted three times was "signature ok"
     // three times, and a merchant-signed create-order body passed as a callback.

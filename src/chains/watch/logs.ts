@@ -48,6 +48,41 @@ export function decodeTransfer(raw: unknown): TransferLog | undefined {
   };
 }
 
+/** A transaction hash as a node's JSON-RPC takes it: TRON writes 64 hex digits, the node wants them with 0x. */
+export const nodeTxHash = (h: string) => `0x${h.toLowerCase().replace(/^0x/, '')}`;
+
+/** A node's receipt, checked: where the transaction was mined, whether it succeeded, its Transfer logs. */
+export interface Receipt {
+  blockNumber: number;
+  blockHash: string;
+  /** null on a receipt without a status (pre-Byzantium; no chain cryptopay knows). */
+  succeeded: boolean | null;
+  transfers: TransferLog[];
+}
+
+/**
+ * An eth_getTransactionReceipt answer: null when the node has no receipt (not mined, or not
+ * known); an answer that is not a receipt is a transport error (the tick or check is tried again).
+ */
+export function parseReceipt(raw: unknown): Receipt | null {
+  if (raw === null || raw === undefined) return null;
+  const r = raw as Record<string, unknown>;
+  if (typeof r !== 'object' || typeof r.blockHash !== 'string' || !HEX32.test(r.blockHash) || !Array.isArray(r.logs)) {
+    throw new RpcTransportError('the node answered eth_getTransactionReceipt with something that is not a receipt');
+  }
+  const transfers: TransferLog[] = [];
+  for (const l of r.logs) {
+    const t = decodeTransfer(l);
+    if (t) transfers.push(t);
+  }
+  return {
+    blockNumber: quantity(r.blockNumber, 'a receipt block number'),
+    blockHash: r.blockHash.toLowerCase(),
+    succeeded: r.status === undefined ? null : quantity(r.status, 'a receipt status') === 1,
+    transfers,
+  };
+}
+
 /**
  * A rate limiter's answer: HTTP 429 passed on as an error, Infura's -32005 "daily request count
  * exceeded, request rate limited", Alchemy's "compute units per second capacity", QuickNode's

@@ -7,10 +7,10 @@
  * (docs/decisions.md, "A counted payment is final").
  */
 import type { ChainPaymentRow } from '../../store/chain-state.js';
-import type { ChainInfo, TokenInfo } from '../registry.js';
+import type { TokenInfo } from '../registry.js';
 import type { ChainAdapter } from './adapter.js';
-import { decodeTransfer, isRateLimited, type BlockHeader } from './logs.js';
-import { quantity, RpcTransportError, type RpcClient } from './rpc.js';
+import { isRateLimited, nodeTxHash, parseReceipt, type BlockHeader, type Receipt } from './logs.js';
+import { quantity, type RpcClient } from './rpc.js';
 
 /** A decided payment whose transfer the node has again, in a block of its chain. */
 export interface MinedAgain {
@@ -22,7 +22,7 @@ export interface MinedAgain {
   confirmations: number;
 }
 
-const HEX32 = /^0x[0-9a-fA-F]{64}$/;
+/** A batch a provider may cap: a few dozen receipts at a time. */
 const RECEIPTS_PER_BATCH = 50;
 
 /**
@@ -33,12 +33,12 @@ const RECEIPTS_PER_BATCH = 50;
  * token, to the same address, of the same raw amount. Each log answers for one payment only,
  * so a transaction that paid the same address the same amount twice is found twice only if it
  * still does. A node that cannot tell (no receipt, an error for that call), or whose answer
- * comes from the replaced fork, leaves the payment gone: the alarm is raised rather than missed. A rate limiter's answer, or one that is not a
- * receipt, fails the tick, which is tried again after a pause.
+ * comes from the replaced fork, leaves the payment gone: the alarm is raised rather than missed.
+ * A rate limiter's answer, or one that is not a receipt, fails the tick, which is tried again
+ * after a pause.
  */
 export async function findMinedAgain(a: {
   rpc: RpcClient;
-  chain: ChainInfo;
   adapter: ChainAdapter;
   tokenByNode: ReadonlyMap<string, TokenInfo>;
   replaced: ChainPaymentRow[];
@@ -49,39 +49,23 @@ export async function findMinedAgain(a: {
   if (a.replaced.length === 0) return { found: [], gone: [] };
   const hashes = [...new Set(a.replaced.map((p) => p.txHash))];
   const head = quantity(await a.rpc.call('eth_blockNumber', []), 'eth_blockNumber');
-  // A batch a provider may cap: a few dozen receipts at a time.
-  const out = [];
+  const receipts = new Map<string, Receipt>();
   for (let i = 0; i < hashes.length; i += RECEIPTS_PER_BATCH) {
     const chunk = hashes.slice(i, i + RECEIPTS_PER_BATCH);
-    out.push(...(await a.rpc.batch(chunk.map((h) => ({ method: 'eth_getTransactionReceipt', params: [`0x${h.toLowerCase().replace(/^0x/, '')}`] })))));
-  }
-  const receipts = new Map<string, { blockNumber: number; blockHash: string; logs: { token: string; to: string; value: bigint; logIndex: number; used: boolean }[] }>();
-  for (const [i, hash] of hashes.entries()) {
-    const o = out[i]!;
-    if (!o.ok) {
-      if (isRateLimited(o.error)) throw o.error;
-      continue;
+    const out = await a.rpc.batch(chunk.map((h) => ({ method: 'eth_getTransactionReceipt', params: [nodeTxHash(h)] })));
+    for (const [j, o] of out.entries()) {
+      if (!o.ok) {
+        if (isRateLimited(o.error)) throw o.error;
+        continue;
+      }
+      const r = parseReceipt(o.result);
+      if (r && r.succeeded !== false) receipts.set(chunk[j]!, r);
     }
-    const r = o.result as Record<string, unknown> | null;
-    if (r === null || r === undefined) continue;
-    if (typeof r !== 'object' || typeof r.blockHash !== 'string' || !HEX32.test(r.blockHash) || !Array.isArray(r.logs)) {
-      throw new RpcTransportError('the node answered eth_getTransactionReceipt with something that is not a receipt');
-    }
-    if (r.status !== undefined && quantity(r.status, 'a receipt status') !== 1) continue;
-    const logs = [];
-    for (const raw of r.logs) {
-      const t = decodeTransfer(raw);
-      if (t) logs.push({ token: t.token, to: t.to, value: t.value, logIndex: t.logIndex, used: false });
-    }
-    receipts.set(hash, { blockNumber: quantity(r.blockNumber, 'a receipt block number'), blockHash: r.blockHash.toLowerCase(), logs });
   }
   const numbers = [...new Set([...receipts.values()].map((r) => r.blockNumber))];
   const current = await a.headers(numbers);
   const canonical = new Map(numbers.map((n, i) => [n, current[i]?.hash]));
-  const sameAddress = (stored: string, hex40: string) => {
-    const seen = a.adapter.fromNodeAddress(hex40);
-    return a.chain.chainType === 'EVM' ? seen.toLowerCase() === stored.toLowerCase() : seen === stored;
-  };
+  const used = new Set<Receipt['transfers'][number]>();
   const found: MinedAgain[] = [];
   const gone: ChainPaymentRow[] = [];
   for (const p of a.replaced) {
@@ -90,14 +74,15 @@ export async function findMinedAgain(a: {
     // receipt and header consistent with each other) names the replaced block, or a block the
     // caller has just read with another hash: not believed, the payment counts as gone.
     const stale = r !== undefined && (r.blockHash === p.blockHash.toLowerCase() || (a.readJustNow.has(r.blockNumber) && a.readJustNow.get(r.blockNumber) !== r.blockHash));
+    const to = a.adapter.toNodeAddress(p.toAddress).slice(2);
     const log = r && !stale && canonical.get(r.blockNumber) === r.blockHash
-      ? r.logs.find((l) => !l.used && a.tokenByNode.get(l.token)?.address === p.token && sameAddress(p.toAddress, l.to) && l.value.toString() === p.rawAmount)
+      ? r.transfers.find((t) => !used.has(t) && a.tokenByNode.get(t.token)?.address === p.token && t.to === to && t.value.toString() === p.rawAmount)
       : undefined;
     if (!r || !log) {
       gone.push(p);
       continue;
     }
-    log.used = true;
+    used.add(log);
     found.push({ payment: p, blockNumber: r.blockNumber, blockHash: r.blockHash, logIndex: log.logIndex, confirmations: Math.max(0, head - r.blockNumber + 1) });
   }
   return { found, gone };

@@ -310,7 +310,7 @@ export class ChainWatcher {
     const byNumber = new Map(heads.filter((h): h is BlockHeader => !!h).map((h) => [h.number, h.hash]));
     const replaced = counted.filter((p) => byNumber.get(p.blockNumber) !== p.blockHash);
     const { found, gone: orphaned } = await findMinedAgain({
-      rpc: this.d.rpc, chain, adapter: this.adapter, tokenByNode: this.tokenByNode, replaced, readJustNow: byNumber, headers: (numbers) => this.headers(numbers),
+      rpc: this.d.rpc, adapter: this.adapter, tokenByNode: this.tokenByNode, replaced, readJustNow: byNumber, headers: (numbers) => this.headers(numbers),
     });
     const dropped = await this.write((q) => {
       const now = this.d.now();

@@ -3,7 +3,7 @@ import { orderByRef } from '../order/ref.js';
 import { ASSETS } from '../../core/assets.js';
 import { AppError, usage } from '../../core/errors.js';
 import { formatAmount, parseAmount } from '../../core/money.js';
-import type { OrderStatus } from '../../core/types.js';
+import type { OrderDetail, OrderStatus } from '../../core/types.js';
 import { printJson, printRecord } from '../output.js';
 import { checked } from '../common.js';
 
@@ -36,8 +36,8 @@ export async function run(ctx: Context, opts: PayOptions, id: string): Promise<v
   if (!to) throw new AppError('conflict', `order ${order.id} has no EVM address (its merchant has no EVM wallet)`);
   // The watcher refuses test money for any other merchant (decisions, "The public test wallet is
   // test money only"): said before anything is sent, not after.
-  const { PUBLIC_TEST_XPUBS } = await import('../../chains/sandbox/public-wallet.js');
-  if ((await service.showMerchant(order.mchId)).evmXpub !== PUBLIC_TEST_XPUBS.EVM) {
+  const { onPublicTestWallet } = await import('../../store/payments.js');
+  if (!onPublicTestWallet(service.ledger.db, order.mchId, 'EVM')) {
     throw new AppError(
       'conflict',
       `order ${order.id} is merchant ${order.mchId}'s, whose EVM wallet is not the public test wallet: the development chain's test token, which anyone can mint, pays only orders of serve --dev's merchant (the watcher would refuse it); nothing was sent`,
@@ -80,7 +80,7 @@ export async function run(ctx: Context, opts: PayOptions, id: string): Promise<v
     // completes the order, and waiting on for PAID would only end in a timeout.
     const deadline = Date.now() + waitSeconds * 1000;
     let decided: string[] = [];
-    let after = await service.getOrder(order.id);
+    let after: OrderDetail;
     for (;;) {
       const mine = (await service.paymentsOnChain(order.id)).filter((p) => p.txHash === sent.txHash);
       if (mine.length > 0 && mine.every((p) => p.status !== 'seen')) decided = mine.map((p) => p.status);

@@ -2,7 +2,7 @@ import type { Context } from '../../context.js';
 import type { Order } from '../../core/types.js';
 import { isAppError, usage } from '../../core/errors.js';
 import { checked, need } from '../common.js';
-import { expiry } from '../fields.js';
+import { expiry, isFromNow } from '../fields.js';
 import { printOrder } from '../views.js';
 
 export async function run(ctx: Context, opts: Record<string, string | boolean | undefined>): Promise<void> {
@@ -35,7 +35,7 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
     // Only when the first run's order expires that duration after it was made (within a minute:
     // the clocks of this machine and a remote's): another duration still differs (a code review).
     const given = text(opts.expiredAt);
-    if (!given || !/^\s*\d{1,7}\s*[smhdw]\s*$/i.test(given) || !isAppError(e) || e.kind !== 'conflict' || !/ with a different expiredAt$/.test(e.message)) throw e;
+    if (!given || !isFromNow(given) || !isAppError(e) || e.kind !== 'conflict' || !/ with a different expiredAt$/.test(e.message)) throw e;
     const first = await service.showOrder({ mchId: ctx.globals.mchId, oid }).catch(() => undefined);
     const meant = first ? expiry(given, first.createdAt) : undefined;
     if (typeof meant !== 'number' || Math.abs(meant - first!.expiredAt) > 60_000) throw e;

@@ -272,7 +272,8 @@ describe('serve watches the chain', () => {
     await ledgerCheck(db, chains);
   });
 
-  it('a reorg deeper than the confirmations: reported in chains (table, --json), on stderr and in the audit; nobody un-credited; acknowledged with a reason', async () => {
+  /** A serve at 2 confirmations whose one order (5 USDT, user-0) is paid and counted. */
+  async function countedUnderServe() {
     const db = newDb();
     const chains = await config({ confirmations: 2 });
     const { orders } = await ledgerWithOrders(db, ['5']);
@@ -283,6 +284,11 @@ describe('serve watches the chain', () => {
     const tx = await pay(pc.usdt, o.addresses.EVM!, 5_000_000n);
     await pc.chain.mine(1);
     await paid(srv.url, o.id);
+    return { db, chains, o, cli, srv, tx };
+  }
+
+  it('a reorg deeper than the confirmations: reported in chains (table, --json), on stderr and in the audit; nobody un-credited; acknowledged with a reason', async () => {
+    const { db, chains, o, cli, srv, tx } = await countedUnderServe();
     // Three blocks replaced, the payment's among them, after it was counted at 2 confirmations.
     await pc.chain.provider.send('anvil_reorg', [3, []]);
     await pc.chain.mine(2);
@@ -321,19 +327,10 @@ describe('serve watches the chain', () => {
   });
 
   it('a reorg that replaces a counted payment\'s block but mines the same transaction again at depth: no deep reorg alarm, credited once', async () => {
-    const db = newDb();
-    const chains = await config({ confirmations: 2 });
-    const { orders } = await ledgerWithOrders(db, ['5']);
-    const o = orders[0]!;
-    const cli = (args: string[]) => runCliEnv([...args, '--db', db], { env: { CRYPTOPAY_CHAINS: chains } });
-    const srv = await spawnServe(db, { CRYPTOPAY_CHAINS: chains });
-    await srv.waitFor(/watching chain 31337/);
+    const { db, chains, o, cli, srv, tx } = await countedUnderServe();
     const p = pc.chain.provider;
-    const tx = await pay(pc.usdt, o.addresses.EVM!, 5_000_000n);
     const raw = (await p.send('eth_getRawTransactionByHash', [tx])) as string;
     const before = await p.send('eth_getTransactionReceipt', [tx]);
-    await pc.chain.mine(1);
-    await paid(srv.url, o.id);
     // The payment's block and the one after it replaced; the same signed transaction is mined
     // again in the first of the new ones: the transfer is still on the chain, at depth.
     await p.send('anvil_reorg', [2, [[raw, 0]]]);
