@@ -25,10 +25,29 @@ export function pastLateWindow(expiredAt: number, now: number): boolean {
   return now > expiredAt + LATE_WINDOW_MS;
 }
 
-/** Paid in full (or over) is PAID; fully refunded is REFUNDED; anything less stays unpaid. */
-export function statusFor(amount: bigint, paid: bigint, refunded: bigint): StoredOrderStatus {
+/**
+ * Paid in full (or over) is PAID; fully refunded is REFUNDED; anything less stays unpaid. A
+ * partly refunded order stays PAID (decisions §5). A fully refunded order is PAID again only when
+ * what arrived since covers its amount again (the payer paid anew): dust sent after a refund is
+ * credited to the user but does not make the order PAID, nor send order.paid, again (an outside
+ * review: a shop that ships on order.paid would ship a refunded order for one base unit).
+ * `before`: the stored status before this change (undefined: judged from the amounts alone).
+ */
+export function statusFor(amount: bigint, paid: bigint, refunded: bigint, before?: StoredOrderStatus): StoredOrderStatus {
   if (paid < amount) return 'PENDING_PAY';
-  return refunded >= paid ? 'REFUNDED' : 'PAID';
+  if (refunded >= paid) return 'REFUNDED';
+  if (before === 'REFUNDED' && paid - refunded < amount) return 'REFUNDED';
+  return 'PAID';
+}
+
+/**
+ * The statuses a ledger check accepts for these amounts: after a full refund and a payment short
+ * of the amount since, REFUNDED (the order was fully refunded first) and PAID (partly refunded
+ * while PAID) both follow from history the amounts alone do not keep.
+ */
+export function statusesFor(amount: bigint, paid: bigint, refunded: bigint): StoredOrderStatus[] {
+  const s = statusFor(amount, paid, refunded);
+  return s === 'PAID' && refunded > 0n && paid - refunded < amount ? ['PAID', 'REFUNDED'] : [s];
 }
 
 export interface RefundCheck {

@@ -5,7 +5,8 @@ import type { HeldPaymentView, OrderDetail } from '../core/types.js';
 import { accountId, audit, postTransfer, type Q } from './ledger.js';
 import { getOrder } from './orders.js';
 import { normalizeTxHash, recordPayment, refuseTestMoney } from './payments.js';
-import { chainPayments, orders } from './schema.js';
+import { chainPayments, orders, payments } from './schema.js';
+import { txKey } from './tx-keys.js';
 import { decimalsOf, type StoreCtx } from './store-context.js';
 
 /**
@@ -125,8 +126,16 @@ export async function creditHeld(s: StoreCtx, ref: HeldPaymentRef): Promise<Orde
   return getOrder(s, ref.orderId);
 }
 
-/** A refused payment credited to its order's user by hand: an adjustment, tied to the payment. */
+/**
+ * A refused payment credited to its order's user by hand: an adjustment, tied to the payment.
+ * Not when its transaction is a payment the ledger already credited (recorded by hand against
+ * another order, say): that would count one transfer twice (an outside review did, for 10 USDT
+ * sent once). Its transaction confirming a withdrawal is the case this is for.
+ */
 function creditRefused(tx: Q, p: Found, reason: string, now: number, actor: string): void {
+  if (tx.select({ id: payments.id }).from(payments).where(eq(payments.txKey, txKey(p.txHash))).get()) {
+    throw conflict(`transaction ${p.txHash} is already credited as a payment in this ledger: crediting it again would count one transfer twice (cryptopay order find ${p.txHash} shows where; correct that payment's user with cryptopay balance adjust if it was the wrong order, then send this one back or leave it)`);
+  }
   decide(tx, p, 'credited');
   const d = decimalsOf(p.asset);
   const row = tx.select({ amount: chainPayments.amount }).from(chainPayments).where(and(eq(chainPayments.chainId, p.chainId), eq(chainPayments.txHash, p.txHash), eq(chainPayments.logIndex, p.logIndex))).get()!;

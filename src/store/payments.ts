@@ -2,7 +2,7 @@ import { and, eq, inArray, sql } from 'drizzle-orm';
 import { isTxHash } from '../chains/tx-hash.js';
 import { conflict, invalid, notFound } from '../core/errors.js';
 import { MAX_LEDGER_AMOUNT, formatAmount, parseAmount, tooLarge } from '../core/money.js';
-import { readStatus, statusFor } from '../core/state.js';
+import { readStatus, statusFor, type StoredOrderStatus } from '../core/state.js';
 import type { Registry } from '../chains/registry.js';
 import type { ChainType, OrderDetail } from '../core/types.js';
 import { accountId, audit, postTransfer, sessionOf, type Q } from './ledger.js';
@@ -10,7 +10,7 @@ import { getOrder } from './orders.js';
 import { orderPaidEvent } from './outbox.js';
 import { chainPayments, merchants, orders, payments } from './schema.js';
 import { PUBLIC_TEST_XPUBS } from '../chains/sandbox/public-wallet.js';
-import { alreadyRecorded, claimTxKey } from './tx-keys.js';
+import { alreadyRecorded, claimTxKey, txKey as txKeyOf } from './tx-keys.js';
 import { decimalsOf, type StoreCtx } from './store-context.js';
 
 export interface MarkPaidInput {
@@ -55,6 +55,11 @@ export interface RecordedPayment {
   orderId: string;
   status: string;
   late: boolean;
+  /**
+   * A payment found on chain that an operator had already recorded by hand for this order (same
+   * transaction): what was recorded then. Nothing was credited now.
+   */
+  recordedByHand?: { amount: bigint };
 }
 
 /** recordPayment's statements, prepared once per connection (the watcher counts thousands in a row). */
@@ -63,6 +68,12 @@ function preparePaymentStatements(tx: Q) {
   return {
     order: tx.select().from(orders).where(eq(orders.id, p('id'))).prepare(),
     wallet: tx.select({ evm: merchants.evmXpub, tron: merchants.tronXpub }).from(merchants).where(eq(merchants.id, p('id'))).prepare(),
+    byHand: tx.select({ id: payments.id, amount: payments.amount, chainId: payments.chainId }).from(payments)
+      .where(and(eq(payments.orderId, p('orderId')), eq(payments.txKey, p('txKey')), eq(payments.source, 'manual'), sql`${payments.logIndex} is null`)).prepare(),
+    linkByHand: tx.update(payments).set({
+      logIndex: sql`${p('logIndex')}`, rawAmount: sql`${p('rawAmount')}`, chainType: sql`${p('chainType')}`, chainId: sql`${p('chainId')}`,
+      token: sql`${p('token')}`, blockNumber: sql`${p('blockNumber')}`, blockHash: sql`${p('blockHash')}`,
+    }).where(eq(payments.id, p('id'))).prepare(),
     seen: tx.select({ id: payments.id }).from(payments)
       .where(and(eq(payments.chainId, p('chainId')), eq(payments.txKey, p('txKey')), eq(payments.logIndex, p('logIndex')))).prepare(),
     insert: tx.insert(payments).values({
@@ -93,6 +104,10 @@ export function recordPayment(tx: Q, p: PaymentRecord, ctx: { now: number; actor
   if (!o) throw notFound('Order not found');
   if (p.testMoney) refuseTestMoney(tx, o.merchantId, p.chainType, p.chainId);
   const d = decimalsOf(o.asset);
+  if (p.source === 'chain' && p.logIndex !== null) {
+    const byHand = matchRecordedByHand(tx, o, p, ctx);
+    if (byHand) return byHand;
+  }
   const txKey = claimTxKey(tx, p.txHash, 'payment', { shared: p.source === 'chain' && p.logIndex !== null, now });
   if (p.logIndex !== null) {
     const seen = st.seen.get({ chainId: p.chainId ?? '', txKey, logIndex: p.logIndex });
@@ -115,9 +130,10 @@ export function recordPayment(tx: Q, p: PaymentRecord, ctx: { now: number; actor
     orderId: o.id, txHash: p.txHash, txKey, logIndex: p.logIndex, amount: p.amount, rawAmount: p.rawAmount, chainType: p.chainType, chainId: p.chainId,
     token: p.token, blockNumber: p.blockNumber, blockHash: p.blockHash, blockTime: p.blockTime ?? null, late, source: p.source, transferId, createdAt: now,
   });
-  const status = statusFor(o.amount, paid, o.refundedAmount);
-  // From unpaid, and from REFUNDED too: a payment after a full refund makes the order PAID again
-  // (statusFor), and the merchant, last told order.refunded, must hear it.
+  const status = statusFor(o.amount, paid, o.refundedAmount, o.status as StoredOrderStatus);
+  // From unpaid, and from REFUNDED too: a payment after a full refund that covers the amount
+  // again makes the order PAID again (statusFor), and the merchant, last told order.refunded,
+  // must hear it.
   const becamePaid = status === 'PAID' && o.status !== 'PAID';
   const paidAt = becamePaid ? now : o.paidAt;
   st.update.run({ paidAmount: paid, status, late: o.late || (becamePaid && late) ? 1 : 0, paidAt, id: o.id });
@@ -135,6 +151,34 @@ export function recordPayment(tx: Q, p: PaymentRecord, ctx: { now: number; actor
     },
   });
   return { orderId: o.id, status, late };
+}
+
+/**
+ * A transfer found on chain whose transaction an operator already recorded by hand for this same
+ * order (`order mark-paid`, on this chain or on none named) is that payment, seen on chain: the
+ * payment recorded by hand takes the chain's facts (log, raw amount, chain, token, block) and
+ * nothing is credited again. It used to be refused (the hash was taken), and an operator who then
+ * credited the refused payment paid the user twice for one transfer (an outside review). When the
+ * chain moved another amount than was recorded, the difference is the operator's to settle (`balance
+ * adjust`): the audit entry and serve's log say both amounts; the ledger takes nothing back on its
+ * own (the user may have spent it).
+ */
+function matchRecordedByHand(tx: Q, o: { id: string; merchantId: string; asset: string; status: string }, p: PaymentRecord, ctx: { now: number; actor: string }): RecordedPayment | undefined {
+  const st = paymentStmts(tx);
+  const found = st.byHand.get({ orderId: o.id, txKey: txKeyOf(p.txHash) });
+  if (!found || (found.chainId !== null && found.chainId !== p.chainId)) return undefined;
+  st.linkByHand.run({
+    id: found.id, logIndex: p.logIndex, rawAmount: p.rawAmount, chainType: p.chainType, chainId: p.chainId, token: p.token, blockNumber: p.blockNumber, blockHash: p.blockHash,
+  });
+  const d = decimalsOf(o.asset);
+  audit(tx, {
+    at: ctx.now, actor: ctx.actor, action: 'order.payment_seen_on_chain', merchantId: o.merchantId, subjectType: 'order', subjectId: o.id,
+    detail: {
+      txHash: p.txHash, logIndex: p.logIndex, chainId: p.chainId, recordedByHand: formatAmount(found.amount, d), onChain: formatAmount(p.amount, d),
+      ...(found.amount !== p.amount ? { difference: formatAmount(p.amount - found.amount, d) } : {}),
+    },
+  });
+  return { orderId: o.id, status: o.status, late: false, recordedByHand: { amount: found.amount } };
 }
 
 /** The merchant's wallet on that chain type is the public test wallet's (serve --dev's merchant). */

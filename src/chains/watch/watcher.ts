@@ -6,7 +6,7 @@ import type { Ledger } from '../../store/db.js';
 import { groupCommit } from '../../store/group-commit.js';
 import type { Q } from '../../store/ledger.js';
 import * as state from '../../store/chain-state.js';
-import type { PaymentRecord } from '../../store/payments.js';
+import type { PaymentRecord, RecordedPayment } from '../../store/payments.js';
 import { confirmingWithdrawals, dropConfirmation, expectedPayout, followPayout, markPayoutLost, payoutFound, settleConfirming } from '../../store/withdrawal-verification.js';
 import type { WithdrawalRow } from '../../store/withdrawals.js';
 import type { ChainInfo, TokenInfo } from '../registry.js';
@@ -382,11 +382,16 @@ export class ChainWatcher {
       // not hold up the others: it is set aside with the reason, for an operator.
       sqlite.exec('SAVEPOINT chain_payment');
       try {
-        this.d.record(q, {
+        const r = this.d.record(q, {
           orderId: p.orderId, txHash: p.txHash, logIndex: p.logIndex, amount: p.amount, rawAmount: p.rawAmount,
           chainType: chain.chainType, chainId: chain.chainId, token: p.token, blockNumber: p.blockNumber, blockHash: p.blockHash, blockTime: arrived, source: 'chain',
           testMoney: chain.development === true,
         }, { now, actor: this.actor });
+        const byHand = (r as RecordedPayment | undefined)?.recordedByHand;
+        if (byHand && byHand.amount !== p.amount) {
+          const d = ASSETS[o?.asset ?? '']?.decimals ?? 6;
+          this.d.log(`chain ${chain.chainId}: payment tx ${p.txHash} log ${p.logIndex} to order ${p.orderId} was recorded by hand as ${formatAmount(byHand.amount, d)}; the chain moved ${formatAmount(p.amount, d)}: settle the difference with cryptopay balance adjust (nothing was credited now)`);
+        }
         sqlite.exec('RELEASE chain_payment');
         n++;
       } catch (e) {

@@ -1,0 +1,141 @@
+import { describe, expect, it } from 'vitest';
+import { createRegistry, type Registry, type RegistryConfig } from '../../../src/chains/registry.js';
+import { ChainWatcher } from '../../../src/chains/watch/watcher.js';
+import { onChainPayments } from '../../../src/chains/watch/seen.js';
+import { recordPayment } from '../../../src/store/payments.js';
+import { LocalPaymentService } from '../../../src/store/local-service.js';
+import { addTestMerchant, order, refused, useHarness, type Harness } from '../../helpers/service.js';
+import { SimChain } from './sim-chain.js';
+
+// Found by an outside review (session of 2026-11-24): one transfer credited twice, by hand and
+// then again when the operator credited the payment the watcher had refused.
+
+const TOKEN = '0x5fbdb2315678afecb367f032d93f642f64180aa3';
+const CONFIG: RegistryConfig = {
+  chains: [{ chainId: 31337, chainType: 'EVM', name: 'Local', confirmations: 3, rpcUrl: 'http://127.0.0.1:1' }],
+  tokens: [{ chainId: 31337, address: TOKEN, symbol: 'USDT', asset: 'USDT', decimals: 6 }],
+};
+const registry: Registry = createRegistry(CONFIG);
+
+function watcherFor(h: Harness, sim: SimChain) {
+  const chain = registry.chain('31337');
+  const lines: string[] = [];
+  const w = new ChainWatcher({
+    chain: { ...chain, startBlock: 0 }, tokens: registry.tokens(), rpc: sim.client(), ledger: h.ledger,
+    record: recordPayment, holder: 'test-holder', now: () => h.clock.now, log: (l) => lines.push(l),
+  });
+  return { w, lines };
+}
+
+async function untilCaughtUp(w: ChainWatcher) {
+  for (let i = 0; i < 100; i++) if ((await w.tick()).caughtUp) return;
+  throw new Error('never caught up');
+}
+
+const HASH = `0x${'ab'.repeat(32)}`;
+
+/** The harness's ledger, served with the test chain in its registry (as serve and the CLI with its chains config). */
+const withChain = (h: Harness) => new LocalPaymentService(h.ledger, { now: () => h.clock.now, caller: { actor: 'tester' }, registry });
+
+describe('a payment recorded by hand, then found on chain', () => {
+  const h = useHarness();
+
+  it('is that payment: counted once, not refused, and never credited a second time', async () => {
+    const { ledger } = h();
+    const service = withChain(h());
+    await addTestMerchant(service);
+    const o = await order(service, { uid: 'payer', amount: '10' });
+    // The payer sends their hash; the operator records it before the block is deep enough.
+    await service.markPaid({ id: o.id, txHash: HASH, chainId: '31337' });
+    expect(await service.balance('payer')).toMatchObject({ available: '10' });
+    const sim = new SimChain(5, () => h().clock.now);
+    sim.mine([{ token: TOKEN, to: o.addresses.EVM!, value: 10_000_000n, hash: HASH }]);
+    sim.mineEmpty(3);
+    const { w, lines } = watcherFor(h(), sim);
+    await untilCaughtUp(w);
+    expect(onChainPayments(ledger.db, registry, o.id)).toMatchObject([{ status: 'counted', txHash: HASH }]);
+    expect(lines.join('\n')).not.toMatch(/refused/);
+    expect(await service.balance('payer')).toMatchObject({ available: '10' });
+    await refused(service.creditHeldPayment({ orderId: o.id, txHash: HASH, reason: 'payer asked' }), 'conflict', 'not held');
+    expect(await service.balance('payer')).toMatchObject({ available: '10' });
+    expect(await service.getOrder(o.id)).toMatchObject({ status: 'PAID', paidAmount: '10' });
+  });
+
+  it('when the chain moved another amount than was recorded, nothing is credited now and serve says the difference', async () => {
+    const { ledger } = h();
+    const service = withChain(h());
+    await addTestMerchant(service);
+    const o = await order(service, { uid: 'payer', amount: '10' });
+    await service.markPaid({ id: o.id, txHash: HASH });
+    const sim = new SimChain(5, () => h().clock.now);
+    sim.mine([{ token: TOKEN, to: o.addresses.EVM!, value: 12_000_000n, hash: HASH }]);
+    sim.mineEmpty(3);
+    const { w, lines } = watcherFor(h(), sim);
+    await untilCaughtUp(w);
+    expect(onChainPayments(ledger.db, registry, o.id)).toMatchObject([{ status: 'counted' }]);
+    expect(lines.join('\n')).toContain(`was recorded by hand as 10; the chain moved 12: settle the difference with cryptopay balance adjust`);
+    expect(await service.balance('payer')).toMatchObject({ available: '10' });
+    const entry = ledger.sqlite.prepare("select detail from audit_log where action = 'order.payment_seen_on_chain'").get() as { detail: string };
+    expect(JSON.parse(entry.detail)).toMatchObject({ recordedByHand: '10', onChain: '12', difference: '2' });
+  });
+
+  it('a payment refused because another order recorded its hash by hand is not credited by hand a second time', async () => {
+    const { ledger } = h();
+    const service = withChain(h());
+    await addTestMerchant(service);
+    const wrong = await order(service, { uid: 'a', amount: '10' });
+    const right = await order(service, { uid: 'b', amount: '10' });
+    // The operator typed the hash against the wrong order.
+    await service.markPaid({ id: wrong.id, txHash: HASH });
+    const sim = new SimChain(5, () => h().clock.now);
+    sim.mine([{ token: TOKEN, to: right.addresses.EVM!, value: 10_000_000n, hash: HASH }]);
+    sim.mineEmpty(3);
+    const { w } = watcherFor(h(), sim);
+    await untilCaughtUp(w);
+    expect(onChainPayments(ledger.db, registry, right.id)).toMatchObject([{ status: 'refused' }]);
+    await refused(
+      service.creditHeldPayment({ orderId: right.id, txHash: HASH, reason: 'r' }),
+      'conflict',
+      'is already credited as a payment in this ledger',
+    );
+    expect(await service.balance('b').catch(() => ({ available: '0' }))).toMatchObject({ available: '0' });
+    expect(await service.balance('a')).toMatchObject({ available: '10' });
+  });
+});
+
+describe('a payment into a fully refunded order', () => {
+  const h = useHarness();
+
+  it('makes it PAID again only when what arrived since the refunds covers the amount: dust does not', async () => {
+    const { service, ledger } = h();
+    await addTestMerchant(service);
+    const o = await order(service, { uid: 'u', amount: '10', notifyUrl: 'https://shop.example/cb' });
+    await service.markPaid({ id: o.id, txHash: `0x${'01'.repeat(32)}` });
+    await service.refund({ id: o.id, amount: '10' });
+    expect(await service.getOrderStatus(o.id)).toBe('REFUNDED');
+    const outbox = () => ledger.sqlite.prepare("select count(*) as n from callbacks where event = 'order.paid'").get() as { n: number | bigint };
+    const paidEvents = Number(outbox().n);
+    await service.markPaid({ id: o.id, txHash: `0x${'02'.repeat(32)}`, amount: '0.000001' });
+    // The dust is the user's (credited), but the order is not paid again and no order.paid is sent.
+    expect(await service.getOrderStatus(o.id)).toBe('REFUNDED');
+    expect(Number(outbox().n)).toBe(paidEvents);
+    expect(await service.balance('u')).toMatchObject({ available: '0.000001' });
+    // A whole new payment of the amount is: the payer paid again.
+    await service.markPaid({ id: o.id, txHash: `0x${'03'.repeat(32)}`, amount: '10' });
+    expect(await service.getOrderStatus(o.id)).toBe('PAID');
+    expect(Number(outbox().n)).toBe(paidEvents + 1);
+    expect(await service.check()).toEqual([]);
+  });
+
+  it('a partly refunded order stays PAID (decisions §5) and its ledger check holds', async () => {
+    const { service } = h();
+    await addTestMerchant(service);
+    const o = await order(service, { uid: 'u', amount: '10' });
+    await service.markPaid({ id: o.id, txHash: `0x${'04'.repeat(32)}` });
+    await service.refund({ id: o.id, amount: '4' });
+    expect(await service.getOrderStatus(o.id)).toBe('PAID');
+    await service.markPaid({ id: o.id, txHash: `0x${'05'.repeat(32)}`, amount: '0.000001' });
+    expect(await service.getOrderStatus(o.id)).toBe('PAID');
+    expect(await service.check()).toEqual([]);
+  });
+});
