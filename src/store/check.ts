@@ -94,31 +94,38 @@ export function checkLedger(s: StoreCtx): string[] {
 /**
  * One transaction, one key (issue #10 item 4): a key used twice is reported, unless every use is
  * a different Transfer log of one transaction found on chain (one transaction may pay two orders).
+ * What the ledger knows for a fact (payments, verified payouts) is one key in the whole ledger;
+ * a payout confirmed on a merchant's word alone holds it within that merchant only
+ * (src/store/tx-keys.ts): two uses clash when both are facts, or both are one merchant's.
  * A ledger written before keys existed may hold such duplicates; they are reported, not removed.
  */
 function duplicateTransactions(rows: (query: string) => IterableIterator<Row>): string[] {
-  interface Use { what: string; log: string | null }
+  interface Use { what: string; log: string | null; merchant: string; fact: boolean }
   const uses = new Map<string, Use[]>();
   const note = (key: string, use: Use) => {
     const list = uses.get(key);
     if (list) list.push(use);
     else uses.set(key, [use]);
   };
-  for (const p of rows('select tx_key, order_id, chain_id, log_index, source from payments order by id')) {
-    note(String(p.tx_key), { what: `payment to order ${p.order_id}`, log: p.source === 'chain' && p.log_index !== null ? `${p.chain_id}:${p.log_index}` : null });
+  for (const p of rows('select p.tx_key, p.order_id, p.chain_id, p.log_index, p.source, o.merchant_id from payments p join orders o on o.id = p.order_id order by p.id')) {
+    note(String(p.tx_key), { what: `payment to order ${p.order_id}`, log: p.log_index !== null ? `${p.chain_id}:${p.log_index}` : null, merchant: String(p.merchant_id), fact: true });
   }
-  for (const w of rows('select tx_hash, id from withdrawals where tx_hash is not null order by updated_at')) {
-    note(txKey(String(w.tx_hash)), { what: `withdrawal ${w.id}`, log: null });
+  for (const w of rows('select tx_hash, id, merchant_id, verification from withdrawals where tx_hash is not null order by updated_at')) {
+    note(txKey(String(w.tx_hash)), { what: `withdrawal ${w.id}`, log: null, merchant: String(w.merchant_id), fact: w.verification !== 'unverified' });
   }
   const registered = new Set<string>();
   for (const k of rows('select key from tx_keys')) registered.add(String(k.key));
   const out: string[] = [];
+  const clash = (list: Use[]) => {
+    if (list.length < 2) return false;
+    const logs = list.map((u) => u.log);
+    return !(logs.every((l) => l !== null) && new Set(logs).size === logs.length);
+  };
   for (const [key, list] of uses) {
     if (!registered.has(key)) out.push(`transaction ${key} is recorded but its key is missing from tx_keys`);
-    if (list.length < 2) continue;
-    const logs = list.map((u) => u.log);
-    const distinctChainLogs = logs.every((l) => l !== null) && new Set(logs).size === logs.length;
-    if (!distinctChainLogs) out.push(`transaction ${key} is recorded ${list.length} times: ${list.map((u) => u.what).join(', ')}`);
+    const groups = [list.filter((u) => u.fact), ...[...new Set(list.map((u) => u.merchant))].map((m) => list.filter((u) => u.merchant === m))];
+    const bad = groups.filter(clash).sort((a, b) => b.length - a.length)[0];
+    if (bad) out.push(`transaction ${key} is recorded ${bad.length} times: ${bad.map((u) => u.what).join(', ')}`);
   }
   return out;
 }

@@ -108,7 +108,7 @@ export function recordPayment(tx: Q, p: PaymentRecord, ctx: { now: number; actor
     const byHand = matchRecordedByHand(tx, o, p, ctx);
     if (byHand) return byHand;
   }
-  const txKey = claimTxKey(tx, p.txHash, 'payment', { shared: p.source === 'chain' && p.logIndex !== null, now });
+  const txKey = claimTxKey(tx, p.txHash, 'payment', { shared: p.source === 'chain' && p.logIndex !== null, now, merchantId: o.merchantId, actor: ctx.actor });
   if (p.logIndex !== null) {
     const seen = st.seen.get({ chainId: p.chainId ?? '', txKey, logIndex: p.logIndex });
     if (seen) throw alreadyRecorded(p.txHash);

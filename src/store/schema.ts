@@ -122,13 +122,19 @@ export const payments = sqliteTable(
 );
 
 /** Every transaction hash the ledger recorded, by canonical key: a payment's or a withdrawal's. */
-export const txKeys = sqliteTable('tx_keys', {
-  key: text('key').primaryKey(),
-  use: text('use').notNull(),
-  /** 1 for a key first recorded by the chain watcher: other logs of that transaction may pay too. */
-  shared: flag('shared').notNull().default(false),
-  createdAt: int('created_at').notNull(),
-});
+export const txKeys = sqliteTable(
+  'tx_keys',
+  {
+    key: text('key').notNull(),
+    /** '' for the whole ledger (a payment, a verified payout); a merchant's id for its unverified payout (src/store/tx-keys.ts). */
+    scope: text('scope').notNull().default(''),
+    use: text('use').notNull(),
+    /** 1 for a key first recorded by the chain watcher: other logs of that transaction may pay too. */
+    shared: flag('shared').notNull().default(false),
+    createdAt: int('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.key, t.scope] })],
+);
 
 export const refunds = sqliteTable(
   'refunds',
@@ -156,7 +162,8 @@ export const withdrawals = sqliteTable(
     chainType: text('chain_type').notNull(),
     token: text('token').notNull(),
     status: text('status').notNull(),
-    txHash: text('tx_hash').unique(),
+    /** Unique within its merchant (migration 0013: another merchant's unverified payout may name it too, src/store/tx-keys.ts). */
+    txHash: text('tx_hash'),
     blockNumber: int('block_number'),
     remark: text('remark'),
     notifyUrl: text('notify_url'),
@@ -189,6 +196,7 @@ export const withdrawals = sqliteTable(
     index('withdrawals_confirming').on(t.chainId).where(sql`${t.verification} = 'confirming'`),
     // Create order skips an address a withdrawal pays to (migration 0012): one probe per address.
     index('withdrawals_to').on(sql`lower(${t.to})`),
+    uniqueIndex('withdrawals_merchant_tx').on(t.merchantId, t.txHash),
   ],
 );
 

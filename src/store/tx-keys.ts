@@ -1,13 +1,23 @@
-import { eq, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { conflict } from '../core/errors.js';
-import { sessionOf, type Q } from './ledger.js';
+import { audit, sessionOf, type Q } from './ledger.js';
 import { txKeys } from './schema.js';
 
 /**
  * One transaction, one key (issue #10 item 4). A hash is 32 bytes whatever its spelling (`0x`
  * or not, upper or lower case: EVM writes 0x, TRON does not), so the ledger keys it by those bytes:
- * 64 lower-case hex digits. The key is unique across payments and withdrawals: a hash that paid
- * into the ledger can never confirm a payout, nor the other way round.
+ * 64 lower-case hex digits. A hash that paid into the ledger can never confirm a payout, nor the
+ * other way round.
+ *
+ * Whose word holds a key (docs/decisions.md, "Whose word holds a transaction"): what the ledger
+ * knows for a fact (a payment, recorded by the watcher or by an operator, and a payout verified on
+ * chain) holds it in the whole ledger (scope ''); a payout confirmed without the chain's word (a
+ * chain without rpcUrl, or `--unverified`) holds it only within its own merchant (scope: the
+ * merchant's id). Before, any merchant's unverified confirmation took a hash for the whole ledger:
+ * an outside review took another merchant's incoming payment's hash from the mempool with a
+ * 0.000001 withdrawal on a chain nobody verifies, and the watcher then refused that payment.
+ * Such a claim proves nothing (any well-formed hash is accepted there), so keeping it from other
+ * merchants loses no check; within its merchant, it still refuses a second use.
  */
 export function txKey(hash: string): string {
   const h = hash.toLowerCase();
@@ -15,6 +25,48 @@ export function txKey(hash: string): string {
 }
 
 export type TxUse = 'payment' | 'withdrawal';
+
+/** Who claims a key: the merchant whose payment or payout it is, and whether on its word only. */
+export interface TxClaimant {
+  merchantId: string;
+  /** For the audit entry when the claim contradicts another merchant's unverified payout. */
+  actor?: string;
+  /** A payout confirmed without the chain's word: the key is held within this merchant only. */
+  unverified?: boolean;
+}
+
+interface KeyRow {
+  scope: string;
+  use: string;
+  shared: boolean;
+}
+
+function prepareKeyStatements(tx: Q) {
+  const p = sql.placeholder;
+  return {
+    held: tx.select({ scope: txKeys.scope, use: txKeys.use, shared: txKeys.shared }).from(txKeys).where(eq(txKeys.key, p('key'))).prepare(),
+    claim: tx.insert(txKeys).values({ key: p('key'), scope: p('scope'), use: p('use'), shared: p('shared'), createdAt: p('createdAt') }).prepare(),
+  };
+}
+const keyStatements = new WeakMap<object, ReturnType<typeof prepareKeyStatements>>();
+function keyStmts(tx: Q) {
+  let st = keyStatements.get(sessionOf(tx));
+  if (!st) keyStatements.set(sessionOf(tx), (st = prepareKeyStatements(tx)));
+  return st;
+}
+
+/** The rows that stand in this claimant's way: the whole ledger's, and its own merchant's. */
+function inTheWay(rows: KeyRow[], who: TxClaimant): KeyRow[] {
+  return rows.filter((r) => r.scope === '' || r.scope === who.merchantId);
+}
+
+/**
+ * Whether `hash` is taken for this claimant (a question before the chain is asked: a hash
+ * already in the ledger is refused without a node round trip).
+ */
+export function txKeyTaken(tx: Q, hash: string, who: TxClaimant): boolean {
+  return inTheWay(keyStmts(tx).held.all({ key: txKey(hash) }), who).length > 0;
+}
 
 /**
  * Claims the key of `hash` for one use, inside the caller's transaction. `shared` is for a payment
@@ -24,26 +76,42 @@ export type TxUse = 'payment' | 'withdrawal';
  * The refusal is the same whoever holds the key: it never names an order, a withdrawal or a
  * merchant, so a merchant cannot learn what another did with a transaction.
  */
-function prepareKeyStatements(tx: Q) {
-  const p = sql.placeholder;
-  return {
-    held: tx.select({ use: txKeys.use, shared: txKeys.shared }).from(txKeys).where(eq(txKeys.key, p('key'))).prepare(),
-    claim: tx.insert(txKeys).values({ key: p('key'), use: p('use'), shared: p('shared'), createdAt: p('createdAt') }).prepare(),
-  };
-}
-const keyStatements = new WeakMap<object, ReturnType<typeof prepareKeyStatements>>();
-
-export function claimTxKey(tx: Q, hash: string, use: TxUse, opts: { shared: boolean; now: number }): string {
+export function claimTxKey(tx: Q, hash: string, use: TxUse, opts: { shared: boolean; now: number } & TxClaimant): string {
   const key = txKey(hash);
-  let st = keyStatements.get(sessionOf(tx));
-  if (!st) keyStatements.set(sessionOf(tx), (st = prepareKeyStatements(tx)));
-  const held = st.held.get({ key });
-  if (held) {
-    if (!(opts.shared && held.shared && held.use === use)) throw alreadyRecorded(hash);
-    return key;
+  const st = keyStmts(tx);
+  const rows = st.held.all({ key });
+  const scope = opts.unverified ? opts.merchantId : '';
+  for (const held of inTheWay(rows, opts)) {
+    if (!(opts.shared && held.shared && held.use === use && held.scope === scope)) throw alreadyRecorded(hash);
   }
-  st.claim.run({ key, use, shared: opts.shared, createdAt: opts.now });
+  if (rows.some((r) => r.scope === scope)) return key;
+  st.claim.run({ key, scope, use, shared: opts.shared, createdAt: opts.now });
+  if (scope === '') contradicted(tx, key, rows, opts.now, opts.actor ?? 'ledger');
   return key;
+}
+
+/**
+ * Other merchants' unverified payout confirmations of a transaction the ledger now knows for a
+ * fact (a payment, or a verified payout): each gets an audit entry on its withdrawal, for its
+ * operator. Nothing is changed: the payout was confirmed on the merchant's word.
+ */
+function contradicted(tx: Q, key: string, rows: KeyRow[], now: number, actor: string): void {
+  for (const r of rows) {
+    if (r.scope === '') continue;
+    const ids = tx.all<{ id: string }>(sql`select id from withdrawals where merchant_id = ${r.scope} and verification = 'unverified'
+      and tx_hash is not null and (case when lower(substr(tx_hash, 1, 2)) = '0x' then lower(substr(tx_hash, 3)) else lower(tx_hash) end) = ${key}`);
+    for (const { id } of ids) {
+      audit(tx, {
+        at: now, actor, action: 'withdrawal.transaction_recorded_elsewhere', merchantId: r.scope, subjectType: 'withdrawal', subjectId: id,
+        detail: { txKey: key, note: 'this withdrawal was confirmed without verification; the ledger now records its transaction as a payment or a verified payout of another merchant: check the payout on chain' },
+      });
+    }
+  }
+}
+
+/** Gives up a verified payout's key (its confirmation was dropped: src/store/withdrawal-verification.ts). */
+export function releaseTxKey(tx: Q, hash: string): void {
+  tx.delete(txKeys).where(and(eq(txKeys.key, txKey(hash)), eq(txKeys.scope, ''), eq(txKeys.use, 'withdrawal'))).run();
 }
 
 export function alreadyRecorded(hash: string) {

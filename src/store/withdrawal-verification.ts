@@ -7,9 +7,9 @@ import type { WithdrawVerifyRequest } from '../core/schemas.js';
 import type { ChainType, VerificationReport, Withdrawal, WithdrawalStatus } from '../core/types.js';
 import { audit, type Q } from './ledger.js';
 import { findMerchant } from './merchants.js';
-import { txKeys, withdrawals } from './schema.js';
+import { withdrawals } from './schema.js';
 import { decimalsOf, type StoreCtx } from './store-context.js';
-import { txKey } from './tx-keys.js';
+import { releaseTxKey, txKey } from './tx-keys.js';
 import { findWithdrawal, payoutHash, settleConfirmed, type WithdrawalRow } from './withdrawals.js';
 
 /**
@@ -132,7 +132,7 @@ export function dropConfirmation(tx: Q, w: WithdrawalRow, a: { reason: string; a
     .set({ txHash: null, blockNumber: null, blockHash: null, verification: null, verificationNote: note, payoutFrom: null, payoutNonce: null, payoutLostAt: null, updatedAt: a.now })
     .where(stillConfirming(w)).run().changes;
   if (changed !== 1) return false;
-  tx.delete(txKeys).where(and(eq(txKeys.key, txKey(w.txHash!)), eq(txKeys.use, 'withdrawal'))).run();
+  releaseTxKey(tx, w.txHash!);
   audit(tx, {
     at: a.now, actor: a.actor, action: 'withdrawal.confirmation_dropped', merchantId: w.merchantId, subjectType: 'withdrawal', subjectId: w.id,
     detail: { txHash: w.txHash, blockNumber: w.blockNumber, reason: a.reason },

@@ -2,7 +2,7 @@ import { and, desc, eq, gte, lt, sql, type SQL } from 'drizzle-orm';
 import type { ChainCheck } from '../chains/withdrawal-check.js';
 import { conflict, invalid, notFound } from '../core/errors.js';
 import { formatAmount, parseAmount } from '../core/money.js';
-import { alreadyRecorded, claimTxKey, txKey } from './tx-keys.js';
+import { alreadyRecorded, claimTxKey, txKey, txKeyTaken } from './tx-keys.js';
 import type { WithdrawApplyRequest, WithdrawConfirmRequest, WithdrawRejectRequest } from '../core/schemas.js';
 import { withdrawalAfter } from '../core/state.js';
 import type { ChainType, ListedWithdrawal, Withdrawal, WithdrawalDetail, WithdrawalStatus } from '../core/types.js';
@@ -12,7 +12,7 @@ import { withdrawalEvent } from './outbox.js';
 import { normalizeTxHash, onPublicTestWallet } from './payments.js';
 import { afterCursor, pageOf, type Page } from './paging.js';
 import { addressMatch } from './address-match.js';
-import { orderAddresses, txKeys, withdrawals } from './schema.js';
+import { orderAddresses, withdrawals } from './schema.js';
 import { decimalsOf, type StoreCtx } from './store-context.js';
 import { checkPayout } from './withdrawal-verification.js';
 
@@ -140,9 +140,10 @@ export async function confirmWithdrawal(s: StoreCtx, input: WithdrawConfirmReque
     const w = findWithdrawal(tx, before.merchantId, before.id);
     const status = withdrawalAfter(w.status as WithdrawalStatus, 'confirm');
     assertCanTake(tx, w, txHash);
-    // Waiting for its confirmations already: the key is this withdrawal's since then.
-    if (w.txHash === null) claimTxKey(tx, txHash, 'withdrawal', { shared: false, now });
     const verified = check !== undefined;
+    // Waiting for its confirmations already: the key is this withdrawal's since then. Confirmed on
+    // the merchant's word alone, it holds the key within its merchant only (src/store/tx-keys.ts).
+    if (w.txHash === null) claimTxKey(tx, txHash, 'withdrawal', { shared: false, now, merchantId: w.merchantId, unverified: !verified, actor: s.caller.actor });
     const blockHash = check?.observed.blockHash ?? null;
     if (check && check.verdict.kind === 'match' && !check.verdict.deep) {
       // Its sender and nonce: whether it can be mined again should a reorg take it away.
@@ -176,7 +177,7 @@ function assertCanTake(q: Q, w: WithdrawalRow, txHash: string): void {
     throw conflict(`withdrawal ${w.id} already waits for the confirmations of transaction ${w.txHash}; it is settled when they are reached (cryptopay withdraw show ${w.id})`);
   }
   // Before the chain is asked: a hash already in the ledger is refused without a node round trip.
-  if (w.txHash === null && q.select({ key: txKeys.key }).from(txKeys).where(eq(txKeys.key, txKey(txHash))).get()) throw alreadyRecorded(txHash);
+  if (w.txHash === null && txKeyTaken(q, txHash, { merchantId: w.merchantId })) throw alreadyRecorded(txHash);
 }
 
 /**

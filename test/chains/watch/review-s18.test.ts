@@ -4,7 +4,7 @@ import { ChainWatcher } from '../../../src/chains/watch/watcher.js';
 import { onChainPayments } from '../../../src/chains/watch/seen.js';
 import { recordPayment } from '../../../src/store/payments.js';
 import { LocalPaymentService } from '../../../src/store/local-service.js';
-import { addTestMerchant, order, refused, useHarness, type Harness } from '../../helpers/service.js';
+import { USDT, addOtherMerchant, addTestMerchant, order, refused, useHarness, type Harness } from '../../helpers/service.js';
 import { SimChain } from './sim-chain.js';
 
 // Found by an outside review (session of 2026-11-24): one transfer credited twice, by hand and
@@ -137,5 +137,31 @@ describe('a payment into a fully refunded order', () => {
     await service.markPaid({ id: o.id, txHash: `0x${'05'.repeat(32)}`, amount: '0.000001' });
     expect(await service.getOrderStatus(o.id)).toBe('PAID');
     expect(await service.check()).toEqual([]);
+  });
+});
+
+describe("another merchant's unverified payout naming a payment's transaction (an outside review)", () => {
+  const h = useHarness();
+
+  it('does not keep the watcher from counting that payment', async () => {
+    const { ledger } = h();
+    const service = withChain(h());
+    const shop = (await addTestMerchant(service)).mchId;
+    const victim = await order(service, { mchId: shop, uid: 'payer', amount: '10' });
+    // The squatter sees the payment in the mempool and confirms a dust payout with its hash on a
+    // chain nobody verifies (BNB Smart Chain has no rpcUrl here).
+    const squatter = await addOtherMerchant(service, 'Squatter');
+    await service.adjustBalance({ mchId: squatter.mchId, uid: 's', amount: '+0.000001', reason: 'seed' });
+    const w = await service.applyWithdrawal({ mchId: squatter.mchId, uid: 's', amount: '0.000001', to: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', chainId: 56, chainType: 'EVM', token: USDT.BSC });
+    expect(await service.confirmWithdrawal({ mchId: squatter.mchId, logId: w.id, txHash: HASH, blockNumber: 1 })).toMatchObject({ status: 'CONFIRMED' });
+    const sim = new SimChain(5, () => h().clock.now);
+    sim.mine([{ token: TOKEN, to: victim.addresses.EVM!, value: 10_000_000n, hash: HASH }]);
+    sim.mineEmpty(3);
+    const { w: watcher, lines } = watcherFor(h(), sim);
+    await untilCaughtUp(watcher);
+    expect(onChainPayments(ledger.db, registry, victim.id)).toMatchObject([{ status: 'counted' }]);
+    expect(lines.join('\n')).not.toMatch(/refused/);
+    expect(await service.getOrderStatus(victim.id)).toBe('PAID');
+    expect(await service.balance('payer', { mchId: shop })).toMatchObject({ available: '10' });
   });
 });
