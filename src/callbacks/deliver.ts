@@ -122,6 +122,14 @@ function parseTarget(url: string): Target | string {
   const tls = u.protocol === 'https:';
   if (!tls && u.protocol !== 'http:') return `${u.protocol} is not http or https`;
   const bare = u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname;
+  let authorization: string | undefined;
+  try {
+    authorization = u.username || u.password ? `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}` : undefined;
+  } catch {
+    // Stored before create order refused it: a failed attempt, on the schedule, not a throw that
+    // left the row due for ever.
+    return 'its user name or password is not valid percent-encoding';
+  }
   return {
     tls,
     hostname: u.hostname,
@@ -129,9 +137,7 @@ function parseTarget(url: string): Target | string {
     port: Number(u.port || (tls ? 443 : 80)),
     path: `${u.pathname}${u.search}`,
     servername: tls && !isIP(bare) ? bare : undefined,
-    authorization: u.username || u.password
-      ? `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}`
-      : undefined,
+    authorization,
   };
 }
 

@@ -280,12 +280,18 @@ export class CallbackWorker {
     if (!secret) {
       result = { statusCode: null, latencyMs: 0, error: `merchant ${row.merchantId} no longer exists` };
     } else {
-      // Signed now, with the merchant's current secret (read with this attempt's lease at the
-      // earliest): a rotated secret applies to retries too.
-      const body = JSON.stringify(signedEventBody(JSON.parse(row.payload) as EventFields, row.merchantId, secret, at));
-      result = await deliver(row.url, body, {
-        allowPrivate: this.o.allowPrivate, timeoutMs: this.o.timeoutMs, resolver: this.o.resolver, connector: this.o.connector,
-      });
+      try {
+        // Signed now, with the merchant's current secret (read with this attempt's lease at the
+        // earliest): a rotated secret applies to retries too.
+        const body = JSON.stringify(signedEventBody(JSON.parse(row.payload) as EventFields, row.merchantId, secret, at));
+        result = await deliver(row.url, body, {
+          allowPrivate: this.o.allowPrivate, timeoutMs: this.o.timeoutMs, resolver: this.o.resolver, connector: this.o.connector,
+        });
+      } catch (e) {
+        // Whatever kept it from being sent is this attempt's failure, recorded on the schedule: a
+        // throw here used to leave the row leased and due again for ever (an outside review).
+        result = { statusCode: null, latencyMs: 0, error: `not sent: ${(e as Error).message}` };
+      }
     }
     const recorded = this.write(() =>
       recordAttempt(this.o.ledger.db, { id: row.id, owner: this.o.owner, at, ...result }, (step) => retryDelay(this.o.schedule, step, this.o.random)),

@@ -43,7 +43,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { active: null, profiles: {} };
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { active: null, profiles: Object.create(null) as Config['profiles'] };
     throw usage(`cannot read the config file ${path}: ${(e as NodeJS.ErrnoException).code}`);
   }
   assertPrivate(path, 'the config file');
@@ -55,7 +55,9 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
   }
   const parsed = configSchema.safeParse(json);
   if (!parsed.success) throw usage(`the config file ${path} is not valid: ${describeIssues(parsed.error)}`);
-  return parsed.data;
+  // Looked up by the names users type: `constructor` or `toString` must find no profile, not
+  // Object.prototype's.
+  return { ...parsed.data, profiles: Object.assign(Object.create(null) as Config['profiles'], parsed.data.profiles) };
 }
 
 /** Written whole to a private temporary file, then renamed over the old one. */

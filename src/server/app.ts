@@ -172,7 +172,12 @@ export function createApp(deps: AppDeps) {
     path: string,
     schema: S,
     run: (service: PaymentService & OperatorExtensions, input: Record<string, unknown>) => Promise<unknown>,
-    opts: { mchIdRequired?: boolean; rateLimited?: boolean; parsedOnce?: boolean } = {},
+    /**
+     * rateLimited: the merchant's limit per minute applies, counted in this bucket: `orders` (create
+     * order, spec §4.2), `chain` (verify and confirm, which read the chain's node: one merchant must
+     * not spend the node's quota that the watcher needs; an outside review).
+     */
+    opts: { mchIdRequired?: boolean; rateLimited?: 'orders' | 'chain'; parsedOnce?: boolean } = {},
   ) => {
     // Where mchId is required, it is named with the other missing fields (an empty body lists
     // every one), in its place first.
@@ -196,9 +201,10 @@ export function createApp(deps: AppDeps) {
       if (!auth || !verified) throw new AppError('unauthorized', BAD_SIGNATURE);
       req.merchant = mchId;
       const perMinute = opts.rateLimited ? auth.rateLimit : 0;
+      const bucket = opts.rateLimited === 'chain' ? `${mchId} chain` : mchId;
       const nonce = { merchantId: mchId, value: parsed.nonce, expiresAt: Math.max(parsed.timestamp, t) + NONCE_KEEP_MS };
       if (perMinute > 0) {
-        const wait = limiter.take(mchId, perMinute, t);
+        const wait = limiter.take(bucket, perMinute, t);
         if (wait > 0) {
           // The signature verified, so the nonce is used up with the refusal (spec decisions §1):
           // the body cannot create the order later, once the limit has room. A replay of it is
@@ -222,7 +228,7 @@ export function createApp(deps: AppDeps) {
         return ok(await run(service, args));
       } catch (e) {
         // A replayed request (nonce already used) is refused as unauthenticated: it must not use up the merchant's limit.
-        if (perMinute > 0 && isAppError(e) && e.kind === 'unauthorized') limiter.giveBack(mchId, perMinute);
+        if (perMinute > 0 && isAppError(e) && e.kind === 'unauthorized') limiter.giveBack(bucket, perMinute);
         throw e;
       }
     };
@@ -233,13 +239,13 @@ export function createApp(deps: AppDeps) {
   signed('/api/v1/order', createOrderSchema, async (s, i) => {
     const order = await s.createOrder(i as never);
     return { ...order, payUrl: payUrlOf(publicUrl, order.id) };
-  }, { mchIdRequired: true, rateLimited: true, parsedOnce: true });
+  }, { mchIdRequired: true, rateLimited: 'orders', parsedOnce: true });
   signed('/api/v1/refund', refundSchema, (s, i) => s.refund(i as never));
   signed('/api/v1/withdraw/apply', withdrawApplySchema, (s, i) => s.applyWithdrawal(i as never));
-  signed('/api/v1/withdraw/confirm', withdrawConfirmSchema, (s, i) => s.confirmWithdrawal(i as never));
+  signed('/api/v1/withdraw/confirm', withdrawConfirmSchema, (s, i) => s.confirmWithdrawal(i as never), { rateLimited: 'chain' });
   signed('/api/v1/withdraw/reject', withdrawRejectSchema, (s, i) => s.rejectWithdrawal(i as never));
   // Extension (decisions §12): what confirm would find on chain, for remote mode's question and withdraw verify.
-  signed('/api/v1/withdraw/verify', withOp('withdraw/verify', withdrawVerifySchema), (s, { op: _op, ...i }) => s.verifyWithdrawal(i as never));
+  signed('/api/v1/withdraw/verify', withOp('withdraw/verify', withdrawVerifySchema), (s, { op: _op, ...i }) => s.verifyWithdrawal(i as never), { rateLimited: 'chain' });
 
   /**
    * Extensions for remote mode (decisions §12, issue #15 item 8): reads, signed like every

@@ -398,6 +398,12 @@ function signedPost(summary: string, body: z.ZodObject, data: Json, extra: Json 
   };
 }
 
+/** 429 with its Retry-After (decisions §8; the chain reads' own limit: docs/api.md, "Rate limits"). */
+const rateLimited = (description: string) => ({
+  429: errorResponse(description, { 'Retry-After': { required: true, schema: { type: 'string', pattern: '^[1-9]\\d*$' }, description: 'seconds to wait' } }),
+});
+const CHAIN_LIMIT = "rate limited: verify and confirm share the merchant's limit per minute, counted apart from create order's";
+
 export function openApiDocument(): Record<string, unknown> {
   cached ??= {
     openapi: '3.1.0',
@@ -409,9 +415,7 @@ export function openApiDocument(): Record<string, unknown> {
     },
     servers: [{ url: '/' }],
     paths: {
-      '/api/v1/order': signedPost('Create a payment order', createOrderSchema.extend({ mchId: z.string().min(1).max(64) }), CREATED_ORDER, {
-        429: errorResponse('rate limited', { 'Retry-After': { required: true, schema: { type: 'string', pattern: '^[1-9]\\d*$' }, description: 'seconds to wait' } }),
-      }),
+      '/api/v1/order': signedPost('Create a payment order', createOrderSchema.extend({ mchId: z.string().min(1).max(64) }), CREATED_ORDER, rateLimited('rate limited')),
       '/api/v1/address/{id}': unsignedGet("An order's payment addresses", { 200: ok(ADDRESSES), 404: errorResponse('msg "Not found"') }, [ID_PARAM]),
       '/api/v1/order/{id}/status': unsignedGet(
         "An order's status",
@@ -426,12 +430,13 @@ export function openApiDocument(): Record<string, unknown> {
         ],
       }),
       '/api/v1/withdraw/apply': signedPost('Apply for a withdrawal (holds the amount)', withdrawApplySchema, WITHDRAWAL),
-      '/api/v1/withdraw/confirm': signedPost('Confirm a pending withdrawal with its transaction', withdrawConfirmSchema, WITHDRAWAL),
+      '/api/v1/withdraw/confirm': signedPost('Confirm a pending withdrawal with its transaction', withdrawConfirmSchema, WITHDRAWAL, rateLimited(CHAIN_LIMIT)),
       '/api/v1/withdraw/reject': signedPost('Reject a pending withdrawal (releases the hold)', withdrawRejectSchema, WITHDRAWAL),
       '/api/v1/withdraw/verify': signedPost(
         "Extension: what the chain says about a withdrawal's transaction (its recorded one, or txHash and blockNumber about to confirm it) next to what the withdrawal expects; changes nothing. 400 when the chain has no rpcUrl, 409 when there is no transaction to check, 503 when the node cannot be reached",
         withOp('withdraw/verify', withdrawVerifySchema),
         VERIFICATION,
+        rateLimited(CHAIN_LIMIT),
       ),
       '/api/v1/merchant': signedPost(`${EXT}Who the signature acts as: what profile add and profile test check`, withOp('merchant', merchantMeSchema), {
         type: 'object', required: ['mchId', 'name', 'asset'], properties: { mchId: { type: 'string' }, name: { type: 'string' }, asset: { type: 'string' } },

@@ -159,6 +159,23 @@ describe('delivery and retries', () => {
     expect(byUrl[redirect.url]).toMatchObject({ status: 'pending', lastStatus: 307, lastError: null });
   });
 
+  it("a notifyUrl whose user name is not valid percent-encoding is refused at creation; one already stored fails its attempts on the schedule instead of staying due forever (an outside review)", async () => {
+    const s = await setup();
+    const bad = 'http://%zz@shop.example/x';
+    await expect(s.service.createOrder({ oid: 'bad-url', uid: 'u1', amount: '1', notifyUrl: bad })).rejects.toMatchObject({
+      kind: 'invalid', message: expect.stringContaining('notifyUrl has a user name or password that is not valid percent-encoding'),
+    });
+    await expect(s.service.createOrder({ oid: 'bad-pass', uid: 'u1', amount: '1', notifyUrl: 'https://user:%E0%A4%A@shop.example/x' })).rejects.toMatchObject({ kind: 'invalid' });
+    // One stored before this check: its row is given the URL by hand.
+    const rec = await receiver();
+    const id = await paidOrderWithHook(s, rec.url);
+    s.ledger.sqlite.prepare('update callbacks set url = ? where subject_id = ?').run(bad, id);
+    expect(await deliver(bad, '{}', { allowPrivate: true })).toMatchObject({ statusCode: null, error: expect.stringContaining('percent-encoding') });
+    worker(s.ledger, { schedule: [60_000] });
+    await until(async () => (await s.service.listCallbacks({}))[0]!.attempts === 1);
+    expect((await s.service.listCallbacks({}))[0]).toMatchObject({ status: 'pending', lastError: expect.stringContaining('percent-encoding') });
+  });
+
   it('a restart in the middle of the retries resumes them', async () => {
     const s = await setup();
     const rec = await receiver((n) => (n === 1 ? 500 : 200));

@@ -337,3 +337,22 @@ describe('a profile without a secret, with a timeout', () => {
     expect(hang.hits).toEqual(['GET /api/v1/order/ord_AAAAAAAAAAAAAAAAAAAAAA/status']);
   });
 });
+
+describe("profile names that are an object's own words (an outside review)", () => {
+  it('__proto__, constructor and toString are refused by profile add; naming them elsewhere says there is no such profile', async () => {
+    const h = home();
+    for (const name of ['__proto__', 'constructor', 'toString', 'hasOwnProperty']) {
+      const r = await h.cli(['profile', 'add', name, '--remote', 'http://127.0.0.1:18999', '--mch-id', 'M100001', '--no-check']);
+      expect(r).toMatchObject({ code: 2, stdout: '', stderr: `error: ${name} cannot be a profile name: it is a reserved word of JavaScript objects; choose another\n` });
+    }
+    expect(existsSync(h.configFile)).toBe(false);
+    const ok = await h.cli(['profile', 'add', 'real', '--remote', 'http://127.0.0.1:18999', '--mch-id', 'M100001', '--no-check']);
+    expect(ok.code).toBe(0);
+    for (const name of ['constructor', 'toString', '__proto__']) {
+      expect(await h.cli(['profile', 'show', name])).toMatchObject({ code: 2, stderr: `error: there is no profile named ${name}: see cryptopay profile list\n` });
+      expect(await h.cli(['--profile', name, 'order', 'list'])).toMatchObject({ code: 2, stderr: `error: there is no profile named ${name}: see cryptopay profile list\n` });
+      expect(await h.cli(['profile', 'use', name])).toMatchObject({ code: 2, stderr: `error: there is no profile named ${name}: see cryptopay profile list\n` });
+      expect(await h.cli(['profile', 'remove', name])).toMatchObject({ code: 2, stderr: `error: there is no profile named ${name}: see cryptopay profile list\n` });
+    }
+  });
+});

@@ -51,6 +51,27 @@ describe('rate limit of create order (decisions §8)', () => {
     expectRefused(await create(m), 429);
   });
 
+  it("withdraw verify and confirm, which read the chain's node, have a limit of their own: one merchant cannot spend the node's quota the watcher needs (an outside review)", async () => {
+    s = await startServer();
+    const m = await s.addMerchant({ rateLimit: 2 });
+    await s.credit(m, 'u1', '+10');
+    const w = expectOk(await s.post('/api/v1/withdraw/apply', s.signed(m, { uid: 'u1', amount: '1', to: EVM_TO, chainId: 1, chainType: 'EVM', token: USDT_ETH }))) as { id: string };
+    const hash = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
+    // Chain 1 has no rpcUrl here: verify answers that it cannot verify, still a request that counts.
+    await s.post('/api/v1/withdraw/verify', s.signed(m, { op: 'withdraw/verify', id: w.id, txHash: hash(1), blockNumber: 1 }));
+    await s.post('/api/v1/withdraw/verify', s.signed(m, { op: 'withdraw/verify', id: w.id, txHash: hash(2), blockNumber: 1 }));
+    const before = snapshot(s.ledger);
+    expectRefused(await s.post('/api/v1/withdraw/verify', s.signed(m, { op: 'withdraw/verify', id: w.id, txHash: hash(3), blockNumber: 1 })), 429, 'too many requests: at most 2 per minute; retry in 30 s');
+    expectRefused(await s.post('/api/v1/withdraw/confirm', s.signed(m, { logId: w.id, txHash: hash(4), blockNumber: 1 })), 429, 'too many requests: at most 2 per minute; retry in 30 s');
+    expect(snapshot(s.ledger)).toEqual(before);
+    // Create order keeps its own limit.
+    expectOk(await create(m));
+    expectOk(await create(m));
+    // A minute later confirm passes again.
+    s.clock.now = T0 + 60 * SECOND;
+    expectOk(await s.post('/api/v1/withdraw/confirm', s.signed(m, { logId: w.id, txHash: hash(5), blockNumber: 1 })));
+  });
+
   it('limits each merchant on its own', async () => {
     s = await startServer();
     const a = await s.addMerchant({ name: 'A', rateLimit: 1 });
@@ -82,7 +103,7 @@ describe('rate limit of create order (decisions §8)', () => {
     expect(Number((s.ledger.sqlite.prepare('select count(*) as n from orders').get() as { n: bigint }).n)).toBe(100);
   });
 
-  it('limits create order only: refunds, withdrawals and the GETs of a limited merchant pass', async () => {
+  it("limits create order, and verify/confirm apart: refunds, applies, rejects and the GETs of a limited merchant pass", async () => {
     s = await startServer();
     const m = await s.addMerchant({ rateLimit: 1 });
     const o = expectOk(await create(m, { amount: '20' }));
@@ -95,8 +116,9 @@ describe('rate limit of create order (decisions §8)', () => {
       ids.push(expectOk(await s.post('/api/v1/withdraw/apply', s.signed(m, { uid: 'u1', amount: '1', to: EVM_TO, chainId: 1, chainType: 'EVM', token: USDT_ETH }))).id);
     }
     for (const [i, id] of ids.entries()) {
-      const body = i % 2 ? { logId: id, txHash: `0x${(i + 1).toString(16).padStart(64, 'a')}`, blockNumber: 1 + i } : { id };
-      expectOk(await s.post(i % 2 ? '/api/v1/withdraw/confirm' : '/api/v1/withdraw/reject', s.signed(m, body)));
+      // One confirm (its own bucket of 1 a minute), the rest rejected.
+      const body = i === 1 ? { logId: id, txHash: `0x${(i + 1).toString(16).padStart(64, 'a')}`, blockNumber: 1 + i } : { id };
+      expectOk(await s.post(i === 1 ? '/api/v1/withdraw/confirm' : '/api/v1/withdraw/reject', s.signed(m, body)));
     }
     for (let i = 0; i < 10; i++) {
       expectOk(await s.get(`/api/v1/order/${o.id}/status`));

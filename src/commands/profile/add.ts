@@ -15,6 +15,9 @@ import { checkCredentials } from './check.js';
  */
 export async function run(ctx: Context, opts: { url?: string; use?: boolean; check?: boolean }, name: string): Promise<void> {
   if (!/^[A-Za-z0-9._-]{1,40}$/.test(name)) throw usage('a profile name is 1 to 40 letters, digits, dots, dashes or underscores');
+  // Profiles are keys of a JSON object: `__proto__` was "saved" and lost, `constructor` read a
+  // profile that is not there (an outside review).
+  if (name === '__proto__' || name in Object.prototype) throw usage(`${name} cannot be a profile name: it is a reserved word of JavaScript objects; choose another`);
   const remote = await need(ctx, opts.url ?? ctx.globals.remote, 'remote', 'Remote base URL (e.g. https://pay.example.com)');
   // Only the flag is stored: a CRYPTOPAY_INSECURE_HTTP of this shell must not stick to the profile.
   const insecureHttp = !!ctx.globals.insecureHttp;
