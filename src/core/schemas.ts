@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AppError } from './errors.js';
 import { NONCE_PATTERN } from './nonce.js';
 import { isPlainHost } from './plain-host.js';
-import { CONTROL, controlRefusal, echoRefusal, HIDDEN, hiddenRefusal, isEchoable } from './text-rules.js';
+import { BLANKS, blankRefusal, CONTROL, controlRefusal, echoRefusal, HIDDEN, hiddenRefusal, isEchoable } from './text-rules.js';
 
 /**
  * One schema per input of the REST interface, used at every edge: the local service, the HTTP
@@ -19,7 +19,8 @@ export { NONCE_PATTERN } from './nonce.js';
 
 /** A text sent back in signed callbacks: no "&" (src/core/text-rules.ts). */
 /** An id that people read (an order's oid and uid, a withdrawal's uid): nothing hidden in it (src/core/text-rules.ts). */
-const readable = <T extends z.ZodType<string>>(field: string, schema: T) => schema.refine((v) => !HIDDEN.test(v), hiddenRefusal(field));
+const readable = <T extends z.ZodType<string>>(field: string, schema: T) =>
+  schema.refine((v) => !HIDDEN.test(v), hiddenRefusal(field)).refine((v) => HIDDEN.test(v) || !BLANKS.test(v), blankRefusal(field));
 
 const echoed = <T extends z.ZodString>(field: string, schema: T) =>
   schema

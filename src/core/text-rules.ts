@@ -23,6 +23,16 @@ export const hiddenRefusal = (field: string) =>
   `${field} must not contain invisible or direction-changing characters (such as U+202E or U+200B): people read it, on payment pages and in the CLI`;
 
 /**
+ * Blanks that make two ids read alike: one at the start or the end (`u1 ` and `u1`), and any
+ * blank but the space (U+00A0, U+2003, U+3000...: `A-1` and `A-1<U+00A0>`). An outside review
+ * made such twins, two users and two orders that no screen tells apart. Never in an oid or a
+ * uid; a space between words is taken. Lookups are not narrowed: an id stored before answers.
+ */
+export const BLANKS = /^[\s\p{Zs}]|[\s\p{Zs}]$|(?! )\p{Zs}/u;
+export const blankRefusal = (field: string) =>
+  `${field} must not start or end with a blank, nor hold a blank other than the space (such as U+00A0): it would read like another ${field}`;
+
+/**
  * A text the service sends back in the callbacks it signs (an order's oid and uid, a
  * withdrawal's uid, a refund's or a rejection's remark) holds no "&". The canonical string does
  * not escape it, and a merchant verifying a callback accepts any field names: from an oid

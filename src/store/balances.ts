@@ -2,7 +2,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import { invalid, notFound } from '../core/errors.js';
 import type { BalanceView } from '../core/types.js';
 import { formatAmount, parseSignedAmount } from '../core/money.js';
-import { CONTROL, controlRefusal, echoRefusal, HIDDEN, hiddenRefusal, isEchoable } from '../core/text-rules.js';
+import { BLANKS, blankRefusal, CONTROL, controlRefusal, echoRefusal, HIDDEN, hiddenRefusal, isEchoable } from '../core/text-rules.js';
 import { accountId, audit, balanceOf, postTransfer } from './ledger.js';
 import { findMerchant } from './merchants.js';
 import { accounts, orders } from './schema.js';
@@ -37,6 +37,7 @@ export async function adjustBalance(
   // withdrawal could ever name.
   if (CONTROL.test(input.uid)) throw invalid(controlRefusal('uid'));
   if (HIDDEN.test(input.uid)) throw invalid(hiddenRefusal('uid'));
+  if (BLANKS.test(input.uid)) throw invalid(blankRefusal('uid'));
   if (!isEchoable(input.uid)) throw invalid(echoRefusal('uid'));
   if (typeof input.amount !== 'string') throw invalid('amount must be a signed decimal string such as "+5" or "-2.5"');
   const reason = input.reason?.trim();

@@ -324,8 +324,32 @@ describe("an order's notifyUrl as it is shown", () => {
     const shown = 'https://shop:***@shop.example/cb?x=1';
     expect((await service.getOrder(o.id)).notifyUrl).toBe(shown);
     expect((await service.showOrder({ id: o.id })).notifyUrl).toBe(shown);
-    expect((await service.listOrders({})).map((x) => x.notifyUrl)).toEqual([shown]);
+    expect((await service.listOrders({ oid: 'with-auth' })).map((x) => x.notifyUrl)).toEqual([shown]);
+    // A user name alone is the credential; so is a query parameter named like a secret.
+    const token = await service.createOrder({ oid: 'with-token', uid: 'u1', amount: '1', notifyUrl: 'https://t0k3n@shop.example/cb?access_token=s3cr3t&order=7' });
+    expect((await service.getOrder(token.id)).notifyUrl).toBe('https://***@shop.example/cb?access_token=***&order=7');
+    expect(JSON.stringify(await service.listOrders({}))).not.toMatch(/t0k3n|s3cr3t/);
     // The same oid and URL again is the same order: the comparison is with what was stored.
     expect((await service.createOrder({ oid: 'with-auth', uid: 'u1', amount: '1', notifyUrl: 'https://shop:p%40ss@shop.example/cb?x=1' })).id).toBe(o.id);
+  });
+});
+
+// Found by an outside review: `u1` and `u1 `, `A-1` and `A-1<U+00A0>`, were two users and two
+// orders that read alike on every screen ("did you mean" only knew case).
+describe('ids that read alike', () => {
+  const h = useHarness();
+
+  it('an oid or uid that starts or ends with a blank, or holds a blank other than the space, is refused and changes nothing', async () => {
+    const { service, ledger } = h();
+    await addTestMerchant(service);
+    const before = counts(ledger);
+    for (const [field, value] of [['uid', 'u1 '], ['uid', ' u1'], ['oid', 'A-1\u00a0'], ['oid', 'A\u2003B'], ['uid', 'u\u30001']] as const) {
+      await refused(service.createOrder({ oid: 'o-ok', uid: 'u-ok', amount: '1', [field]: value }), 'invalid', `${field} must not start or end with a blank, nor hold a blank other than the space`);
+    }
+    await refused(service.adjustBalance({ uid: 'u1 ', amount: '+1', reason: 'r' }), 'invalid', 'uid must not start or end with a blank');
+    await refused(service.applyWithdrawal({ uid: 'u1\u00a0', amount: '1', to: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', chainId: 1, chainType: 'EVM', token: '0xdAC17F958D2ee523a2206206994597C13D831ec7' }), 'invalid', 'uid must not start or end with a blank');
+    expect(counts(ledger)).toEqual(before);
+    // A space between words is a space.
+    expect(await service.createOrder({ oid: 'order 1', uid: 'jane doe', amount: '1' })).toMatchObject({ oid: 'order 1', uid: 'jane doe' });
   });
 });
