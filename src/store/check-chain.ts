@@ -14,8 +14,12 @@ export function chainPaymentMismatches(rows: (query: string) => IterableIterator
   const key = (chain: unknown, hash: unknown, log: unknown) => `${String(chain)}:${txKey(String(hash))}:${String(log)}`;
   // A payment recorded by hand and then seen on chain carries the chain's log (payments.ts,
   // matchRecordedByHand); its amount is the one the operator recorded, which may differ.
+  // The transaction's other logs to that order are covered by the same record: counted, with no
+  // payment of their own.
+  const coveredByHand = new Set<string>();
   for (const p of rows('select chain_id, tx_key, log_index, order_id, amount, source from payments where log_index is not null')) {
     ledger.set(key(p.chain_id, p.tx_key, p.log_index), { order: String(p.order_id), amount: BigInt(p.amount as number | bigint), byHand: p.source === 'manual' });
+    if (p.source === 'manual') coveredByHand.add(`${String(p.chain_id)}:${txKey(String(p.tx_key))}:${String(p.order_id)}`);
   }
   for (const c of rows('select chain_id, tx_hash, log_index, order_id, amount, status from chain_payments order by chain_id, block_number, log_index')) {
     const k = key(c.chain_id, c.tx_hash, c.log_index);
@@ -26,7 +30,9 @@ export function chainPaymentMismatches(rows: (query: string) => IterableIterator
       if (credited) out.push(`the payment in ${where} is ${c.status} on chain but credited to order ${credited.order}`);
       continue;
     }
-    if (!credited) out.push(`the payment in ${where} is counted on chain but not credited to order ${c.order_id}`);
+    if (!credited) {
+      if (!coveredByHand.has(`${String(c.chain_id)}:${txKey(String(c.tx_hash))}:${String(c.order_id)}`)) out.push(`the payment in ${where} is counted on chain but not credited to order ${c.order_id}`);
+    }
     else if (credited.order !== c.order_id || (!credited.byHand && credited.amount !== BigInt(c.amount as number | bigint))) {
       out.push(`the payment in ${where} is counted for order ${c.order_id} (${c.amount}) but credited to order ${credited.order} (${credited.amount})`);
     }

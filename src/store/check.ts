@@ -113,8 +113,12 @@ function duplicateTransactions(rows: (query: string) => IterableIterator<Row>): 
   for (const w of rows('select tx_hash, id, merchant_id, verification from withdrawals where tx_hash is not null order by updated_at')) {
     note(txKey(String(w.tx_hash)), { what: `withdrawal ${w.id}`, log: null, merchant: String(w.merchant_id), fact: w.verification !== 'unverified' });
   }
+  // Each use holds its key where its kind says: a fact in the whole ledger (scope ''), a payout on
+  // its merchant's word within that merchant (or in the whole ledger, where a payout waiting for
+  // its confirmations was then confirmed unverified by an operator).
   const registered = new Set<string>();
-  for (const k of rows('select key from tx_keys')) registered.add(String(k.key));
+  for (const k of rows('select key, scope from tx_keys')) registered.add(`${String(k.key)}|${String(k.scope)}`);
+  const holds = (key: string, u: Use) => registered.has(`${key}|`) || (!u.fact && registered.has(`${key}|${u.merchant}`));
   const out: string[] = [];
   const clash = (list: Use[]) => {
     if (list.length < 2) return false;
@@ -122,7 +126,8 @@ function duplicateTransactions(rows: (query: string) => IterableIterator<Row>): 
     return !(logs.every((l) => l !== null) && new Set(logs).size === logs.length);
   };
   for (const [key, list] of uses) {
-    if (!registered.has(key)) out.push(`transaction ${key} is recorded but its key is missing from tx_keys`);
+    const unheld = list.find((u) => !holds(key, u));
+    if (unheld) out.push(`transaction ${key} is recorded (${unheld.what}) but its key is missing from tx_keys${unheld.fact ? '' : ` for merchant ${unheld.merchant}`}`);
     const groups = [list.filter((u) => u.fact), ...[...new Set(list.map((u) => u.merchant))].map((m) => list.filter((u) => u.merchant === m))];
     const bad = groups.filter(clash).sort((a, b) => b.length - a.length)[0];
     if (bad) out.push(`transaction ${key} is recorded ${bad.length} times: ${bad.map((u) => u.what).join(', ')}`);

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, or } from 'drizzle-orm';
 import { conflict, invalid, notFound } from '../core/errors.js';
 import { formatAmount } from '../core/money.js';
 import type { HeldPaymentView, OrderDetail } from '../core/types.js';
@@ -98,9 +98,10 @@ function decide(tx: Q, p: Found, status: 'counted' | 'returned' | 'credited'): v
 }
 
 /** Credits a held payment to the order's user, as a late payment (decisions §6b). */
-export async function creditHeld(s: StoreCtx, ref: HeldPaymentRef): Promise<OrderDetail> {
+export async function creditHeld(s: StoreCtx, ref: HeldPaymentRef): Promise<OrderDetail & { recordedByHand?: { amount: string; onChain: string } }> {
   if (!ref.reason.trim()) throw invalid('a reason is required');
   const now = s.now();
+  let byHand: { amount: string; onChain: string } | undefined;
   const registry = await s.registry();
   await s.write((tx) => {
     const p = findHeld(tx, ref);
@@ -113,27 +114,40 @@ export async function creditHeld(s: StoreCtx, ref: HeldPaymentRef): Promise<Orde
     }
     decide(tx, p, 'counted');
     const row = tx.select().from(chainPayments).where(and(eq(chainPayments.chainId, p.chainId), eq(chainPayments.txHash, p.txHash), eq(chainPayments.logIndex, p.logIndex))).get()!;
-    recordPayment(tx, {
+    const recorded = recordPayment(tx, {
       orderId: p.orderId, txHash: p.txHash, logIndex: p.logIndex, amount: row.amount, rawAmount: p.rawAmount,
       chainType: chain.chainType, chainId: p.chainId, token: p.token, blockNumber: p.blockNumber, blockHash: row.blockHash, blockTime: row.blockTime, source: 'chain',
       testMoney: chain.development === true,
     }, { now, actor: s.caller.actor });
+    // Recorded by hand already: matched to that record, nothing credited now (a code review found
+    // it audited as credited). The answer says so.
+    if (recorded.recordedByHand) {
+      const d = decimalsOf(p.asset);
+      byHand = { amount: formatAmount(recorded.recordedByHand.amount, d), onChain: formatAmount(recorded.recordedByHand.onChain ?? row.amount, d) };
+      return;
+    }
     audit(tx, {
       at: now, actor: s.caller.actor, action: 'order.held_payment_credited', merchantId: p.mchId, subjectType: 'order', subjectId: p.orderId,
       detail: { chainId: p.chainId, txHash: p.txHash, logIndex: p.logIndex, amount: p.amount, reason: ref.reason },
     });
   });
-  return getOrder(s, ref.orderId);
+  const order = await getOrder(s, ref.orderId);
+  return byHand ? { ...order, recordedByHand: byHand } : order;
 }
 
 /**
  * A refused payment credited to its order's user by hand: an adjustment, tied to the payment.
- * Not when its transaction is a payment the ledger already credited (recorded by hand against
- * another order, say): that would count one transfer twice (an outside review did, for 10 USDT
- * sent once). Its transaction confirming a withdrawal is the case this is for.
+ * Not when the ledger already credited this transfer: this very log, or the transaction recorded
+ * by hand with no log found for it yet (against another order, say): that would count one
+ * transfer twice (an outside review did, for 10 USDT sent once). Other logs of the transaction,
+ * credited to other orders, do not stand in the way (a code review). Its transaction confirming
+ * a withdrawal is the case this is for.
  */
 function creditRefused(tx: Q, p: Found, reason: string, now: number, actor: string): void {
-  if (tx.select({ id: payments.id }).from(payments).where(eq(payments.txKey, txKey(p.txHash))).get()) {
+  const key = txKey(p.txHash);
+  const credited = tx.select({ id: payments.id }).from(payments)
+    .where(and(eq(payments.txKey, key), or(isNull(payments.logIndex), and(eq(payments.chainId, p.chainId), eq(payments.logIndex, p.logIndex))))).get();
+  if (credited) {
     throw conflict(`transaction ${p.txHash} is already credited as a payment in this ledger: crediting it again would count one transfer twice (cryptopay order find ${p.txHash} shows where; correct that payment's user with cryptopay balance adjust if it was the wrong order, then send this one back or leave it)`);
   }
   decide(tx, p, 'credited');

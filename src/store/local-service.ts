@@ -407,7 +407,7 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
     return held.peekDecidable(this.s, ref);
   }
 
-  creditHeldPayment(ref: HeldPaymentRef): Promise<OrderDetail> {
+  creditHeldPayment(ref: HeldPaymentRef): Promise<OrderDetail & { recordedByHand?: { amount: string; onChain: string } }> {
     return held.creditHeld(this.s, ref);
   }
 

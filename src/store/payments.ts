@@ -10,7 +10,7 @@ import { getOrder } from './orders.js';
 import { orderPaidEvent } from './outbox.js';
 import { chainPayments, merchants, orders, payments } from './schema.js';
 import { PUBLIC_TEST_XPUBS } from '../chains/sandbox/public-wallet.js';
-import { alreadyRecorded, claimTxKey, txKey as txKeyOf } from './tx-keys.js';
+import { alreadyRecorded, claimTxKey, shareTxKey, txKey as txKeyOf } from './tx-keys.js';
 import { decimalsOf, type StoreCtx } from './store-context.js';
 
 export interface MarkPaidInput {
@@ -57,9 +57,10 @@ export interface RecordedPayment {
   late: boolean;
   /**
    * A payment found on chain that an operator had already recorded by hand for this order (same
-   * transaction): what was recorded then. Nothing was credited now.
+   * transaction): what was recorded then, and (at the first of the transaction's logs to this
+   * order) what all of them moved. Nothing was credited now.
    */
-  recordedByHand?: { amount: bigint };
+  recordedByHand?: { amount: bigint; onChain?: bigint };
 }
 
 /** recordPayment's statements, prepared once per connection (the watcher counts thousands in a row). */
@@ -68,8 +69,11 @@ function preparePaymentStatements(tx: Q) {
   return {
     order: tx.select().from(orders).where(eq(orders.id, p('id'))).prepare(),
     wallet: tx.select({ evm: merchants.evmXpub, tron: merchants.tronXpub }).from(merchants).where(eq(merchants.id, p('id'))).prepare(),
-    byHand: tx.select({ id: payments.id, amount: payments.amount, chainId: payments.chainId }).from(payments)
-      .where(and(eq(payments.orderId, p('orderId')), eq(payments.txKey, p('txKey')), eq(payments.source, 'manual'), sql`${payments.logIndex} is null`)).prepare(),
+    byHand: tx.select({ id: payments.id, amount: payments.amount, chainId: payments.chainId, logIndex: payments.logIndex }).from(payments)
+      .where(and(eq(payments.orderId, p('orderId')), eq(payments.txKey, p('txKey')), eq(payments.source, 'manual'))).prepare(),
+    // Every log of one transaction to one order, as the watcher stored them (all in one block).
+    logsToOrder: tx.select({ logIndex: chainPayments.logIndex, amount: chainPayments.amount }).from(chainPayments)
+      .where(and(eq(chainPayments.chainId, p('chainId')), eq(chainPayments.txHash, p('txHash')), eq(chainPayments.orderId, p('orderId')))).prepare(),
     linkByHand: tx.update(payments).set({
       logIndex: sql`${p('logIndex')}`, rawAmount: sql`${p('rawAmount')}`, chainType: sql`${p('chainType')}`, chainId: sql`${p('chainId')}`,
       token: sql`${p('token')}`, blockNumber: sql`${p('blockNumber')}`, blockHash: sql`${p('blockHash')}`,
@@ -108,7 +112,7 @@ export function recordPayment(tx: Q, p: PaymentRecord, ctx: { now: number; actor
     const byHand = matchRecordedByHand(tx, o, p, ctx);
     if (byHand) return byHand;
   }
-  const txKey = claimTxKey(tx, p.txHash, 'payment', { shared: p.source === 'chain' && p.logIndex !== null, now, merchantId: o.merchantId, actor: ctx.actor });
+  const txKey = claimTxKey(tx, p.txHash, 'payment', { shared: p.source === 'chain' && p.logIndex !== null, now, merchantId: o.merchantId });
   if (p.logIndex !== null) {
     const seen = st.seen.get({ chainId: p.chainId ?? '', txKey, logIndex: p.logIndex });
     if (seen) throw alreadyRecorded(p.txHash);
@@ -158,27 +162,38 @@ export function recordPayment(tx: Q, p: PaymentRecord, ctx: { now: number; actor
  * order (`order mark-paid`, on this chain or on none named) is that payment, seen on chain: the
  * payment recorded by hand takes the chain's facts (log, raw amount, chain, token, block) and
  * nothing is credited again. It used to be refused (the hash was taken), and an operator who then
- * credited the refused payment paid the user twice for one transfer (an outside review). When the
- * chain moved another amount than was recorded, the difference is the operator's to settle (`balance
- * adjust`): the audit entry and serve's log say both amounts; the ledger takes nothing back on its
- * own (the user may have spent it).
+ * credited the refused payment paid the user twice for one transfer (an outside review).
+ *
+ * - The transaction's other logs to this order are covered by the same record (counted, nothing
+ *   credited); what the record is compared with is what all of them moved. When that differs
+ *   from what was typed, the difference is the operator's to settle (`balance adjust`): the
+ *   audit entry and serve's log say both amounts; the ledger takes nothing back on its own.
+ * - Its logs to other orders are theirs: once the record is matched, the transaction's key is
+ *   shared as a payment found on chain is, and they are counted as usual (a code review found
+ *   them refused, and then not creditable by hand either).
  */
 function matchRecordedByHand(tx: Q, o: { id: string; merchantId: string; asset: string; status: string }, p: PaymentRecord, ctx: { now: number; actor: string }): RecordedPayment | undefined {
   const st = paymentStmts(tx);
-  const found = st.byHand.get({ orderId: o.id, txKey: txKeyOf(p.txHash) });
+  const key = txKeyOf(p.txHash);
+  const found = st.byHand.get({ orderId: o.id, txKey: key });
   if (!found || (found.chainId !== null && found.chainId !== p.chainId)) return undefined;
+  const covered = { orderId: o.id, status: o.status, late: false };
+  if (found.logIndex !== null) return { ...covered, recordedByHand: { amount: found.amount } };
   st.linkByHand.run({
     id: found.id, logIndex: p.logIndex, rawAmount: p.rawAmount, chainType: p.chainType, chainId: p.chainId, token: p.token, blockNumber: p.blockNumber, blockHash: p.blockHash,
   });
+  shareTxKey(tx, p.txHash);
+  const logs = st.logsToOrder.all({ chainId: p.chainId ?? '', txHash: p.txHash, orderId: o.id });
+  const onChain = logs.length ? logs.reduce((sum, l) => sum + l.amount, 0n) : p.amount;
   const d = decimalsOf(o.asset);
   audit(tx, {
     at: ctx.now, actor: ctx.actor, action: 'order.payment_seen_on_chain', merchantId: o.merchantId, subjectType: 'order', subjectId: o.id,
     detail: {
-      txHash: p.txHash, logIndex: p.logIndex, chainId: p.chainId, recordedByHand: formatAmount(found.amount, d), onChain: formatAmount(p.amount, d),
-      ...(found.amount !== p.amount ? { difference: formatAmount(p.amount - found.amount, d) } : {}),
+      txHash: p.txHash, chainId: p.chainId, logs: logs.length ? logs.map((l) => l.logIndex) : [p.logIndex], recordedByHand: formatAmount(found.amount, d), onChain: formatAmount(onChain, d),
+      ...(found.amount !== onChain ? { difference: formatAmount(onChain - found.amount, d) } : {}),
     },
   });
-  return { orderId: o.id, status: o.status, late: false, recordedByHand: { amount: found.amount } };
+  return { ...covered, recordedByHand: { amount: found.amount, onChain } };
 }
 
 /** The merchant's wallet on that chain type is the public test wallet's (serve --dev's merchant). */

@@ -29,8 +29,6 @@ export type TxUse = 'payment' | 'withdrawal';
 /** Who claims a key: the merchant whose payment or payout it is, and whether on its word only. */
 export interface TxClaimant {
   merchantId: string;
-  /** For the audit entry when the claim contradicts another merchant's unverified payout. */
-  actor?: string;
   /** A payout confirmed without the chain's word: the key is held within this merchant only. */
   unverified?: boolean;
 }
@@ -86,27 +84,37 @@ export function claimTxKey(tx: Q, hash: string, use: TxUse, opts: { shared: bool
   }
   if (rows.some((r) => r.scope === scope)) return key;
   st.claim.run({ key, scope, use, shared: opts.shared, createdAt: opts.now });
-  if (scope === '') contradicted(tx, key, rows, opts.now, opts.actor ?? 'ledger');
+  if (scope === '') contradicted(tx, key, rows, opts.now);
   return key;
 }
 
 /**
  * Other merchants' unverified payout confirmations of a transaction the ledger now knows for a
  * fact (a payment, or a verified payout): each gets an audit entry on its withdrawal, for its
- * operator. Nothing is changed: the payout was confirmed on the merchant's word.
+ * operator. Nothing is changed: the payout was confirmed on the merchant's word. The entry's
+ * actor is `ledger`, not the claim's (an `api:<mchId>` would name the other merchant in this
+ * merchant's log: a code review).
  */
-function contradicted(tx: Q, key: string, rows: KeyRow[], now: number, actor: string): void {
+function contradicted(tx: Q, key: string, rows: KeyRow[], now: number): void {
   for (const r of rows) {
     if (r.scope === '') continue;
     const ids = tx.all<{ id: string }>(sql`select id from withdrawals where merchant_id = ${r.scope} and verification = 'unverified'
       and tx_hash is not null and (case when lower(substr(tx_hash, 1, 2)) = '0x' then lower(substr(tx_hash, 3)) else lower(tx_hash) end) = ${key}`);
     for (const { id } of ids) {
       audit(tx, {
-        at: now, actor, action: 'withdrawal.transaction_recorded_elsewhere', merchantId: r.scope, subjectType: 'withdrawal', subjectId: id,
+        at: now, actor: 'ledger', action: 'withdrawal.transaction_recorded_elsewhere', merchantId: r.scope, subjectType: 'withdrawal', subjectId: id,
         detail: { txKey: key, note: 'this withdrawal was confirmed without verification; the ledger now records its transaction as a payment or a verified payout of another merchant: check the payout on chain' },
       });
     }
   }
+}
+
+/**
+ * A payment recorded by hand that the watcher found on chain (src/store/payments.ts): its key is
+ * then shared as one the watcher recorded, so that the transaction's logs to other orders count.
+ */
+export function shareTxKey(tx: Q, hash: string): void {
+  tx.update(txKeys).set({ shared: true }).where(and(eq(txKeys.key, txKey(hash)), eq(txKeys.scope, ''), eq(txKeys.use, 'payment'))).run();
 }
 
 /** Gives up a verified payout's key (its confirmation was dropped: src/store/withdrawal-verification.ts). */

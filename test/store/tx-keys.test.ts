@@ -139,3 +139,35 @@ describe('a ledger written before transaction keys', () => {
     }
   });
 });
+
+describe('a ledger written before whose-word scopes (migration 0013)', () => {
+  // Written by the release before it (schema 12, a code review's): merchant M100001 confirmed a
+  // payout unverified with a transaction, and M100002's unverified payout names the same one in
+  // upper case (a duplicate from before migration 0001, whose one key row went to M100001).
+  const oldLedger = useFixtureCopies('ledger-schema12-one-tx-two-merchants.db');
+  const H = `0x${'abcdef'.padStart(64, '0')}`;
+
+  it('gives each merchant its own hold of the transaction: both refuse it again with a 409, and the ledger check holds', async () => {
+    const ledger = openLedger(oldLedger());
+    try {
+      const service = new LocalPaymentService(ledger, { now: () => Date.UTC(2025, 0, 16), caller: { actor: 'tester' } });
+      expect(ledger.sqlite.prepare('select key, scope, use from tx_keys order by scope').all()).toEqual([
+        { key: H.slice(2), scope: 'M100001', use: 'withdrawal' },
+        { key: H.slice(2), scope: 'M100002', use: 'withdrawal' },
+      ]);
+      expect(await service.check()).toEqual([]);
+      for (const mchId of ['M100001', 'M100002']) {
+        await service.adjustBalance({ mchId, uid: 'u1', amount: '+1', reason: 'seed' });
+        const w = await service.applyWithdrawal({ mchId, uid: 'u1', amount: '1', to: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', chainId: 56, chainType: 'EVM', token: '0x55d398326f99059fF775485246999027B3197955' });
+        await refused(service.confirmWithdrawal({ mchId, logId: w.id, txHash: H, blockNumber: 5 }), 'conflict', recorded(H));
+      }
+      // A third merchant's payment of that transaction is a fact nobody's word holds back.
+      const m3 = (await service.listMerchants()).find((m) => m.mchId === 'M100003')!;
+      const o = await service.createOrder({ mchId: m3.mchId, oid: 'p', uid: 'payer', amount: '1' });
+      await service.markPaid({ id: o.id, txHash: H });
+      expect(await service.check()).toEqual([]);
+    } finally {
+      ledger.close();
+    }
+  });
+});

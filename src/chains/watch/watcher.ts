@@ -388,9 +388,9 @@ export class ChainWatcher {
           testMoney: chain.development === true,
         }, { now, actor: this.actor });
         const byHand = (r as RecordedPayment | undefined)?.recordedByHand;
-        if (byHand && byHand.amount !== p.amount) {
+        if (byHand?.onChain !== undefined && byHand.onChain !== byHand.amount) {
           const d = ASSETS[o?.asset ?? '']?.decimals ?? 6;
-          this.d.log(`chain ${chain.chainId}: payment tx ${p.txHash} log ${p.logIndex} to order ${p.orderId} was recorded by hand as ${formatAmount(byHand.amount, d)}; the chain moved ${formatAmount(p.amount, d)}: settle the difference with cryptopay balance adjust (nothing was credited now)`);
+          this.d.log(`chain ${chain.chainId}: payment tx ${p.txHash} to order ${p.orderId} was recorded by hand as ${formatAmount(byHand.amount, d)}; the chain moved ${formatAmount(byHand.onChain, d)}: settle the difference with cryptopay balance adjust (nothing was credited now)`);
         }
         sqlite.exec('RELEASE chain_payment');
         n++;

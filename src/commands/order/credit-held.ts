@@ -16,5 +16,11 @@ export async function run(ctx: Context, opts: HeldOptions, id: string): Promise<
       ['reason', ref.reason],
     ]);
   }
-  await printOrder(ctx, await service.creditHeldPayment(ref));
+  const { recordedByHand, ...order } = await service.creditHeldPayment(ref);
+  // Recorded by hand before (order mark-paid): matched to that record, nothing credited now.
+  if (recordedByHand) {
+    const differs = recordedByHand.amount !== recordedByHand.onChain ? `; the chain moved ${recordedByHand.onChain}: settle the difference with cryptopay balance adjust` : '';
+    ctx.io.stderr.write(`note: tx ${ref.txHash} was recorded by hand for this order as ${recordedByHand.amount}: matched to that record, nothing was credited now${differs}\n`);
+  }
+  await printOrder(ctx, order);
 }

@@ -15,12 +15,21 @@ CREATE TABLE `tx_keys_new` (
 INSERT INTO `tx_keys_new` (`key`, `scope`, `use`, `shared`, `created_at`)
 SELECT `key`, '', `use`, `shared`, `created_at` FROM `tx_keys`;
 --> statement-breakpoint
-UPDATE `tx_keys_new` SET `scope` = u.`merchant_id`
-FROM (
-	SELECT CASE WHEN lower(substr(`tx_hash`, 1, 2)) = '0x' THEN lower(substr(`tx_hash`, 3)) ELSE lower(`tx_hash`) END AS `key`, `merchant_id`
-	FROM `withdrawals` WHERE `verification` = 'unverified' AND `tx_hash` IS NOT NULL
-) AS u
-WHERE `tx_keys_new`.`key` = u.`key` AND `tx_keys_new`.`use` = 'withdrawal';
+-- Each unverified payout holds its key within its merchant: one row per merchant (a ledger from
+-- before 0001 may hold one transaction as two merchants' payouts, in two spellings).
+INSERT OR IGNORE INTO `tx_keys_new` (`key`, `scope`, `use`, `shared`, `created_at`)
+SELECT CASE WHEN lower(substr(`tx_hash`, 1, 2)) = '0x' THEN lower(substr(`tx_hash`, 3)) ELSE lower(`tx_hash`) END, `merchant_id`, 'withdrawal', 0, `updated_at`
+FROM `withdrawals` WHERE `verification` = 'unverified' AND `tx_hash` IS NOT NULL ORDER BY `updated_at`;
+--> statement-breakpoint
+-- A payout's whole-ledger row stays only where a payout the chain verified (or is verifying) uses it.
+DELETE FROM `tx_keys_new` WHERE `scope` = '' AND `use` = 'withdrawal' AND `key` NOT IN (
+	SELECT CASE WHEN lower(substr(`tx_hash`, 1, 2)) = '0x' THEN lower(substr(`tx_hash`, 3)) ELSE lower(`tx_hash`) END
+	FROM `withdrawals` WHERE coalesce(`verification`, '') <> 'unverified' AND `tx_hash` IS NOT NULL
+);
+--> statement-breakpoint
+-- A payment whose key the old table gave to a payout (duplicates from before 0001) holds it again.
+INSERT OR IGNORE INTO `tx_keys_new` (`key`, `scope`, `use`, `shared`, `created_at`)
+SELECT `tx_key`, '', 'payment', 0, `created_at` FROM `payments` ORDER BY `id`;
 --> statement-breakpoint
 DROP TABLE `tx_keys`;
 --> statement-breakpoint

@@ -165,3 +165,81 @@ describe("another merchant's unverified payout naming a payment's transaction (a
     expect(await service.balance('payer', { mchId: shop })).toMatchObject({ available: '10' });
   });
 });
+
+// A code review of the match above found these; each failed before its fix.
+describe('a payment recorded by hand whose transaction has more Transfer logs', () => {
+  const h = useHarness();
+  const mineAndWatch = async (transfers: { to: string; value: bigint }[]) => {
+    const sim = new SimChain(5, () => h().clock.now);
+    sim.mine(transfers.map((t) => ({ token: TOKEN, ...t, hash: HASH })));
+    sim.mineEmpty(3);
+    const { w, lines } = watcherFor(h(), sim);
+    await untilCaughtUp(w);
+    return lines;
+  };
+
+  it("its log to another order is that order's payment: counted and credited, nothing refused", async () => {
+    const { ledger } = h();
+    const service = withChain(h());
+    await addTestMerchant(service);
+    const a = await order(service, { uid: 'ua', amount: '10' });
+    const b = await order(service, { uid: 'ub', amount: '5' });
+    await service.markPaid({ id: a.id, txHash: HASH, chainId: '31337' });
+    const lines = await mineAndWatch([{ to: a.addresses.EVM!, value: 10_000_000n }, { to: b.addresses.EVM!, value: 5_000_000n }]);
+    expect(lines.join('\n')).not.toMatch(/refused|difference/);
+    expect(onChainPayments(ledger.db, registry, b.id)).toMatchObject([{ status: 'counted' }]);
+    expect(await service.getOrder(b.id)).toMatchObject({ status: 'PAID', paidAmount: '5' });
+    expect(await service.balance('ua')).toMatchObject({ available: '10' });
+  });
+
+  it('its logs to the same order are all covered by the record, compared with what they moved together: no false difference', async () => {
+    const { ledger } = h();
+    const service = withChain(h());
+    await addTestMerchant(service);
+    const a = await order(service, { uid: 'ua', amount: '15' });
+    await service.markPaid({ id: a.id, txHash: HASH, chainId: '31337' });
+    const lines = await mineAndWatch([{ to: a.addresses.EVM!, value: 10_000_000n }, { to: a.addresses.EVM!, value: 5_000_000n }]);
+    expect(lines.join('\n')).not.toMatch(/refused|difference/);
+    expect(onChainPayments(ledger.db, registry, a.id).map((p) => p.status)).toEqual(['counted', 'counted']);
+    const entry = ledger.sqlite.prepare("select detail from audit_log where action = 'order.payment_seen_on_chain'").get() as { detail: string };
+    expect(JSON.parse(entry.detail)).toMatchObject({ logs: [0, 1], recordedByHand: '15', onChain: '15' });
+    expect(JSON.parse(entry.detail)).not.toHaveProperty('difference');
+    expect(await service.balance('ua')).toMatchObject({ available: '15' });
+  });
+
+  it("a refused log of a merchant's order, its transaction being that merchant's own payout, may be credited by hand though another log paid another merchant's order", async () => {
+    const { ledger } = h();
+    const service = withChain(h());
+    const m1 = (await addTestMerchant(service, 'M1')).mchId;
+    const m2 = (await addOtherMerchant(service, 'M2')).mchId;
+    await service.adjustBalance({ mchId: m2, uid: 'u1', amount: '+1', reason: 'seed' });
+    const wd = await service.applyWithdrawal({ mchId: m2, uid: 'u1', amount: '1', to: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', chainId: 31337, chainType: 'EVM', token: TOKEN });
+    await service.confirmWithdrawalUnverified({ mchId: m2, logId: wd.id, txHash: HASH, blockNumber: 6 }, 'exchange batch payout');
+    const o1 = await service.createOrder({ mchId: m1, oid: 'o1', uid: 'p1', amount: '10' });
+    const o2 = await service.createOrder({ mchId: m2, oid: 'o2', uid: 'p2', amount: '7' });
+    await mineAndWatch([{ to: o1.addresses.EVM!, value: 10_000_000n }, { to: o2.addresses.EVM!, value: 7_000_000n }]);
+    expect(onChainPayments(ledger.db, registry, o1.id)).toMatchObject([{ status: 'counted' }]);
+    expect(onChainPayments(ledger.db, registry, o2.id)).toMatchObject([{ status: 'refused' }]);
+    await service.creditHeldPayment({ orderId: o2.id, txHash: HASH, reason: 'the payer paid' });
+    expect(await service.balance('p2', { mchId: m2 })).toMatchObject({ available: '7' });
+    // The audit entry on M2's payout names nobody: its actor is the ledger, not M1's API key.
+    const entry = ledger.sqlite.prepare("select actor from audit_log where action = 'withdrawal.transaction_recorded_elsewhere'").get() as { actor: string };
+    expect(entry.actor).toBe('ledger');
+  });
+
+  it('a held (late) payment recorded by hand before: credit-held matches it, credits nothing, audits no credit, and says so', async () => {
+    const { ledger } = h();
+    const service = withChain(h());
+    await addTestMerchant(service);
+    const a = await order(service, { uid: 'ua', amount: '10' });
+    await service.markPaid({ id: a.id, txHash: HASH, amount: '3' });
+    h().clock.now += 3 * 86_400_000;
+    await mineAndWatch([{ to: a.addresses.EVM!, value: 10_000_000n }]);
+    expect(onChainPayments(ledger.db, registry, a.id)).toMatchObject([{ status: 'held' }]);
+    const after = await service.creditHeldPayment({ orderId: a.id, txHash: HASH, reason: 'payer paid late' });
+    expect(after).toMatchObject({ paidAmount: '3', recordedByHand: { amount: '3', onChain: '10' } });
+    expect(await service.balance('ua')).toMatchObject({ available: '3' });
+    expect(Number((ledger.sqlite.prepare("select count(*) as n from audit_log where action = 'order.held_payment_credited'").get() as { n: number | bigint }).n)).toBe(0);
+    expect(onChainPayments(ledger.db, registry, a.id)).toMatchObject([{ status: 'counted' }]);
+  });
+});
