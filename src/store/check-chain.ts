@@ -37,5 +37,10 @@ export function chainPaymentMismatches(rows: (query: string) => IterableIterator
       out.push(`the payment in ${where} is counted for order ${c.order_id} (${c.amount}) but credited to order ${credited.order} (${credited.amount})`);
     }
   }
+  // A transfer recorded as sent back that a payment by hand credits (both decided by operators).
+  for (const r of rows(`select distinct c.tx_hash, c.order_id from chain_payments c join payments p on p.order_id = c.order_id and p.source = 'manual'
+      and p.tx_key = (case when lower(substr(c.tx_hash, 1, 2)) = '0x' then lower(substr(c.tx_hash, 3)) else lower(c.tx_hash) end) where c.status = 'returned'`)) {
+    out.push(`the payment in tx ${r.tx_hash} to order ${r.order_id} is recorded as sent back, and credited by hand`);
+  }
   return out;
 }

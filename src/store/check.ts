@@ -94,12 +94,12 @@ export function checkLedger(s: StoreCtx): string[] {
 /**
  * One transaction, one key (issue #10 item 4): a key used twice is reported, unless every use is
  * a different Transfer log of one transaction found on chain (one transaction may pay two orders).
- * What the ledger knows for a fact (payments, verified payouts) is one key in the whole ledger;
- * a payout confirmed on a merchant's word alone holds it within that merchant only
- * (src/store/tx-keys.ts): two uses clash when both are facts, or both are one merchant's.
+ * A payment holds its key in the whole ledger, a payout within its merchant
+ * (src/store/tx-keys.ts): two uses clash when both are payments, or both are one merchant's.
  * A ledger written before keys existed may hold such duplicates; they are reported, not removed.
  */
 function duplicateTransactions(rows: (query: string) => IterableIterator<Row>): string[] {
+  /** `fact`: a payment (held in the whole ledger); else a payout (within its merchant). */
   interface Use { what: string; log: string | null; merchant: string; fact: boolean }
   const uses = new Map<string, Use[]>();
   const note = (key: string, use: Use) => {
@@ -111,14 +111,13 @@ function duplicateTransactions(rows: (query: string) => IterableIterator<Row>): 
     note(String(p.tx_key), { what: `payment to order ${p.order_id}`, log: p.log_index !== null ? `${p.chain_id}:${p.log_index}` : null, merchant: String(p.merchant_id), fact: true });
   }
   for (const w of rows('select tx_hash, id, merchant_id, verification from withdrawals where tx_hash is not null order by updated_at')) {
-    note(txKey(String(w.tx_hash)), { what: `withdrawal ${w.id}`, log: null, merchant: String(w.merchant_id), fact: w.verification !== 'unverified' });
+    note(txKey(String(w.tx_hash)), { what: `withdrawal ${w.id}`, log: null, merchant: String(w.merchant_id), fact: false });
   }
-  // Each use holds its key where its kind says: a fact in the whole ledger (scope ''), a payout on
-  // its merchant's word within that merchant (or in the whole ledger, where a payout waiting for
-  // its confirmations was then confirmed unverified by an operator).
+  // Each use holds its key where its kind says: a payment in the whole ledger (scope ''), a
+  // payout within its merchant.
   const registered = new Set<string>();
   for (const k of rows('select key, scope from tx_keys')) registered.add(`${String(k.key)}|${String(k.scope)}`);
-  const holds = (key: string, u: Use) => registered.has(`${key}|`) || (!u.fact && registered.has(`${key}|${u.merchant}`));
+  const holds = (key: string, u: Use) => registered.has(u.fact ? `${key}|` : `${key}|${u.merchant}`);
   const out: string[] = [];
   const clash = (list: Use[]) => {
     if (list.length < 2) return false;

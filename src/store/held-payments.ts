@@ -175,6 +175,11 @@ export async function returnHeld(s: StoreCtx, ref: HeldPaymentRef & { returnTx?:
   const now = s.now();
   return s.write((tx) => {
     const p = findHeld(tx, ref);
+    // Credited by hand already (order mark-paid): its user has the money, so it was not sent back
+    // (a second outside review recorded both, and the user kept 10 for a transfer returned).
+    if (tx.select({ id: payments.id }).from(payments).where(and(eq(payments.orderId, p.orderId), eq(payments.txKey, txKey(p.txHash)))).get()) {
+      throw conflict(`transaction ${p.txHash} was recorded by hand for order ${p.orderId} (order mark-paid): its user is credited, so it cannot be recorded as sent back; decide it with cryptopay order credit-held, which matches it to that record and credits nothing again`);
+    }
     decide(tx, p, 'returned');
     audit(tx, {
       at: now, actor: s.caller.actor, action: p.refused ? 'order.refused_payment_returned' : 'order.held_payment_returned', merchantId: p.mchId, subjectType: 'order', subjectId: p.orderId,

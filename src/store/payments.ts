@@ -1,4 +1,4 @@
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import { isTxHash } from '../chains/tx-hash.js';
 import { conflict, invalid, notFound } from '../core/errors.js';
 import { MAX_LEDGER_AMOUNT, formatAmount, parseAmount, tooLarge } from '../core/money.js';
@@ -72,8 +72,16 @@ function preparePaymentStatements(tx: Q) {
     byHand: tx.select({ id: payments.id, amount: payments.amount, chainId: payments.chainId, logIndex: payments.logIndex }).from(payments)
       .where(and(eq(payments.orderId, p('orderId')), eq(payments.txKey, p('txKey')), eq(payments.source, 'manual'))).prepare(),
     // Every log of one transaction to one order, as the watcher stored them (all in one block).
-    logsToOrder: tx.select({ logIndex: chainPayments.logIndex, amount: chainPayments.amount }).from(chainPayments)
-      .where(and(eq(chainPayments.chainId, p('chainId')), eq(chainPayments.txHash, p('txHash')), eq(chainPayments.orderId, p('orderId')))).prepare(),
+    logsToOrder: tx.select({
+      logIndex: chainPayments.logIndex, amount: chainPayments.amount, rawAmount: chainPayments.rawAmount, token: chainPayments.token,
+      blockNumber: chainPayments.blockNumber, blockHash: chainPayments.blockHash,
+    }).from(chainPayments)
+      .where(and(eq(chainPayments.chainId, p('chainId')), eq(chainPayments.txHash, p('txHash')), eq(chainPayments.orderId, p('orderId'))))
+      .orderBy(asc(chainPayments.logIndex)).prepare(),
+    // Records by hand of this transaction, for other orders, not yet matched to a log.
+    othersByHand: tx.select({ id: payments.id, amount: payments.amount, orderId: payments.orderId, merchantId: orders.merchantId, asset: orders.asset }).from(payments)
+      .innerJoin(orders, eq(orders.id, payments.orderId))
+      .where(and(eq(payments.txKey, p('txKey')), eq(payments.source, 'manual'), sql`${payments.logIndex} is null`, sql`(${payments.chainId} is null or ${payments.chainId} = ${p('chainId')})`, sql`${payments.orderId} <> ${p('orderId')}`)).prepare(),
     linkByHand: tx.update(payments).set({
       logIndex: sql`${p('logIndex')}`, rawAmount: sql`${p('rawAmount')}`, chainType: sql`${p('chainType')}`, chainId: sql`${p('chainId')}`,
       token: sql`${p('token')}`, blockNumber: sql`${p('blockNumber')}`, blockHash: sql`${p('blockHash')}`,
@@ -175,25 +183,44 @@ export function recordPayment(tx: Q, p: PaymentRecord, ctx: { now: number; actor
 function matchRecordedByHand(tx: Q, o: { id: string; merchantId: string; asset: string; status: string }, p: PaymentRecord, ctx: { now: number; actor: string }): RecordedPayment | undefined {
   const st = paymentStmts(tx);
   const key = txKeyOf(p.txHash);
+  // Another order's record of this transaction first, whatever the order of the logs: once it
+  // is matched, the key is shared and this log counts as usual (a second review found it
+  // refused when its log came before the recorded order's).
+  for (const other of st.othersByHand.all({ txKey: key, chainId: p.chainId ?? '', orderId: o.id })) {
+    linkHandRecord(tx, other, { id: other.orderId, merchantId: other.merchantId, asset: other.asset }, p, ctx);
+  }
   const found = st.byHand.get({ orderId: o.id, txKey: key });
   if (!found || (found.chainId !== null && found.chainId !== p.chainId)) return undefined;
   const covered = { orderId: o.id, status: o.status, late: false };
   if (found.logIndex !== null) return { ...covered, recordedByHand: { amount: found.amount } };
+  const onChain = linkHandRecord(tx, found, o, p, ctx) ?? p.amount;
+  return { ...covered, recordedByHand: { amount: found.amount, onChain } };
+}
+
+/**
+ * Matches a record by hand of `order` to the transaction's logs to that order on this chain (the
+ * first log's facts go to the record), shares the key, and audits both amounts. Undefined, and
+ * nothing done, when the transaction has no log to that order (recorded against the wrong order).
+ */
+function linkHandRecord(tx: Q, found: { id: number; amount: bigint }, order: { id: string; merchantId: string; asset: string }, p: PaymentRecord, ctx: { now: number; actor: string }): bigint | undefined {
+  const st = paymentStmts(tx);
+  const logs = st.logsToOrder.all({ chainId: p.chainId ?? '', txHash: p.txHash, orderId: order.id });
+  const first = logs[0];
+  if (!first) return undefined;
   st.linkByHand.run({
-    id: found.id, logIndex: p.logIndex, rawAmount: p.rawAmount, chainType: p.chainType, chainId: p.chainId, token: p.token, blockNumber: p.blockNumber, blockHash: p.blockHash,
+    id: found.id, logIndex: first.logIndex, rawAmount: first.rawAmount, chainType: p.chainType, chainId: p.chainId, token: first.token, blockNumber: first.blockNumber, blockHash: first.blockHash,
   });
   shareTxKey(tx, p.txHash);
-  const logs = st.logsToOrder.all({ chainId: p.chainId ?? '', txHash: p.txHash, orderId: o.id });
-  const onChain = logs.length ? logs.reduce((sum, l) => sum + l.amount, 0n) : p.amount;
-  const d = decimalsOf(o.asset);
+  const onChain = logs.reduce((sum, l) => sum + l.amount, 0n);
+  const d = decimalsOf(order.asset);
   audit(tx, {
-    at: ctx.now, actor: ctx.actor, action: 'order.payment_seen_on_chain', merchantId: o.merchantId, subjectType: 'order', subjectId: o.id,
+    at: ctx.now, actor: ctx.actor, action: 'order.payment_seen_on_chain', merchantId: order.merchantId, subjectType: 'order', subjectId: order.id,
     detail: {
-      txHash: p.txHash, chainId: p.chainId, logs: logs.length ? logs.map((l) => l.logIndex) : [p.logIndex], recordedByHand: formatAmount(found.amount, d), onChain: formatAmount(onChain, d),
+      txHash: p.txHash, chainId: p.chainId, logs: logs.map((l) => l.logIndex), recordedByHand: formatAmount(found.amount, d), onChain: formatAmount(onChain, d),
       ...(found.amount !== onChain ? { difference: formatAmount(onChain - found.amount, d) } : {}),
     },
   });
-  return { ...covered, recordedByHand: { amount: found.amount, onChain } };
+  return onChain;
 }
 
 /** The merchant's wallet on that chain type is the public test wallet's (serve --dev's merchant). */
@@ -247,6 +274,7 @@ export async function markPaid(s: StoreCtx, input: MarkPaidInput): Promise<Order
   const id = await s.write((tx) => {
     const o = tx.select({ asset: orders.asset, amount: orders.amount }).from(orders).where(eq(orders.id, input.id)).get();
     if (!o) throw notFound('Order not found');
+    refuseReturned(tx, txHash);
     const amount = input.amount === undefined ? o.amount : parseAmount(input.amount, decimalsOf(o.asset));
     return recordPayment(tx, {
       orderId: input.id, txHash, logIndex: null, amount, rawAmount: null, chainType, chainId, token, blockNumber: null, blockHash: null,
@@ -254,6 +282,18 @@ export async function markPaid(s: StoreCtx, input: MarkPaidInput): Promise<Order
     }, { now, actor: s.caller.actor }).orderId;
   });
   return getOrder(s, id);
+}
+
+/**
+ * A transfer the watcher saw and an operator recorded as sent back to its payer (`order
+ * return-held`) is not credited by hand afterwards (a second outside review did, and the user
+ * kept the money of a transfer returned).
+ */
+function refuseReturned(tx: Q, txHash: string): void {
+  const key = txHash.replace(/^0x/, '');
+  const returned = tx.select({ orderId: chainPayments.orderId }).from(chainPayments)
+    .where(and(inArray(chainPayments.txHash, [key, `0x${key}`]), eq(chainPayments.status, 'returned'))).get();
+  if (returned) throw conflict(`transaction ${txHash} was seen on chain and recorded as sent back to its payer (cryptopay log --order ${returned.orderId}): it is not credited by hand`);
 }
 
 /**

@@ -7,17 +7,17 @@ import { txKeys } from './schema.js';
  * One transaction, one key (issue #10 item 4). A hash is 32 bytes whatever its spelling (`0x`
  * or not, upper or lower case: EVM writes 0x, TRON does not), so the ledger keys it by those bytes:
  * 64 lower-case hex digits. A hash that paid into the ledger can never confirm a payout, nor the
- * other way round.
+ * other way round within a merchant.
  *
- * Whose word holds a key (docs/decisions.md, "Whose word holds a transaction"): what the ledger
- * knows for a fact (a payment, recorded by the watcher or by an operator, and a payout verified on
- * chain) holds it in the whole ledger (scope ''); a payout confirmed without the chain's word (a
- * chain without rpcUrl, or `--unverified`) holds it only within its own merchant (scope: the
- * merchant's id). Before, any merchant's unverified confirmation took a hash for the whole ledger:
- * an outside review took another merchant's incoming payment's hash from the mempool with a
- * 0.000001 withdrawal on a chain nobody verifies, and the watcher then refused that payment.
- * Such a claim proves nothing (any well-formed hash is accepted there), so keeping it from other
- * merchants loses no check; within its merchant, it still refuses a second use.
+ * Who holds a key (docs/decisions.md, "Who holds a transaction"): a payment (found by the watcher
+ * or recorded by an operator) holds it in the whole ledger (scope ''); a payout, verified on chain
+ * or not, within its own merchant (scope: the merchant's id). Before, a payout held it for the
+ * whole ledger, and another merchant could take it first: an outside review took another
+ * merchant's incoming payment's hash from the mempool with a 0.000001 payout on a chain nobody
+ * verifies (the watcher then refused that payment), and a second review did the same with a
+ * *verified* payout to the victim's own payee (the chain check matches token, payee and amount,
+ * not who sent it), so that the victim could never confirm its own real payout. A payout only
+ * settles its own merchant's hold: it needs no one else's transaction kept from it.
  */
 export function txKey(hash: string): string {
   const h = hash.toLowerCase();
@@ -26,11 +26,9 @@ export function txKey(hash: string): string {
 
 export type TxUse = 'payment' | 'withdrawal';
 
-/** Who claims a key: the merchant whose payment or payout it is, and whether on its word only. */
+/** Who claims a key: the merchant whose payment or payout it is. */
 export interface TxClaimant {
   merchantId: string;
-  /** A payout confirmed without the chain's word: the key is held within this merchant only. */
-  unverified?: boolean;
 }
 
 interface KeyRow {
@@ -78,32 +76,30 @@ export function claimTxKey(tx: Q, hash: string, use: TxUse, opts: { shared: bool
   const key = txKey(hash);
   const st = keyStmts(tx);
   const rows = st.held.all({ key });
-  const scope = opts.unverified ? opts.merchantId : '';
+  const scope = use === 'withdrawal' ? opts.merchantId : '';
   for (const held of inTheWay(rows, opts)) {
     if (!(opts.shared && held.shared && held.use === use && held.scope === scope)) throw alreadyRecorded(hash);
   }
   if (rows.some((r) => r.scope === scope)) return key;
   st.claim.run({ key, scope, use, shared: opts.shared, createdAt: opts.now });
-  if (scope === '') contradicted(tx, key, rows, opts.now);
+  if (scope === '') namedByPayouts(tx, key, rows, opts.now);
   return key;
 }
 
 /**
- * Other merchants' unverified payout confirmations of a transaction the ledger now knows for a
- * fact (a payment, or a verified payout): each gets an audit entry on its withdrawal, for its
- * operator. Nothing is changed: the payout was confirmed on the merchant's word. The entry's
- * actor is `ledger`, not the claim's (an `api:<mchId>` would name the other merchant in this
- * merchant's log: a code review).
+ * Other merchants' payouts that name the transaction a payment now holds: an audit entry on each,
+ * for the ledger's operator (no merchant: a merchant's own log would tell it when another
+ * merchant was paid; a second outside review used it as a tripwire). Nothing is changed.
  */
-function contradicted(tx: Q, key: string, rows: KeyRow[], now: number): void {
+function namedByPayouts(tx: Q, key: string, rows: KeyRow[], now: number): void {
   for (const r of rows) {
     if (r.scope === '') continue;
-    const ids = tx.all<{ id: string }>(sql`select id from withdrawals where merchant_id = ${r.scope} and verification = 'unverified'
-      and tx_hash is not null and (case when lower(substr(tx_hash, 1, 2)) = '0x' then lower(substr(tx_hash, 3)) else lower(tx_hash) end) = ${key}`);
+    const ids = tx.all<{ id: string }>(sql`select id from withdrawals where merchant_id = ${r.scope} and tx_hash is not null
+      and (case when lower(substr(tx_hash, 1, 2)) = '0x' then lower(substr(tx_hash, 3)) else lower(tx_hash) end) = ${key}`);
     for (const { id } of ids) {
       audit(tx, {
-        at: now, actor: 'ledger', action: 'withdrawal.transaction_recorded_elsewhere', merchantId: r.scope, subjectType: 'withdrawal', subjectId: id,
-        detail: { txKey: key, note: 'this withdrawal was confirmed without verification; the ledger now records its transaction as a payment or a verified payout of another merchant: check the payout on chain' },
+        at: now, actor: 'ledger', action: 'withdrawal.transaction_recorded_elsewhere', merchantId: null, subjectType: 'withdrawal', subjectId: id,
+        detail: { txKey: key, merchant: r.scope, note: "this payout's transaction is also a payment into another merchant's order: check the payout on chain" },
       });
     }
   }
@@ -117,9 +113,9 @@ export function shareTxKey(tx: Q, hash: string): void {
   tx.update(txKeys).set({ shared: true }).where(and(eq(txKeys.key, txKey(hash)), eq(txKeys.scope, ''), eq(txKeys.use, 'payment'))).run();
 }
 
-/** Gives up a verified payout's key (its confirmation was dropped: src/store/withdrawal-verification.ts). */
-export function releaseTxKey(tx: Q, hash: string): void {
-  tx.delete(txKeys).where(and(eq(txKeys.key, txKey(hash)), eq(txKeys.scope, ''), eq(txKeys.use, 'withdrawal'))).run();
+/** Gives up a payout's key (its confirmation was dropped: src/store/withdrawal-verification.ts). */
+export function releaseTxKey(tx: Q, hash: string, merchantId: string): void {
+  tx.delete(txKeys).where(and(eq(txKeys.key, txKey(hash)), eq(txKeys.scope, merchantId), eq(txKeys.use, 'withdrawal'))).run();
 }
 
 export function alreadyRecorded(hash: string) {

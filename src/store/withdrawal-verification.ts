@@ -132,7 +132,7 @@ export function dropConfirmation(tx: Q, w: WithdrawalRow, a: { reason: string; a
     .set({ txHash: null, blockNumber: null, blockHash: null, verification: null, verificationNote: note, payoutFrom: null, payoutNonce: null, payoutLostAt: null, updatedAt: a.now })
     .where(stillConfirming(w)).run().changes;
   if (changed !== 1) return false;
-  releaseTxKey(tx, w.txHash!);
+  releaseTxKey(tx, w.txHash!, w.merchantId);
   audit(tx, {
     at: a.now, actor: a.actor, action: 'withdrawal.confirmation_dropped', merchantId: w.merchantId, subjectType: 'withdrawal', subjectId: w.id,
     detail: { txHash: w.txHash, blockNumber: w.blockNumber, reason: a.reason },

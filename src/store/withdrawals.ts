@@ -141,9 +141,9 @@ export async function confirmWithdrawal(s: StoreCtx, input: WithdrawConfirmReque
     const status = withdrawalAfter(w.status as WithdrawalStatus, 'confirm');
     assertCanTake(tx, w, txHash);
     const verified = check !== undefined;
-    // Waiting for its confirmations already: the key is this withdrawal's since then. Confirmed on
-    // the merchant's word alone, it holds the key within its merchant only (src/store/tx-keys.ts).
-    if (w.txHash === null) claimTxKey(tx, txHash, 'withdrawal', { shared: false, now, merchantId: w.merchantId, unverified: !verified });
+    // Waiting for its confirmations already: the key is this withdrawal's since then, held within
+    // its merchant (src/store/tx-keys.ts).
+    if (w.txHash === null) claimTxKey(tx, txHash, 'withdrawal', { shared: false, now, merchantId: w.merchantId });
     const blockHash = check?.observed.blockHash ?? null;
     if (check && check.verdict.kind === 'match' && !check.verdict.deep) {
       // Its sender and nonce: whether it can be mined again should a reorg take it away.

@@ -28,7 +28,7 @@
  * Model: per merchant, user accounts (posted, held) and system accounts (payments, refunds,
  * withdrawals, adjustments); orders (amount, paid, refunded, stored status, expiry, addresses);
  * withdrawals (status, hash, destination); the set of transaction keys (32 bytes, any spelling),
- * each held in the whole ledger (payments) or within one merchant (unverified payouts).
+ * each held in the whole ledger (payments) or within one merchant (payouts).
  *
  * Env: MODEL_RUNS (default 150), MODEL_WHALE_RUNS (40), MODEL_COMMANDS (at most, 100),
  * MODEL_SEED and MODEL_PATH to replay a failure, MODEL_STATS=1 to print how often each command
@@ -136,9 +136,8 @@ const statusFor = (o: MOrder): Stored =>
 const keyOf = (hash: string) => hash.toLowerCase().replace(/^0x/, '');
 
 /**
- * docs "Whose word holds a transaction": a payment holds its key in the whole ledger (scope ''),
- * a payout confirmed unverified (every built-in chain here: none has an rpcUrl) within its
- * merchant (scope: the merchant). A key is in a claimant's way when held in the whole ledger or
+ * docs "Who holds a transaction": a payment holds its key in the whole ledger (scope ''), a
+ * payout within its merchant (scope: the merchant). A key is in a claimant's way when held in the whole ledger or
  * by the claimant's own merchant. Entries are `key|scope`, the scope a merchant's index.
  */
 const keyEntry = (hash: string, scope: Mch | '') => `${keyOf(hash)}|${scope}`;

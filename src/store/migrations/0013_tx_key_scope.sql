@@ -1,8 +1,7 @@
--- An unverified payout confirmation (a chain without rpcUrl, or an operator's --unverified) holds
--- its transaction hash only within its own merchant (scope: the merchant's id); what the ledger
--- knows for a fact (a payment, a payout verified on chain) holds it in the whole ledger (scope
--- ''). A merchant's word can then no longer take a hash that another merchant's payment or
--- payout needs (docs/decisions.md, "Whose word holds a transaction").
+-- A payout holds its transaction hash within its own merchant (scope: the merchant's id); a
+-- payment, found on chain or recorded by an operator, in the whole ledger (scope ''). Another
+-- merchant's payout, verified on chain or not, can then no longer take a hash that a merchant's
+-- payment or payout needs (docs/decisions.md, "Who holds a transaction").
 CREATE TABLE `tx_keys_new` (
 	`key` text NOT NULL CHECK (length(`key`) = 64 AND `key` NOT GLOB '*[^0-9a-f]*'),
 	`scope` text DEFAULT '' NOT NULL,
@@ -15,17 +14,13 @@ CREATE TABLE `tx_keys_new` (
 INSERT INTO `tx_keys_new` (`key`, `scope`, `use`, `shared`, `created_at`)
 SELECT `key`, '', `use`, `shared`, `created_at` FROM `tx_keys`;
 --> statement-breakpoint
--- Each unverified payout holds its key within its merchant: one row per merchant (a ledger from
--- before 0001 may hold one transaction as two merchants' payouts, in two spellings).
+-- Each payout holds its key within its merchant: one row per merchant (a ledger from before 0001
+-- may hold one transaction as two merchants' payouts, in two spellings).
 INSERT OR IGNORE INTO `tx_keys_new` (`key`, `scope`, `use`, `shared`, `created_at`)
 SELECT CASE WHEN lower(substr(`tx_hash`, 1, 2)) = '0x' THEN lower(substr(`tx_hash`, 3)) ELSE lower(`tx_hash`) END, `merchant_id`, 'withdrawal', 0, `updated_at`
-FROM `withdrawals` WHERE `verification` = 'unverified' AND `tx_hash` IS NOT NULL ORDER BY `updated_at`;
+FROM `withdrawals` WHERE `tx_hash` IS NOT NULL ORDER BY `updated_at`;
 --> statement-breakpoint
--- A payout's whole-ledger row stays only where a payout the chain verified (or is verifying) uses it.
-DELETE FROM `tx_keys_new` WHERE `scope` = '' AND `use` = 'withdrawal' AND `key` NOT IN (
-	SELECT CASE WHEN lower(substr(`tx_hash`, 1, 2)) = '0x' THEN lower(substr(`tx_hash`, 3)) ELSE lower(`tx_hash`) END
-	FROM `withdrawals` WHERE coalesce(`verification`, '') <> 'unverified' AND `tx_hash` IS NOT NULL
-);
+DELETE FROM `tx_keys_new` WHERE `scope` = '' AND `use` = 'withdrawal';
 --> statement-breakpoint
 -- A payment whose key the old table gave to a payout (duplicates from before 0001) holds it again.
 INSERT OR IGNORE INTO `tx_keys_new` (`key`, `scope`, `use`, `shared`, `created_at`)

@@ -243,3 +243,122 @@ describe('a payment recorded by hand whose transaction has more Transfer logs', 
     expect(onChainPayments(ledger.db, registry, a.id)).toMatchObject([{ status: 'counted' }]);
   });
 });
+
+/** A simulated chain that also answers a transaction's sender and nonce, so that confirm verifies on it. */
+class VerifyingSim extends SimChain {
+  override handle(method: string, params: unknown[]): unknown {
+    if (method === 'eth_getTransactionByHash') {
+      const r = super.handle('eth_getTransactionReceipt', params) as { blockNumber: string } | null;
+      return r && { hash: params[0], from: '0x2222222222222222222222222222222222222222', nonce: '0x1', blockNumber: r.blockNumber };
+    }
+    if (method === 'eth_getTransactionCount') return '0x0';
+    return super.handle(method, params);
+  }
+}
+const verifyingService = (h: Harness, sim: SimChain) =>
+  new LocalPaymentService(h.ledger, { now: () => h.clock.now, caller: { actor: 'tester' }, registry, rpcFor: () => sim.client() });
+
+// A second outside review, of the rules above; each failed before its fix.
+describe('a payout verified on chain holds its transaction within its merchant only', () => {
+  const h = useHarness();
+  const Y = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
+
+  it("another merchant's verified payout to the same payee cannot keep a merchant from confirming its own real payout", async () => {
+    const sim = new VerifyingSim(5, () => h().clock.now);
+    const service = verifyingService(h(), sim);
+    const victim = (await addTestMerchant(service)).mchId;
+    const attacker = (await addOtherMerchant(service, 'Attacker')).mchId;
+    await service.adjustBalance({ mchId: victim, uid: 'vu', amount: '+10', reason: 'customer balance' });
+    await service.adjustBalance({ mchId: attacker, uid: 'sock', amount: '+10', reason: 'self-funded' });
+    const wv = await service.applyWithdrawal({ mchId: victim, uid: 'vu', amount: '10', to: Y, chainId: '31337', chainType: 'EVM', token: TOKEN });
+    const payout = `0x${'c1'.repeat(32)}`;
+    const block = sim.mine([{ token: TOKEN, to: Y, value: 10_000_000n, hash: payout }]);
+    // The attacker sees it, applies the same amount to the same payee and confirms with it: the
+    // chain check (token, payee, amount) matches.
+    const wa = await service.applyWithdrawal({ mchId: attacker, uid: 'sock', amount: '10', to: Y, chainId: '31337', chainType: 'EVM', token: TOKEN });
+    expect(await service.confirmWithdrawal({ mchId: attacker, logId: wa.id, txHash: payout, blockNumber: block })).toMatchObject({ status: 'PENDING', txHash: payout });
+    // The victim's confirm of its own payout is accepted all the same.
+    expect(await service.confirmWithdrawal({ mchId: victim, logId: wv.id, txHash: payout, blockNumber: block })).toMatchObject({ status: 'PENDING', txHash: payout });
+    sim.mineEmpty(3);
+    const { w } = watcherFor(h(), sim);
+    await untilCaughtUp(w);
+    expect(await service.getWithdrawal(wv.id, victim)).toMatchObject({ status: 'CONFIRMED' });
+    expect(await service.balance('vu', { mchId: victim })).toMatchObject({ available: '0', held: '0' });
+  });
+
+  it("nor keep a batch transaction's payment into another merchant's order from being counted", async () => {
+    const sim = new VerifyingSim(5, () => h().clock.now);
+    const service = verifyingService(h(), sim);
+    const victim = (await addTestMerchant(service)).mchId;
+    const attacker = (await addOtherMerchant(service, 'Attacker')).mchId;
+    const o = await order(service, { mchId: victim, uid: 'payer', amount: '10' });
+    await service.adjustBalance({ mchId: attacker, uid: 'sock', amount: '+1', reason: 'self-funded' });
+    const batch = `0x${'c2'.repeat(32)}`;
+    const Y2 = '0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359';
+    const block = sim.mine([{ token: TOKEN, to: o.addresses.EVM!, value: 10_000_000n, hash: batch }, { token: TOKEN, to: Y2, value: 1_000_000n, hash: batch }]);
+    const wa = await service.applyWithdrawal({ mchId: attacker, uid: 'sock', amount: '1', to: Y2, chainId: '31337', chainType: 'EVM', token: TOKEN });
+    await service.confirmWithdrawal({ mchId: attacker, logId: wa.id, txHash: batch, blockNumber: block });
+    sim.mineEmpty(3);
+    const { w, lines } = watcherFor(h(), sim);
+    await untilCaughtUp(w);
+    expect(lines.join('\n')).not.toMatch(/refused/);
+    expect(await service.getOrder(o.id)).toMatchObject({ status: 'PAID', paidAmount: '10' });
+    // The ledger's operator is told, not the attacker: the entry has no merchant.
+    const entries = h().ledger.sqlite.prepare("select merchant_id from audit_log where action = 'withdrawal.transaction_recorded_elsewhere'").all();
+    expect(entries).toEqual([{ merchant_id: null }]);
+    expect((await service.log({ mchId: attacker })).map((e) => e.action)).not.toContain('withdrawal.transaction_recorded_elsewhere');
+  });
+});
+
+describe('a batch transaction recorded by hand for one order, whose log to another order comes first', () => {
+  const h = useHarness();
+
+  it("the other order's payment is counted and makes it PAID", async () => {
+    const service = withChain(h());
+    const shopA = (await addTestMerchant(service)).mchId;
+    const shopB = (await addOtherMerchant(service, 'B')).mchId;
+    const a = await order(service, { mchId: shopA, uid: 'ua', amount: '10' });
+    const b = await order(service, { mchId: shopB, uid: 'ub', amount: '5' });
+    await service.markPaid({ id: a.id, txHash: HASH, chainId: '31337' });
+    const sim = new SimChain(5, () => h().clock.now);
+    sim.mine([{ token: TOKEN, to: b.addresses.EVM!, value: 5_000_000n, hash: HASH }, { token: TOKEN, to: a.addresses.EVM!, value: 10_000_000n, hash: HASH }]);
+    sim.mineEmpty(3);
+    const { w, lines } = watcherFor(h(), sim);
+    await untilCaughtUp(w);
+    expect(lines.join('\n')).not.toMatch(/refused/);
+    expect(await service.getOrder(b.id)).toMatchObject({ status: 'PAID', paidAmount: '5' });
+    expect(await service.getOrder(a.id)).toMatchObject({ status: 'PAID', paidAmount: '10' });
+    expect(onChainPayments(h().ledger.db, registry, a.id)).toMatchObject([{ status: 'counted' }]);
+  });
+});
+
+describe('a held payment and a record by hand of the same transfer', () => {
+  const h = useHarness();
+  const late = async () => {
+    const service = withChain(h());
+    await addTestMerchant(service);
+    const o = await order(service, { uid: 'payer', amount: '10' });
+    h().clock.now += 3 * 86_400_000;
+    const sim = new SimChain(5, () => h().clock.now);
+    sim.mine([{ token: TOKEN, to: o.addresses.EVM!, value: 10_000_000n, hash: HASH }]);
+    sim.mineEmpty(3);
+    const { w } = watcherFor(h(), sim);
+    await untilCaughtUp(w);
+    expect(onChainPayments(h().ledger.db, registry, o.id)).toMatchObject([{ status: 'held' }]);
+    return { service, o };
+  };
+
+  it('recorded by hand, it cannot be recorded as sent back (the user has the money)', async () => {
+    const { service, o } = await late();
+    await service.markPaid({ id: o.id, txHash: HASH, chainId: '31337' });
+    await refused(service.returnHeldPayment({ orderId: o.id, txHash: HASH, reason: 'too late, sent back' }), 'conflict', 'cannot be recorded as sent back; decide it with cryptopay order credit-held');
+    expect(onChainPayments(h().ledger.db, registry, o.id)).toMatchObject([{ status: 'held' }]);
+  });
+
+  it('recorded as sent back, it is not credited by hand afterwards', async () => {
+    const { service, o } = await late();
+    await service.returnHeldPayment({ orderId: o.id, txHash: HASH, reason: 'too late, sent back' });
+    await refused(service.markPaid({ id: o.id, txHash: HASH, chainId: '31337' }), 'conflict', 'was seen on chain and recorded as sent back to its payer');
+    expect(await service.getOrder(o.id)).toMatchObject({ paidAmount: '0' });
+  });
+});
