@@ -274,7 +274,7 @@ export async function markPaid(s: StoreCtx, input: MarkPaidInput): Promise<Order
   const id = await s.write((tx) => {
     const o = tx.select({ asset: orders.asset, amount: orders.amount }).from(orders).where(eq(orders.id, input.id)).get();
     if (!o) throw notFound('Order not found');
-    refuseReturned(tx, txHash);
+    refuseReturned(tx, input.id, txHash);
     const amount = input.amount === undefined ? o.amount : parseAmount(input.amount, decimalsOf(o.asset));
     return recordPayment(tx, {
       orderId: input.id, txHash, logIndex: null, amount, rawAmount: null, chainType, chainId, token, blockNumber: null, blockHash: null,
@@ -285,15 +285,15 @@ export async function markPaid(s: StoreCtx, input: MarkPaidInput): Promise<Order
 }
 
 /**
- * A transfer the watcher saw and an operator recorded as sent back to its payer (`order
- * return-held`) is not credited by hand afterwards (a second outside review did, and the user
- * kept the money of a transfer returned).
+ * A transfer to this order that the watcher saw and an operator recorded as sent back to its
+ * payer (`order return-held`) is not credited by hand afterwards (a second outside review did,
+ * and the user kept the money of a transfer returned). Looked up by the order (indexed).
  */
-function refuseReturned(tx: Q, txHash: string): void {
+function refuseReturned(tx: Q, orderId: string, txHash: string): void {
   const key = txHash.replace(/^0x/, '');
   const returned = tx.select({ orderId: chainPayments.orderId }).from(chainPayments)
-    .where(and(inArray(chainPayments.txHash, [key, `0x${key}`]), eq(chainPayments.status, 'returned'))).get();
-  if (returned) throw conflict(`transaction ${txHash} was seen on chain and recorded as sent back to its payer (cryptopay log --order ${returned.orderId}): it is not credited by hand`);
+    .where(and(eq(chainPayments.orderId, orderId), inArray(chainPayments.txHash, [key, `0x${key}`]), eq(chainPayments.status, 'returned'))).get();
+  if (returned) throw conflict(`transaction ${txHash} was seen on chain and recorded as sent back to its payer (cryptopay log --order ${orderId}): it is not credited by hand`);
 }
 
 /**
