@@ -6,7 +6,7 @@ import { accountId, audit, postTransfer, type Q } from './ledger.js';
 import { getOrder } from './orders.js';
 import { normalizeTxHash, recordPayment, refuseTestMoney } from './payments.js';
 import { chainPayments, orders, payments } from './schema.js';
-import { txKey } from './tx-keys.js';
+import { holdReturnedTxKey, txKey } from './tx-keys.js';
 import { decimalsOf, type StoreCtx } from './store-context.js';
 
 /**
@@ -181,6 +181,7 @@ export async function returnHeld(s: StoreCtx, ref: HeldPaymentRef & { returnTx?:
       throw conflict(`transaction ${p.txHash} was recorded by hand for order ${p.orderId} (order mark-paid): its user is credited, so it cannot be recorded as sent back; decide it with cryptopay order credit-held, which matches it to that record and credits nothing again`);
     }
     decide(tx, p, 'returned');
+    holdReturnedTxKey(tx, p.txHash, now);
     audit(tx, {
       at: now, actor: s.caller.actor, action: p.refused ? 'order.refused_payment_returned' : 'order.held_payment_returned', merchantId: p.mchId, subjectType: 'order', subjectId: p.orderId,
       detail: { chainId: p.chainId, txHash: p.txHash, logIndex: p.logIndex, amount: p.amount, reason: ref.reason, returnTx },

@@ -113,6 +113,15 @@ export function shareTxKey(tx: Q, hash: string): void {
   tx.update(txKeys).set({ shared: true }).where(and(eq(txKeys.key, txKey(hash)), eq(txKeys.scope, ''), eq(txKeys.use, 'payment'))).run();
 }
 
+/**
+ * A transfer recorded as sent back to its payer (`order return-held`) holds its key in the whole
+ * ledger as a payment the watcher found would (shared: the transaction's other logs still count),
+ * so that no order is credited with it by hand afterwards (a second outside review credited one).
+ */
+export function holdReturnedTxKey(tx: Q, hash: string, now: number): void {
+  tx.insert(txKeys).values({ key: txKey(hash), scope: '', use: 'payment', shared: true, createdAt: now }).onConflictDoNothing().run();
+}
+
 /** Gives up a payout's key (its confirmation was dropped: src/store/withdrawal-verification.ts). */
 export function releaseTxKey(tx: Q, hash: string, merchantId: string): void {
   tx.delete(txKeys).where(and(eq(txKeys.key, txKey(hash)), eq(txKeys.scope, merchantId), eq(txKeys.use, 'withdrawal'))).run();

@@ -360,5 +360,8 @@ describe('a held payment and a record by hand of the same transfer', () => {
     await service.returnHeldPayment({ orderId: o.id, txHash: HASH, reason: 'too late, sent back' });
     await refused(service.markPaid({ id: o.id, txHash: HASH, chainId: '31337' }), 'conflict', 'was seen on chain and recorded as sent back to its payer');
     expect(await service.getOrder(o.id)).toMatchObject({ paidAmount: '0' });
+    // Nor for another order: the transfer's key is held.
+    const other = await order(service, { uid: 'someone', amount: '10' });
+    await refused(service.markPaid({ id: other.id, txHash: HASH }), 'conflict', 'is already recorded in this ledger');
   });
 });
