@@ -4,6 +4,7 @@ import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } fro
 import { isIP } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { forbiddenAddress, isLocalName, PRIVATE_HINT } from './guard.js';
+import { urlCredentials } from '../core/url-credentials.js';
 
 /** Decisions §9: an attempt that has no answer after 10 s is cut. */
 export const DELIVERY_TIMEOUT_MS = 10_000;
@@ -124,7 +125,8 @@ function parseTarget(url: string): Target | string {
   const bare = u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname;
   let authorization: string | undefined;
   try {
-    authorization = u.username || u.password ? `Basic ${Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64')}` : undefined;
+    const c = urlCredentials(u);
+    authorization = c && `Basic ${Buffer.from(`${c.user}:${c.password}`).toString('base64')}`;
   } catch {
     // Stored before create order refused it: a failed attempt, on the schedule, not a throw that
     // left the row due for ever.

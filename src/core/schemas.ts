@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { AppError } from './errors.js';
 import { NONCE_PATTERN } from './nonce.js';
 import { isPlainHost } from './plain-host.js';
+import { urlCredentials } from './url-credentials.js';
 import { BLANKS, blankRefusal, CONTROL, controlRefusal, echoRefusal, HIDDEN, hiddenRefusal, isEchoable } from './text-rules.js';
 
 /**
@@ -46,14 +47,12 @@ const url = (field: string, opts: { plainHost?: boolean } = {}) =>
     )
     // Credentials in a URL are sent as Basic auth, decoded: `http://%zz@host` could never be sent
     // (an outside review found its callbacks stuck, due for ever).
-    .refine((v) => urlCredentialsDecode(v), `${field} has a user name or password that is not valid percent-encoding (write % as %25)`);
+    .refine(credentialsDecode, `${field} has a user name or password that is not valid percent-encoding (write % as %25)`);
 
-/** Whether the URL's user name and password decode (a URL that does not parse is judged elsewhere). */
-export function urlCredentialsDecode(v: string): boolean {
+/** Whether the URL's user name and password decode (a URL that does not parse is judged above). */
+function credentialsDecode(v: string): boolean {
   try {
-    const u = new URL(v);
-    decodeURIComponent(u.username);
-    decodeURIComponent(u.password);
+    urlCredentials(new URL(v));
     return true;
   } catch (e) {
     return !(e instanceof URIError);

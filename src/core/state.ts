@@ -41,13 +41,22 @@ export function statusFor(amount: bigint, paid: bigint, refunded: bigint, before
 }
 
 /**
- * The statuses a ledger check accepts for these amounts: after a full refund and a payment short
- * of the amount since, REFUNDED (the order was fully refunded first) and PAID (partly refunded
- * while PAID) both follow from history the amounts alone do not keep.
+ * The statuses a ledger check accepts for an order: its payments and refunds replayed in the
+ * order they were posted, through statusFor (what the ledger now writes), and the status its
+ * amounts alone give (what a ledger wrote before dust after a full refund stopped making an order
+ * PAID again). A partly refunded order set to REFUNDED is neither.
  */
-export function statusesFor(amount: bigint, paid: bigint, refunded: bigint): StoredOrderStatus[] {
-  const s = statusFor(amount, paid, refunded);
-  return s === 'PAID' && refunded > 0n && paid - refunded < amount ? ['PAID', 'REFUNDED'] : [s];
+export function statusesFor(amount: bigint, history: { kind: 'payment' | 'refund'; amount: bigint }[]): StoredOrderStatus[] {
+  let paid = 0n;
+  let refunded = 0n;
+  let status: StoredOrderStatus = 'PENDING_PAY';
+  for (const e of history) {
+    if (e.kind === 'payment') paid += e.amount;
+    else refunded += e.amount;
+    status = statusFor(amount, paid, refunded, status);
+  }
+  const byAmounts = statusFor(amount, paid, refunded);
+  return status === byAmounts ? [status] : [status, byAmounts];
 }
 
 export interface RefundCheck {

@@ -1,4 +1,4 @@
-import { txKey } from './tx-keys.js';
+import { txKey, txKeySql } from './tx-keys.js';
 
 type Row = Record<string, unknown>;
 
@@ -19,7 +19,7 @@ export function chainPaymentMismatches(rows: (query: string) => IterableIterator
   const coveredByHand = new Set<string>();
   for (const p of rows('select chain_id, tx_key, log_index, order_id, amount, source from payments where log_index is not null')) {
     ledger.set(key(p.chain_id, p.tx_key, p.log_index), { order: String(p.order_id), amount: BigInt(p.amount as number | bigint), byHand: p.source === 'manual' });
-    if (p.source === 'manual') coveredByHand.add(`${String(p.chain_id)}:${txKey(String(p.tx_key))}:${String(p.order_id)}`);
+    if (p.source === 'manual') coveredByHand.add(`${String(p.chain_id)}:${String(p.tx_key)}:${String(p.order_id)}`);
   }
   for (const c of rows('select chain_id, tx_hash, log_index, order_id, amount, status from chain_payments order by chain_id, block_number, log_index')) {
     const k = key(c.chain_id, c.tx_hash, c.log_index);
@@ -39,7 +39,7 @@ export function chainPaymentMismatches(rows: (query: string) => IterableIterator
   }
   // A transfer recorded as sent back that a payment by hand credits (both decided by operators).
   for (const r of rows(`select distinct c.tx_hash, c.order_id from chain_payments c join payments p on p.order_id = c.order_id and p.source = 'manual'
-      and p.tx_key = (case when lower(substr(c.tx_hash, 1, 2)) = '0x' then lower(substr(c.tx_hash, 3)) else lower(c.tx_hash) end) where c.status = 'returned'`)) {
+      and p.tx_key = ${txKeySql('c.tx_hash')} where c.status = 'returned'`)) {
     out.push(`the payment in tx ${r.tx_hash} to order ${r.order_id} is recorded as sent back, and credited by hand`);
   }
   return out;

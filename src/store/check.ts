@@ -62,6 +62,15 @@ export function checkLedger(s: StoreCtx): string[] {
   const refunded = new Map<string, bigint>();
   for (const p of rows('select order_id as o, amount from payments')) add(paid, String(p.o), big(p.amount));
   for (const r of rows('select order_id as o, amount from refunds')) add(refunded, String(r.o), big(r.amount));
+  // An order's status depends on the order of its payments and refunds once it has refunds
+  // (state.ts statusFor): those orders' histories, in the order their transfers were posted.
+  const history = new Map<string, { kind: 'payment' | 'refund'; amount: bigint }[]>();
+  for (const e of rows(`select order_id as o, transfer_id as t, amount, 'payment' as kind from payments where order_id in (select order_id from refunds)
+      union all select order_id, transfer_id, amount, 'refund' from refunds order by o, t`)) {
+    const list = history.get(String(e.o)) ?? [];
+    list.push({ kind: e.kind as 'payment' | 'refund', amount: big(e.amount) });
+    history.set(String(e.o), list);
+  }
   for (const o of rows('select id, amount, paid_amount as paid, refunded_amount as refunded, status from orders order by id')) {
     const id = String(o.id);
     const [recordedPaid, recordedRefunded] = [big(o.paid), big(o.refunded)];
@@ -69,7 +78,7 @@ export function checkLedger(s: StoreCtx): string[] {
     if (p !== recordedPaid) v.push(`order ${id} records paid ${recordedPaid} but its payments total ${p}`);
     if (r !== recordedRefunded) v.push(`order ${id} records refunded ${recordedRefunded} but its refunds total ${r}`);
     if (r > p) v.push(`order ${id} refunded ${r}, more than the ${p} it was paid`);
-    const expected = statusesFor(big(o.amount), recordedPaid, recordedRefunded);
+    const expected = statusesFor(big(o.amount), history.get(id) ?? [{ kind: 'payment', amount: recordedPaid }]);
     if (!expected.includes(o.status as never)) v.push(`order ${id} is ${String(o.status)} but its amounts say ${expected.join(' or ')}`);
   }
 
@@ -99,8 +108,8 @@ export function checkLedger(s: StoreCtx): string[] {
  * A ledger written before keys existed may hold such duplicates; they are reported, not removed.
  */
 function duplicateTransactions(rows: (query: string) => IterableIterator<Row>): string[] {
-  /** `fact`: a payment (held in the whole ledger); else a payout (within its merchant). */
-  interface Use { what: string; log: string | null; merchant: string; fact: boolean }
+  /** `payment`: held in the whole ledger; else a payout, held within its merchant. */
+  interface Use { what: string; log: string | null; merchant: string; payment: boolean }
   const uses = new Map<string, Use[]>();
   const note = (key: string, use: Use) => {
     const list = uses.get(key);
@@ -108,16 +117,16 @@ function duplicateTransactions(rows: (query: string) => IterableIterator<Row>): 
     else uses.set(key, [use]);
   };
   for (const p of rows('select p.tx_key, p.order_id, p.chain_id, p.log_index, p.source, o.merchant_id from payments p join orders o on o.id = p.order_id order by p.id')) {
-    note(String(p.tx_key), { what: `payment to order ${p.order_id}`, log: p.log_index !== null ? `${p.chain_id}:${p.log_index}` : null, merchant: String(p.merchant_id), fact: true });
+    note(String(p.tx_key), { what: `payment to order ${p.order_id}`, log: p.log_index !== null ? `${p.chain_id}:${p.log_index}` : null, merchant: String(p.merchant_id), payment: true });
   }
-  for (const w of rows('select tx_hash, id, merchant_id, verification from withdrawals where tx_hash is not null order by updated_at')) {
-    note(txKey(String(w.tx_hash)), { what: `withdrawal ${w.id}`, log: null, merchant: String(w.merchant_id), fact: false });
+  for (const w of rows('select tx_hash, id, merchant_id from withdrawals where tx_hash is not null order by updated_at')) {
+    note(txKey(String(w.tx_hash)), { what: `withdrawal ${w.id}`, log: null, merchant: String(w.merchant_id), payment: false });
   }
   // Each use holds its key where its kind says: a payment in the whole ledger (scope ''), a
   // payout within its merchant.
   const registered = new Set<string>();
   for (const k of rows('select key, scope from tx_keys')) registered.add(`${String(k.key)}|${String(k.scope)}`);
-  const holds = (key: string, u: Use) => registered.has(u.fact ? `${key}|` : `${key}|${u.merchant}`);
+  const holds = (key: string, u: Use) => registered.has(u.payment ? `${key}|` : `${key}|${u.merchant}`);
   const out: string[] = [];
   const clash = (list: Use[]) => {
     if (list.length < 2) return false;
@@ -126,8 +135,8 @@ function duplicateTransactions(rows: (query: string) => IterableIterator<Row>): 
   };
   for (const [key, list] of uses) {
     const unheld = list.find((u) => !holds(key, u));
-    if (unheld) out.push(`transaction ${key} is recorded (${unheld.what}) but its key is missing from tx_keys${unheld.fact ? '' : ` for merchant ${unheld.merchant}`}`);
-    const groups = [list.filter((u) => u.fact), ...[...new Set(list.map((u) => u.merchant))].map((m) => list.filter((u) => u.merchant === m))];
+    if (unheld) out.push(`transaction ${key} is recorded (${unheld.what}) but its key is missing from tx_keys${unheld.payment ? '' : ` for merchant ${unheld.merchant}`}`);
+    const groups = [list.filter((u) => u.payment), ...[...new Set(list.map((u) => u.merchant))].map((m) => list.filter((u) => u.merchant === m))];
     const bad = groups.filter(clash).sort((a, b) => b.length - a.length)[0];
     if (bad) out.push(`transaction ${key} is recorded ${bad.length} times: ${bad.map((u) => u.what).join(', ')}`);
   }

@@ -97,11 +97,20 @@ function decide(tx: Q, p: Found, status: 'counted' | 'returned' | 'credited'): v
   if (changed !== 1) throw conflict(`the payment in tx ${p.txHash} log ${p.logIndex} is no longer held: nothing was changed`);
 }
 
-/** Credits a held payment to the order's user, as a late payment (decisions §6b). */
-export async function creditHeld(s: StoreCtx, ref: HeldPaymentRef): Promise<OrderDetail & { recordedByHand?: { amount: string; onChain: string } }> {
+/** A held payment that an operator had recorded by hand: what was recorded, and what the chain moved. */
+export interface MatchedByHand {
+  amount: string;
+  onChain: string;
+}
+
+/**
+ * Credits a held payment to the order's user, as a late payment (decisions §6b). One recorded by
+ * hand before is matched to that record instead, and the answer says so (`recordedByHand`).
+ */
+export async function creditHeld(s: StoreCtx, ref: HeldPaymentRef): Promise<OrderDetail & { recordedByHand?: MatchedByHand }> {
   if (!ref.reason.trim()) throw invalid('a reason is required');
   const now = s.now();
-  let byHand: { amount: string; onChain: string } | undefined;
+  let byHand: MatchedByHand | undefined;
   const registry = await s.registry();
   await s.write((tx) => {
     const p = findHeld(tx, ref);

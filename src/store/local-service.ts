@@ -407,7 +407,7 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
     return held.peekDecidable(this.s, ref);
   }
 
-  creditHeldPayment(ref: HeldPaymentRef): Promise<OrderDetail & { recordedByHand?: { amount: string; onChain: string } }> {
+  creditHeldPayment(ref: HeldPaymentRef): Promise<OrderDetail & { recordedByHand?: held.MatchedByHand }> {
     return held.creditHeld(this.s, ref);
   }
 

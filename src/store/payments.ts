@@ -290,7 +290,7 @@ export async function markPaid(s: StoreCtx, input: MarkPaidInput): Promise<Order
  * and the user kept the money of a transfer returned). Looked up by the order (indexed).
  */
 function refuseReturned(tx: Q, orderId: string, txHash: string): void {
-  const key = txHash.replace(/^0x/, '');
+  const key = txKeyOf(txHash);
   const returned = tx.select({ orderId: chainPayments.orderId }).from(chainPayments)
     .where(and(eq(chainPayments.orderId, orderId), inArray(chainPayments.txHash, [key, `0x${key}`]), eq(chainPayments.status, 'returned'))).get();
   if (returned) throw conflict(`transaction ${txHash} was seen on chain and recorded as sent back to its payer (cryptopay log --order ${orderId}): it is not credited by hand`);
@@ -301,7 +301,7 @@ function refuseReturned(tx: Q, orderId: string, txHash: string): void {
  * records such a payment by hand gets it judged late by when it arrived, as the watcher would.
  */
 function seenBlockTime(tx: Q, orderId: string, txHash: string, chainId: string | null): number | null {
-  const key = txHash.replace(/^0x/, '');
+  const key = txKeyOf(txHash);
   const rows = tx.select({ t: chainPayments.blockTime, chainId: chainPayments.chainId }).from(chainPayments)
     .where(and(eq(chainPayments.orderId, orderId), inArray(chainPayments.txHash, [key, `0x${key}`]))).all()
     .filter((r) => r.t !== null && (chainId === null || r.chainId === chainId));

@@ -24,6 +24,9 @@ export function txKey(hash: string): string {
   return h.startsWith('0x') ? h.slice(2) : h;
 }
 
+/** txKey() in SQL, of a column holding a hash as written (`0x` or not, any case). */
+export const txKeySql = (column: string) => `(case when lower(substr(${column}, 1, 2)) = '0x' then lower(substr(${column}, 3)) else lower(${column}) end)`;
+
 export type TxUse = 'payment' | 'withdrawal';
 
 /** Who claims a key: the merchant whose payment or payout it is. */
@@ -94,8 +97,7 @@ export function claimTxKey(tx: Q, hash: string, use: TxUse, opts: { shared: bool
 function namedByPayouts(tx: Q, key: string, rows: KeyRow[], now: number): void {
   for (const r of rows) {
     if (r.scope === '') continue;
-    const ids = tx.all<{ id: string }>(sql`select id from withdrawals where merchant_id = ${r.scope} and tx_hash is not null
-      and (case when lower(substr(tx_hash, 1, 2)) = '0x' then lower(substr(tx_hash, 3)) else lower(tx_hash) end) = ${key}`);
+    const ids = tx.all<{ id: string }>(sql`select id from withdrawals where merchant_id = ${r.scope} and tx_hash is not null and ${sql.raw(txKeySql('tx_hash'))} = ${key}`);
     for (const { id } of ids) {
       audit(tx, {
         at: now, actor: 'ledger', action: 'withdrawal.transaction_recorded_elsewhere', merchantId: null, subjectType: 'withdrawal', subjectId: id,

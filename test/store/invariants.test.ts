@@ -86,6 +86,29 @@ const TAMPERING: [string, (w: World) => string, (w: World) => string[]][] = [
     (w) => [`user alice (${w.mchId}) holds 0 but pending withdrawals total 4000000`, '(user alice) holds 0 but its pending transfers give 4000000'],
   ],
   [
+    // statusFor depends on history once an order has refunds; the check replays it, so a partly
+    // refunded order (PAID) set to REFUNDED is caught, not taken for a refunded one paid dust later.
+    'a partly refunded order set to REFUNDED',
+    (w) => `update orders set status = 'REFUNDED' where id = '${w.refunded}'`,
+    (w) => [`order ${w.refunded} is REFUNDED but its amounts say PAID`],
+  ],
+  [
+    "a payout's transaction key removed",
+    () => "delete from tx_keys where scope <> ''",
+    (w) => [`transaction ${evmTx(3).slice(2)} is recorded (withdrawal ${w.confirmedWd}) but its key is missing from tx_keys for merchant ${w.mchId}`],
+  ],
+  [
+    "a payment's transaction key removed",
+    () => `delete from tx_keys where key = '${evmTx(1).slice(2)}'`,
+    (w) => [`transaction ${evmTx(1).slice(2)} is recorded (payment to order ${w.paid}) but its key is missing from tx_keys`],
+  ],
+  [
+    'a transfer recorded as sent back that a payment by hand credits',
+    (w) => `insert into chain_payments (chain_id, tx_hash, log_index, block_number, block_hash, order_id, token, to_address, raw_amount, amount, status, seen_at)
+      values ('1', '${evmTx(1)}', 0, 5, '0x${'b'.repeat(64)}', '${w.paid}', '0xdac17f958d2ee523a2206206994597c13d831ec7', '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed', '20000000', 20000000, 'returned', 0)`,
+    (w) => [`the payment in tx ${evmTx(1)} to order ${w.paid} is recorded as sent back, and credited by hand`],
+  ],
+  [
     'a transfer amount changed',
     () => "update transfers set amount = amount + 1 where kind = 'adjustment'",
     () => ['(user dave) records 1000000 but its transfers give 1000001', '(adjustments ) records -1000000 but its transfers give -1000001'],

@@ -6,6 +6,10 @@ import { recordPayment } from '../../../src/store/payments.js';
 import { LocalPaymentService } from '../../../src/store/local-service.js';
 import { USDT, addOtherMerchant, addTestMerchant, order, refused, useHarness, type Harness } from '../../helpers/service.js';
 import { SimChain } from './sim-chain.js';
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { main } from '../../../src/main.js';
 
 // Found by an outside review (session of 2026-11-24): one transfer credited twice, by hand and
 // then again when the operator credited the payment the watcher had refused.
@@ -236,8 +240,18 @@ describe('a payment recorded by hand whose transaction has more Transfer logs', 
     h().clock.now += 3 * 86_400_000;
     await mineAndWatch([{ to: a.addresses.EVM!, value: 10_000_000n }]);
     expect(onChainPayments(ledger.db, registry, a.id)).toMatchObject([{ status: 'held' }]);
-    const after = await service.creditHeldPayment({ orderId: a.id, txHash: HASH, reason: 'payer paid late' });
-    expect(after).toMatchObject({ paidAmount: '3', recordedByHand: { amount: '3', onChain: '10' } });
+    // The operator's command says what happened (the CLI, in this process, on this ledger).
+    const chains = join(dirname(h().file), 'chains.json');
+    writeFileSync(chains, JSON.stringify(CONFIG));
+    let stderr = '';
+    const code = await main(['order', 'credit-held', a.id, '--tx-hash', HASH, '--reason', 'payer paid late', '--yes', '--db', h().file], {
+      env: { CRYPTOPAY_CHAINS: chains, NO_COLOR: '1' },
+      io: { stdout: { write: () => true }, stderr: { write: (t: string) => ((stderr += t), true) }, stdin: new PassThrough(), isTTY: false, interactive: false },
+      now: () => h().clock.now,
+    });
+    expect({ code, stderr }).toEqual({ code: 0, stderr: `note: tx ${HASH} was recorded by hand for this order as 3: matched to that record, nothing was credited now; the chain moved 10: settle the difference with cryptopay balance adjust\n` });
+    const after = await service.getOrder(a.id);
+    expect(after).toMatchObject({ paidAmount: '3' });
     expect(await service.balance('ua')).toMatchObject({ available: '3' });
     expect(Number((ledger.sqlite.prepare("select count(*) as n from audit_log where action = 'order.held_payment_credited'").get() as { n: number | bigint }).n)).toBe(0);
     expect(onChainPayments(ledger.db, registry, a.id)).toMatchObject([{ status: 'counted' }]);
