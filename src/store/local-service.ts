@@ -1,4 +1,3 @@
-import { lte } from 'drizzle-orm';
 import type { ChainEntry, ChainInfo, Registry, RegistryConfig, TokenEntry } from '../chains/registry.js';
 import type { RpcClient } from '../chains/watch/rpc.js';
 import type { OnChainPayment } from '../chains/watch/seen.js';
@@ -32,7 +31,7 @@ import { markPaid, type MarkPaidInput } from './payments.js';
 import { listRefunds, pageRefunds, refund, type RefundDone, type RefundView } from './refunds.js';
 import type { Page } from './paging.js';
 import { readLedgerRegistry, saveRegistryEntries } from './registry-entries.js';
-import { nonces } from './schema.js';
+import { NONCE_USED, holdInFlight, nonceSpentBy, nonceUsed, refusalKeepsNonce, spendsNonce, useNonce, type Outcome } from './signed-requests.js';
 import { statementsOf } from './statements.js';
 import { summarize, type Summary } from './summary.js';
 import type { StoreCtx } from './store-context.js';
@@ -66,8 +65,7 @@ export interface LocalDeps {
 const heavy = () => import('./heavy.js');
 let seenModule: typeof import('../chains/watch/seen.js') | undefined;
 
-/** The refusal of a replayed request; a nonce spent by a refusal must not be spent twice. */
-export const NONCE_USED = 'nonce has already been used';
+export { NONCE_USED } from './signed-requests.js';
 
 /**
  * The ledger behind the PaymentService seam, plus the administration only a local ledger offers.
@@ -179,13 +177,17 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
    * Every change runs in a BEGIN IMMEDIATE transaction (writers queue on the file lock instead of
    * failing), shared through group commit with the other changes of this event-loop turn, each
    * in its own savepoint (src/store/group-commit.ts). The nonce of a signed request is used up
-   * with the change (and by signedOp when the change is refused). Settles once it is durable.
+   * in the same transaction, and stays used up when the change is refused (signed-requests.ts).
+   * Settles once it is durable.
    */
   private async write<T>(fn: (tx: Q) => T): Promise<T> {
+    const n = this.deps.caller.nonce;
+    let outcome: Outcome<T>;
     try {
-      return await groupCommit(this.ledger.sqlite).submit(() => {
-        this.consumeNonce(this.ledger.db);
-        return fn(this.ledger.db);
+      outcome = await groupCommit(this.ledger.sqlite).submit((): Outcome<T> => {
+        if (!n) return { value: fn(this.ledger.db) };
+        useNonce(this.ledger, this.ledger.db, n, this.deps.now());
+        return refusalKeepsNonce(this.ledger.sqlite, () => fn(this.ledger.db));
       });
     } catch (e) {
       if (e instanceof AppError) throw e;
@@ -193,57 +195,62 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
       if (code.startsWith('SQLITE_BUSY')) throw new AppError('unavailable', 'the ledger is busy: another process held it too long; try again', { cause: e });
       throw e;
     }
+    if ('refused' in outcome) throw outcome.refused;
+    return outcome.value;
   }
 
   /**
    * A signed request refused before its operation (the rate limit): its nonce is used up all the
-   * same (spec decisions §1), in a transaction of its own. A nonce already used is refused as a
-   * replay. Without a nonce, nothing to do.
+   * same (spec decisions §1), in a transaction of its own. A nonce already used, or in use by a
+   * copy of the request being carried out, is refused as a replay. Without a nonce, nothing to do.
    */
   async spendNonce(): Promise<void> {
-    if (this.deps.caller.nonce) await this.write(() => undefined);
-  }
-
-  private consumeNonce(tx: Q): void {
     const n = this.deps.caller.nonce;
     if (!n) return;
-    const now = this.deps.now();
-    const inserted = statementsOf(this.ledger).insertNonce.run({ merchantId: n.merchantId, nonce: n.value, expiresAt: n.expiresAt });
-    if (inserted.changes === 0) throw new AppError('unauthorized', NONCE_USED);
-    // Forget nonces whose timestamps can no longer pass the freshness window; a little at a time.
-    if (Math.random() < 0.01) tx.delete(nonces).where(lte(nonces.expiresAt, now)).run();
+    const release = holdInFlight(this.ledger, n);
+    try {
+      await this.write(() => undefined);
+    } finally {
+      release();
+    }
   }
 
   /**
    * A signed operation (decisions §1): its nonce is used up as soon as the signature verified,
-   * whatever the operation answers. On success the nonce went in with the change; on a refusal
-   * (validation, not found, conflict) it is written on its own before the refusal is answered,
-   * so the same body cannot be replayed later when the state has changed (a balance topped up).
+   * whatever the operation answers. On success the nonce went in with the change; on a refusal in
+   * the change's transaction it stayed in; on a refusal before it (an input check, a read of the
+   * chain) it is written on its own before the refusal is answered, so the same body cannot be
+   * replayed later when the state has changed (a balance topped up). While it runs, a copy of the
+   * request is refused as a replay (signed-requests.ts).
    */
   private async signedOp<T>(op: () => Promise<T>, opts: { replayCheckedByWrite?: boolean } = {}): Promise<T> {
     const n = this.deps.caller.nonce;
-    // A replay is answered as one before anything else is checked (the write checks it again).
-    // An operation whose only work before its write is checking its input (create order: no
-    // read of the chain, no other I/O) leaves it to the write, which uses the nonce up first
-    // thing in its transaction: one read of the ledger fewer per request, and a replay refused
-    // by that check, or by the one below when its input is refused first.
-    if (n && !opts.replayCheckedByWrite && statementsOf(this.ledger).nonceSeen.get({ merchantId: n.merchantId, nonce: n.value })) {
-      throw new AppError('unauthorized', NONCE_USED);
-    }
+    if (!n) return op();
+    const release = holdInFlight(this.ledger, n);
     try {
-      return await op();
-    } catch (e) {
-      if (this.deps.caller.nonce && e instanceof AppError && e.message !== NONCE_USED && e.kind !== 'unavailable') {
-        let replayed: AppError | undefined;
-        await this.write(() => undefined).catch((spent: unknown) => {
-          if (!(spent instanceof AppError && spent.message === NONCE_USED)) throw spent;
-          // Already used: by an earlier copy of this request (a replay, answered as one), or by
-          // a concurrent copy: spent all the same.
-          replayed = spent;
-        });
-        if (replayed && opts.replayCheckedByWrite) throw replayed;
+      // A replay is answered as one before anything else is checked (the write checks it again).
+      // An operation whose only work before its write is checking its input (create order: no
+      // read of the chain, no other I/O) leaves it to the write, which uses the nonce up first
+      // thing in its transaction: one read of the ledger fewer per request, and a replay refused
+      // by that check, or by the one below when its input is refused first.
+      if (!opts.replayCheckedByWrite && nonceUsed(this.ledger, n)) throw new AppError('unauthorized', NONCE_USED);
+      try {
+        return await op();
+      } catch (e) {
+        if (spendsNonce(e) && !nonceSpentBy(e)) {
+          let replayed: AppError | undefined;
+          await this.write(() => undefined).catch((spent: unknown) => {
+            if (!(spent instanceof AppError && spent.message === NONCE_USED)) throw spent;
+            // Already used: by an earlier copy of this request (a replay, answered as one), or by
+            // a copy in another process: spent all the same.
+            replayed = spent;
+          });
+          if (replayed && opts.replayCheckedByWrite) throw replayed;
+        }
+        throw e;
       }
-      throw e;
+    } finally {
+      release();
     }
   }
 

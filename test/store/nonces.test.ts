@@ -1,7 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { Ledger } from '../../src/store/db.js';
+import { GroupCommit } from '../../src/store/group-commit.js';
 import { openLedger } from '../../src/store/db.js';
 import { LocalPaymentService } from '../../src/store/local-service.js';
-import { MINUTE, T0, accountRows, addOtherMerchant, addTestMerchant, counts, paidOrder, refused, useHarness } from '../helpers/service.js';
+import { MINUTE, T0, USDT, accountRows, addOtherMerchant, addTestMerchant, counts, evmTx, order, paidOrder, refused, useHarness } from '../helpers/service.js';
 
 const expiresAt = T0 + 5 * MINUTE;
 
@@ -79,5 +81,108 @@ describe('nonces of signed requests', () => {
     } finally {
       reopened.close();
     }
+  });
+});
+
+/**
+ * A replay that lands while the first copy's refusal is being answered (first attacker review of
+ * session 18, left open then). The refusal rolled its change back, nonce included, and spent the
+ * nonce in a write of its own afterwards: a copy of the request checked in between found the
+ * nonce unused, and went through if the state had changed meanwhile. One signed request must be
+ * carried out at most once, whatever it answered.
+ *
+ * To land the copy in that window every time, the test submits the state change and the copy
+ * the moment the first copy's change is submitted to the group commit: they go into the same
+ * batch, after it (the same connection), or into the next transaction on the file (another).
+ */
+describe('a replay racing the refusal of the first copy', () => {
+  const h = useHarness();
+  const TO = '0x00000000000000000000000000000000000000a1';
+  let others: Ledger[] = [];
+  afterEach(() => {
+    vi.restoreAllMocks();
+    for (const l of others) l.close();
+    others = [];
+  });
+
+  /** Calls `then` once, right after the first change is submitted to the group commit. */
+  function onFirstSubmit(then: () => void) {
+    const submit = GroupCommit.prototype.submit;
+    let done = false;
+    vi.spyOn(GroupCommit.prototype, 'submit').mockImplementation(function (this: GroupCommit, change) {
+      const p = submit.call(this, change);
+      if (!done) {
+        done = true;
+        then();
+      }
+      return p;
+    });
+  }
+
+  /** A service over a second connection to the ledger file: another serve process. */
+  function otherProcess(): LocalPaymentService {
+    const { file, clock } = h();
+    const ledger = openLedger(file);
+    others.push(ledger);
+    return new LocalPaymentService(ledger, { now: () => clock.now, caller: { actor: 'tester' } });
+  }
+
+  it.each([['this process', false], ['another process', true]] as const)(
+    'a withdrawal refused for lack of funds is not carried out by a copy (in %s) that comes with a top-up', async (_, elsewhere) => {
+      const { service, ledger } = h();
+      const { mchId } = await addTestMerchant(service);
+      await service.adjustBalance({ mchId, uid: 'u', amount: '5', reason: 'start' });
+      const via = elsewhere ? otherProcess() : service;
+      const apply = (s: LocalPaymentService) => s.as({ actor: `api:${mchId}`, nonce: { merchantId: mchId, value: 'w1', expiresAt } })
+        .applyWithdrawal({ mchId, uid: 'u', amount: '10', to: TO, chainId: 1, chainType: 'EVM', token: USDT.ETH });
+      let topUp!: Promise<unknown>;
+      let copy!: Promise<unknown>;
+      onFirstSubmit(() => {
+        topUp = service.adjustBalance({ mchId, uid: 'u', amount: '100', reason: 'top-up' });
+        copy = apply(via);
+        copy.catch(() => {});
+      });
+      const first = apply(service);
+      await Promise.allSettled([first]);
+      await refused(first, 'conflict', 'insufficient balance');
+      await topUp;
+      await refused(copy, 'unauthorized', 'nonce has already been used');
+      expect(counts(ledger).withdrawals).toBe(0);
+      expect(await service.balance('u', { mchId })).toMatchObject({ available: '105', held: '0' });
+    });
+
+  it.each([['this process', false], ['another process', true]] as const)(
+    'a refund refused as the order is unpaid is not carried out by a copy (in %s) that comes with the payment', async (_, elsewhere) => {
+      const { service } = h();
+      const { mchId } = await addTestMerchant(service);
+      const o = await order(service, { mchId, oid: 'r', uid: 'u', amount: '10' });
+      const via = elsewhere ? otherProcess() : service;
+      const refund = (s: LocalPaymentService) => s.as({ actor: `api:${mchId}`, nonce: { merchantId: mchId, value: 'r1', expiresAt } }).refund({ mchId, oid: 'r', amount: '4' });
+      let pay!: Promise<unknown>;
+      let copy!: Promise<unknown>;
+      onFirstSubmit(() => {
+        pay = service.markPaid({ id: o.id, txHash: evmTx(77) });
+        copy = refund(via);
+        copy.catch(() => {});
+      });
+      const first = refund(service);
+      await Promise.allSettled([first]);
+      await refused(first, 'conflict', 'order status is not Paid');
+      await pay;
+      await refused(copy, 'unauthorized', 'nonce has already been used');
+      expect((await service.getOrder(o.id)).refundedAmount).toBe('0');
+    });
+
+  it('a copy that arrives while the first is still being carried out is refused at once, and the first goes through', async () => {
+    const { service, ledger } = h();
+    const { mchId } = await addTestMerchant(service);
+    const signed = () => service.as({ actor: `api:${mchId}`, nonce: { merchantId: mchId, value: 'c1', expiresAt } });
+    const first = signed().createOrder({ mchId, oid: 'c', uid: 'u', amount: '1' });
+    const copy = signed().createOrder({ mchId, oid: 'c', uid: 'u', amount: '1' });
+    await refused(copy, 'unauthorized', 'nonce has already been used');
+    // Refused before any of its work: the first is not even written yet.
+    expect(counts(ledger).orders).toBe(0);
+    expect((await first).oid).toBe('c');
+    expect(counts(ledger).orders).toBe(1);
   });
 });
