@@ -4,25 +4,11 @@ import type { z } from 'zod';
 import { AppError, httpStatusOf, isAppError, notFound } from '../core/errors.js';
 import {
   authFields,
-  balanceSchema,
-  callbackListSchema,
-  callbackShowSchema,
   createOrderSchema,
-  heldListSchema,
-  logFollowSchema,
-  logSchema,
-  merchantMeSchema,
-  orderFindSchema,
-  orderListSchema,
-  orderShowSchema,
   parseInput,
   parsedWith,
-  refundListSchema,
   refundSchema,
   requiredMchId,
-  summarySchema,
-  withdrawListSchema,
-  withdrawShowSchema,
   withdrawApplySchema,
   withdrawConfirmSchema,
   withdrawRejectSchema,
@@ -39,6 +25,7 @@ import { openApiDocument } from './openapi.js';
 import type { PayPageSource } from './pay-page-data.js';
 import { payUrlOf } from './pay-url.js';
 import { RateLimiter } from './rate-limit.js';
+import { operatorReads } from './read-routes.js';
 
 /** What the server needs of the ledger beyond the PaymentService itself. */
 export interface ServerBackend extends PaymentService, PayPageSource {
@@ -259,41 +246,7 @@ export function createApp(deps: AppDeps) {
       if (typeof mchId !== 'string' || !mchId) throw new AppError('internal', 'a signed read without its merchant');
       return run(s, parseInput(schema, i), mchId);
     });
-  read('/api/v1/merchant', merchantMeSchema, (s, _q, mchId) => s.whoami(mchId));
-  // The lists answer an array, or with `page: true` a page: the rows, how many match in all, how
-  // many come before, the next cursor (the CLI's "showing 51-100 of 230").
-  read('/api/v1/order/list', orderListSchema, (s, q, mchId) => {
-    const f = { mchId, status: q.status, uid: q.uid, oid: q.oid, since: q.since, until: q.until, cursor: q.cursor, limit: q.limit };
-    return q.page ? s.pageOrders(f) : s.listOrders(f);
-  });
-  read('/api/v1/order/show', orderShowSchema, (s, q, mchId) => s.showOrder({ mchId, id: q.id, oid: q.oid }));
-  read('/api/v1/order/find', orderFindSchema, (s, q, mchId) => s.findOrders(q.q, { mchId, limit: q.limit }));
-  read('/api/v1/order/held', heldListSchema, (s, q, mchId) => s.heldPayments({ mchId, orderId: q.orderId }));
-  read('/api/v1/withdraw/list', withdrawListSchema, (s, q, mchId) => {
-    const f = { mchId, status: q.status, uid: q.uid, since: q.since, until: q.until, cursor: q.cursor, limit: q.limit };
-    return q.page ? s.pageWithdrawals(f) : s.listWithdrawals(f);
-  });
-  read('/api/v1/withdraw/show', withdrawShowSchema, (s, q, mchId) => s.getWithdrawal(q.id, mchId));
-  read('/api/v1/refund/list', refundListSchema, (s, q, mchId) => {
-    const f = { mchId, orderId: q.orderId, cursor: q.cursor, limit: q.limit };
-    return q.page ? s.pageRefunds(f) : s.listRefunds(f);
-  });
-  read('/api/v1/balance', balanceSchema, (s, q, mchId) => s.balance(q.uid, { mchId, asset: q.asset?.toUpperCase(), known: q.known }));
-  read('/api/v1/callbacks/list', callbackListSchema, (s, q, mchId) => {
-    const f = { mchId, status: q.status, orderId: q.orderId, withdrawalId: q.withdrawalId, cursor: q.cursor, limit: q.limit };
-    return q.page ? s.pageCallbacks(f) : s.listCallbacks(f);
-  });
-  // Which process of the service sent an attempt (host:pid) is the operator's business, not the merchant's.
-  read('/api/v1/callbacks/show', callbackShowSchema, async (s, q, mchId) => {
-    const c = await s.showCallback(q.id, mchId);
-    return { ...c, history: c.history.map((a) => ({ ...a, by: 'service' })) };
-  });
-  read('/api/v1/log', logSchema, (s, q, mchId) => {
-    const f = { mchId, orderId: q.orderId, withdrawalId: q.withdrawalId, since: q.since, until: q.until, cursor: q.cursor, limit: q.limit };
-    return q.page ? s.pageLog(f) : s.log(f);
-  });
-  read('/api/v1/log/follow', logFollowSchema, (s, q, mchId) => s.followLog({ mchId, orderId: q.orderId, withdrawalId: q.withdrawalId, since: q.since, after: q.after, limit: q.limit }));
-  read('/api/v1/summary', summarySchema, (s, _q, mchId) => s.summary({ mchId }));
+  operatorReads(read);
 
   // The payment page and the state it polls (decisions §11), loaded on first use.
   type PayRoutes = ReturnType<typeof import('./pay-page-route.js').payPageRoutes>;

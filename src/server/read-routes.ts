@@ -1,0 +1,67 @@
+import type { z } from 'zod';
+import {
+  balanceSchema,
+  callbackListSchema,
+  callbackShowSchema,
+  heldListSchema,
+  logFollowSchema,
+  logSchema,
+  merchantMeSchema,
+  orderFindSchema,
+  orderListSchema,
+  orderShowSchema,
+  refundListSchema,
+  summarySchema,
+  withdrawListSchema,
+  withdrawShowSchema,
+} from '../core/schemas.js';
+import type { OperatorExtensions, PaymentService } from '../core/service.js';
+
+/**
+ * Adds one signed read: `run` gets the input parsed with `schema` and the merchant whose secret
+ * verified (src/server/app.ts builds it on its signed routes).
+ */
+export type ReadRoute = <S extends z.ZodObject>(path: string, schema: S, run: (s: PaymentService & OperatorExtensions, q: z.output<S>, mchId: string) => Promise<unknown>) => void;
+
+/**
+ * The operator's reads for remote mode (decisions §12, docs/api.md "The operator's reads"): each
+ * reads the signing merchant's rows and no other's, by the `mchId` it is given.
+ */
+export function operatorReads(read: ReadRoute): void {
+  read('/api/v1/merchant', merchantMeSchema, (s, _q, mchId) => s.whoami(mchId));
+  // The lists answer an array, or with `page: true` a page: the rows, how many match in all, how
+  // many come before, the next cursor (the CLI's "showing 51-100 of 230").
+  read('/api/v1/order/list', orderListSchema, (s, q, mchId) => {
+    const f = { mchId, status: q.status, uid: q.uid, oid: q.oid, since: q.since, until: q.until, cursor: q.cursor, limit: q.limit };
+    return q.page ? s.pageOrders(f) : s.listOrders(f);
+  });
+  read('/api/v1/order/show', orderShowSchema, (s, q, mchId) => s.showOrder({ mchId, id: q.id, oid: q.oid }));
+  read('/api/v1/order/find', orderFindSchema, (s, q, mchId) => s.findOrders(q.q, { mchId, limit: q.limit }));
+  read('/api/v1/order/held', heldListSchema, (s, q, mchId) => s.heldPayments({ mchId, orderId: q.orderId }));
+  read('/api/v1/withdraw/list', withdrawListSchema, (s, q, mchId) => {
+    const f = { mchId, status: q.status, uid: q.uid, since: q.since, until: q.until, cursor: q.cursor, limit: q.limit };
+    return q.page ? s.pageWithdrawals(f) : s.listWithdrawals(f);
+  });
+  read('/api/v1/withdraw/show', withdrawShowSchema, (s, q, mchId) => s.getWithdrawal(q.id, mchId));
+  read('/api/v1/refund/list', refundListSchema, (s, q, mchId) => {
+    const f = { mchId, orderId: q.orderId, cursor: q.cursor, limit: q.limit };
+    return q.page ? s.pageRefunds(f) : s.listRefunds(f);
+  });
+  read('/api/v1/balance', balanceSchema, (s, q, mchId) => s.balance(q.uid, { mchId, asset: q.asset?.toUpperCase(), known: q.known }));
+  read('/api/v1/callbacks/list', callbackListSchema, (s, q, mchId) => {
+    const f = { mchId, status: q.status, orderId: q.orderId, withdrawalId: q.withdrawalId, cursor: q.cursor, limit: q.limit };
+    return q.page ? s.pageCallbacks(f) : s.listCallbacks(f);
+  });
+  // Which process of the service sent an attempt (host:pid) is the operator's business, not the merchant's.
+  read('/api/v1/callbacks/show', callbackShowSchema, async (s, q, mchId) => {
+    const c = await s.showCallback(q.id, mchId);
+    return { ...c, history: c.history.map((a) => ({ ...a, by: 'service' })) };
+  });
+  read('/api/v1/log', logSchema, (s, q, mchId) => {
+    const f = { mchId, orderId: q.orderId, withdrawalId: q.withdrawalId, since: q.since, until: q.until, cursor: q.cursor, limit: q.limit };
+    return q.page ? s.pageLog(f) : s.log(f);
+  });
+  read('/api/v1/log/follow', logFollowSchema, (s, q, mchId) => s.followLog({ mchId, orderId: q.orderId, withdrawalId: q.withdrawalId, since: q.since, after: q.after, limit: q.limit }));
+  read('/api/v1/summary', summarySchema, (s, _q, mchId) => s.summary({ mchId }));
+
+}
