@@ -38,6 +38,11 @@ const BUILTIN_CHAINS: readonly ChainInfo[] = [
   { chainId: '728126428', chainType: 'TRON', name: 'TRON', confirmations: 19 },
 ];
 
+/** A chain every registry knows, which no configuration may retype. */
+export function isBuiltinChain(chainId: string): boolean {
+  return BUILTIN_CHAINS.some((c) => c.chainId === chainId);
+}
+
 const BUILTIN_TOKENS: readonly TokenInfo[] = [
   { chainId: '1', address: '0xdAC17F958D2ee523a2206206994597C13D831ec7', symbol: 'USDT', asset: 'USDT', decimals: 6 },
   { chainId: '56', address: '0x55d398326f99059fF775485246999027B3197955', symbol: 'USDT', asset: 'USDT', decimals: 18 },

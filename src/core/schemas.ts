@@ -201,6 +201,8 @@ export const logFollowSchema = z.strictObject({ mchId, orderId: id64('orderId').
 /** `order find`: an id, oid, uid, transaction hash or deposit address of the merchant's. */
 export const orderFindSchema = z.strictObject({ mchId, q: text('q', 80).refine((v) => !CONTROL.test(v), controlRefusal('q')).refine((v) => v.trim() === v, 'q must not start or end with spaces'), limit: limit.optional() });
 export const summarySchema = z.strictObject({ mchId });
+/** The chains and tokens the service knows (withdraw apply on a remote). */
+export const chainsSchema = z.strictObject({ mchId });
 
 export const callbackListSchema = z.strictObject({
   mchId,

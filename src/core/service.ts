@@ -15,6 +15,7 @@ import type {
   CallbackView,
   FindResult,
   HeldPaymentView,
+  KnownChain,
   LogFollow,
   MerchantIdentity,
   Order,
@@ -60,6 +61,8 @@ export interface OperatorExtensions {
   verifyWithdrawal(input: WithdrawVerifyRequest): Promise<VerificationReport>;
   /** The merchant a signed request acts as (profile add and profile test check credentials with it). */
   whoami(mchId?: string): Promise<MerchantIdentity>;
+  /** The chains and tokens the service knows, without their rpcUrl (withdraw apply on a remote). */
+  knownChains(): Promise<KnownChain[]>;
   /** `since` inclusive, `until` exclusive (ms, creation time); `cursor` the id of the last order of the page before (issue #15 item 2). */
   listOrders(filter: { mchId?: string; status?: OrderStatus; uid?: string; oid?: string; since?: number; until?: number; cursor?: string; limit?: number }): Promise<OrderDetail[]>;
   /** One order by id or oid, with its payments as the chain watcher saw them. */

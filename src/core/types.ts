@@ -219,6 +219,21 @@ export interface OrderShow extends OrderDetail {
   onChain: OnChainPayment[];
 }
 
+/**
+ * A chain the service knows and the tokens it books on it, as a merchant may see them: what
+ * `withdraw apply` on a remote needs to know a chain only the service knows (its type, its
+ * tokens). Never its rpcUrl, which may hold the node's key.
+ */
+export interface KnownChain {
+  chainId: string;
+  chainType: 'EVM' | 'TRON';
+  name: string;
+  confirmations: number;
+  /** A local chain whose tokens anyone can mint (serve --dev's). */
+  development: boolean;
+  tokens: { address: string; symbol: string; asset: string; decimals: number }[];
+}
+
 /** Who a merchant's signed request acts as: what `profile add` and `profile test` check. */
 export interface MerchantIdentity {
   mchId: string;

@@ -21,6 +21,7 @@ import type {
   FindResult,
   HeldPaymentView,
   LogFollow,
+  KnownChain,
   MerchantIdentity,
   Order,
   OrderDetail,
@@ -48,6 +49,7 @@ import {
   logFollowSchema,
   logPageSchema,
   logSchema,
+  knownChainsSchema,
   merchantIdentitySchema,
   orderListSchema,
   orderPageSchema,
@@ -90,6 +92,13 @@ export interface RemoteOptions {
  * The PaymentService over the REST interface: each request built and signed as decisions §1
  * says, with a fresh timestamp and nonce; every answer checked to be the envelope.
  */
+/** The service answered that the path does not exist (its own 404, not an id it does not know). */
+class NoSuchPath extends AppError {
+  constructor(message: string) {
+    super('unavailable', message);
+  }
+}
+
 export class RemotePaymentService implements PaymentService, OperatorExtensions {
   private readonly base: string;
   private readonly fetch: Fetch;
@@ -147,6 +156,16 @@ export class RemotePaymentService implements PaymentService, OperatorExtensions 
 
   whoami(mchId?: string): Promise<MerchantIdentity> {
     return this.read('/api/v1/merchant', { mchId }, merchantIdentitySchema);
+  }
+
+  /** A service from before POST /api/v1/chains has no such path: not_found, so that the caller can do without. */
+  async knownChains(): Promise<KnownChain[]> {
+    try {
+      return await this.read('/api/v1/chains', {}, knownChainsSchema);
+    } catch (e) {
+      if (e instanceof NoSuchPath) throw new AppError('not_found', 'the service does not list its chains (a release before POST /api/v1/chains)', { cause: e });
+      throw e;
+    }
   }
 
   listOrders(filter: { mchId?: string; status?: OrderStatus; uid?: string; oid?: string; since?: number; until?: number; cursor?: string; limit?: number }): Promise<OrderDetail[]> {
@@ -309,7 +328,7 @@ export class RemotePaymentService implements PaymentService, OperatorExtensions 
     if (parsed.code === 0 && res.status === 404 && !ownNotFound(init.method ?? 'GET', path, parsed.msg)) {
       // The service's "no such path": the remote URL names a path under which the interface is
       // not (a new user's --remote …/cryptopay read as "Not found" for an order that exists).
-      throw new AppError('unavailable', `the remote ${this.base} has no ${init.method ?? 'GET'} ${path.replace(/\/(ord|wd)_[^/]*/, '/{id}')}: is --remote the service's base URL (the address serve prints, without /api/v1)?${signed ? notRetried : ''}`);
+      throw new NoSuchPath(`the remote ${this.base} has no ${init.method ?? 'GET'} ${path.replace(/\/(ord|wd)_[^/]*/, '/{id}')}: is --remote the service's base URL (the address serve prints, without /api/v1)?${signed ? notRetried : ''}`);
     }
     if (parsed.code === 0) {
       const retryAfter = Number(res.headers.get('retry-after')) || undefined;

@@ -167,6 +167,20 @@ const pageOf = <T extends z.ZodType>(item: T) => z.object({ items: list(item), t
 
 export const merchantIdentitySchema = z.object({ mchId: text, name: text, asset: text });
 
+/** The service's chains and tokens: checked here, then again by the registry the CLI builds of them. */
+export const knownChainsSchema = z
+  .array(
+    z.object({
+      chainId,
+      chainType,
+      name: z.string().min(1).max(64),
+      confirmations: z.number().int().min(1).max(100_000),
+      development: z.boolean(),
+      tokens: z.array(z.object({ address: anyAddress, symbol: z.string().min(1).max(32), asset: z.string().min(1).max(16), decimals: z.number().int().min(0).max(36) })).max(1000),
+    }),
+  )
+  .max(1000, 'more chains than any service knows');
+
 const paymentSchema = z.object({
   txHash: txHashAny,
   amount: total,

@@ -312,3 +312,29 @@ export const SUMMARY = {
     failedCallbacks: { type: 'integer', minimum: 0 },
   },
 };
+
+export const KNOWN_CHAINS = {
+  type: 'array',
+  maxItems: 1000,
+  items: {
+    type: 'object',
+    required: ['chainId', 'chainType', 'name', 'confirmations', 'development', 'tokens'],
+    additionalProperties: false,
+    properties: {
+      chainId: { type: 'string', pattern: '^[1-9][0-9]{0,15}$' },
+      chainType: { type: 'string', enum: ['EVM', 'TRON'] },
+      name: { type: 'string', minLength: 1 },
+      confirmations: { type: 'integer', minimum: 1, description: 'blocks a payment waits for before it counts' },
+      development: { type: 'boolean', description: 'a local chain whose test token anyone can mint (serve --dev); it pays only the public test wallet’s merchant' },
+      tokens: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['address', 'symbol', 'asset', 'decimals'],
+          additionalProperties: false,
+          properties: { address: ADDRESS, symbol: { type: 'string' }, asset: { type: 'string', description: 'the ledger asset its amounts are booked in' }, decimals: { type: 'integer', minimum: 0 } },
+        },
+      },
+    },
+  },
+};

@@ -3,6 +3,7 @@ import {
   balanceSchema,
   callbackListSchema,
   callbackShowSchema,
+  chainsSchema,
   heldListSchema,
   logFollowSchema,
   logSchema,
@@ -63,5 +64,7 @@ export function operatorReads(read: ReadRoute): void {
   });
   read('/api/v1/log/follow', logFollowSchema, (s, q, mchId) => s.followLog({ mchId, orderId: q.orderId, withdrawalId: q.withdrawalId, since: q.since, after: q.after, limit: q.limit }));
   read('/api/v1/summary', summarySchema, (s, _q, mchId) => s.summary({ mchId }));
+  // Every merchant's withdrawals go through the same chains: nothing in it is one merchant's.
+  read('/api/v1/chains', chainsSchema, (s) => s.knownChains());
 
 }

@@ -11,7 +11,7 @@ import type {
   WithdrawVerifyRequest,
 } from '../core/schemas.js';
 import type { Caller, OperatorExtensions, PaymentService } from '../core/service.js';
-import type { Addresses, CallbackShow, FindResult, LogFollow, MerchantIdentity, Order, OrderDetail, OrderShow, OrderStatus, PayPageOrder, RefundResult, VerificationReport, ListedWithdrawal, Withdrawal, WithdrawalStatus } from '../core/types.js';
+import type { Addresses, CallbackShow, FindResult, KnownChain, LogFollow, MerchantIdentity, Order, OrderDetail, OrderShow, OrderStatus, PayPageOrder, RefundResult, VerificationReport, ListedWithdrawal, Withdrawal, WithdrawalStatus } from '../core/types.js';
 import { followLog, pageLog, readLog, type AuditView, type LogFilter } from './audit-log.js';
 import { adjustBalance, balance, type BalanceView } from './balances.js';
 import { checkLedger } from './check.js';
@@ -318,6 +318,17 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
     return this.signedRead(() => {
       const m = merchants.findMerchant(this.s, this.s.db, mchId);
       return { mchId: m.id, name: m.name, asset: m.asset };
+    });
+  }
+
+  /** The chains and tokens this service knows, as a merchant may see them (no rpcUrl). */
+  knownChains(): Promise<KnownChain[]> {
+    return this.signedRead(async () => {
+      const registry = await this.registry();
+      return registry.chains().map((c) => ({
+        chainId: c.chainId, chainType: c.chainType, name: c.name, confirmations: c.confirmations, development: c.development === true,
+        tokens: registry.tokens().filter((t) => t.chainId === c.chainId).map((t) => ({ address: t.address, symbol: t.symbol, asset: t.asset, decimals: t.decimals })),
+      }));
     });
   }
 

@@ -4,23 +4,30 @@ import type { ChainInfo } from '../../chains/registry.js';
 import { checked, need } from '../common.js';
 import type { Field } from '../fields.js';
 import { printWithdrawal } from '../views.js';
-import { commandRegistry } from './asset.js';
+import { commandRegistry, serviceRegistry } from './asset.js';
 
 export async function run(ctx: Context, opts: Record<string, string | undefined>): Promise<void> {
   // Every value given is checked first: a wrong flag is refused before the first question.
   for (const flag of ['uid', 'amount', 'chain-id', 'chain-type', 'to', 'token', 'notify-url']) {
     checked(opts[flag.replace(/-(.)/g, (_, c: string) => c.toUpperCase())], flag);
   }
-  const registry = await commandRegistry(ctx, 'withdraw apply');
+  // The service's chains: the ledger's, or a remote's own list when the chain is not built in or
+  // is to be asked for (src/commands/withdraw/asset.ts). Nothing is asked of a remote before a
+  // usage error: without --chain-id and without a terminal there is nothing to look up.
+  const { registry, fromService } =
+    opts.chainId !== undefined || ctx.io.interactive
+      ? await serviceRegistry(ctx, 'withdraw apply', opts.chainId)
+      : { registry: await commandRegistry(ctx, 'withdraw apply'), fromService: !ctx.isRemote() };
   const known = (id: string): ChainInfo | undefined => registry.chains().find((c) => c.chainId === id);
+  const whose = ctx.isRemote() ? 'the service' : 'this ledger';
   // Whether the service knows a chain or token is the service's to say (a refusal, exit 1, the
-  // same locally and on a remote); a question on a terminal still refuses what the ledger does
+  // same locally and on a remote); a question on a terminal still refuses what the service does
   // not know, so that it can be asked again.
   const chainIdField: Field = {
     flag: 'chain-id',
     check: (v) => {
       if (!/^[1-9][0-9]{0,15}$/.test(v)) return `--chain-id must be a positive decimal integer such as 56, got ${JSON.stringify(v.slice(0, 40))}`;
-      if (!ctx.isRemote() && !known(v)) return `--chain-id ${v} is not a chain this ledger knows (known: ${registry.chains().map((c) => c.chainId).join(', ')}; see cryptopay chains)`;
+      if (fromService && !known(v)) return `--chain-id ${v} is not a chain ${whose} knows (known: ${registry.chains().map((c) => c.chainId).join(', ')}${ctx.isRemote() ? '' : '; see cryptopay chains'})`;
       return undefined;
     },
   };
@@ -35,11 +42,12 @@ export async function run(ctx: Context, opts: Record<string, string | undefined>
   const chainId = await need(ctx, opts.chainId, opts.chainId === undefined ? chainIdField : 'chain-id', `Chain id (${registry.chains().map((c) => `${c.chainId} ${c.name}`).join(', ')})`);
   const chain = known(chainId);
   const knownIds = registry.chains().map((c) => c.chainId).join(', ');
-  // Locally the ledger's registry is the service's: a chain it does not know is the service's
-  // refusal at once (exit 1), not a request for a type and a token that would then be refused.
-  if (!chain && !ctx.isRemote()) throw new AppError('invalid', `--chain-id ${chainId} is not a chain this service knows (known: ${knownIds})`);
-  // On a remote, a chain the remote alone may know has no defaults here: say why, rather than a
-  // bare "missing required option".
+  // The service's own list: a chain it does not know is its refusal at once (exit 1), not a
+  // request for a type and a token that would then be refused.
+  if (!chain && fromService) throw new AppError('invalid', `--chain-id ${chainId} is not a chain this service knows (known: ${knownIds})`);
+  // A remote that could not say which chains it knows (a release before POST /api/v1/chains):
+  // a chain it alone may know has no defaults here: say why, rather than a bare "missing
+  // required option".
   const unknownChain = (flag: string) =>
     `missing required option ${flag}: chain ${chainId} is not one this command knows on a remote (built in: ${knownIds}), so its type and token do not follow from it; give --chain-type and --token (the service refuses a chain it does not know)`;
   if (!chain && !ctx.io.interactive) {
@@ -65,7 +73,7 @@ export async function run(ctx: Context, opts: Record<string, string | undefined>
   const tokenField: Field = {
     flag: 'token',
     check: (v) => {
-      if (tokens.length === 0 || ctx.isRemote()) return v.length > 128 ? '--token must be at most 128 characters' : undefined;
+      if (tokens.length === 0 || !fromService) return v.length > 128 ? '--token must be at most 128 characters' : undefined;
       const key = (a: string) => (chainType === 'EVM' ? a.toLowerCase() : a);
       return tokens.some((t) => key(t.address) === key(v)) ? undefined : `--token ${v} is not a token of chain ${chainId} (known: ${tokens.map((t) => `${t.symbol} ${t.address}`).join(', ')})`;
     },

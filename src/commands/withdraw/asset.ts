@@ -1,5 +1,6 @@
 import type { Registry } from '../../chains/registry.js';
 import type { Context } from '../../context.js';
+import { AppError } from '../../core/errors.js';
 import type { Withdrawal } from '../../core/types.js';
 
 /**
@@ -11,6 +12,39 @@ export async function commandRegistry(ctx: Context, what: string): Promise<Regis
   if (!ctx.isRemote()) return (await ctx.local(what)).registry();
   const { createRegistry } = await import('../../chains/registry.js');
   return createRegistry();
+}
+
+/**
+ * The chains and tokens the service behind the command knows, for `withdraw apply`: the ledger's
+ * registry locally; on a remote, the built-in chains when `chainId` is one of them (nothing to
+ * ask), else the service's own list (POST /api/v1/chains), so that a chain only the service
+ * knows has its type and tokens here too, as it has locally. `fromService` is false when that
+ * list could not be had (a service from before it was added answers 404): then only the
+ * built-in chains are known here, and the service still decides.
+ */
+export async function serviceRegistry(ctx: Context, what: string, chainId?: string): Promise<{ registry: Registry; fromService: boolean }> {
+  if (!ctx.isRemote()) return { registry: await (await ctx.local(what)).registry(), fromService: true };
+  const { createRegistry, isBuiltinChain } = await import('../../chains/registry.js');
+  if (chainId !== undefined && isBuiltinChain(chainId)) return { registry: createRegistry(), fromService: false };
+  let chains;
+  try {
+    chains = await (await ctx.service()).knownChains();
+  } catch (e) {
+    if (e instanceof AppError && e.kind === 'not_found') return { registry: createRegistry(), fromService: false };
+    throw e;
+  }
+  // Built-in chains keep their definition here; the service's own chains and tokens are added
+  // as a configuration would add them (and checked the same way).
+  const builtIn = createRegistry();
+  const entries = {
+    chains: chains.filter((c) => !isBuiltinChain(c.chainId)).map((c) => ({ chainId: c.chainId, chainType: c.chainType, name: c.name, confirmations: c.confirmations, development: c.development })),
+    tokens: chains.flatMap((c) => c.tokens.map((t) => ({ chainId: c.chainId, ...t }))).filter((t) => !builtIn.findToken(t.chainId, t.address)),
+  };
+  try {
+    return { registry: createRegistry(undefined, entries), fromService: true };
+  } catch (e) {
+    throw new AppError('unavailable', `the service's list of chains cannot be used here: ${(e as Error).message}`);
+  }
 }
 
 /**
