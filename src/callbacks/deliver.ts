@@ -1,4 +1,5 @@
 import { lookup } from 'node:dns/promises';
+import { REFUSED, UNRESOLVED } from './attempt-errors.js';
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from 'node:https';
 import { isIP } from 'node:net';
@@ -47,7 +48,7 @@ const httpsAgent = new HttpsAgent({ keepAlive: true, maxSockets: 64, maxFreeSock
  */
 export class InwardRefusal extends Error {
   constructor(readonly reason: string) {
-    super(`refused: ${reason}; ${PRIVATE_HINT}`);
+    super(`${REFUSED}${reason}; ${PRIVATE_HINT}`);
   }
 }
 
@@ -77,9 +78,9 @@ export async function allowedAddress(host: string, opts: Pick<DeliveryOptions, '
   try {
     addresses = await (opts.resolver ?? systemResolver)(bare);
   } catch (e) {
-    throw new Error(`cannot resolve ${host}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new Error(`${UNRESOLVED}${host}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
-  if (addresses.length === 0) throw new Error(`cannot resolve ${host}: no address`);
+  if (addresses.length === 0) throw new Error(`${UNRESOLVED}${host}: no address`);
   if (!opts.allowPrivate) {
     for (const a of addresses) {
       const why = forbiddenAddress(a);

@@ -25,6 +25,13 @@ export async function readJsonObject(req: BodySource): Promise<Record<string, un
   if (coding !== undefined && coding.trim() !== '' && coding.trim().toLowerCase() !== 'identity') {
     throw invalid(`Content-Encoding ${coding.trim().slice(0, 40)} is not accepted: send the body as it is (identity)`);
   }
+  // Node's parser frames a body by its last transfer-coding, chunked, and hands the bytes over as
+  // they came: a gzip before it was ignored, while an intermediary that honours it reads another
+  // body (an attacker review). Only chunked framing, or none (Content-Length), is read.
+  const transfer = req.header('transfer-encoding');
+  if (transfer !== undefined && transfer.trim().toLowerCase() !== 'chunked') {
+    throw invalid(`Transfer-Encoding ${transfer.trim().slice(0, 40)} is not accepted: send the body with Content-Length, or chunked and no other coding`);
+  }
   const tooLarge = () => new AppError('too_large', `the request body is larger than ${MAX_BODY_BYTES / 1024} KiB`);
   if (Number(req.header('content-length')) > MAX_BODY_BYTES) throw tooLarge();
   let bytes: Buffer | 'too_large';

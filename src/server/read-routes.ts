@@ -16,7 +16,9 @@ import {
   withdrawListSchema,
   withdrawShowSchema,
 } from '../core/schemas.js';
+import { merchantError } from '../callbacks/attempt-errors.js';
 import type { OperatorExtensions, PaymentService } from '../core/service.js';
+import type { CallbackView } from '../core/types.js';
 
 /**
  * Adds one signed read: `run` gets the input parsed with `schema` and the merchant whose secret
@@ -49,22 +51,39 @@ export function operatorReads(read: ReadRoute): void {
     return q.page ? s.pageRefunds(f) : s.listRefunds(f);
   });
   read('/api/v1/balance', balanceSchema, (s, q, mchId) => s.balance(q.uid, { mchId, asset: q.asset?.toUpperCase(), known: q.known }));
-  read('/api/v1/callbacks/list', callbackListSchema, (s, q, mchId) => {
+  // Why an attempt failed, in the words a merchant may read (src/callbacks/attempt-errors.ts):
+  // never what the service's resolver made of a name inside its network.
+  read('/api/v1/callbacks/list', callbackListSchema, async (s, q, mchId) => {
     const f = { mchId, status: q.status, orderId: q.orderId, withdrawalId: q.withdrawalId, cursor: q.cursor, limit: q.limit };
-    return q.page ? s.pageCallbacks(f) : s.listCallbacks(f);
+    if (!q.page) return (await s.listCallbacks(f)).map(forMerchant);
+    const page = await s.pageCallbacks(f);
+    return { ...page, items: page.items.map(forMerchant) };
   });
   // Which process of the service sent an attempt (host:pid) is the operator's business, not the merchant's.
   read('/api/v1/callbacks/show', callbackShowSchema, async (s, q, mchId) => {
     const c = await s.showCallback(q.id, mchId);
-    return { ...c, history: c.history.map((a) => ({ ...a, by: 'service' })) };
+    return { ...forMerchant(c), history: c.history.map((a) => ({ ...a, error: merchantError(a.error), by: 'service' })) };
   });
   read('/api/v1/log', logSchema, (s, q, mchId) => {
     const f = { mchId, orderId: q.orderId, withdrawalId: q.withdrawalId, since: q.since, until: q.until, cursor: q.cursor, limit: q.limit };
     return q.page ? s.pageLog(f) : s.log(f);
   });
   read('/api/v1/log/follow', logFollowSchema, (s, q, mchId) => s.followLog({ mchId, orderId: q.orderId, withdrawalId: q.withdrawalId, since: q.since, after: q.after, limit: q.limit }));
-  read('/api/v1/summary', summarySchema, (s, _q, mchId) => s.summary({ mchId }));
+  // The chains' part is the service's: a deep reorg's report names the payment it left credited,
+  // another merchant's as likely as not. The merchant reads that one was reported, and when.
+  read('/api/v1/summary', summarySchema, async (s, _q, mchId) => {
+    const summary = await s.summary({ mchId });
+    return { ...summary, chains: summary.chains.map((c) => ({ ...c, deepReorg: c.deepReorg && deepReorgForMerchant(c.deepReorg) })) };
+  });
   // Every merchant's withdrawals go through the same chains: nothing in it is one merchant's.
   read('/api/v1/chains', chainsSchema, (s) => s.knownChains());
 
+}
+
+const forMerchant = <C extends CallbackView>(c: C): C => ({ ...c, lastError: merchantError(c.lastError) });
+
+/** A deep reorg's report (its time, then what it found) as any merchant may read it. */
+function deepReorgForMerchant(report: string): string {
+  const at = /^\d{4}-\d\d-\d\dT[\d:.]+Z /.exec(report)?.[0] ?? '';
+  return `${at}a reorg deeper than the chain's confirmations replaced blocks that held payments already counted; the operator is checking them`;
 }

@@ -228,6 +228,27 @@ describe('request bodies (decisions §7)', () => {
     expectOk(await s.post('/api/v1/order', body));
   });
 
+  // Attacker review of 2026-11-24 (F3): "Transfer-Encoding: gzip, chunked" was taken and the body
+  // read as plain text, while an intermediary that honours the gzip coding reads another body.
+  // Only chunked framing (or none: Content-Length) is read; anything else says so, nonce unspent.
+  it.each(['gzip, chunked', 'deflate,chunked', 'identity, chunked'])('refuses a body sent with Transfer-Encoding: %s, saying why', async (te) => {
+    s = await startServer();
+    const m = await s.addMerchant();
+    const body = JSON.stringify(s.signed(m, { oid: nextOid(), uid: 'u1', amount: '1' }));
+    const r = await rawRequest(s.url, { method: 'POST', path: '/api/v1/order', headers: { 'Content-Type': 'application/json', 'Transfer-Encoding': te }, chunks: [body.slice(0, 20), body.slice(20)] });
+    expectRefused(r, 400, `Transfer-Encoding ${te} is not accepted: send the body with Content-Length, or chunked and no other coding`);
+    expectOk(await s.post('/api/v1/order', body));
+  });
+
+  it('takes a chunked body (Transfer-Encoding: chunked, in any case)', async () => {
+    s = await startServer();
+    const m = await s.addMerchant();
+    for (const te of ['chunked', 'Chunked']) {
+      const body = JSON.stringify(s.signed(m, { oid: nextOid(), uid: 'u1', amount: '1' }));
+      expectOk(await rawRequest(s.url, { method: 'POST', path: '/api/v1/order', headers: { 'Content-Type': 'application/json', 'Transfer-Encoding': te }, chunks: [body.slice(0, 20), body.slice(20)] }));
+    }
+  });
+
   it.each([
     ['{', 'the request body is not valid JSON'],
     ['{"oid":"a",}', 'the request body is not valid JSON'],
