@@ -146,6 +146,34 @@ export async function nonceUsedAtDepth(rpc: RpcClient, sender: { from: string; n
   return quantity(await rpc.call('eth_getTransactionCount', [sender.from, hexQuantity(at)]), 'eth_getTransactionCount') > sender.nonce;
 }
 
+/**
+ * The transaction that used the sender's nonce, mined in a block in (low, high]: the block is
+ * found by bisecting the sender's transaction count (eth_getTransactionCount at a block), then
+ * read whole. Undefined when the nonce was used at or before `low` (out of what a reorg of this
+ * payout could reach), is not used by `high`, or the node cannot say (a node without the state
+ * of older blocks answers an error): the caller then does without it.
+ */
+export async function transactionAtNonce(rpc: RpcClient, sender: { from: string; nonce: number }, low: number, high: number): Promise<{ hash: string; blockNumber: number } | undefined> {
+  const count = async (block: number) => quantity(await rpc.call('eth_getTransactionCount', [sender.from, hexQuantity(block)]), 'eth_getTransactionCount');
+  try {
+    if (low < 0 || high <= low || (await count(low)) > sender.nonce || (await count(high)) <= sender.nonce) return undefined;
+    while (high - low > 1) {
+      const mid = low + Math.floor((high - low) / 2);
+      if ((await count(mid)) > sender.nonce) high = mid;
+      else low = mid;
+    }
+    const block = (await rpc.call('eth_getBlockByNumber', [hexQuantity(high), true])) as { transactions?: { hash?: unknown; from?: unknown; nonce?: unknown }[] } | null;
+    for (const t of block?.transactions ?? []) {
+      if (typeof t.from !== 'string' || typeof t.hash !== 'string' || t.from.toLowerCase() !== sender.from.toLowerCase()) continue;
+      if (quantity(t.nonce, 'a transaction nonce') === sender.nonce) return { hash: t.hash.toLowerCase(), blockNumber: high };
+    }
+    return undefined;
+  } catch (e) {
+    if (e instanceof RpcTransportError) throw e;
+    return undefined;
+  }
+}
+
 /** A TRON transaction expires at most 24 h after it is made: past that, one out of the chain stays out. */
 export const TRON_MAX_EXPIRATION_MS = 24 * 60 * 60 * 1000;
 

@@ -359,7 +359,7 @@ describe('every refusal through HTTP and remote mode; a reorg under serve', () =
     expect(await show(w.id)).toEqual(before);
   });
 
-  it("a reorg before the depth: serve's watcher keeps the withdrawal waiting while the transaction can come back, reject refused over HTTP; plain PENDING once its nonce is used (show, audit, serve's stderr)", async () => {
+  it("a reorg before the depth: serve's watcher keeps the withdrawal waiting while the transaction can come back, reject refused over HTTP; followed to a replacement at the same nonce that pays it, and settled (show, audit, serve's stderr)", async () => {
     const w = await apply('7');
     const snap = await pc.chain.provider.send('evm_snapshot', []);
     const tx = await payout(w.to, 7_000_000n);
@@ -375,17 +375,24 @@ describe('every refusal through HTTP and remote mode; a reorg under serve', () =
     const rejected = await post('/api/v1/withdraw/reject', { id: w.id });
     expect(rejected.status).toBe(409);
     expect(rejected.json.msg).toContain('which a reorg took out of the chain but which can still be mined and pay it: it cannot be rejected');
-    // The operator sends the payout again from the same account: it takes the lost one's nonce.
-    await payout(w.to, 7_000_000n);
+    // The operator sends the payout again from the same account, as docs/operations.md says: it
+    // takes the lost one's nonce and pays the withdrawal exactly. Once it is deep enough that the
+    // lost one can never be mined, serve follows the withdrawal to it and settles it there (it
+    // used to put it back to plain PENDING, to be confirmed again by hand, or rejected while the
+    // user was paid: attacker review of 2026-11-24). A replacement that pays something else
+    // leaves it plain PENDING (test/chains/withdraw-verify.test.ts).
+    const replacement = await payout(w.to, 7_000_000n);
     await pc.chain.mine(CONFIRMATIONS);
-    await until('PENDING again', async () => (await show(w.id)).txHash === null, 20_000);
-    const back = await show(w.id);
-    expect(back).toMatchObject({ status: 'PENDING', txHash: null, blockNumber: null, verification: null });
-    expect(back.verificationNote).toContain(`transaction ${tx.hash} in block ${tx.block} no longer pays this withdrawal`);
-    expect((await local(['withdraw', 'show', w.id])).stdout).toContain('no longer pays this withdrawal');
-    await srv.waitFor(new RegExp(`withdrawal ${w.id} is PENDING again`));
+    await until('followed and settled', async () => (await show(w.id)).status === 'CONFIRMED', 20_000);
+    const done = await show(w.id);
+    expect(done).toMatchObject({ status: 'CONFIRMED', txHash: replacement.hash, blockNumber: replacement.block });
+    await srv.waitFor(new RegExp(`withdrawal ${w.id}: its lost transaction ${tx.hash} was replaced by ${replacement.hash}`));
     const log = JSON.parse((await local(['log', '--withdrawal', w.id, '--json'])).stdout) as { action: string; actor: string }[];
-    expect(log.slice(0, 2)).toMatchObject([{ action: 'withdrawal.confirmation_dropped', actor: 'chain:31337' }, { action: 'withdrawal.confirmation_lost', actor: 'chain:31337' }]);
-    expect(log.some((e) => e.action === 'withdrawal.confirmed')).toBe(false);
+    expect(log.slice(0, 3)).toMatchObject([
+      { action: 'withdrawal.confirmed', actor: 'chain:31337' },
+      { action: 'withdrawal.confirmation_replaced', actor: 'chain:31337' },
+      { action: 'withdrawal.confirmation_lost', actor: 'chain:31337' },
+    ]);
+    expect(log.some((e) => e.action === 'withdrawal.confirmation_dropped')).toBe(false);
   });
 });

@@ -335,10 +335,11 @@ describe('short of the confirmations, the watcher settles it', () => {
     // Told once, not at every tick.
     expect(log.filter((l) => l.includes(`withdrawal ${w.id}`))).toHaveLength(1);
 
-    // The operator replaces it: the sender's next transaction takes the same nonce. Once that is
-    // at depth the lost one can never be mined: the withdrawal is plain PENDING again.
-    const again = await payout(w.to, 10_000_000n);
-    expect(again.hash).not.toBe(tx.hash);
+    // The sender's next transaction takes the same nonce, and pays something else (a cancel, or
+    // another payment). Once that is at depth the lost one can never be mined: the withdrawal is
+    // plain PENDING again. (A replacement that pays the withdrawal is followed: the next test.)
+    const other = await payout(w.to, 1_000_000n);
+    expect(other.hash).not.toBe(tx.hash);
     await watch.tick();
     expect((await service.getWithdrawal(w.id)).verification).toBe('confirming');
     await pc.chain.mine(CONFIRMATIONS);
@@ -348,8 +349,37 @@ describe('short of the confirmations, the watcher settles it', () => {
     expect(back.verificationNote).toContain(`transaction ${tx.hash} in block ${tx.block} no longer pays this withdrawal (a reorg took it away, and its sender's nonce`);
     expect((await auditOf(w.id))[0]).toMatchObject({ action: 'withdrawal.confirmation_dropped', actor: 'chain:31337', detail: { txHash: tx.hash } });
     expect(log.join('\n')).toContain(`withdrawal ${w.id} is PENDING again`);
-    expect(await service.confirmWithdrawal({ mchId, logId: w.id, txHash: again.hash, blockNumber: again.block })).toMatchObject({ status: 'CONFIRMED' });
+    const paid = await payout(w.to, 10_000_000n);
+    await pc.chain.mine(CONFIRMATIONS);
+    expect(await service.confirmWithdrawal({ mchId, logId: w.id, txHash: paid.hash, blockNumber: paid.block })).toMatchObject({ status: 'CONFIRMED' });
     expect(await service.balance('u1', { mchId })).toMatchObject({ available: '90', held: '0' });
+  });
+
+  // Attacker review of 2026-11-24 (F4): the wallet replaced the lost payout at the same nonce
+  // with a transaction that pays the withdrawal exactly ("speed up"). The watcher dropped the
+  // withdrawal to plain PENDING, and a reject then returned the hold while the user had been
+  // paid on chain. The transaction that used the nonce is now read, and followed when it pays.
+  it('a lost payout replaced, at the same nonce, by one that pays the withdrawal exactly: the withdrawal follows the replacement and settles at depth', async () => {
+    const log: string[] = [];
+    const watch = watcher(log);
+    await watch.tick();
+    const { w, tx } = await confirmedThenReorged();
+    await pc.chain.mine(CONFIRMATIONS + 1);
+    await watch.tick();
+    expect(await service.getWithdrawal(w.id)).toMatchObject({ txHash: tx.hash, verification: 'confirming' });
+    const replacement = await payout(w.to, 10_000_000n);
+    expect(replacement.hash).not.toBe(tx.hash);
+    await pc.chain.mine(CONFIRMATIONS);
+    await watch.tick();
+    const followed = await service.getWithdrawal(w.id);
+    expect(followed).toMatchObject({ status: 'PENDING', txHash: replacement.hash, blockNumber: replacement.block, verification: 'confirming' });
+    expect(followed.verificationNote).toContain(`transaction ${replacement.hash} in block ${replacement.block}, which pays this withdrawal`);
+    await refused(service.rejectWithdrawal({ mchId, id: w.id }), 'conflict', 'it cannot be rejected');
+    expect((await auditOf(w.id))[0]).toMatchObject({ action: 'withdrawal.confirmation_replaced', actor: 'chain:31337', detail: { txHash: tx.hash, replacedBy: replacement.hash } });
+    await watch.tick();
+    expect(await service.getWithdrawal(w.id)).toMatchObject({ status: 'CONFIRMED', txHash: replacement.hash });
+    expect(await service.balance('u1', { mchId })).toMatchObject({ available: '90', held: '0' });
+    expect(log.join('\n')).toContain(`withdrawal ${w.id}: its lost transaction ${tx.hash} was replaced by ${replacement.hash}`);
   });
 
   it('a lost transaction mined again in its own block: the lost mark comes off, and it settles at depth', async () => {

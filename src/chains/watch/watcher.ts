@@ -7,7 +7,8 @@ import { groupCommit } from '../../store/group-commit.js';
 import type { Q } from '../../store/ledger.js';
 import * as state from '../../store/chain-state.js';
 import type { PaymentRecord, RecordedPayment } from '../../store/payments.js';
-import { confirmingWithdrawals, dropConfirmation, expectedPayout, followPayout, markPayoutLost, payoutFound, settleConfirming } from '../../store/withdrawal-verification.js';
+import { confirmingWithdrawals, dropConfirmation, expectedPayout, followPayout, followReplacement, markPayoutLost, payoutFound, settleConfirming } from '../../store/withdrawal-verification.js';
+import { txKey as txKeyOf } from '../../store/tx-keys.js';
 import type { WithdrawalRow } from '../../store/withdrawals.js';
 import type { ChainInfo, TokenInfo } from '../registry.js';
 import { adapterFor } from './adapter.js';
@@ -419,7 +420,7 @@ export class ChainWatcher {
     const { chain } = this.d;
     const waiting = confirmingWithdrawals(this.d.ledger.db, chain.chainId);
     if (waiting.length === 0) return;
-    const { judge, lostPayoutFate, nonceUsedAtDepth, observeTransaction } = await import('../withdrawal-check.js');
+    const { judge, lostPayoutFate, nonceUsedAtDepth, observeTransaction, transactionAtNonce } = await import('../withdrawal-check.js');
     for (const w of waiting) {
       const token = this.tokenByNode.get(this.adapter.toNodeAddress(w.token));
       if (!token) continue;
@@ -454,8 +455,24 @@ export class ChainWatcher {
         chainType: chain.chainType, depth: chain.confirmations, known: o.known, lostAt: w.payoutLostAt, now, nonce,
         nonceUsedAtDepth: nonce !== null && (await nonceUsedAtDepth(this.d.rpc, { from: sender!.from, nonce }, o.head, chain.confirmations)),
       });
-      if (fate.gone) await this.drop(w, fate.why, now);
-      else if (w.payoutLostAt === null) {
+      if (fate.gone) {
+        // Its nonce is used by another transaction of the sender: if that one pays this
+        // withdrawal exactly (a wallet's replacement), follow it rather than let the withdrawal be
+        // rejected while the user was paid (attacker review of 2026-11-24). Looked for from the
+        // confirmations under the lost block on: a replacement mined before that is not one.
+        const at = nonce !== null && sender ? await transactionAtNonce(this.d.rpc, { from: sender.from, nonce }, Math.max(0, w.blockNumber! - chain.confirmations - 1), o.head) : undefined;
+        if (at && txKeyOf(at.hash) !== txKeyOf(w.txHash!)) {
+          const theirs = await observeTransaction(this.d.rpc, { ...expected, txHash: at.hash });
+          if (judge({ ...expected, txHash: at.hash, blockNumber: at.blockNumber }, theirs).verdict.kind === 'match') {
+            const followed = await this.write((q) => followReplacement(q, w, { txHash: at.hash, blockNumber: at.blockNumber, blockHash: theirs.blockHash, actor: this.actor, now }));
+            if (followed) {
+              this.d.log(`chain ${chain.chainId}: withdrawal ${w.id}: its lost transaction ${w.txHash} was replaced by ${at.hash} in block ${at.blockNumber} (same sender and nonce ${nonce}), which pays it exactly: waiting for its confirmations there`);
+              continue;
+            }
+          }
+        }
+        await this.drop(w, fate.why, now);
+      } else if (w.payoutLostAt === null) {
         const lost = await this.write((q) => markPayoutLost(q, w, { why: fate.why, actor: this.actor, now }));
         if (lost) this.d.log(`chain ${chain.chainId}: withdrawal ${w.id}: a reorg took transaction ${w.txHash} out of block ${w.blockNumber}; it can still be mined (${fate.why}): waiting for it, and it cannot be rejected meanwhile`);
       }
