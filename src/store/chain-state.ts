@@ -2,7 +2,8 @@ import type Database from 'better-sqlite3';
 import { and, asc, desc, eq, gt, gte, inArray, isNull, lte, ne, or, sql } from 'drizzle-orm';
 import type { ChainType } from '../core/types.js';
 import { audit, type Q } from './ledger.js';
-import { chainBlocks, chainCursors, chainPayments, orders } from './schema.js';
+import { chainBlocks, chainCursors, chainPayments, orders, payments } from './schema.js';
+import { txKey } from './tx-keys.js';
 
 /**
  * The chain watcher's state in the ledger (src/chains/watch): cursor, lease, recent block
@@ -288,7 +289,8 @@ export function reportDeepReorg(q: Q, a: { chainId: string; actor: string; now: 
 /**
  * Decided payments whose block a reorg replaced, their transfer mined again in another block
  * (src/chains/watch/mined-again.ts): each row follows its transfer to the new block, so a reorg
- * of that block is seen in turn, and each order's audit says from where to where. The row keeps
+ * of that block is seen in turn, and each order's audit says from where to where; the ledger's
+ * payment row moves with it (order show named the replaced block before). The row keeps
  * its log index (it names the payment in the ledger and in operators' commands); commitRange
  * knows the transfer at its new index as the same one.
  */
@@ -300,6 +302,11 @@ export function followMinedAgain(
     q.update(chainPayments)
       .set({ blockNumber: m.blockNumber, blockHash: m.blockHash })
       .where(and(eq(chainPayments.chainId, a.chainId), eq(chainPayments.txHash, m.payment.txHash), eq(chainPayments.logIndex, m.payment.logIndex)))
+      .run();
+    // The ledger's payment too (order show named the replaced block): it is the same transfer.
+    q.update(payments)
+      .set({ blockNumber: m.blockNumber, blockHash: m.blockHash })
+      .where(and(eq(payments.chainId, a.chainId), eq(payments.txKey, txKey(m.payment.txHash)), eq(payments.logIndex, m.payment.logIndex)))
       .run();
   }
   auditByOrder(q, a, 'chain.payment_mined_again', a.moved, (ms) => ({

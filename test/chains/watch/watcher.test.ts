@@ -389,6 +389,8 @@ describe('the chain watcher (simulated node)', () => {
       const shown = await service.getOrder(o.id);
       expect(shown).toMatchObject({ status: 'PAID', paidAmount: '10' });
       expect(shown.payments).toHaveLength(1);
+      // The ledger's own payment row follows too: it kept the block the reorg replaced.
+      expect(ledger.sqlite.prepare('select block_number as n from payments where order_id = ?').get(o.id)).toEqual({ n: BigInt(b + 1) });
       expect(onChainPayments(ledger.db, registry, o.id)).toEqual([expect.objectContaining({ txHash: H1, logIndex: 0, blockNumber: b + 1, status: 'counted' })]);
       expect(await actions(h(), o.id)).toEqual(expect.arrayContaining(['chain.payment_mined_again']));
       expect(await actions(h(), o.id)).not.toContain('chain.deep_reorg');
