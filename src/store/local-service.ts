@@ -1,7 +1,7 @@
 import type { ChainEntry, ChainInfo, Registry, RegistryConfig, TokenEntry } from '../chains/registry.js';
 import type { RpcClient } from '../chains/watch/rpc.js';
 import type { OnChainPayment } from '../chains/watch/seen.js';
-import { AppError, conflict, invalid } from '../core/errors.js';
+import { conflict, invalid } from '../core/errors.js';
 import type {
   CreateOrderRequest,
   RefundRequest,
@@ -31,7 +31,7 @@ import { markPaid, type MarkPaidInput } from './payments.js';
 import { listRefunds, pageRefunds, refund, type RefundDone, type RefundView } from './refunds.js';
 import type { Page } from './paging.js';
 import { readLedgerRegistry, saveRegistryEntries } from './registry-entries.js';
-import { NONCE_USED, holdInFlight, nonceSpentBy, nonceUsed, refusalKeepsNonce, spendsNonce, useNonce, type Outcome } from './signed-requests.js';
+import { SignedWriter } from './signed-requests.js';
 import { statementsOf } from './statements.js';
 import { summarize, type Summary } from './summary.js';
 import type { StoreCtx } from './store-context.js';
@@ -77,6 +77,7 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
   private registryBuilt?: Registry;
   private readonly randomId: (prefix: string) => string;
   private readonly s: StoreCtx;
+  private readonly signed: SignedWriter;
 
   constructor(
     readonly ledger: Ledger,
@@ -84,6 +85,7 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
   ) {
     this.registryBuilt = deps.registry;
     this.randomId = deps.randomId ?? defaultRandomId;
+    this.signed = new SignedWriter(ledger, deps.caller.nonce, deps.now);
     this.s = {
       ledger,
       db: ledger.db,
@@ -173,106 +175,31 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
     readAnchorOf(this.ledger.path)?.hold();
   }
 
-  /**
-   * Every change runs in a BEGIN IMMEDIATE transaction (writers queue on the file lock instead of
-   * failing), shared through group commit with the other changes of this event-loop turn, each
-   * in its own savepoint (src/store/group-commit.ts). The nonce of a signed request is used up
-   * in the same transaction, and stays used up when the change is refused (signed-requests.ts).
-   * Settles once it is durable.
-   */
-  private async write<T>(fn: (tx: Q) => T): Promise<T> {
-    const n = this.deps.caller.nonce;
-    let outcome: Outcome<T>;
-    try {
-      outcome = await groupCommit(this.ledger.sqlite).submit((): Outcome<T> => {
-        if (!n) return { value: fn(this.ledger.db) };
-        useNonce(this.ledger, this.ledger.db, n, this.deps.now());
-        return refusalKeepsNonce(this.ledger.sqlite, () => fn(this.ledger.db));
-      });
-    } catch (e) {
-      if (e instanceof AppError) throw e;
-      const code = (e as { code?: string }).code ?? '';
-      if (code.startsWith('SQLITE_BUSY')) throw new AppError('unavailable', 'the ledger is busy: another process held it too long; try again', { cause: e });
-      throw e;
-    }
-    if ('refused' in outcome) throw outcome.refused;
-    return outcome.value;
+  /** Every change, with the caller's nonce: src/store/signed-requests.ts. */
+  private write<T>(fn: (tx: Q) => T): Promise<T> {
+    return this.signed.write(fn);
+  }
+
+  /** A signed request refused before its operation (the rate limit): its nonce is used up all the same. */
+  spendNonce(): Promise<void> {
+    return this.signed.spendNonce();
+  }
+
+  private signedOp<T>(op: () => Promise<T>, opts: { replayCheckedByWrite?: boolean } = {}): Promise<T> {
+    return this.signed.op(op, opts);
   }
 
   /**
-   * A signed request refused before its operation (the rate limit): its nonce is used up all the
-   * same (spec decisions §1), in a transaction of its own. A nonce already used, or in use by a
-   * copy of the request being carried out, is refused as a replay. Without a nonce, nothing to do.
-   */
-  async spendNonce(): Promise<void> {
-    const n = this.deps.caller.nonce;
-    if (!n) return;
-    const release = holdInFlight(this.ledger, n);
-    try {
-      await this.write(() => undefined);
-    } finally {
-      release();
-    }
-  }
-
-  /**
-   * A signed operation (decisions §1): its nonce is used up as soon as the signature verified,
-   * whatever the operation answers. On success the nonce went in with the change; on a refusal in
-   * the change's transaction it stayed in; on a refusal before it (an input check, a read of the
-   * chain) it is written on its own before the refusal is answered, so the same body cannot be
-   * replayed later when the state has changed (a balance topped up). While it runs, a copy of the
-   * request is refused as a replay (signed-requests.ts).
-   */
-  private async signedOp<T>(op: () => Promise<T>, opts: { replayCheckedByWrite?: boolean } = {}): Promise<T> {
-    const n = this.deps.caller.nonce;
-    if (!n) return op();
-    const release = holdInFlight(this.ledger, n);
-    try {
-      // A replay is answered as one before anything else is checked (the write checks it again).
-      // An operation whose only work before its write is checking its input (create order: no
-      // read of the chain, no other I/O) leaves it to the write, which uses the nonce up first
-      // thing in its transaction: one read of the ledger fewer per request, and a replay refused
-      // by that check, or by the one below when its input is refused first.
-      if (!opts.replayCheckedByWrite && nonceUsed(this.ledger, n)) throw new AppError('unauthorized', NONCE_USED);
-      try {
-        return await op();
-      } catch (e) {
-        if (spendsNonce(e) && !nonceSpentBy(e)) {
-          let replayed: AppError | undefined;
-          await this.write(() => undefined).catch((spent: unknown) => {
-            if (!(spent instanceof AppError && spent.message === NONCE_USED)) throw spent;
-            // Already used: by an earlier copy of this request (a replay, answered as one), or by
-            // a copy in another process: spent all the same.
-            replayed = spent;
-          });
-          if (replayed && opts.replayCheckedByWrite) throw replayed;
-        }
-        throw e;
-      }
-    } finally {
-      release();
-    }
-  }
-
-  /**
-   * A signed read (the extension endpoints, decisions §12): its nonce is used up like any signed
-   * request's, once the read has succeeded (signedOp spends it on a refusal). Without a nonce (the
-   * CLI on a local ledger) it is the plain read.
+   * A signed read (the extension endpoints, decisions §12; signed-requests.ts).
    *
    * `mchId`: the merchant whose rows it reads must exist, so that a mistyped --mch-id is refused
    * ("merchant M999 not found"), not answered with an empty list that reads as "no orders"
    * (outside review). Over HTTP it is the merchant that signed.
    */
-  private async signedRead<T>(read: () => T | Promise<T>, mchId?: string): Promise<T> {
-    const checked = () => {
+  private signedRead<T>(read: () => T | Promise<T>, mchId?: string): Promise<T> {
+    return this.signed.read(() => {
       if (mchId) merchants.findMerchant(this.s, this.s.db, mchId);
       return read();
-    };
-    if (!this.deps.caller.nonce) return checked();
-    return this.signedOp(async () => {
-      const result = await checked();
-      await this.write(() => undefined);
-      return result;
     });
   }
 

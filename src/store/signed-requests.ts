@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { lte } from 'drizzle-orm';
 import { AppError } from '../core/errors.js';
+import { groupCommit } from './group-commit.js';
 import type { Caller } from '../core/service.js';
 import type { Ledger } from './db.js';
 import type { Q } from './ledger.js';
@@ -102,4 +103,111 @@ function savepoints(sqlite: Database.Database) {
     prepared.set(sqlite, s);
   }
   return s;
+}
+
+/**
+ * The writes of one caller, with its nonce when the caller is a signed request (the service's
+ * facade, src/store/local-service.ts, holds one per caller).
+ */
+export class SignedWriter {
+  constructor(
+    private readonly ledger: Ledger,
+    private readonly nonce: Nonce | undefined,
+    private readonly now: () => number,
+  ) {}
+
+  /**
+   * Every change runs in a BEGIN IMMEDIATE transaction (writers queue on the file lock instead of
+   * failing), shared through group commit with the other changes of this event-loop turn, each
+   * in its own savepoint (src/store/group-commit.ts). The nonce of a signed request is used up
+   * in the same transaction, and stays used up when the change is refused. Settles once it is
+   * durable.
+   */
+  async write<T>(fn: (tx: Q) => T): Promise<T> {
+    const n = this.nonce;
+    const { db, sqlite } = this.ledger;
+    let outcome: Outcome<T>;
+    try {
+      outcome = await groupCommit(sqlite).submit((): Outcome<T> => {
+        if (!n) return { value: fn(db) };
+        useNonce(this.ledger, db, n, this.now());
+        return refusalKeepsNonce(sqlite, () => fn(db));
+      });
+    } catch (e) {
+      if (e instanceof AppError) throw e;
+      const code = (e as { code?: string }).code ?? '';
+      if (code.startsWith('SQLITE_BUSY')) throw new AppError('unavailable', 'the ledger is busy: another process held it too long; try again', { cause: e });
+      throw e;
+    }
+    if ('refused' in outcome) throw outcome.refused;
+    return outcome.value;
+  }
+
+  /**
+   * A signed request refused before its operation (the rate limit): its nonce is used up all the
+   * same (spec decisions §1), in a transaction of its own. A nonce already used, or in use by a
+   * copy of the request being carried out, is refused as a replay. Without a nonce, nothing to do.
+   */
+  async spendNonce(): Promise<void> {
+    if (!this.nonce) return;
+    const release = holdInFlight(this.ledger, this.nonce);
+    try {
+      await this.write(() => undefined);
+    } finally {
+      release();
+    }
+  }
+
+  /**
+   * A signed operation (decisions §1): its nonce is used up as soon as the signature verified,
+   * whatever the operation answers. On success the nonce went in with the change; on a refusal in
+   * the change's transaction it stayed in; on a refusal before it (an input check, a read of the
+   * chain) it is written on its own before the refusal is answered, so the same body cannot be
+   * replayed later when the state has changed (a balance topped up). While it runs, a copy of the
+   * request is refused as a replay.
+   */
+  async op<T>(op: () => Promise<T>, opts: { replayCheckedByWrite?: boolean } = {}): Promise<T> {
+    const n = this.nonce;
+    if (!n) return op();
+    const release = holdInFlight(this.ledger, n);
+    try {
+      // A replay is answered as one before anything else is checked (the write checks it again).
+      // An operation whose only work before its write is checking its input (create order: no
+      // read of the chain, no other I/O) leaves it to the write, which uses the nonce up first
+      // thing in its transaction: one read of the ledger fewer per request, and a replay refused
+      // by that check, or by the one below when its input is refused first.
+      if (!opts.replayCheckedByWrite && nonceUsed(this.ledger, n)) throw new AppError('unauthorized', NONCE_USED);
+      try {
+        return await op();
+      } catch (e) {
+        if (spendsNonce(e) && !nonceSpentBy(e)) {
+          let replayed: AppError | undefined;
+          await this.write(() => undefined).catch((spent: unknown) => {
+            if (!(spent instanceof AppError && spent.message === NONCE_USED)) throw spent;
+            // Already used: by an earlier copy of this request (a replay, answered as one), or by
+            // a copy in another process: spent all the same.
+            replayed = spent;
+          });
+          if (replayed && opts.replayCheckedByWrite) throw replayed;
+        }
+        throw e;
+      }
+    } finally {
+      release();
+    }
+  }
+
+  /**
+   * A signed read (the extension endpoints, decisions §12): its nonce is used up like any signed
+   * request's, once the read has succeeded (op spends it on a refusal). Without a nonce (the CLI
+   * on a local ledger) it is the plain read.
+   */
+  async read<T>(read: () => T | Promise<T>): Promise<T> {
+    if (!this.nonce) return read();
+    return this.op(async () => {
+      const result = await read();
+      await this.write(() => undefined);
+      return result;
+    });
+  }
 }

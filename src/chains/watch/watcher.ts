@@ -7,13 +7,11 @@ import { groupCommit } from '../../store/group-commit.js';
 import type { Q } from '../../store/ledger.js';
 import * as state from '../../store/chain-state.js';
 import type { PaymentRecord, RecordedPayment } from '../../store/payments.js';
-import { confirmingWithdrawals, dropConfirmation, expectedPayout, followPayout, followReplacement, markPayoutLost, payoutFound, settleConfirming } from '../../store/withdrawal-verification.js';
-import { txKey as txKeyOf } from '../../store/tx-keys.js';
-import type { WithdrawalRow } from '../../store/withdrawals.js';
 import type { ChainInfo, TokenInfo } from '../registry.js';
 import { adapterFor } from './adapter.js';
 import { createRangeScanner, NodesDisagree, parseHeader, type BlockHeader, type RangeScanner, type TransferLog } from './logs.js';
 import { findMinedAgain } from './mined-again.js';
+import { settlePayouts } from './payouts.js';
 import { hexQuantity, quantity, redactUrl, RpcTransportError, type RpcClient } from './rpc.js';
 
 /** Records one payment in the ledger, inside the caller's transaction (the ledger's recordPayment). */
@@ -406,82 +404,12 @@ export class ChainWatcher {
     return n;
   }
 
-  /**
-   * Withdrawals whose transaction matched short of its confirmations (issue #12): each tick reads
-   * their receipts again with the same check as confirm. At depth the withdrawal is settled once,
-   * by `chain:<chainId>`. A reorg that moves the transaction to another block, where it still
-   * pays, is followed. One that takes it out of the chain leaves the withdrawal waiting (marked
-   * lost, its key kept, reject refused) for as long as the same signed transaction can be mined
-   * again: until its sender's nonce is used at depth by another transaction (TRON, which has no
-   * nonce: until it has expired, 24 h at most). Only then, or when it no longer pays at depth, the
-   * withdrawal is plain PENDING again, with the reason for the operator.
-   */
-  private async settleWithdrawals(): Promise<void> {
-    const { chain } = this.d;
-    const waiting = confirmingWithdrawals(this.d.ledger.db, chain.chainId);
-    if (waiting.length === 0) return;
-    const { judge, lostPayoutFate, nonceUsedAtDepth, observeTransaction, transactionAtNonce } = await import('../withdrawal-check.js');
-    for (const w of waiting) {
-      const token = this.tokenByNode.get(this.adapter.toNodeAddress(w.token));
-      if (!token) continue;
-      const expected = expectedPayout(w, token, chain.confirmations, w.txHash!, w.blockNumber!);
-      const check = judge(expected, await observeTransaction(this.d.rpc, expected));
-      const o = check.observed;
-      const now = this.d.now();
-      if (check.verdict.kind === 'match') {
-        if (!check.verdict.deep) {
-          if (w.payoutLostAt !== null) await this.write((q) => payoutFound(q, w, now));
-          continue;
-        }
-        const done = await this.write((q) => settleConfirming(q, w.id, { txHash: w.txHash!, actor: this.actor, now, confirmations: o.confirmations, blockHash: o.blockHash }));
-        if (done) this.d.log(`chain ${chain.chainId}: withdrawal ${w.id} confirmed: ${check.message}`);
-        continue;
-      }
-      if (check.verdict.kind === 'mismatch') {
-        // Mined in another block, where it pays exactly as before: follow it there.
-        if (o.blockNumber !== null && o.blockNumber !== w.blockNumber && judge({ ...expected, blockNumber: o.blockNumber }, o).verdict.kind === 'match') {
-          const moved = await this.write((q) => followPayout(q, w, { blockNumber: o.blockNumber!, blockHash: o.blockHash, actor: this.actor, now }));
-          if (moved) this.d.log(`chain ${chain.chainId}: withdrawal ${w.id}: a reorg moved transaction ${w.txHash} from block ${w.blockNumber} to block ${o.blockNumber}; waiting for its confirmations there`);
-        } else if (o.confirmations >= chain.confirmations) {
-          // Mined but no longer paying (reverted in its new block): final only at depth.
-          await this.drop(w, check.message, now);
-        }
-        continue;
-      }
-      // Out of the chain ('unknown'), or back in a node's pool ('unmined'): can it still be mined?
-      const sender = w.payoutNonce !== null && w.payoutFrom !== null ? { from: w.payoutFrom, nonce: w.payoutNonce } : o.sender;
-      const nonce = chain.chainType === 'EVM' ? (sender?.nonce ?? null) : null;
-      const fate = lostPayoutFate({
-        chainType: chain.chainType, depth: chain.confirmations, known: o.known, lostAt: w.payoutLostAt, now, nonce,
-        nonceUsedAtDepth: nonce !== null && (await nonceUsedAtDepth(this.d.rpc, { from: sender!.from, nonce }, o.head, chain.confirmations)),
-      });
-      if (fate.gone) {
-        // Its nonce is used by another transaction of the sender: if that one pays this
-        // withdrawal exactly (a wallet's replacement), follow it rather than let the withdrawal be
-        // rejected while the user was paid (attacker review of 2026-11-24). Looked for from the
-        // confirmations under the lost block on: a replacement mined before that is not one.
-        const at = nonce !== null && sender ? await transactionAtNonce(this.d.rpc, { from: sender.from, nonce }, Math.max(0, w.blockNumber! - chain.confirmations - 1), o.head) : undefined;
-        if (at && txKeyOf(at.hash) !== txKeyOf(w.txHash!)) {
-          const theirs = await observeTransaction(this.d.rpc, { ...expected, txHash: at.hash });
-          if (judge({ ...expected, txHash: at.hash, blockNumber: at.blockNumber }, theirs).verdict.kind === 'match') {
-            const followed = await this.write((q) => followReplacement(q, w, { txHash: at.hash, blockNumber: at.blockNumber, blockHash: theirs.blockHash, actor: this.actor, now }));
-            if (followed) {
-              this.d.log(`chain ${chain.chainId}: withdrawal ${w.id}: its lost transaction ${w.txHash} was replaced by ${at.hash} in block ${at.blockNumber} (same sender and nonce ${nonce}), which pays it exactly: waiting for its confirmations there`);
-              continue;
-            }
-          }
-        }
-        await this.drop(w, fate.why, now);
-      } else if (w.payoutLostAt === null) {
-        const lost = await this.write((q) => markPayoutLost(q, w, { why: fate.why, actor: this.actor, now }));
-        if (lost) this.d.log(`chain ${chain.chainId}: withdrawal ${w.id}: a reorg took transaction ${w.txHash} out of block ${w.blockNumber}; it can still be mined (${fate.why}): waiting for it, and it cannot be rejected meanwhile`);
-      }
-    }
-  }
-
-  private async drop(w: WithdrawalRow, reason: string, now: number): Promise<void> {
-    const dropped = await this.write((q) => dropConfirmation(q, w, { reason, actor: this.actor, now }));
-    if (dropped) this.d.log(`chain ${this.d.chain.chainId}: withdrawal ${w.id} is PENDING again: transaction ${w.txHash}: ${reason}; confirm it again (cryptopay withdraw show ${w.id})`);
+  /** Withdrawals waiting for their payout's confirmations (src/chains/watch/payouts.ts). */
+  private settleWithdrawals(): Promise<void> {
+    return settlePayouts({
+      chain: this.d.chain, rpc: this.d.rpc, ledger: this.d.ledger, actor: this.actor, now: this.d.now, log: this.d.log,
+      tokenOf: (token) => this.tokenByNode.get(this.adapter.toNodeAddress(token)), write: (fn) => this.write(fn),
+    });
   }
 
   async recordError(message: string): Promise<void> {
