@@ -8,7 +8,7 @@
 import { formatAmount } from '../core/money.js';
 import type { ChainType } from '../core/types.js';
 import { adapterFor } from './watch/adapter.js';
-import { nodeTxHash, parseReceipt } from './watch/logs.js';
+import { nodeTxHash, parseReceipt, TRANSFER_TOPIC } from './watch/logs.js';
 import { hexQuantity, quantity, redactUrl, RpcTransportError, type RpcClient } from './watch/rpc.js';
 
 /** What the withdrawal expects to find. */
@@ -147,30 +147,38 @@ export async function nonceUsedAtDepth(rpc: RpcClient, sender: { from: string; n
 }
 
 /**
- * The transaction that used the sender's nonce, mined in a block in (low, high]: the block is
- * found by bisecting the sender's transaction count (eth_getTransactionCount at a block), then
- * read whole. Undefined when the nonce was used at or before `low` (out of what a reorg of this
- * payout could reach), is not used by `high`, or the node cannot say (a node without the state
- * of older blocks answers an error): the caller then does without it.
+ * The transaction of `sender` at `nonce` that moved the payout's token to its recipient, mined in
+ * blocks `from`..`to`: looked for among the token's Transfer logs to the recipient (any sender in
+ * the log: a batch contract moves the token too), each candidate's sender and nonce read with its
+ * receipt. Logs are what a full node keeps; no state of older blocks is asked for. `none` when
+ * there is no such transaction in those blocks; `unknown` when the node could not say (an error,
+ * a rate limit, a malformed answer): the caller asks again later and decides nothing meanwhile (a
+ * review found a rate limit here taken as "none", and the withdrawal dropped, though the
+ * replacement had paid it).
  */
-export async function transactionAtNonce(rpc: RpcClient, sender: { from: string; nonce: number }, low: number, high: number): Promise<{ hash: string; blockNumber: number } | undefined> {
-  const count = async (block: number) => quantity(await rpc.call('eth_getTransactionCount', [sender.from, hexQuantity(block)]), 'eth_getTransactionCount');
+export async function replacementOf(
+  rpc: RpcClient,
+  e: Pick<ExpectedPayout, 'chainId' | 'chainType' | 'token' | 'tokenDecimals' | 'to'>,
+  sender: { from: string; nonce: number },
+  blocks: { from: number; to: number },
+): Promise<{ hash: string; observed: ChainObservation } | 'none' | 'unknown'> {
+  if (e.chainType !== 'EVM') return 'none';
   try {
-    if (low < 0 || high <= low || (await count(low)) > sender.nonce || (await count(high)) <= sender.nonce) return undefined;
-    while (high - low > 1) {
-      const mid = low + Math.floor((high - low) / 2);
-      if ((await count(mid)) > sender.nonce) high = mid;
-      else low = mid;
+    const recipient = `0x${'0'.repeat(24)}${e.to.slice(2).toLowerCase()}`;
+    const logs = await rpc.call('eth_getLogs', [{ fromBlock: hexQuantity(Math.max(0, blocks.from)), toBlock: hexQuantity(blocks.to), address: e.token.toLowerCase(), topics: [TRANSFER_TOPIC, null, recipient] }]);
+    if (!Array.isArray(logs)) return 'unknown';
+    const hashes = new Set<string>();
+    for (const l of logs as { transactionHash?: unknown }[]) {
+      if (typeof l?.transactionHash !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(l.transactionHash)) return 'unknown';
+      hashes.add(l.transactionHash.toLowerCase());
     }
-    const block = (await rpc.call('eth_getBlockByNumber', [hexQuantity(high), true])) as { transactions?: { hash?: unknown; from?: unknown; nonce?: unknown }[] } | null;
-    for (const t of block?.transactions ?? []) {
-      if (typeof t.from !== 'string' || typeof t.hash !== 'string' || t.from.toLowerCase() !== sender.from.toLowerCase()) continue;
-      if (quantity(t.nonce, 'a transaction nonce') === sender.nonce) return { hash: t.hash.toLowerCase(), blockNumber: high };
+    for (const hash of hashes) {
+      const observed = await observeTransaction(rpc, { ...e, txHash: hash });
+      if (observed.sender && observed.sender.from === sender.from.toLowerCase() && observed.sender.nonce === sender.nonce) return { hash, observed };
     }
-    return undefined;
-  } catch (e) {
-    if (e instanceof RpcTransportError) throw e;
-    return undefined;
+    return 'none';
+  } catch {
+    return 'unknown';
   }
 }
 

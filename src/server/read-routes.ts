@@ -70,10 +70,11 @@ export function operatorReads(read: ReadRoute): void {
   });
   read('/api/v1/log/follow', logFollowSchema, (s, q, mchId) => s.followLog({ mchId, orderId: q.orderId, withdrawalId: q.withdrawalId, since: q.since, after: q.after, limit: q.limit }));
   // The chains' part is the service's: a deep reorg's report names the payment it left credited,
-  // another merchant's as likely as not. The merchant reads that one was reported, and when.
+  // another merchant's as likely as not, and a node's error names the node (an internal address
+  // for a node of one's own: a review). The merchant reads that there is one, and no more.
   read('/api/v1/summary', summarySchema, async (s, _q, mchId) => {
     const summary = await s.summary({ mchId });
-    return { ...summary, chains: summary.chains.map((c) => ({ ...c, deepReorg: c.deepReorg && deepReorgForMerchant(c.deepReorg) })) };
+    return { ...summary, chains: summary.chains.map((c) => ({ ...c, lastError: c.lastError && NODE_TROUBLE, deepReorg: c.deepReorg && deepReorgForMerchant(c.deepReorg) })) };
   });
   // Every merchant's withdrawals go through the same chains: nothing in it is one merchant's.
   read('/api/v1/chains', chainsSchema, (s) => s.knownChains());
@@ -81,6 +82,9 @@ export function operatorReads(read: ReadRoute): void {
 }
 
 const forMerchant = <C extends CallbackView>(c: C): C => ({ ...c, lastError: merchantError(c.lastError) });
+
+/** A chain's last error as any merchant may read it: the node's address and answer are the operator's. */
+const NODE_TROUBLE = "the service could not read this chain's node at its last try (the operator's summary says why)";
 
 /** A deep reorg's report (its time, then what it found) as any merchant may read it. */
 function deepReorgForMerchant(report: string): string {

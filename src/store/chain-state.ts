@@ -281,8 +281,11 @@ export function recordError(q: Q, chainId: string, message: string, now: number)
 /** A reorg replaced a block whose payments were already counted: kept in the cursor row and the audit log. */
 export function reportDeepReorg(q: Q, a: { chainId: string; actor: string; now: number; message: string; payments: ChainPaymentRow[] }): void {
   q.update(chainCursors).set({ deepReorg: `${new Date(a.now).toISOString()} ${a.message}`.slice(0, 1000), updatedAt: a.now }).where(eq(chainCursors.chainId, a.chainId)).run();
+  // Each order's entry speaks of its own payments only: its merchant reads it (the signed log),
+  // and the whole report names the first payment of all, as likely another merchant's (a review).
   auditByOrder(q, a, 'chain.deep_reorg', a.payments, (ps) => ({
-    message: a.message, payments: ps.map((p) => ({ txHash: p.txHash, logIndex: p.logIndex, blockNumber: p.blockNumber, blockHash: p.blockHash })),
+    message: `a reorg deeper than the chain's confirmations replaced the block of ${ps.length === 1 ? '1 counted payment' : `${ps.length} counted payments`} of this order (first: tx ${ps[0]!.txHash} in block ${ps[0]!.blockNumber}); ${ps.length === 1 ? 'it stays' : 'they stay'} credited`,
+    payments: ps.map((p) => ({ txHash: p.txHash, logIndex: p.logIndex, blockNumber: p.blockNumber, blockHash: p.blockHash })),
   }));
 }
 

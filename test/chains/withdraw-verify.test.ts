@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { tronAddressFromEvm } from '../../src/chains/address.js';
 import { createRegistry, type RegistryConfig } from '../../src/chains/registry.js';
 import { adapterFor } from '../../src/chains/watch/adapter.js';
-import { createRpcClient } from '../../src/chains/watch/rpc.js';
+import { createRpcClient, RpcError, type RpcClient } from '../../src/chains/watch/rpc.js';
 import { ChainWatcher } from '../../src/chains/watch/watcher.js';
 import { openLedger, type Ledger } from '../../src/store/db.js';
 import { LocalPaymentService } from '../../src/store/local-service.js';
@@ -110,11 +110,11 @@ function state(id: string) {
   };
 }
 
-function watcher(log: string[] = []): ChainWatcher {
+function watcher(log: string[] = [], rpc: RpcClient = createRpcClient({ url: pc.chain.rpcUrl })): ChainWatcher {
   const registry = createRegistry(registryConfig(pc.chain.rpcUrl));
   return new ChainWatcher({
     chain: registry.chain('31337'), tokens: registry.tokens().filter((t) => t.chainId === '31337'),
-    rpc: createRpcClient({ url: pc.chain.rpcUrl }), ledger, record: recordPayment, holder: 'test-holder', now: Date.now, log: (l) => log.push(l),
+    rpc, ledger, record: recordPayment, holder: 'test-holder', now: Date.now, log: (l) => log.push(l),
   });
 }
 
@@ -380,6 +380,42 @@ describe('short of the confirmations, the watcher settles it', () => {
     expect(await service.getWithdrawal(w.id)).toMatchObject({ status: 'CONFIRMED', txHash: replacement.hash });
     expect(await service.balance('u1', { mchId })).toMatchObject({ available: '90', held: '0' });
     expect(log.join('\n')).toContain(`withdrawal ${w.id}: its lost transaction ${tx.hash} was replaced by ${replacement.hash}`);
+  });
+
+  // Code review of the above: a node that could not answer the search (a rate limit) was taken
+  // as "no replacement", and the withdrawal dropped for good (then rejected: the hold returned,
+  // the user paid on chain). Nothing is decided on such an answer; the next tick asks again.
+  it('a node that cannot answer which transaction used the nonce (a rate limit): the withdrawal keeps waiting, and is followed once it can', async () => {
+    const real = createRpcClient({ url: pc.chain.rpcUrl });
+    let refuseLogs = false;
+    const flaky: RpcClient = {
+      url: real.url,
+      batch: (calls, o) => real.batch(calls, o),
+      call: async (method, params) => {
+        if (method === 'eth_getLogs' && refuseLogs && (params as { topics?: unknown[] }[])[0]?.topics?.length === 3) throw new RpcError(method, -32005, 'limit exceeded');
+        return real.call(method, params);
+      },
+    };
+    const log: string[] = [];
+    const watch = watcher(log, flaky);
+    await watch.tick();
+    const { w, tx } = await confirmedThenReorged();
+    await pc.chain.mine(CONFIRMATIONS + 1);
+    await watch.tick();
+    const replacement = await payout(w.to, 10_000_000n);
+    await pc.chain.mine(CONFIRMATIONS);
+    refuseLogs = true;
+    await watch.tick();
+    await watch.tick();
+    expect(await service.getWithdrawal(w.id)).toMatchObject({ status: 'PENDING', txHash: tx.hash, verification: 'confirming' });
+    await refused(service.rejectWithdrawal({ mchId, id: w.id }), 'conflict', 'it cannot be rejected');
+    expect(log.filter((l) => l.includes('the node could not say which transaction used its nonce'))).toHaveLength(1);
+    refuseLogs = false;
+    await watch.tick();
+    expect(await service.getWithdrawal(w.id)).toMatchObject({ txHash: replacement.hash, verification: 'confirming' });
+    await watch.tick();
+    expect(await service.getWithdrawal(w.id)).toMatchObject({ status: 'CONFIRMED', txHash: replacement.hash });
+    expect(await service.balance('u1', { mchId })).toMatchObject({ available: '90', held: '0' });
   });
 
   it('a lost transaction mined again in its own block: the lost mark comes off, and it settles at depth', async () => {

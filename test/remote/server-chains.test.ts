@@ -64,4 +64,34 @@ describe('withdraw apply on a remote, a chain only the service knows', () => {
     expect(r).toMatchObject({ code: 1, stderr: 'error: insufficient balance\n' });
     expect(fake.hits).toEqual(['POST /api/v1/withdraw/apply']);
   });
+
+  // Code review: a missing option was asked of the remote first (exit 3 with the remote down, a
+  // nonce spent with it up); it is a usage error before anything is sent.
+  it('a missing option without a terminal: exit 2 before anything is sent', async () => {
+    const fake = await tiny((_req, res) => envelope(res, null, 500, 0, 'should not be asked'));
+    const r = await home().cli(['--remote', fake.url, 'withdraw', 'apply', '--amount', '2', '--chain-id', '8453', '--to', EVM_TO], {
+      env: { CRYPTOPAY_MCH_ID: m.mchId, CRYPTOPAY_SECRET: m.secret },
+    });
+    expect(r).toEqual({ code: 2, stdout: '', stderr: 'error: missing required option --uid\n' });
+    expect(fake.hits).toEqual([]);
+  });
+
+  // Code review: one entry of the service's list this command could not take (a token in an asset
+  // of a newer release) refused every chain that is not built in (exit 3). It is left out instead.
+  it("an entry of the service's list this command cannot take is left out, not a reason to refuse the others", async () => {
+    const list = [
+      { chainId: '8453', chainType: 'EVM', name: 'Base', confirmations: 10, development: false, tokens: [{ address: BASE_USDT, symbol: 'USDT', asset: 'USDT', decimals: 6 }] },
+      { chainId: '999', chainType: 'EVM', name: 'Newer', confirmations: 5, development: false, tokens: [{ address: BASE_USDT, symbol: 'EURX', asset: 'EURX', decimals: 6 }] },
+    ];
+    const fake = await tiny((req, res) => (req.url === '/api/v1/chains' ? envelope(res, list) : envelope(res, null, 409, 0, 'insufficient balance')));
+    const env = { CRYPTOPAY_MCH_ID: m.mchId, CRYPTOPAY_SECRET: m.secret };
+    const elsewhere = home();
+    const onBase = await elsewhere.cli(['--remote', fake.url, 'withdraw', 'apply', '--uid', 'u1', '--amount', '2', '--chain-id', '8453', '--to', EVM_TO], { env });
+    expect(onBase).toMatchObject({ code: 1, stderr: 'error: insufficient balance\n' });
+    expect(fake.hits).toEqual(['POST /api/v1/chains', 'POST /api/v1/withdraw/apply']);
+    const onNewer = await elsewhere.cli(['--remote', fake.url, 'withdraw', 'apply', '--uid', 'u1', '--amount', '2', '--chain-id', '999', '--to', EVM_TO], { env });
+    expect(onNewer.code).toBe(2);
+    expect(onNewer.stderr).toContain('missing required option --chain-type: chain 999 is not one this command knows on a remote');
+    expect(onNewer.stderr).toContain('The service lists chain 999 with a token this command cannot take');
+  });
 });

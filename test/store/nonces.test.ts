@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Ledger } from '../../src/store/db.js';
 import { GroupCommit } from '../../src/store/group-commit.js';
+import { closedPort } from '../helpers/closed-port.js';
 import { openLedger } from '../../src/store/db.js';
 import { LocalPaymentService } from '../../src/store/local-service.js';
 import { MINUTE, T0, USDT, accountRows, addOtherMerchant, addTestMerchant, counts, evmTx, order, paidOrder, refused, useHarness } from '../helpers/service.js';
@@ -184,5 +185,26 @@ describe('a replay racing the refusal of the first copy', () => {
     expect(counts(ledger).orders).toBe(0);
     expect((await first).oid).toBe('c');
     expect(counts(ledger).orders).toBe(1);
+  });
+
+  // Code review: only an e2e test noticed a copy's key left in flight. A request that could not be
+  // carried out (the chain's node down: 503) leaves its nonce unspent and no longer in flight, so
+  // the same body sent again is judged again, not refused as a replay.
+  it('a request the node could not answer (unavailable) leaves its nonce unspent and not in flight: the same body again is judged again', async () => {
+    const { service, ledger, clock } = h();
+    const { mchId } = await addTestMerchant(service);
+    await service.adjustBalance({ mchId, uid: 'u', amount: '+5', reason: 'start' });
+    const token = '0x5FbDB2315678afecb367f032d93F642f64180aa3';
+    const down = new LocalPaymentService(ledger, {
+      now: () => clock.now, caller: { actor: 'tester' },
+      registryConfig: {
+        chains: [{ chainId: 31337, chainType: 'EVM', name: 'Anvil', rpcUrl: `http://127.0.0.1:${await closedPort()}`, confirmations: 1 }],
+        tokens: [{ chainId: 31337, address: token, symbol: 'USDT', asset: 'USDT', decimals: 6 }],
+      },
+    });
+    const w = await down.applyWithdrawal({ mchId, uid: 'u', amount: '1', to: TO, chainId: '31337', chainType: 'EVM', token });
+    const signed = down.as({ actor: `api:${mchId}`, nonce: { merchantId: mchId, value: 'v1', expiresAt } });
+    for (let i = 0; i < 2; i++) await refused(signed.confirmWithdrawal({ mchId, logId: w.id, txHash: evmTx(9), blockNumber: 1 }), 'unavailable', /cannot be read/);
+    expect(counts(ledger).nonces).toBe(0);
   });
 });

@@ -30,11 +30,14 @@ export interface PayoutDeps {
  * nonce: until it has expired, 24 h at most). Only then, or when it no longer pays at depth, the
  * withdrawal is plain PENDING again, with the reason for the operator.
  */
+/** Withdrawals whose replacement search the node could not answer: told once, asked again each tick. */
+const unsure = new Set<string>();
+
 export async function settlePayouts(c: PayoutDeps): Promise<void> {
   const { chain, actor } = c;
   const waiting = confirmingWithdrawals(c.ledger.db, chain.chainId);
   if (waiting.length === 0) return;
-  const { judge, lostPayoutFate, nonceUsedAtDepth, observeTransaction, transactionAtNonce } = await import('../withdrawal-check.js');
+  const { judge, lostPayoutFate, nonceUsedAtDepth, observeTransaction, replacementOf } = await import('../withdrawal-check.js');
   for (const w of waiting) {
     const token = c.tokenOf(w.token);
     if (!token) continue;
@@ -73,14 +76,21 @@ export async function settlePayouts(c: PayoutDeps): Promise<void> {
       // Its nonce is used by another transaction of the sender: if that one pays this
       // withdrawal exactly (a wallet's replacement), follow it rather than let the withdrawal be
       // rejected while the user was paid (attacker review of 2026-11-24). Looked for from the
-      // confirmations under the lost block on: a replacement mined before that is not one.
-      const at = nonce !== null && sender ? await transactionAtNonce(c.rpc, { from: sender.from, nonce }, Math.max(0, w.blockNumber! - chain.confirmations - 1), o.head) : undefined;
-      if (at && txKeyOf(at.hash) !== txKeyOf(w.txHash!)) {
-        const theirs = await observeTransaction(c.rpc, { ...expected, txHash: at.hash });
-        if (judge({ ...expected, txHash: at.hash, blockNumber: at.blockNumber }, theirs).verdict.kind === 'match') {
-          const followed = await c.write((q) => followReplacement(q, w, { txHash: at.hash, blockNumber: at.blockNumber, blockHash: theirs.blockHash, actor, now }));
+      // confirmations under the lost block on: a reorg no deeper than them forked above that.
+      if (nonce !== null && sender) {
+        const found = await replacementOf(c.rpc, expected, { from: sender.from, nonce }, { from: w.blockNumber! - chain.confirmations - 1, to: o.head });
+        if (found === 'unknown') {
+          // Nothing is decided on a node that could not say: the withdrawal keeps waiting.
+          if (!unsure.has(w.id)) c.log(`chain ${chain.chainId}: withdrawal ${w.id}: its lost transaction ${w.txHash} can never be mined, and the node could not say which transaction used its nonce ${nonce}; it keeps waiting and is asked again at the next tick`);
+          unsure.add(w.id);
+          continue;
+        }
+        unsure.delete(w.id);
+        if (found !== 'none' && txKeyOf(found.hash) !== txKeyOf(w.txHash!) && judge({ ...expected, txHash: found.hash, blockNumber: found.observed.blockNumber ?? -1 }, found.observed).verdict.kind === 'match') {
+          const { hash, observed } = found;
+          const followed = await c.write((q) => followReplacement(q, w, { txHash: hash, blockNumber: observed.blockNumber!, blockHash: observed.blockHash, actor, now }));
           if (followed) {
-            c.log(`chain ${chain.chainId}: withdrawal ${w.id}: its lost transaction ${w.txHash} was replaced by ${at.hash} in block ${at.blockNumber} (same sender and nonce ${nonce}), which pays it exactly: waiting for its confirmations there`);
+            c.log(`chain ${chain.chainId}: withdrawal ${w.id}: its lost transaction ${w.txHash} was replaced by ${hash} in block ${observed.blockNumber} (same sender and nonce ${nonce}), which pays it exactly: waiting for its confirmations there`);
             continue;
           }
         }

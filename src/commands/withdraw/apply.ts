@@ -11,13 +11,19 @@ export async function run(ctx: Context, opts: Record<string, string | undefined>
   for (const flag of ['uid', 'amount', 'chain-id', 'chain-type', 'to', 'token', 'notify-url']) {
     checked(opts[flag.replace(/-(.)/g, (_, c: string) => c.toUpperCase())], flag);
   }
+  // Without a terminal a missing option is a usage error before anything is asked of a remote (a
+  // review: a missing --uid read "cannot reach" with the remote down, and spent a nonce with it up).
+  if (!ctx.io.interactive) {
+    for (const flag of ['uid', 'amount', 'chain-id', 'to']) {
+      if (!opts[flag.replace(/-(.)/g, (_, c: string) => c.toUpperCase())]) throw usage(`missing required option --${flag}`);
+    }
+  }
   // The service's chains: the ledger's, or a remote's own list when the chain is not built in or
-  // is to be asked for (src/commands/withdraw/asset.ts). Nothing is asked of a remote before a
-  // usage error: without --chain-id and without a terminal there is nothing to look up.
-  const { registry, fromService } =
+  // is to be asked for (src/commands/withdraw/asset.ts).
+  const { registry, fromService, unlisted } =
     opts.chainId !== undefined || ctx.io.interactive
       ? await serviceRegistry(ctx, 'withdraw apply', opts.chainId)
-      : { registry: await commandRegistry(ctx, 'withdraw apply'), fromService: !ctx.isRemote() };
+      : { registry: await commandRegistry(ctx, 'withdraw apply'), fromService: !ctx.isRemote(), unlisted: undefined };
   const known = (id: string): ChainInfo | undefined => registry.chains().find((c) => c.chainId === id);
   const whose = ctx.isRemote() ? 'the service' : 'this ledger';
   // Whether the service knows a chain or token is the service's to say (a refusal, exit 1, the
@@ -49,7 +55,7 @@ export async function run(ctx: Context, opts: Record<string, string | undefined>
   // a chain it alone may know has no defaults here: say why, rather than a bare "missing
   // required option".
   const unknownChain = (flag: string) =>
-    `missing required option ${flag}: chain ${chainId} is not one this command knows on a remote (built in: ${knownIds}), so its type and token do not follow from it; give --chain-type and --token (the service refuses a chain it does not know)`;
+    `missing required option ${flag}: chain ${chainId} is not one this command knows on a remote (built in: ${knownIds}), so its type and token do not follow from it; give --chain-type and --token (the service refuses a chain it does not know)${unlisted ? `. ${unlisted}` : ''}`;
   if (!chain && !ctx.io.interactive) {
     if (opts.chainType === undefined) throw usage(unknownChain('--chain-type'));
     if (opts.token === undefined) throw usage(unknownChain('--token'));

@@ -1,4 +1,4 @@
-import type { Registry } from '../../chains/registry.js';
+import type { ChainEntry, Registry, TokenEntry } from '../../chains/registry.js';
 import type { Context } from '../../context.js';
 import { AppError } from '../../core/errors.js';
 import type { Withdrawal } from '../../core/types.js';
@@ -18,33 +18,49 @@ export async function commandRegistry(ctx: Context, what: string): Promise<Regis
  * The chains and tokens the service behind the command knows, for `withdraw apply`: the ledger's
  * registry locally; on a remote, the built-in chains when `chainId` is one of them (nothing to
  * ask), else the service's own list (POST /api/v1/chains), so that a chain only the service
- * knows has its type and tokens here too, as it has locally. `fromService` is false when that
- * list could not be had (a service from before it was added answers 404): then only the
- * built-in chains are known here, and the service still decides.
+ * knows has its type and tokens here too, as it has locally.
+ *
+ * `fromService` is false when the list is not the service's: a service from before the endpoint
+ * (404), or a list whose entry for the chain asked this command cannot take (a token in an
+ * asset it does not know). Only the built-in chains are known then, and the service still
+ * decides; `unlisted` says why, for the refusal that asks for --chain-type and --token. An entry
+ * this command cannot take is left out, not a reason to refuse every other chain (a review).
  */
-export async function serviceRegistry(ctx: Context, what: string, chainId?: string): Promise<{ registry: Registry; fromService: boolean }> {
-  if (!ctx.isRemote()) return { registry: await (await ctx.local(what)).registry(), fromService: true };
+export async function serviceRegistry(ctx: Context, what: string, chainId?: string): Promise<{ registry: Registry; fromService: boolean; unlisted: string | undefined }> {
+  if (!ctx.isRemote()) return { registry: await (await ctx.local(what)).registry(), fromService: true, unlisted: undefined };
   const { createRegistry, isBuiltinChain } = await import('../../chains/registry.js');
-  if (chainId !== undefined && isBuiltinChain(chainId)) return { registry: createRegistry(), fromService: false };
+  const builtIn = createRegistry();
+  if (chainId !== undefined && isBuiltinChain(chainId)) return { registry: builtIn, fromService: false, unlisted: undefined };
   let chains;
   try {
     chains = await (await ctx.service()).knownChains();
   } catch (e) {
-    if (e instanceof AppError && e.kind === 'not_found') return { registry: createRegistry(), fromService: false };
+    if (e instanceof AppError && e.kind === 'not_found') {
+      return { registry: builtIn, fromService: false, unlisted: `The service did not list its chains: ${(e.cause as Error | undefined)?.message ?? e.message}` };
+    }
     throw e;
   }
-  // Built-in chains keep their definition here; the service's own chains and tokens are added
-  // as a configuration would add them (and checked the same way).
-  const builtIn = createRegistry();
-  const entries = {
-    chains: chains.filter((c) => !isBuiltinChain(c.chainId)).map((c) => ({ chainId: c.chainId, chainType: c.chainType, name: c.name, confirmations: c.confirmations, development: c.development })),
-    tokens: chains.flatMap((c) => c.tokens.map((t) => ({ chainId: c.chainId, ...t }))).filter((t) => !builtIn.findToken(t.chainId, t.address)),
-  };
-  try {
-    return { registry: createRegistry(undefined, entries), fromService: true };
-  } catch (e) {
-    throw new AppError('unavailable', `the service's list of chains cannot be used here: ${(e as Error).message}`);
+  // Built-in chains keep their definition here; each of the service's own chains, with its
+  // tokens, is added as a configuration would add it, and checked the same way, one at a time.
+  const entries: { chains: ChainEntry[]; tokens: TokenEntry[] } = { chains: [], tokens: [] };
+  const skipped: string[] = [];
+  for (const c of chains) {
+    const tokens = c.tokens.map((t) => ({ chainId: c.chainId, ...t })).filter((t) => !builtIn.findToken(t.chainId, t.address));
+    const chain = isBuiltinChain(c.chainId) ? [] : [{ chainId: c.chainId, chainType: c.chainType, name: c.name, confirmations: c.confirmations, development: c.development }];
+    try {
+      createRegistry(undefined, { chains: [...entries.chains, ...chain], tokens: [...entries.tokens, ...tokens] });
+    } catch {
+      skipped.push(c.chainId);
+      continue;
+    }
+    entries.chains.push(...chain);
+    entries.tokens.push(...tokens);
   }
+  const registry = createRegistry(undefined, entries);
+  if (chainId !== undefined && skipped.includes(chainId)) {
+    return { registry: builtIn, fromService: false, unlisted: `The service lists chain ${chainId} with a token this command cannot take (a newer release's asset?)` };
+  }
+  return { registry, fromService: true, unlisted: undefined };
 }
 
 /**
