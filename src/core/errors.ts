@@ -22,13 +22,20 @@ export class AppError extends Error {
    * which stays the interface's own words (--json, the contract with a remote).
    */
   readonly hint?: string;
+  /**
+   * What an HTTP client reads instead of the message, when the message holds what only the
+   * operator may read (a chain node's address: an address inside the service's network for a
+   * node of its own). serve logs the message itself for the operator.
+   */
+  readonly shown?: string;
 
-  constructor(kind: ErrorKind, message: string, options?: { retryAfter?: number; cause?: unknown; hint?: string }) {
+  constructor(kind: ErrorKind, message: string, options?: { retryAfter?: number; cause?: unknown; hint?: string; shown?: string }) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'AppError';
     this.kind = kind;
     if (options?.retryAfter !== undefined) this.retryAfter = options.retryAfter;
     if (options?.hint !== undefined) this.hint = options.hint;
+    if (options?.shown !== undefined) this.shown = options.shown;
   }
 }
 

@@ -295,7 +295,10 @@ export function createApp(deps: AppDeps) {
   /** A route's failure as the answer the client gets (decisions §7: always the envelope). */
   const refusalOf = (req: Req, err: unknown): Answer => {
     if (isAppError(err)) {
-      const answer = envelope(httpStatusOf[err.kind], 0, err.message, null, err.retryAfter ? { 'Retry-After': String(err.retryAfter) } : undefined);
+      // A message with what only the operator may read (a node's address) goes to serve's log;
+      // the client reads the words meant for it (a code review of 2026-11-24).
+      if (err.shown !== undefined) deps.errorLog?.(`${req.method} ${req.path}: ${err.message}`);
+      const answer = envelope(httpStatusOf[err.kind], 0, err.shown ?? err.message, null, err.retryAfter ? { 'Retry-After': String(err.retryAfter) } : undefined);
       if (err.kind === 'too_large') {
         // The rest of the body is left unread: the connection cannot be reused, so say so.
         answer.headers = { ...answer.headers, Connection: 'close' };

@@ -33,7 +33,9 @@ export async function checkPayout(s: StoreCtx, w: WithdrawalRow, txHash: string,
   } catch (e) {
     // Down, slow, garbage, or a node error for this call: the chain could not be read.
     if (!(e instanceof RpcTransportError || e instanceof RpcError)) throw e;
-    throw new AppError('unavailable', `chain ${chain.chainId} (${chain.name}) cannot be read: ${(e as Error).message}; nothing was changed`, { cause: e });
+    throw new AppError('unavailable', `chain ${chain.chainId} (${chain.name}) cannot be read: ${(e as Error).message}; nothing was changed`, {
+      cause: e, shown: `chain ${chain.chainId} (${chain.name}) cannot be read: its node did not answer as expected; nothing was changed`,
+    });
   }
 }
 
