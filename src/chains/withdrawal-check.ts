@@ -8,7 +8,7 @@
 import { formatAmount } from '../core/money.js';
 import type { ChainType } from '../core/types.js';
 import { adapterFor } from './watch/adapter.js';
-import { nodeTxHash, parseReceipt, TRANSFER_TOPIC } from './watch/logs.js';
+import { decodeTransfer, nodeTxHash, parseReceipt, TRANSFER_TOPIC } from './watch/logs.js';
 import { hexQuantity, quantity, redactUrl, RpcTransportError, type RpcClient } from './watch/rpc.js';
 
 /** What the withdrawal expects to find. */
@@ -167,11 +167,8 @@ export async function replacementOf(
     const recipient = `0x${'0'.repeat(24)}${e.to.slice(2).toLowerCase()}`;
     const logs = await rpc.call('eth_getLogs', [{ fromBlock: hexQuantity(Math.max(0, blocks.from)), toBlock: hexQuantity(blocks.to), address: e.token.toLowerCase(), topics: [TRANSFER_TOPIC, null, recipient] }]);
     if (!Array.isArray(logs)) return 'unknown';
-    const hashes = new Set<string>();
-    for (const l of logs as { transactionHash?: unknown }[]) {
-      if (typeof l?.transactionHash !== 'string' || !/^0x[0-9a-fA-F]{64}$/.test(l.transactionHash)) return 'unknown';
-      hashes.add(l.transactionHash.toLowerCase());
-    }
+    // Checked as the watcher checks every log (a malformed one throws: 'unknown' below).
+    const hashes = new Set(logs.map(decodeTransfer).flatMap((t) => (t ? [t.txHash] : [])));
     for (const hash of hashes) {
       const observed = await observeTransaction(rpc, { ...e, txHash: hash });
       if (observed.sender && observed.sender.from === sender.from.toLowerCase() && observed.sender.nonce === sender.nonce) return { hash, observed };

@@ -88,10 +88,6 @@ export interface RemoteOptions {
   getRetries?: number;
 }
 
-/**
- * The PaymentService over the REST interface: each request built and signed as decisions §1
- * says, with a fresh timestamp and nonce; every answer checked to be the envelope.
- */
 /** The service answered that the path does not exist (its own 404, not an id it does not know). */
 class NoSuchPath extends AppError {
   constructor(message: string) {
@@ -99,6 +95,10 @@ class NoSuchPath extends AppError {
   }
 }
 
+/**
+ * The PaymentService over the REST interface: each request built and signed as decisions §1
+ * says, with a fresh timestamp and nonce; every answer checked to be the envelope.
+ */
 export class RemotePaymentService implements PaymentService, OperatorExtensions {
   private readonly base: string;
   private readonly fetch: Fetch;

@@ -78,7 +78,6 @@ export function operatorReads(read: ReadRoute): void {
   });
   // Every merchant's withdrawals go through the same chains: nothing in it is one merchant's.
   read('/api/v1/chains', chainsSchema, (s) => s.knownChains());
-
 }
 
 const forMerchant = <C extends CallbackView>(c: C): C => ({ ...c, lastError: merchantError(c.lastError) });

@@ -57,14 +57,6 @@ export function useNonce(ledger: Ledger, tx: Q, nonce: Nonce, now: number): void
   if (Math.random() < 0.01) tx.delete(nonces).where(lte(nonces.expiresAt, now)).run();
 }
 
-/** Refusals whose nonce was used up in the refused change's own transaction. */
-const spentWithRefusal = new WeakSet<object>();
-
-/** True if `e` is a refusal that already used its request's nonce up. */
-export function nonceSpentBy(e: unknown): boolean {
-  return typeof e === 'object' && e !== null && spentWithRefusal.has(e);
-}
-
 /** A refusal that spends the nonce: a refusal of the operation, not the ledger being unavailable. */
 export function spendsNonce(e: unknown): e is AppError {
   return e instanceof AppError && e.message !== NONCE_USED && e.kind !== 'unavailable';
@@ -89,7 +81,6 @@ export function refusalKeepsNonce<T>(sqlite: Database.Database, change: () => T)
     if (!spendsNonce(e) || !sqlite.inTransaction) throw e;
     s.rollbackTo.run();
     s.release.run();
-    spentWithRefusal.add(e);
     return { refused: e };
   }
 }
@@ -110,6 +101,9 @@ function savepoints(sqlite: Database.Database) {
  * facade, src/store/local-service.ts, holds one per caller).
  */
 export class SignedWriter {
+  /** The nonce went into the ledger with a change of this writer's, done or refused. */
+  private nonceSpent = false;
+
   constructor(
     private readonly ledger: Ledger,
     private readonly nonce: Nonce | undefined,
@@ -133,6 +127,7 @@ export class SignedWriter {
         useNonce(this.ledger, db, n, this.now());
         return refusalKeepsNonce(sqlite, () => fn(db));
       });
+      if (n) this.nonceSpent = true;
     } catch (e) {
       if (e instanceof AppError) throw e;
       const code = (e as { code?: string }).code ?? '';
@@ -180,7 +175,7 @@ export class SignedWriter {
       try {
         return await op();
       } catch (e) {
-        if (spendsNonce(e) && !nonceSpentBy(e)) {
+        if (spendsNonce(e) && !this.nonceSpent) {
           let replayed: AppError | undefined;
           await this.write(() => undefined).catch((spent: unknown) => {
             if (!(spent instanceof AppError && spent.message === NONCE_USED)) throw spent;

@@ -100,6 +100,18 @@ async function confirmedThenReorged(): Promise<{ w: Awaited<ReturnType<typeof ap
   return { w, tx, raw };
 }
 
+/**
+ * Under a watcher that has read the chain: a withdrawal confirmed short of its depth, its payout
+ * taken away by a reorg, the chain mined past the depth, and the watcher's tick that finds it lost.
+ */
+async function lostUnder(watch: ChainWatcher): Promise<{ w: Awaited<ReturnType<typeof apply>>; tx: { hash: string; block: number } }> {
+  await watch.tick();
+  const { w, tx } = await confirmedThenReorged();
+  await pc.chain.mine(CONFIRMATIONS + 1);
+  await watch.tick();
+  return { w, tx };
+}
+
 /** What a refusal must leave alone: the withdrawal's row, every account, the audit log's length. */
 function state(id: string) {
   return {
@@ -321,10 +333,7 @@ describe('short of the confirmations, the watcher settles it', () => {
     // same signed transaction, mined again, paid the user a second time.
     const log: string[] = [];
     const watch = watcher(log);
-    await watch.tick();
-    const { w, tx } = await confirmedThenReorged();
-    await pc.chain.mine(CONFIRMATIONS + 1);
-    await watch.tick();
+    const { w, tx } = await lostUnder(watch);
     await watch.tick();
     const waiting = await service.getWithdrawal(w.id);
     expect(waiting).toMatchObject({ status: 'PENDING', txHash: tx.hash, blockNumber: tx.block, verification: 'confirming' });
@@ -362,10 +371,7 @@ describe('short of the confirmations, the watcher settles it', () => {
   it('a lost payout replaced, at the same nonce, by one that pays the withdrawal exactly: the withdrawal follows the replacement and settles at depth', async () => {
     const log: string[] = [];
     const watch = watcher(log);
-    await watch.tick();
-    const { w, tx } = await confirmedThenReorged();
-    await pc.chain.mine(CONFIRMATIONS + 1);
-    await watch.tick();
+    const { w, tx } = await lostUnder(watch);
     expect(await service.getWithdrawal(w.id)).toMatchObject({ txHash: tx.hash, verification: 'confirming' });
     const replacement = await payout(w.to, 10_000_000n);
     expect(replacement.hash).not.toBe(tx.hash);
@@ -398,10 +404,7 @@ describe('short of the confirmations, the watcher settles it', () => {
     };
     const log: string[] = [];
     const watch = watcher(log, flaky);
-    await watch.tick();
-    const { w, tx } = await confirmedThenReorged();
-    await pc.chain.mine(CONFIRMATIONS + 1);
-    await watch.tick();
+    const { w, tx } = await lostUnder(watch);
     const replacement = await payout(w.to, 10_000_000n);
     await pc.chain.mine(CONFIRMATIONS);
     refuseLogs = true;

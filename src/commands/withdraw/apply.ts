@@ -4,26 +4,20 @@ import type { ChainInfo } from '../../chains/registry.js';
 import { checked, need } from '../common.js';
 import type { Field } from '../fields.js';
 import { printWithdrawal } from '../views.js';
-import { commandRegistry, serviceRegistry } from './asset.js';
+import { serviceRegistry } from './asset.js';
 
 export async function run(ctx: Context, opts: Record<string, string | undefined>): Promise<void> {
+  const given = (flag: string) => opts[flag.replace(/-(.)/g, (_, c: string) => c.toUpperCase())];
   // Every value given is checked first: a wrong flag is refused before the first question.
-  for (const flag of ['uid', 'amount', 'chain-id', 'chain-type', 'to', 'token', 'notify-url']) {
-    checked(opts[flag.replace(/-(.)/g, (_, c: string) => c.toUpperCase())], flag);
-  }
+  for (const flag of ['uid', 'amount', 'chain-id', 'chain-type', 'to', 'token', 'notify-url']) checked(given(flag), flag);
   // Without a terminal a missing option is a usage error before anything is asked of a remote (a
   // review: a missing --uid read "cannot reach" with the remote down, and spent a nonce with it up).
   if (!ctx.io.interactive) {
-    for (const flag of ['uid', 'amount', 'chain-id', 'to']) {
-      if (!opts[flag.replace(/-(.)/g, (_, c: string) => c.toUpperCase())]) throw usage(`missing required option --${flag}`);
-    }
+    for (const flag of ['uid', 'amount', 'chain-id', 'to']) if (!given(flag)) throw usage(`missing required option --${flag}`);
   }
   // The service's chains: the ledger's, or a remote's own list when the chain is not built in or
   // is to be asked for (src/commands/withdraw/asset.ts).
-  const { registry, fromService, unlisted } =
-    opts.chainId !== undefined || ctx.io.interactive
-      ? await serviceRegistry(ctx, 'withdraw apply', opts.chainId)
-      : { registry: await commandRegistry(ctx, 'withdraw apply'), fromService: !ctx.isRemote(), unlisted: undefined };
+  const { registry, fromService, unlisted } = await serviceRegistry(ctx, 'withdraw apply', opts.chainId || undefined);
   const known = (id: string): ChainInfo | undefined => registry.chains().find((c) => c.chainId === id);
   const whose = ctx.isRemote() ? 'the service' : 'this ledger';
   // Whether the service knows a chain or token is the service's to say (a refusal, exit 1, the
