@@ -47,7 +47,7 @@ export async function applyWithdrawal(s: StoreCtx, input: WithdrawApplyRequest):
   return s.write((tx) => {
     assertNotDepositAddress(tx, chain.chainType, to);
     const m = findMerchant(s, tx, req.mchId);
-    if (chain.development) refuseTestPayout(tx, m.id, chain);
+    refuseTestPayout(tx, m.id, chain);
     const id = s.randomId('wd');
     const transferId = holdTransfer(tx, {
       merchantId: m.id, asset: token.asset, amount, kind: 'withdrawal', ref: id, now, decimals: assetDecimals,
@@ -88,17 +88,30 @@ function assertNotDepositAddress(tx: Q, chainType: ChainType, to: string): void 
 }
 
 /**
- * A development chain's token is minted by anyone (serve --dev's anvil): a payout there is worth
- * nothing, so it may settle only a withdrawal of the public test wallet's merchant, whose users
- * were credited with that same test money. For a real merchant it would debit a user's real
- * balance against a transfer anyone can make, "verified" on chain (an outside review): the
- * mirror of refuseTestMoney for payments.
+ * Test money and real money never meet in a payout: the mirror of refuseTestMoney for payments.
+ *
+ * - A development chain's token is minted by anyone (serve --dev's anvil): a payout there is
+ *   worth nothing, so it may settle only a withdrawal of the public test wallet's merchant, whose
+ *   users were credited with that same test money. For a real merchant it would debit a user's
+ *   real balance against a transfer anyone can make, "verified" on chain (an outside review).
+ * - The other way round (outside review, session 20): the public test wallet's merchant pays out
+ *   on development chains only. Its users' balances are one asset ("USDT") whichever chain
+ *   credited them, and that chain was a development one: a payout on a real chain would send
+ *   real tokens for minted ones. Either of its two xpubs being the public one is enough: a
+ *   balance does not say which chain type filled it.
  */
-function refuseTestPayout(tx: Q, merchantId: string, chain: { chainId: string; chainType: ChainType }, tail = ''): void {
-  if (onPublicTestWallet(tx, merchantId, chain.chainType)) return;
-  throw conflict(
-    `chain ${chain.chainId} is a development chain, whose test token anyone can mint: only the public test wallet's merchant (serve --dev) pays out there, not merchant ${merchantId}${tail}`,
-  );
+function refuseTestPayout(tx: Q, merchantId: string, chain: { chainId: string; chainType: ChainType; development?: boolean }, tail = ''): void {
+  if (chain.development) {
+    if (onPublicTestWallet(tx, merchantId, chain.chainType)) return;
+    throw conflict(
+      `chain ${chain.chainId} is a development chain, whose test token anyone can mint: only the public test wallet's merchant (serve --dev) pays out there, not merchant ${merchantId}${tail}`,
+    );
+  }
+  if (onPublicTestWallet(tx, merchantId, 'EVM') || onPublicTestWallet(tx, merchantId, 'TRON')) {
+    throw conflict(
+      `merchant ${merchantId} has the public test wallet (serve --dev): its users' balances are test money, paid out on development chains only, not on chain ${chain.chainId}${tail}`,
+    );
+  }
 }
 
 /** How a confirmation came to be trusted; only an operator at a local terminal may skip the chain. */
@@ -124,7 +137,7 @@ export async function confirmWithdrawal(s: StoreCtx, input: WithdrawConfirmReque
   const registry = await s.registry();
   const chain = registry.chain(before.chainId);
   // Applied before apply refused it (or on a chain marked development since).
-  if (chain.development) refuseTestPayout(s.db, before.merchantId, chain, ' (reject it: nothing was paid out)');
+  refuseTestPayout(s.db, before.merchantId, chain, ' (reject it: nothing was paid out)');
   let check: ChainCheck | undefined;
   let note: string | null = null;
   if (opts.unverifiedReason !== undefined) {

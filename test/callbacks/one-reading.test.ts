@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { signedEventBody } from '../../src/callbacks/event.js';
 import { canonicalString } from '../../src/signing/index.js';
 import type { EventFields } from '../../src/store/outbox.js';
-import { USDT, addTestMerchant, evmTx, paidOrder, useHarness } from '../helpers/service.js';
+import { USDT, addShopMerchant, evmTx, paidOrder, useHarness } from '../helpers/service.js';
 
 /**
  * A signed callback has one reading (docs/decisions.md, "Why a signed body has one reading"):
@@ -27,7 +27,7 @@ describe('every callback the service signs reads back as itself', () => {
 
   it('order.paid, order.refunded, withdraw.confirmed and withdraw.rejected, with the oddest oid, uid and remarks the service accepts', async () => {
     const { service } = h();
-    const m = await addTestMerchant(service);
+    const m = await addShopMerchant(service);
     // Each text is tried with and without "&": whatever the service accepts goes into callbacks.
     const odd = 'a=b?c;d,e/f%26g+h#i=j k|l';
     const texts = [odd, `${odd}&paidAmount=1000&paidAmountX=x`, `${odd}&zz`];

@@ -7,7 +7,7 @@ import { LocalPaymentService } from '../../src/store/local-service.js';
 import { recordPayment } from '../../src/store/payments.js';
 import { expiryDue, sweepExpired } from '../../src/store/expiry-sweep.js';
 import { checkCallback } from '../server/openapi-check.js';
-import { MINUTE, T0, USDT, addTestMerchant, evmTx, order, paidOrder, refused, useHarness } from '../helpers/service.js';
+import { MINUTE, T0, USDT, addShopMerchant, evmTx, order, paidOrder, refused, useHarness } from '../helpers/service.js';
 
 /**
  * The outbox (decisions §9, issue #13 item 2): each change that reports an event writes its
@@ -25,7 +25,7 @@ describe('events written with the change', () => {
 
   it('a payment that pays the order writes one order.paid, with the paid amount, late flag, chain, token and hash', async () => {
     const { service, clock } = h();
-    const m = await addTestMerchant(service);
+    const m = await addShopMerchant(service);
     const o = await order(service, { amount: '10', notifyUrl: HOOK });
     await service.markPaid({ id: o.id, txHash: evmTx(1), amount: '4', chainId: '1', token: USDT.ETH });
     expect(await rows(service)).toEqual([]); // underpaid: still PENDING_PAY, nothing to say yet
@@ -44,7 +44,7 @@ describe('events written with the change', () => {
 
   it('a late payment says so; an order without notifyUrl writes nothing', async () => {
     const { service, clock } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     const late = await order(service, { notifyUrl: HOOK, expiredAt: T0 + MINUTE });
     const quiet = await order(service, {});
     clock.now = T0 + 2 * MINUTE;
@@ -55,7 +55,7 @@ describe('events written with the change', () => {
 
   it('nothing is written when the change is refused or its transaction rolls back', async () => {
     const { service, ledger } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     const a = await order(service, { notifyUrl: HOOK });
     const b = await order(service, { notifyUrl: HOOK });
     await service.markPaid({ id: a.id, txHash: evmTx(20) });
@@ -73,7 +73,7 @@ describe('events written with the change', () => {
 
   it('a payment found on chain (recordPayment, as the watcher calls it) writes order.paid in its transaction', async () => {
     const { service, ledger } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     const o = await order(service, { notifyUrl: HOOK, amount: '10' });
     await groupCommit(ledger.sqlite).submit(() =>
       recordPayment(ledger.db, { orderId: o.id, txHash: evmTx(30), logIndex: 3, amount: 10_000_000n, rawAmount: '10000000', chainType: 'EVM', chainId: '1', token: USDT.ETH, blockNumber: 7, blockHash: null, source: 'chain' }, { now: T0, actor: 'watcher' }));
@@ -82,7 +82,7 @@ describe('events written with the change', () => {
 
   it('each refund writes order.refunded: its amount, the total refunded and the order status', async () => {
     const { service, clock } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     const o = await paidOrder(service, { amount: '10', notifyUrl: HOOK });
     clock.now = T0 + MINUTE;
     const r1 = await service.refundWithId({ id: o.id, amount: '4', remark: 'part' });
@@ -104,7 +104,7 @@ describe('events written with the change', () => {
     // Found by an attacker review: the order read PAID (the API, the page, the user's balance)
     // while the merchant, told only order.paid then order.refunded, still held it REFUNDED.
     const { service, clock } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     const o = await paidOrder(service, { amount: '2', notifyUrl: HOOK });
     await service.refundWithId({ id: o.id, amount: '2' });
     expect((await service.getOrder(o.id)).status).toBe('REFUNDED');
@@ -121,7 +121,7 @@ describe('events written with the change', () => {
 
   it('withdraw.confirmed and withdraw.rejected carry the withdrawal record, to the withdrawal notifyUrl', async () => {
     const { service } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     await service.adjustBalance({ uid: 'alice', amount: '10', reason: 'funds' });
     const apply = { uid: 'alice', amount: '3', to: TO, chainId: 1, chainType: 'EVM' as const, token: USDT.ETH };
     const w1 = await service.applyWithdrawal({ ...apply, notifyUrl: 'https://shop.example/w' });
@@ -143,7 +143,7 @@ describe('order.expired: the sweep', () => {
 
   it('writes one order.expired per unpaid order with a notifyUrl once its expiry has passed, and never twice', async () => {
     const { service, ledger, clock } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     const expiring = await order(service, { notifyUrl: HOOK, expiredAt: T0 + MINUTE, amount: '10' });
     await service.markPaid({ id: expiring.id, txHash: evmTx(50), amount: '2' }); // underpaid stays unpaid
     const paid = await paidOrder(service, { notifyUrl: HOOK, expiredAt: T0 + MINUTE });
@@ -178,7 +178,7 @@ describe('order.expired waits for the chains (docs/decisions.md, "order.expired 
 
   it('until every watched chain is read past the expiry, and while a payment stamped before it confirms; never longer than an hour', async () => {
     const { service, ledger } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     const confirming = await order(service, { notifyUrl: HOOK, expiredAt: T0 + MINUTE, amount: '10' });
     const unpaid = await order(service, { notifyUrl: HOOK, expiredAt: T0 + MINUTE });
     const stuck = await order(service, { notifyUrl: HOOK, expiredAt: T0 + 2 * MINUTE });
@@ -234,7 +234,7 @@ describe('order.expired waits for the chains (docs/decisions.md, "order.expired 
 
   it('an order paid while it is held is never told EXPIRED, and no longer held', async () => {
     const { service, ledger } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     const o = await order(service, { notifyUrl: HOOK, expiredAt: T0 + MINUTE, amount: '10' });
     const sql = ledger.sqlite;
     sql.prepare("insert into chain_payments (chain_id, tx_hash, log_index, block_number, block_hash, block_time, order_id, token, to_address, raw_amount, amount, status, seen_at) values ('1', ?, 0, 9, '0xb', ?, ?, 't', 'a', '1', 10000000, 'seen', 0)").run(evmTx(70), T0 + 30_000, o.id);
@@ -252,7 +252,7 @@ describe('order.expired waits for the chains (docs/decisions.md, "order.expired 
 
   it('a chain whose watcher stopped (a restart, its node down) still holds it for the hour after it last read the chain; one whose node never answered does not', async () => {
     const { service, ledger } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     const o = await order(service, { notifyUrl: HOOK, expiredAt: T0 + MINUTE });
     const other = await order(service, { notifyUrl: HOOK, expiredAt: T0 + 2 * HOUR });
     const sql = ledger.sqlite;
@@ -274,7 +274,7 @@ describe('order.expired waits for the chains (docs/decisions.md, "order.expired 
   // statement that reads every order there was the tail of create order in the bench (p99 15 -> 38 ms).
   it("neither the sender's check each second nor a sweep reads through the orders: each statement searches an index", async () => {
     const { service, ledger } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     const o = await order(service, { notifyUrl: HOOK, expiredAt: T0 + MINUTE });
     const sql = ledger.sqlite;
     sql.prepare("insert into chain_payments (chain_id, tx_hash, log_index, block_number, block_hash, block_time, order_id, token, to_address, raw_amount, amount, status, seen_at) values ('1', ?, 0, 9, '0xb', ?, ?, 't', 'a', '1', 1000000, 'seen', 0)").run(evmTx(80), T0, o.id);
@@ -304,7 +304,7 @@ describe('order.expired waits for the chains (docs/decisions.md, "order.expired 
 
   it('without a watched chain (payments recorded by hand), an order is told at its expiry, as before', async () => {
     const { service, ledger } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     const o = await order(service, { notifyUrl: HOOK, expiredAt: T0 + MINUTE });
     expect(await groupCommit(ledger.sqlite).submit(() => sweepExpired(ledger.db, T0 + MINUTE + 1))).toBe(1);
     expect((await payloads(service)).map((p) => [p.event, p.id])).toEqual([['order.expired', o.id]]);
@@ -322,7 +322,7 @@ describe('a notifyUrl that names an inward address', () => {
     ['http://localhost:3000/cb', 'this machine'],
   ])('%s is refused when the order or the withdrawal is created, and nothing is written', async (url, why) => {
     const { service } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     await service.adjustBalance({ uid: 'alice', amount: '10', reason: 'funds' });
     await refused(order(service, { notifyUrl: url }), 'invalid', `notifyUrl points to`);
     await refused(order(service, { notifyUrl: url }), 'invalid', why);
@@ -340,7 +340,7 @@ describe('the OpenAPI document describes every event', () => {
 
   it('each event as signed for an attempt matches its webhook in the document; a body without its eventId does not', async () => {
     const { service, clock } = h();
-    const m = await addTestMerchant(service);
+    const m = await addShopMerchant(service);
     await service.adjustBalance({ uid: 'alice', amount: '10', reason: 'funds' });
     const o = await paidOrder(service, { amount: '10', notifyUrl: HOOK });
     await service.refundWithId({ id: o.id, amount: '10' });
@@ -364,7 +364,7 @@ describe('a notifyUrl with a password', () => {
 
   it('is listed and shown with the password masked', async () => {
     const { service } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     await paidOrder(service, { notifyUrl: 'https://shop:hunter2@shop.example/cb' });
     const [c] = await rows(service);
     expect(c!.url).toBe('https://shop:***@shop.example/cb');

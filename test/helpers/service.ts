@@ -11,6 +11,13 @@ import { LocalPaymentService } from '../../src/store/local-service.js';
 
 export const TEST_MNEMONIC = 'test test test test test test test test test test test junk';
 export const TEST_WALLET = walletFromMnemonic(TEST_MNEMONIC);
+/**
+ * A shop's own wallet, for tests of a real merchant with known addresses: TEST_WALLET is the
+ * public test wallet of serve --dev, whose merchant holds test money and pays out on development
+ * chains only (docs/decisions.md).
+ */
+export const SHOP_MNEMONIC = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
+export const SHOP_WALLET = walletFromMnemonic(SHOP_MNEMONIC);
 /** m/44'/60'/0'/0/0 and 0/1 of the test mnemonic: the well-known Hardhat accounts #0 and #1. */
 export const TEST_EVM_0 = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266';
 export const TEST_EVM_1 = '0x70997970C51812dc3A010C7d01b50e0d17dc79C8';
@@ -92,13 +99,19 @@ export async function refused(op: Promise<unknown> | (() => unknown), kind: Erro
   return e;
 }
 
-/** The merchant of the test mnemonic (EVM and TRON wallets). */
+/** The merchant of the test mnemonic (EVM and TRON wallets): the public test wallet, serve --dev's, whose users hold test money (withdrawn on development chains only). */
 export async function addTestMerchant(service: LocalPaymentService, name = 'Shop'): Promise<{ mchId: string; secret: string }> {
   const r = await service.addMerchant({ name, evmXpub: TEST_WALLET.evmXpub, tronXpub: TEST_WALLET.tronXpub });
   return { mchId: r.merchant.mchId, secret: r.secret };
 }
 
 /** A second merchant with its own freshly generated wallet. */
+/** A real merchant (SHOP_WALLET): one that pays its users out on real chains. */
+export async function addShopMerchant(service: LocalPaymentService, name = 'Shop'): Promise<{ mchId: string; secret: string }> {
+  const r = await service.addMerchant({ name, evmXpub: SHOP_WALLET.evmXpub, tronXpub: SHOP_WALLET.tronXpub });
+  return { mchId: r.merchant.mchId, secret: r.secret };
+}
+
 export async function addOtherMerchant(service: LocalPaymentService, name = 'Other'): Promise<{ mchId: string; secret: string }> {
   const r = await service.addMerchant({ name, generateWallet: true });
   return { mchId: r.merchant.mchId, secret: r.secret };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { LocalPaymentService } from '../../src/store/local-service.js';
-import { MINUTE, T0, USDT, addOtherMerchant, addTestMerchant, evmTx, order, paidOrder, refused, useHarness } from '../helpers/service.js';
+import { MINUTE, T0, USDT, addOtherMerchant, addShopMerchant, evmTx, order, paidOrder, refused, useHarness } from '../helpers/service.js';
 
 const TO = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
 const apply = (service: LocalPaymentService) =>
@@ -26,7 +26,7 @@ describe('audit log', () => {
 
   it('records the merchant’s creation', async () => {
     const { service } = h();
-    const { mchId } = await addTestMerchant(service);
+    const { mchId } = await addShopMerchant(service);
     expect(await service.log({})).toEqual([
       { id: expect.any(Number), at: T0, actor: 'tester', action: 'merchant.created', mchId, subject: `merchant:${mchId}`, detail: expect.objectContaining({ name: 'Shop' }) },
     ]);
@@ -34,7 +34,7 @@ describe('audit log', () => {
 
   it.each(OPERATIONS)('%s writes one entry naming the actor and the subject', async (action, prepare, run) => {
     const { service, clock } = h();
-    const { mchId } = await addTestMerchant(service);
+    const { mchId } = await addShopMerchant(service);
     await service.adjustBalance({ uid: 'u1', amount: '5', reason: 'seed' });
     await service.adjustBalance({ uid: 'bob', amount: '5', reason: 'seed' });
     const prepared = await prepare(service);
@@ -46,7 +46,7 @@ describe('audit log', () => {
 
   it('a refused operation writes no entry', async () => {
     const { service } = h();
-    const { mchId } = await addTestMerchant(service);
+    const { mchId } = await addShopMerchant(service);
     const unpaid = await order(service);
     const paid = await paidOrder(service, {}, evmTx(1));
     const w = await apply(service);
@@ -65,14 +65,14 @@ describe('audit log', () => {
 
   it('names the caller as the actor', async () => {
     const { service } = h();
-    const { mchId } = await addTestMerchant(service);
+    const { mchId } = await addShopMerchant(service);
     await service.as({ actor: `api:${mchId}` }).adjustBalance({ uid: 'u1', amount: '1', reason: 'r' });
     expect((await service.log({ limit: 1 }))[0]).toMatchObject({ actor: `api:${mchId}`, action: 'balance.adjusted' });
   });
 
   it('filters by order', async () => {
     const { service } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     const a = await paidOrder(service);
     const b = await paidOrder(service);
     await service.refund({ id: a.id, amount: '2' });
@@ -88,7 +88,7 @@ describe('audit log', () => {
 
   it('followLog: the newest entries, then from each mark only what is new, in order, at most 500 an answer, missing none', async () => {
     const { service } = h();
-    const { mchId } = await addTestMerchant(service);
+    const { mchId } = await addShopMerchant(service);
     const other = await addOtherMerchant(service);
     const first = await service.followLog({ mchId, limit: 3 });
     expect(first.entries.map((e) => e.action)).toEqual(['merchant.created']);

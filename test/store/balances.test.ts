@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { LocalPaymentService } from '../../src/store/local-service.js';
-import { USDT, accountRows, addOtherMerchant, addTestMerchant, counts, refused, useHarness } from '../helpers/service.js';
+import { USDT, accountRows, addOtherMerchant, addShopMerchant, counts, refused, useHarness } from '../helpers/service.js';
 
 const state = (service: LocalPaymentService) => ({ counts: counts(service.ledger), accounts: accountRows(service.ledger) });
 
@@ -11,7 +11,7 @@ describe('balance', () => {
   // error (HTTP 500) instead of the client's mistake (400).
   it.each(['ETH', '__proto__', 'constructor', 'toString'])('refuses the asset %s as invalid input', async (asset) => {
     const { service } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     await refused(service.balance('alice', { asset }), 'invalid', `asset ${asset} is not one this service knows (USDT)`);
   });
 });
@@ -21,7 +21,7 @@ describe('balance adjust', () => {
 
   it('credits and debits a user by hand', async () => {
     const { service } = h();
-    const { mchId } = await addTestMerchant(service);
+    const { mchId } = await addShopMerchant(service);
     expect(await service.balance('alice')).toEqual({ mchId, uid: 'alice', asset: 'USDT', available: '0', held: '0' });
     expect(await service.adjustBalance({ uid: 'alice', amount: '+10.50', reason: 'goodwill' }))
       .toEqual({ mchId, uid: 'alice', asset: 'USDT', available: '10.5', held: '0', change: '10.5' });
@@ -47,7 +47,7 @@ describe('balance adjust', () => {
     ['an asset named like an object property', { asset: '__proto__' }, 'invalid', 'asset __proto__ is not one this service knows (USDT)'],
   ] as const)('refuses %s and changes nothing', async (_, change, kind, msg) => {
     const { service } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     await service.adjustBalance({ uid: 'alice', amount: '10', reason: 'seed' });
     const before = state(service);
     await refused(service.adjustBalance({ uid: 'alice', amount: '-1', reason: 'r', ...change }), kind, msg);
@@ -57,7 +57,7 @@ describe('balance adjust', () => {
 
   it('cannot debit funds held by a pending withdrawal', async () => {
     const { service } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     await service.adjustBalance({ uid: 'alice', amount: '10', reason: 'seed' });
     await service.applyWithdrawal({ uid: 'alice', amount: '8', to: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', chainId: 1, chainType: 'EVM', token: USDT.ETH });
     const before = state(service);
@@ -68,7 +68,7 @@ describe('balance adjust', () => {
 
   it('needs mchId once there are two merchants, and keeps their users apart', async () => {
     const { service } = h();
-    const a = await addTestMerchant(service);
+    const a = await addShopMerchant(service);
     const b = await addOtherMerchant(service);
     await refused(service.adjustBalance({ uid: 'alice', amount: '1', reason: 'r' }), 'invalid', 'mchId is required');
     await service.adjustBalance({ uid: 'alice', amount: '5', reason: 'r', mchId: b.mchId });

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { LocalPaymentService } from '../../src/store/local-service.js';
-import { USDT, addTestMerchant, evmTx, order, paidOrder, openHarness, type Harness } from '../helpers/service.js';
+import { USDT, addShopMerchant, evmTx, order, paidOrder, openHarness, type Harness } from '../helpers/service.js';
 
 /**
  * The ledger check against a file changed behind the service's back, as a bad migration, a manual
@@ -16,7 +16,7 @@ interface World {
 }
 
 async function busyLedger(service: LocalPaymentService): Promise<World> {
-  const { mchId } = await addTestMerchant(service);
+  const { mchId } = await addShopMerchant(service);
   const paid = (await paidOrder(service, { uid: 'alice', amount: '20' }, evmTx(1))).id;
   const refunded = (await paidOrder(service, { uid: 'bob', amount: '5' }, evmTx(2))).id;
   await service.refund({ id: refunded, amount: '2' });

@@ -42,7 +42,7 @@ import { deriveAddress } from '../../src/chains/derive.js';
 import { AppError, type ErrorKind } from '../../src/core/errors.js';
 import { openLedger } from '../../src/store/db.js';
 import { LocalPaymentService } from '../../src/store/local-service.js';
-import { TEST_WALLET, TRON_CHAIN, USDT, addOtherMerchant, addTestMerchant, openHarness, type Harness } from '../helpers/service.js';
+import { SHOP_WALLET, TRON_CHAIN, USDT, addOtherMerchant, addShopMerchant, openHarness, type Harness } from '../helpers/service.js';
 
 // ------------------------------------------------------------------------------------------------
 // Constants of the spec
@@ -61,7 +61,7 @@ const TO_EVM = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
 const TO_TRON = tronAddressFromEvm(TO_EVM);
 const ZERO_TO = { EVM: `0x${'0'.repeat(40)}`, TRON: 'T9yD14Nj9j7xAB4dbGeiX9h8unkKHxuWwb' };
 /** Merchant 0's own addresses (the test mnemonic's xpubs), given out or still to come. */
-const derivedTo = (chain: Chain, k: number) => deriveAddress(chain, chain === 'EVM' ? TEST_WALLET.evmXpub : TEST_WALLET.tronXpub, k);
+const derivedTo = (chain: Chain, k: number) => deriveAddress(chain, chain === 'EVM' ? SHOP_WALLET.evmXpub : SHOP_WALLET.tronXpub, k);
 /** Addresses are one whatever the case on EVM (hex), exactly on TRON (base58). */
 const sameAddress = (chain: Chain, a: string, b: string) => (chain === 'EVM' ? a.toLowerCase() === b.toLowerCase() : a === b);
 
@@ -1039,7 +1039,7 @@ async function runModel(mode: Mode, numRuns: number): Promise<void> {
       const h = openHarness();
       const second = openLedger(h.file);
       try {
-        const a = await addTestMerchant(h.service);
+        const a = await addShopMerchant(h.service);
         const b = await addOtherMerchant(h.service);
         const s2 = new LocalPaymentService(second, { now: () => h.clock.now, caller: { actor: 'tester-2' } });
         const real: Real = { h, s: h.service, s2, mch: [a.mchId, b.mchId] };

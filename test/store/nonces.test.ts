@@ -4,7 +4,7 @@ import { GroupCommit } from '../../src/store/group-commit.js';
 import { closedPort } from '../helpers/closed-port.js';
 import { openLedger } from '../../src/store/db.js';
 import { LocalPaymentService } from '../../src/store/local-service.js';
-import { MINUTE, T0, USDT, accountRows, addOtherMerchant, addTestMerchant, counts, evmTx, order, paidOrder, refused, useHarness } from '../helpers/service.js';
+import { MINUTE, T0, USDT, accountRows, addOtherMerchant, addShopMerchant, counts, evmTx, order, paidOrder, refused, useHarness } from '../helpers/service.js';
 
 const expiresAt = T0 + 5 * MINUTE;
 
@@ -13,7 +13,7 @@ describe('nonces of signed requests', () => {
 
   it('is consumed by the operation: the same nonce again is refused and changes nothing', async () => {
     const { service, ledger } = h();
-    const { mchId } = await addTestMerchant(service);
+    const { mchId } = await addShopMerchant(service);
     const signed = () => service.as({ actor: `api:${mchId}`, nonce: { merchantId: mchId, value: 'n1', expiresAt } });
     const o = await signed().createOrder({ mchId, oid: 'a', uid: 'u', amount: '1' });
     const before = { counts: counts(ledger), accounts: accountRows(ledger) };
@@ -30,7 +30,7 @@ describe('nonces of signed requests', () => {
 
   it('is refused for every signed operation, not only create order', async () => {
     const { service } = h();
-    const { mchId } = await addTestMerchant(service);
+    const { mchId } = await addShopMerchant(service);
     const o = await paidOrder(service, { amount: '10' });
     const signed = service.as({ actor: `api:${mchId}`, nonce: { merchantId: mchId, value: 'r1', expiresAt } });
     await signed.refund({ id: o.id, amount: '1' });
@@ -46,7 +46,7 @@ describe('nonces of signed requests', () => {
     ['a state conflict', (s: LocalPaymentService, mchId: string) => s.refund({ mchId, oid: 'unpaid', amount: '1' }), 'conflict', 'order status is not Paid'],
   ] as const)('is used up by a signed operation refused for %s', async (_, op, kind, msg) => {
     const { service, ledger } = h();
-    const { mchId } = await addTestMerchant(service);
+    const { mchId } = await addShopMerchant(service);
     await service.createOrder({ mchId, oid: 'unpaid', uid: 'u', amount: '1' });
     const signed = service.as({ actor: `api:${mchId}`, nonce: { merchantId: mchId, value: 'n1', expiresAt } });
     await refused(op(signed, mchId), kind, msg);
@@ -57,14 +57,14 @@ describe('nonces of signed requests', () => {
 
   it('is not touched by an operator operation (no signature, no nonce)', async () => {
     const { service, ledger } = h();
-    const { mchId } = await addTestMerchant(service);
+    const { mchId } = await addShopMerchant(service);
     await refused(service.adjustBalance({ mchId, uid: 'u', amount: '-1', reason: 'r' }), 'conflict', 'insufficient balance');
     expect(counts(ledger).nonces).toBe(0);
   });
 
   it('is remembered per merchant', async () => {
     const { service } = h();
-    const a = await addTestMerchant(service);
+    const a = await addShopMerchant(service);
     const b = await addOtherMerchant(service);
     await service.as({ actor: `api:${a.mchId}`, nonce: { merchantId: a.mchId, value: 'same', expiresAt } }).createOrder({ mchId: a.mchId, oid: 'x', uid: 'u', amount: '1' });
     const other = await service.as({ actor: `api:${b.mchId}`, nonce: { merchantId: b.mchId, value: 'same', expiresAt } }).createOrder({ mchId: b.mchId, oid: 'x', uid: 'u', amount: '1' });
@@ -73,7 +73,7 @@ describe('nonces of signed requests', () => {
 
   it('survives a restart: a second connection to the file refuses it too', async () => {
     const { service, file, clock } = h();
-    const { mchId } = await addTestMerchant(service);
+    const { mchId } = await addShopMerchant(service);
     await service.as({ actor: `api:${mchId}`, nonce: { merchantId: mchId, value: 'n1', expiresAt } }).createOrder({ mchId, oid: 'x', uid: 'u', amount: '1' });
     const reopened = openLedger(file);
     try {
@@ -131,7 +131,7 @@ describe('a replay racing the refusal of the first copy', () => {
   it.each([['this process', false], ['another process', true]] as const)(
     'a withdrawal refused for lack of funds is not carried out by a copy (in %s) that comes with a top-up', async (_, elsewhere) => {
       const { service, ledger } = h();
-      const { mchId } = await addTestMerchant(service);
+      const { mchId } = await addShopMerchant(service);
       await service.adjustBalance({ mchId, uid: 'u', amount: '5', reason: 'start' });
       const via = elsewhere ? otherProcess() : service;
       const apply = (s: LocalPaymentService) => s.as({ actor: `api:${mchId}`, nonce: { merchantId: mchId, value: 'w1', expiresAt } })
@@ -155,7 +155,7 @@ describe('a replay racing the refusal of the first copy', () => {
   it.each([['this process', false], ['another process', true]] as const)(
     'a refund refused as the order is unpaid is not carried out by a copy (in %s) that comes with the payment', async (_, elsewhere) => {
       const { service } = h();
-      const { mchId } = await addTestMerchant(service);
+      const { mchId } = await addShopMerchant(service);
       const o = await order(service, { mchId, oid: 'r', uid: 'u', amount: '10' });
       const via = elsewhere ? otherProcess() : service;
       const refund = (s: LocalPaymentService) => s.as({ actor: `api:${mchId}`, nonce: { merchantId: mchId, value: 'r1', expiresAt } }).refund({ mchId, oid: 'r', amount: '4' });
@@ -176,7 +176,7 @@ describe('a replay racing the refusal of the first copy', () => {
 
   it('a copy that arrives while the first is still being carried out is refused at once, and the first goes through', async () => {
     const { service, ledger } = h();
-    const { mchId } = await addTestMerchant(service);
+    const { mchId } = await addShopMerchant(service);
     const signed = () => service.as({ actor: `api:${mchId}`, nonce: { merchantId: mchId, value: 'c1', expiresAt } });
     const first = signed().createOrder({ mchId, oid: 'c', uid: 'u', amount: '1' });
     const copy = signed().createOrder({ mchId, oid: 'c', uid: 'u', amount: '1' });
@@ -192,7 +192,7 @@ describe('a replay racing the refusal of the first copy', () => {
   // the same body sent again is judged again, not refused as a replay.
   it('a request the node could not answer (unavailable) leaves its nonce unspent and not in flight: the same body again is judged again', async () => {
     const { service, ledger, clock } = h();
-    const { mchId } = await addTestMerchant(service);
+    const { mchId } = await addShopMerchant(service);
     await service.adjustBalance({ mchId, uid: 'u', amount: '+5', reason: 'start' });
     const token = '0x5FbDB2315678afecb367f032d93F642f64180aa3';
     const down = new LocalPaymentService(ledger, {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { LocalPaymentService } from '../../src/store/local-service.js';
 import {
-  DAY, MINUTE, T0, USDT, accountRows, addOtherMerchant, addTestMerchant, counts, evmTx, order, paidOrder, refused, useHarness,
+  DAY, MINUTE, T0, USDT, accountRows, addOtherMerchant, addShopMerchant, counts, evmTx, order, paidOrder, refused, useHarness,
 } from '../helpers/service.js';
 
 /** What a refused refund must leave untouched. */
@@ -25,7 +25,7 @@ describe('refund: which order state allows it', () => {
     ['REFUNDED', 'refunded'],
   ] as const)('refuses an order that reads %s (%s) with "order status is not Paid"', async (status, how) => {
     const { service, clock } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     const o = await order(service, { amount: '10' });
     if (how === 'underpaid') await service.markPaid({ id: o.id, txHash: evmTx(1), amount: '4' });
     if (how === 'refunded') {
@@ -41,7 +41,7 @@ describe('refund: which order state allows it', () => {
 
   it('refunds a PAID order even after its expiry has passed', async () => {
     const { service, clock } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     const o = await paidOrder(service, { amount: '10' });
     clock.now = o.expiredAt + DAY + 1;
     expect((await service.refund({ id: o.id, amount: '10' })).status).toBe('REFUNDED');
@@ -54,7 +54,7 @@ describe('refund amounts', () => {
 
   it('answers exactly the refund result, with refundTime from the clock', async () => {
     const { service, clock } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     const o = await paidOrder(service, { oid: 'shop-1', amount: '10' });
     clock.now = T0 + 5 * MINUTE;
     expect(await service.refund({ id: o.id, amount: '2.50', remark: 'broken cup' })).toStrictEqual({
@@ -67,7 +67,7 @@ describe('refund amounts', () => {
 
   it('partial refunds add up; the order stays PAID until exactly the remainder is refunded', async () => {
     const { service } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     const o = await paidOrder(service, { uid: 'alice', amount: '10' });
     await service.refund({ id: o.id, amount: '3' });
     await service.refund({ id: o.id, amount: '2.5' });
@@ -81,7 +81,7 @@ describe('refund amounts', () => {
 
   it('an overpaid order can be refunded up to what arrived', async () => {
     const { service } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     const o = await order(service, { amount: '10' });
     await service.markPaid({ id: o.id, txHash: evmTx(1), amount: '12' });
     await refused(service.refund({ id: o.id, amount: '12.000001' }), 'invalid', 'refund amount 12.000001 is above the original payment 12');
@@ -97,7 +97,7 @@ describe('refund amounts', () => {
     ['more than 6 decimals', '0.0000001', 'invalid', 'amount has more than 6 decimal places'],
   ] as const)('refuses an amount %s and changes nothing', async (_, amount, kind, msg) => {
     const { service } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     const o = await paidOrder(service, { amount: '10' });
     await service.refund({ id: o.id, amount: '3' });
     const before = await snapshot(service, o.id);
@@ -107,7 +107,7 @@ describe('refund amounts', () => {
 
   it('an amount that is no decimal at all is named as such, whatever the order (an outside review got "Order not found" for "1e3")', async () => {
     const { service } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     for (const amount of ['1e3', '.5', ' 1', '1,5']) {
       await refused(service.refund({ id: 'ord_nope', amount }), 'invalid', 'amount must be a plain decimal');
       await refused(service.refund({ oid: 'nope', amount }), 'invalid', 'amount must be a plain decimal');
@@ -118,7 +118,7 @@ describe('refund amounts', () => {
 
   it('refuses a refund the user balance no longer covers and changes nothing', async () => {
     const { service } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     const o = await paidOrder(service, { uid: 'alice', amount: '10' });
     const w = await service.applyWithdrawal({ uid: 'alice', amount: '8', to: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', chainId: 1, chainType: 'EVM', token: USDT.ETH });
     await service.confirmWithdrawal({ logId: w.id, txHash: evmTx(99), blockNumber: 100 });
@@ -131,7 +131,7 @@ describe('refund amounts', () => {
 
   it('does not let a refund take funds held by a pending withdrawal', async () => {
     const { service } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     const o = await paidOrder(service, { uid: 'alice', amount: '10' });
     await service.applyWithdrawal({ uid: 'alice', amount: '9', to: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', chainId: 1, chainType: 'EVM', token: USDT.ETH });
     const before = await snapshot(service, o.id);
@@ -145,7 +145,7 @@ describe('refund: naming the order', () => {
 
   it('finds the order by oid', async () => {
     const { service } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     const o = await paidOrder(service, { oid: 'by-oid', amount: '10' });
     expect(await service.refund({ oid: 'by-oid', amount: '1' })).toMatchObject({ id: o.id, oid: 'by-oid', amount: '1' });
     expect(await service.refund({ id: o.id, oid: 'by-oid', amount: '1' })).toMatchObject({ id: o.id, amount: '1' });
@@ -161,7 +161,7 @@ describe('refund: naming the order', () => {
     ['a remark of 257 characters', (a: string) => ({ id: a, remark: 'x'.repeat(257) }), 'invalid', 'remark must be at most 256 characters'],
   ] as const)('refuses %s', async (_, pick, kind, msg) => {
     const { service } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     const a = await paidOrder(service, { oid: 'first' });
     await paidOrder(service, { oid: 'second' });
     const before = await snapshot(service, a.id);
@@ -171,7 +171,7 @@ describe('refund: naming the order', () => {
 
   it('answers another merchant’s order exactly like an unknown one', async () => {
     const { service } = h();
-    const a = await addTestMerchant(service);
+    const a = await addShopMerchant(service);
     const b = await addOtherMerchant(service);
     const theirs = await paidOrder(service, { mchId: b.mchId, oid: 'theirs' });
     const before = await snapshot(service, theirs.id);

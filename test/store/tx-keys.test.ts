@@ -4,7 +4,7 @@ import type { Q } from '../../src/store/ledger.js';
 import { LocalPaymentService } from '../../src/store/local-service.js';
 import { recordPayment, type PaymentRecord } from '../../src/store/payments.js';
 import {
-  T0, USDT, accountRows, addOtherMerchant, addTestMerchant, counts, evmTx, order, refused, tronTx, useHarness,
+  T0, USDT, accountRows, addOtherMerchant, addShopMerchant, counts, evmTx, order, refused, tronTx, useHarness,
 } from '../helpers/service.js';
 import { useFixtureCopies } from '../helpers/fixtures.js';
 
@@ -30,7 +30,7 @@ describe('one transaction, one key', () => {
 
   it('mark-paid P1 with 0xefef… then P2 with efef…: the second is refused and changes nothing', async () => {
     const { service } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     const p1 = await order(service);
     const p2 = await order(service);
     await service.markPaid({ id: p1.id, txHash: `0x${H}` });
@@ -43,7 +43,7 @@ describe('one transaction, one key', () => {
 
   it('a TRON hash and an EVM hash of the same 32 bytes are one transaction', async () => {
     const { service } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     const a = await order(service);
     const b = await order(service);
     await service.markPaid({ id: a.id, txHash: tronTx(5), chainType: 'TRON' });
@@ -52,7 +52,7 @@ describe('one transaction, one key', () => {
 
   it('a hash that paid an order never confirms a withdrawal, and the other way round', async () => {
     const { service } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     const paid = await order(service, { amount: '10' });
     await service.markPaid({ id: paid.id, txHash: evmTx(1) });
     const w = await service.applyWithdrawal({ uid: 'u1', amount: '4', to: TO, chainId: 1, chainType: 'EVM', token: USDT.ETH });
@@ -70,7 +70,7 @@ describe('one transaction, one key', () => {
 
   it('the refusal never says which order, withdrawal or merchant used the hash', async () => {
     const { service } = h();
-    const a = await addTestMerchant(service);
+    const a = await addShopMerchant(service);
     const b = await addOtherMerchant(service);
     const mine = await order(service, { mchId: a.mchId });
     await service.markPaid({ id: mine.id, txHash: evmTx(3) });
@@ -82,7 +82,7 @@ describe('one transaction, one key', () => {
 
   it('one transaction with two Transfer logs pays two orders; the same log twice, or by hand, is refused', async () => {
     const { service, ledger } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     const a = await order(service);
     const b = await order(service);
     const c = await order(service);
@@ -100,7 +100,7 @@ describe('one transaction, one key', () => {
 
   it('a hash recorded by hand is never counted again from the chain', async () => {
     const { service, ledger } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     const a = await order(service);
     const b = await order(service);
     await service.markPaid({ id: a.id, txHash: evmTx(11) });

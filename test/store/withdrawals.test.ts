@@ -5,7 +5,7 @@ import { devChainEntry, devTokenEntry } from '../../src/chains/sandbox/dev-chain
 import type { WithdrawApplyRequest } from '../../src/core/schemas.js';
 import { LocalPaymentService } from '../../src/store/local-service.js';
 import {
-  MINUTE, T0, TEST_WALLET, TRON_CHAIN, USDT, accountRows, addOtherMerchant, addTestMerchant, counts, evmTx, order, refused, tronTx, useHarness,
+  MINUTE, SHOP_WALLET, T0, TEST_WALLET, TRON_CHAIN, USDT, accountRows, addOtherMerchant, addShopMerchant, addTestMerchant, counts, evmTx, order, refused, tronTx, useHarness,
 } from '../helpers/service.js';
 
 const TO = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
@@ -32,7 +32,7 @@ describe('withdrawal apply', () => {
 
   it('answers exactly the withdrawal record and moves the amount from available to held', async () => {
     const { service, clock } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     await fund(service);
     clock.now = T0 + MINUTE;
     const w = await service.applyWithdrawal(evmApply({ amount: '004.500' }));
@@ -50,7 +50,7 @@ describe('withdrawal apply', () => {
     ['TRON USDT on chain 728126428', tronApply(), { to: TO_TRON, chainId: TRON_CHAIN, chainType: 'TRON', token: USDT.TRON }],
   ])('accepts %s', async (_, input, expected) => {
     const { service } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     await fund(service);
     expect(await service.applyWithdrawal(input)).toMatchObject({ status: 'PENDING', ...expected });
   });
@@ -80,7 +80,7 @@ describe('withdrawal apply', () => {
     ['a user with no balance', evmApply({ uid: 'nobody' }), 'conflict', 'insufficient balance: user nobody has 0 USDT available'],
   ] as const)('refuses %s and changes nothing', async (_, input, kind, msg) => {
     const { service } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     await fund(service);
     const before = state(service);
     await refused(service.applyWithdrawal(input), kind, msg);
@@ -94,7 +94,7 @@ describe('withdrawal apply', () => {
   // twice (once by the payment, once by the released hold).
   it("refuses a payout to a payment address this service gave out, any merchant's, in any spelling", async () => {
     const { service } = h();
-    const me = await addTestMerchant(service);
+    const me = await addShopMerchant(service);
     const other = await addOtherMerchant(service);
     await fund(service, 'alice', '10', me.mchId);
     const mine = await order(service, { mchId: me.mchId });
@@ -118,11 +118,11 @@ describe('withdrawal apply', () => {
   // the user twice. An order never gets an address a withdrawal pays to, any merchant's.
   it("an order is never given an address a withdrawal pays to (any status, any merchant's, any spelling): the next one is taken", async () => {
     const { service } = h();
-    const me = await addTestMerchant(service);
+    const me = await addShopMerchant(service);
     const other = await addOtherMerchant(service);
     await fund(service, 'alice', '30', other.mchId);
-    const evmAt = (i: number) => deriveAddress('EVM', TEST_WALLET.evmXpub, i);
-    const tronAt = (i: number) => deriveAddress('TRON', TEST_WALLET.tronXpub, i);
+    const evmAt = (i: number) => deriveAddress('EVM', SHOP_WALLET.evmXpub, i);
+    const tronAt = (i: number) => deriveAddress('TRON', SHOP_WALLET.tronXpub, i);
     // The next two EVM addresses of `me` and its next TRON one, as another merchant's payouts.
     await service.applyWithdrawal(evmApply({ to: evmAt(0), mchId: other.mchId }));
     const rejected = await service.applyWithdrawal(evmApply({ to: evmAt(1).toLowerCase(), mchId: other.mchId }));
@@ -173,9 +173,45 @@ describe('withdrawal apply', () => {
     expect(await service.balance('alice', { mchId: real.mchId })).toMatchObject({ available: '10', held: '0' });
   });
 
+  // Found by an outside review (session 20): the development merchant's user, credited with test
+  // USDT anyone mints on serve --dev's chain, was paid out real USDT on Ethereum: its balance is
+  // one "USDT" asset, whichever chain credited it.
+  it("the public test wallet's merchant pays out on development chains only: its apply and confirm on a real chain are refused and change nothing", async () => {
+    const { service, ledger } = h();
+    const sandbox = await addOtherMerchant(service, 'Sandbox');
+    const real = await addOtherMerchant(service);
+    // The sandbox merchant has the public test wallet on one chain type: its balances may hold test money.
+    ledger.sqlite.prepare('update merchants set evm_xpub = ? where id = ?').run(TEST_WALLET.evmXpub, sandbox.mchId);
+    await service.recordRegistryEntries({ chains: [devChainEntry('http://127.0.0.1:1', 0)], tokens: [devTokenEntry(DEV_TOKEN)] });
+    await fund(service, 'alice', '10', sandbox.mchId);
+    await fund(service, 'alice', '10', real.mchId);
+    const before = state(service);
+    for (const input of [evmApply({ mchId: sandbox.mchId }), tronApply({ mchId: sandbox.mchId })]) {
+      await refused(
+        service.applyWithdrawal(input),
+        'conflict',
+        `merchant ${sandbox.mchId} has the public test wallet (serve --dev): its users' balances are test money, paid out on development chains only, not on chain ${input.chainId}`,
+      );
+    }
+    expect(state(service)).toEqual(before);
+    await expect(service.applyWithdrawal(evmApply({ to: TO, chainId: 31337, token: DEV_TOKEN, mchId: sandbox.mchId }))).resolves.toMatchObject({ status: 'PENDING' });
+    await expect(service.applyWithdrawal(evmApply({ mchId: real.mchId }))).resolves.toMatchObject({ status: 'PENDING', chainId: '1' });
+
+    // One applied on the development chain before, moved to chain 1: confirm is refused, reject releases it.
+    const old = await service.applyWithdrawal(evmApply({ to: TO, chainId: 31337, token: DEV_TOKEN, amount: '1', mchId: sandbox.mchId }));
+    ledger.sqlite.prepare('update withdrawals set chain_id = ?, token = ? where id = ?').run('1', USDT.ETH, old.id);
+    const pending = state(service);
+    const confirm = { logId: old.id, txHash: evmTx(78), blockNumber: 5, mchId: sandbox.mchId };
+    for (const attempt of [() => service.confirmWithdrawal(confirm), () => service.confirmWithdrawalUnverified(confirm, 'sent by hand')]) {
+      await refused(attempt(), 'conflict', 'paid out on development chains only, not on chain 1 (reject it: nothing was paid out)');
+    }
+    expect(state(service)).toEqual(pending);
+    await expect(service.rejectWithdrawal({ id: old.id, mchId: sandbox.mchId })).resolves.toMatchObject({ status: 'REJECTED' });
+  });
+
   it('refuses the zero address, where a token is burnt or the transfer fails', async () => {
     const { service } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     await fund(service);
     const before = state(service);
     const zero = '0x0000000000000000000000000000000000000000';
@@ -188,7 +224,7 @@ describe('withdrawal apply', () => {
   // address, and was accepted.
   it('refuses the token\'s own contract as the payout address, in any case', async () => {
     const { service } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     await fund(service);
     const before = state(service);
     for (const to of [USDT.ETH, USDT.ETH.toLowerCase()]) {
@@ -204,7 +240,7 @@ describe('withdrawal apply', () => {
     const { service: plain, ledger } = h();
     const USDC = '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48';
     const service = new LocalPaymentService(ledger, { now: () => T0, caller: { actor: 'tester' }, registryConfig: { tokens: [{ chainId: 1, address: USDC, symbol: 'USDC', asset: 'USDT', decimals: 6 }] } });
-    await addTestMerchant(plain);
+    await addShopMerchant(plain);
     await fund(plain);
     const before = state(service);
     await refused(service.applyWithdrawal(evmApply({ to: USDC.toLowerCase() })), 'invalid', `to is the contract of the token USDC ${USDC} on this chain: what is sent there is lost`);
@@ -213,7 +249,7 @@ describe('withdrawal apply', () => {
 
   it('refuses an amount already held by an earlier withdrawal', async () => {
     const { service } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     await fund(service);
     await service.applyWithdrawal(evmApply({ amount: '7' }));
     await refused(service.applyWithdrawal(evmApply({ amount: '4' })), 'conflict', 'insufficient balance: user alice has 3 USDT available (and 7 USDT held by pending withdrawals), 4 needed');
@@ -226,7 +262,7 @@ describe('withdrawal confirm and reject', () => {
 
   it('confirm settles the hold out of the ledger and answers the record', async () => {
     const { service, clock } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     await fund(service);
     const w = await service.applyWithdrawal(evmApply());
     clock.now = T0 + 10 * MINUTE;
@@ -238,7 +274,7 @@ describe('withdrawal confirm and reject', () => {
 
   it('reject returns the hold to available and keeps the remark', async () => {
     const { service, clock } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     await fund(service);
     const w = await service.applyWithdrawal(evmApply());
     clock.now = T0 + 10 * MINUTE;
@@ -249,7 +285,7 @@ describe('withdrawal confirm and reject', () => {
 
   it('confirms a TRON withdrawal with a 64-hex hash and no 0x', async () => {
     const { service } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     await fund(service);
     const w = await service.applyWithdrawal(tronApply());
     expect(await service.confirmWithdrawal({ logId: w.id, txHash: tronTx(1), blockNumber: 1 })).toMatchObject({ status: 'CONFIRMED', txHash: tronTx(1) });
@@ -262,7 +298,7 @@ describe('withdrawal confirm and reject', () => {
     ['REJECTED', 'reject', 'withdrawal is REJECTED, not PENDING: only a pending withdrawal can be rejected'],
   ] as const)('refuses a %s withdrawal to %s and changes nothing', async (from, action, msg) => {
     const { service } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     await fund(service);
     const w = await service.applyWithdrawal(evmApply());
     if (from === 'CONFIRMED') await service.confirmWithdrawal({ logId: w.id, txHash: evmTx(1), blockNumber: 5 });
@@ -279,7 +315,7 @@ describe('withdrawal confirm and reject', () => {
 
   it.each([evmTx(1), `0x${evmTx(1).slice(2).toUpperCase()}`])('a transaction hash confirms at most one withdrawal (%s again)', async (again) => {
     const { service } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     await fund(service);
     const a = await service.applyWithdrawal(evmApply());
     const b = await service.applyWithdrawal(evmApply());
@@ -310,7 +346,7 @@ describe('withdrawal confirm and reject', () => {
     ['no logId', 'EVM', { logId: undefined }, 'logId is required'],
   ] as const)('refuses to confirm with %s and changes nothing', async (_, chain, change, msg) => {
     const { service } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     await fund(service);
     const w = await service.applyWithdrawal(chain === 'EVM' ? evmApply() : tronApply());
     const before = state(service);
@@ -322,7 +358,7 @@ describe('withdrawal confirm and reject', () => {
 
   it('answers another merchant’s withdrawal exactly like an unknown one', async () => {
     const { service } = h();
-    const a = await addTestMerchant(service);
+    const a = await addShopMerchant(service);
     const b = await addOtherMerchant(service);
     await fund(service, 'alice', '10', b.mchId);
     const theirs = await service.applyWithdrawal(evmApply({ mchId: b.mchId }));
@@ -342,7 +378,7 @@ describe('withdrawal confirm and reject', () => {
 
   it('keeps each merchant’s balances apart', async () => {
     const { service } = h();
-    const a = await addTestMerchant(service);
+    const a = await addShopMerchant(service);
     const b = await addOtherMerchant(service);
     await fund(service, 'alice', '10', b.mchId);
     await refused(service.applyWithdrawal(evmApply({ mchId: a.mchId })), 'conflict', 'insufficient balance');

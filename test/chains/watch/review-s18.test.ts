@@ -4,7 +4,7 @@ import { ChainWatcher } from '../../../src/chains/watch/watcher.js';
 import { onChainPayments } from '../../../src/chains/watch/seen.js';
 import { recordPayment } from '../../../src/store/payments.js';
 import { LocalPaymentService } from '../../../src/store/local-service.js';
-import { USDT, addOtherMerchant, addTestMerchant, order, refused, useHarness, type Harness } from '../../helpers/service.js';
+import { USDT, addOtherMerchant, addShopMerchant, order, refused, useHarness, type Harness } from '../../helpers/service.js';
 import { SimChain } from './sim-chain.js';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -47,7 +47,7 @@ describe('a payment recorded by hand, then found on chain', () => {
   it('is that payment: counted once, not refused, and never credited a second time', async () => {
     const { ledger } = h();
     const service = withChain(h());
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     const o = await order(service, { uid: 'payer', amount: '10' });
     // The payer sends their hash; the operator records it before the block is deep enough.
     await service.markPaid({ id: o.id, txHash: HASH, chainId: '31337' });
@@ -68,7 +68,7 @@ describe('a payment recorded by hand, then found on chain', () => {
   it('when the chain moved another amount than was recorded, nothing is credited now and serve says the difference', async () => {
     const { ledger } = h();
     const service = withChain(h());
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     const o = await order(service, { uid: 'payer', amount: '10' });
     await service.markPaid({ id: o.id, txHash: HASH });
     const sim = new SimChain(5, () => h().clock.now);
@@ -86,7 +86,7 @@ describe('a payment recorded by hand, then found on chain', () => {
   it('a payment refused because another order recorded its hash by hand is not credited by hand a second time', async () => {
     const { ledger } = h();
     const service = withChain(h());
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     const wrong = await order(service, { uid: 'a', amount: '10' });
     const right = await order(service, { uid: 'b', amount: '10' });
     // The operator typed the hash against the wrong order.
@@ -112,7 +112,7 @@ describe('a payment into a fully refunded order', () => {
 
   it('makes it PAID again only when what arrived since the refunds covers the amount: dust does not', async () => {
     const { service, ledger } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     const o = await order(service, { uid: 'u', amount: '10', notifyUrl: 'https://shop.example/cb' });
     await service.markPaid({ id: o.id, txHash: `0x${'01'.repeat(32)}` });
     await service.refund({ id: o.id, amount: '10' });
@@ -133,7 +133,7 @@ describe('a payment into a fully refunded order', () => {
 
   it('a partly refunded order stays PAID (decisions §5) and its ledger check holds', async () => {
     const { service } = h();
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     const o = await order(service, { uid: 'u', amount: '10' });
     await service.markPaid({ id: o.id, txHash: `0x${'04'.repeat(32)}` });
     await service.refund({ id: o.id, amount: '4' });
@@ -150,7 +150,7 @@ describe("another merchant's unverified payout naming a payment's transaction (a
   it('does not keep the watcher from counting that payment', async () => {
     const { ledger } = h();
     const service = withChain(h());
-    const shop = (await addTestMerchant(service)).mchId;
+    const shop = (await addShopMerchant(service)).mchId;
     const victim = await order(service, { mchId: shop, uid: 'payer', amount: '10' });
     // The squatter sees the payment in the mempool and confirms a dust payout with its hash on a
     // chain nobody verifies (BNB Smart Chain has no rpcUrl here).
@@ -185,7 +185,7 @@ describe('a payment recorded by hand whose transaction has more Transfer logs', 
   it("its log to another order is that order's payment: counted and credited, nothing refused", async () => {
     const { ledger } = h();
     const service = withChain(h());
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     const a = await order(service, { uid: 'ua', amount: '10' });
     const b = await order(service, { uid: 'ub', amount: '5' });
     await service.markPaid({ id: a.id, txHash: HASH, chainId: '31337' });
@@ -199,7 +199,7 @@ describe('a payment recorded by hand whose transaction has more Transfer logs', 
   it('its logs to the same order are all covered by the record, compared with what they moved together: no false difference', async () => {
     const { ledger } = h();
     const service = withChain(h());
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     const a = await order(service, { uid: 'ua', amount: '15' });
     await service.markPaid({ id: a.id, txHash: HASH, chainId: '31337' });
     const lines = await mineAndWatch([{ to: a.addresses.EVM!, value: 10_000_000n }, { to: a.addresses.EVM!, value: 5_000_000n }]);
@@ -214,7 +214,7 @@ describe('a payment recorded by hand whose transaction has more Transfer logs', 
   it("a refused log of a merchant's order, its transaction being that merchant's own payout, may be credited by hand though another log paid another merchant's order", async () => {
     const { ledger } = h();
     const service = withChain(h());
-    const m1 = (await addTestMerchant(service, 'M1')).mchId;
+    const m1 = (await addShopMerchant(service, 'M1')).mchId;
     const m2 = (await addOtherMerchant(service, 'M2')).mchId;
     await service.adjustBalance({ mchId: m2, uid: 'u1', amount: '+1', reason: 'seed' });
     const wd = await service.applyWithdrawal({ mchId: m2, uid: 'u1', amount: '1', to: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', chainId: 31337, chainType: 'EVM', token: TOKEN });
@@ -234,7 +234,7 @@ describe('a payment recorded by hand whose transaction has more Transfer logs', 
   it('a held (late) payment recorded by hand before: credit-held matches it, credits nothing, audits no credit, and says so', async () => {
     const { ledger } = h();
     const service = withChain(h());
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     const a = await order(service, { uid: 'ua', amount: '10' });
     await service.markPaid({ id: a.id, txHash: HASH, amount: '3' });
     h().clock.now += 3 * 86_400_000;
@@ -280,7 +280,7 @@ describe('a payout verified on chain holds its transaction within its merchant o
   it("another merchant's verified payout to the same payee cannot keep a merchant from confirming its own real payout", async () => {
     const sim = new VerifyingSim(5, () => h().clock.now);
     const service = verifyingService(h(), sim);
-    const victim = (await addTestMerchant(service)).mchId;
+    const victim = (await addShopMerchant(service)).mchId;
     const attacker = (await addOtherMerchant(service, 'Attacker')).mchId;
     await service.adjustBalance({ mchId: victim, uid: 'vu', amount: '+10', reason: 'customer balance' });
     await service.adjustBalance({ mchId: attacker, uid: 'sock', amount: '+10', reason: 'self-funded' });
@@ -303,7 +303,7 @@ describe('a payout verified on chain holds its transaction within its merchant o
   it("nor keep a batch transaction's payment into another merchant's order from being counted", async () => {
     const sim = new VerifyingSim(5, () => h().clock.now);
     const service = verifyingService(h(), sim);
-    const victim = (await addTestMerchant(service)).mchId;
+    const victim = (await addShopMerchant(service)).mchId;
     const attacker = (await addOtherMerchant(service, 'Attacker')).mchId;
     const o = await order(service, { mchId: victim, uid: 'payer', amount: '10' });
     await service.adjustBalance({ mchId: attacker, uid: 'sock', amount: '+1', reason: 'self-funded' });
@@ -329,7 +329,7 @@ describe('a batch transaction recorded by hand for one order, whose log to anoth
 
   it("the other order's payment is counted and makes it PAID", async () => {
     const service = withChain(h());
-    const shopA = (await addTestMerchant(service)).mchId;
+    const shopA = (await addShopMerchant(service)).mchId;
     const shopB = (await addOtherMerchant(service, 'B')).mchId;
     const a = await order(service, { mchId: shopA, uid: 'ua', amount: '10' });
     const b = await order(service, { mchId: shopB, uid: 'ub', amount: '5' });
@@ -350,7 +350,7 @@ describe('a held payment and a record by hand of the same transfer', () => {
   const h = useHarness();
   const late = async () => {
     const service = withChain(h());
-    await addTestMerchant(service);
+    await addShopMerchant(service);
     const o = await order(service, { uid: 'payer', amount: '10' });
     h().clock.now += 3 * 86_400_000;
     const sim = new SimChain(5, () => h().clock.now);
