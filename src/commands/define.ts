@@ -72,7 +72,7 @@ export function defineCommands(program: Command, run: Runner, wanted: (group: st
       .argument('<id>')
       .description('record a payment by hand (reconciliation); credits the user')
       .option('--tx-hash <hash>', 'the payment transaction')
-      .option('--amount <amount>', 'amount received (default: the order amount)')
+      .option('--amount <amount>', 'amount received (default: what is still due; required once nothing is)')
       .option('--chain-type <type>', 'EVM or TRON')
       .option('--chain-id <id>', 'chain of the payment')
       .option('--token <address>', 'token contract of the payment')
@@ -80,7 +80,7 @@ export function defineCommands(program: Command, run: Runner, wanted: (group: st
     order
       .command('held')
       .description('payments seen on chain more than 24 h after their order expired: held, not credited, until an operator decides')
-      .option('--order <id>', 'only this order')
+      .option('--order <id|oid>', 'only this order')
       .action(run(() => import('./order/held.js')));
     order
       .command('credit-held')
@@ -250,7 +250,7 @@ export function defineCommands(program: Command, run: Runner, wanted: (group: st
       .command('list')
       .description('list callbacks, newest first')
       .option('--status <status>', 'pending, delivered or failed')
-      .option('--order <id>', 'only this order')
+      .option('--order <id|oid>', 'only this order')
       .option('--withdrawal <id>', 'only this withdrawal')
       .option('--limit <n>', 'at most this many', '50')
       .option('--cursor <id>', 'the page after this callback (the id the previous page named)')

@@ -5,7 +5,7 @@ import type { LogFilter } from '../store/audit-log.js';
 import { pageNote, parseCursor, parseLimit, parseTimeRange } from './common.js';
 import { usage } from '../core/errors.js';
 import { formatTime, jsonLine, printJson, printTable } from './output.js';
-import { orderIdOf } from './order/ref.js';
+import { orderIdOf, withdrawalIdOf } from './order/ref.js';
 
 const detailText = (e: AuditView) => Object.entries(e.detail).filter(([, v]) => v !== null && v !== '').map(([k, v]) => `${k}=${v}`).join(' ');
 
@@ -20,8 +20,11 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
   const follow = opts.follow === true;
   if (follow && (cursor !== undefined || range.until !== undefined)) throw usage('--follow shows what comes next: it does not go with --cursor or --until');
   if (cursor !== undefined && !/^[1-9][0-9]{0,15}$/.test(cursor)) throw usage('--cursor of log is the entry number the previous page named');
-  // --order takes an order's id or its oid, like order show.
-  const filter: LogFilter = { orderId: await orderIdOf(ctx, text(opts.order)), withdrawalId: text(opts.withdrawal), mchId: ctx.globals.mchId, ...range };
+  // --order takes an order's id or its oid, like order show; an order or withdrawal that is not
+  // there is refused, not answered with an empty log.
+  const filter: LogFilter = {
+    orderId: await orderIdOf(ctx, text(opts.order)), withdrawalId: await withdrawalIdOf(ctx, text(opts.withdrawal)), mchId: ctx.globals.mchId, ...range,
+  };
   const service = await ctx.service();
   if (follow) return followLog(ctx, service, filter, limit ?? 10);
   const page = await service.pageLog({ ...filter, limit, cursor });

@@ -263,6 +263,24 @@ export function paymentChain(registry: Registry | undefined, input: Pick<MarkPai
   return { chainType, chainId: chain.chainId, token };
 }
 
+/**
+ * Why a payment recorded by hand needs its amount: without one it records what is still due, and
+ * on an order paid in full (or refunded) nothing is. A new-user trial double-credited a user with
+ * the old default, the whole order amount again.
+ */
+export function nothingDue(orderId: string, status: string, field: string): string {
+  return `${field} is required: order ${orderId} is ${status} and nothing is due (give the amount of this payment to record it anyway, say an overpayment); nothing was changed`;
+}
+
+/**
+ * A transaction hash in the form of its chain type: a TRON hash may come with one 0x (as explorers
+ * and EVM tools write it) and is kept without; then normalizeTxHash's rules.
+ */
+export function hashOnChain(value: unknown, chainType: ChainType | undefined, field: string): string {
+  const v = chainType === 'TRON' && typeof value === 'string' && /^0[xX][0-9a-fA-F]{64}$/.test(value) ? value.slice(2) : value;
+  return normalizeTxHash(v, chainType, field);
+}
+
 /** Records a payment by hand (decisions §3, §6b): credits the user; PAID once paid in full. */
 export async function markPaid(s: StoreCtx, input: MarkPaidInput): Promise<OrderDetail> {
   const now = s.now();
@@ -270,12 +288,19 @@ export async function markPaid(s: StoreCtx, input: MarkPaidInput): Promise<Order
   const { chainType, chainId, token } = paymentChain(registry, input);
   const testMoney = chainId !== null && registry?.chain(chainId).development === true;
   // After the chain is known, so a chain id alone also fixes the hash form (TRON has no 0x).
-  const txHash = normalizeTxHash(input.txHash, chainType ?? undefined, 'tx-hash');
+  const txHash = hashOnChain(input.txHash, chainType ?? undefined, 'tx-hash');
   const id = await s.write((tx) => {
-    const o = tx.select({ asset: orders.asset, amount: orders.amount }).from(orders).where(eq(orders.id, input.id)).get();
+    const o = tx.select({ asset: orders.asset, amount: orders.amount, paid: orders.paidAmount, status: orders.status, expiredAt: orders.expiredAt })
+      .from(orders).where(eq(orders.id, input.id)).get();
     if (!o) throw notFound('Order not found');
     refuseReturned(tx, input.id, txHash);
-    const amount = input.amount === undefined ? o.amount : parseAmount(input.amount, decimalsOf(o.asset));
+    let amount: bigint;
+    if (input.amount !== undefined) amount = parseAmount(input.amount, decimalsOf(o.asset));
+    else {
+      // What is still due, as the operator saw it in the question; nothing due is not a default.
+      amount = o.amount - o.paid;
+      if (amount <= 0n) throw invalid(nothingDue(input.id, readStatus(o.status as StoredOrderStatus, o.expiredAt, now), 'amount'));
+    }
     return recordPayment(tx, {
       orderId: input.id, txHash, logIndex: null, amount, rawAmount: null, chainType, chainId, token, blockNumber: null, blockHash: null,
       blockTime: seenBlockTime(tx, input.id, txHash, chainId), source: 'manual', testMoney,

@@ -9,7 +9,7 @@ import type { ChainType, ListedWithdrawal, Withdrawal, WithdrawalDetail, Withdra
 import { accountId, audit, holdTransfer, resolvePending, type Q } from './ledger.js';
 import { findMerchant } from './merchants.js';
 import { withdrawalEvent } from './outbox.js';
-import { normalizeTxHash, onPublicTestWallet } from './payments.js';
+import { hashOnChain, onPublicTestWallet } from './payments.js';
 import { afterCursor, pageOf, type Page } from './paging.js';
 import { addressMatch } from './address-match.js';
 import { orderAddresses, withdrawals } from './schema.js';
@@ -180,8 +180,7 @@ export async function confirmWithdrawal(s: StoreCtx, input: WithdrawConfirmReque
 
 /** Decisions §6: a TRON hash is 64 hex digits, `0x` accepted and dropped (TRON's own spelling is kept). */
 export function payoutHash(value: unknown, chainType: ChainType): string {
-  const v = chainType === 'TRON' && typeof value === 'string' && /^0[xX][0-9a-fA-F]{64}$/.test(value) ? value.slice(2) : value;
-  return normalizeTxHash(v, chainType, 'txHash');
+  return hashOnChain(value, chainType, 'txHash');
 }
 
 /** A withdrawal waiting for the confirmations of one transaction takes no other. */

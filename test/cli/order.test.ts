@@ -242,6 +242,44 @@ describe.concurrent('orders', { timeout: SLOW }, () => {
     });
   });
 
+  // Found by a new-user trial (session 20): mark-paid without --amount recorded the whole order
+  // amount again on an order paid in full, crediting the user twice, and --yes hid it; a TRON
+  // hash with 0x, which withdraw confirm takes, was refused with exit 1.
+  describe('order mark-paid', () => {
+    it('without --amount records what is still due; with nothing due it asks for --amount (exit 2) and changes nothing', async () => {
+      const s = await withMerchant();
+      const o = await s.json(['order', 'create', '--oid', 'M-1', '--uid', 'mia', '--amount', '3']);
+      const part = await s.json(['order', 'mark-paid', 'M-1', '--tx-hash', evmTx(), '--amount', '1', '--yes']);
+      expect(part).toMatchObject({ status: 'PENDING_PAY', paidAmount: '1' });
+      const rest = await s.json(['order', 'mark-paid', 'M-1', '--tx-hash', evmTx(), '--yes']);
+      expect(rest).toMatchObject({ status: 'PAID', paidAmount: '3' });
+      expect(await s.json(['balance', 'mia'])).toMatchObject({ available: '3' });
+
+      const again = await s.run(['order', 'mark-paid', o.id, '--tx-hash', evmTx(), '--yes']);
+      expect(again.code).toBe(2);
+      expect(again.stderr).toBe(`error: --amount is required: order ${o.id} is PAID and nothing is due (give the amount of this payment to record it anyway, say an overpayment); nothing was changed\n`);
+      expect(await s.json(['balance', 'mia'])).toMatchObject({ available: '3' });
+      expect(await s.json(['order', 'mark-paid', o.id, '--tx-hash', evmTx(), '--amount', '0.5', '--yes'])).toMatchObject({ status: 'PAID', paidAmount: '3.5' });
+    });
+
+    it('takes a TRON hash with one 0x, as withdraw confirm does, and records it without', async () => {
+      const s = await withMerchant();
+      const o = await s.json(['order', 'create', '--oid', 'M-2', '--uid', 'tia', '--amount', '2']);
+      const hash = 'ab'.repeat(32);
+      const paid = await s.run(['order', 'mark-paid', o.id, '--tx-hash', `0x${hash}`, '--chain-id', '728126428', '--yes', '--json']);
+      expect(paid.code, paid.stderr).toBe(0);
+      const shown = await s.json(['order', 'show', o.id]);
+      expect(JSON.stringify(shown)).toContain(hash);
+      expect(JSON.stringify(shown)).not.toContain(`0x${hash}`);
+      // An EVM hash on the TRON chain is not one: a usage error naming the option, nothing changed.
+      const o2 = await s.json(['order', 'create', '--oid', 'M-3', '--uid', 'tia', '--amount', '2']);
+      const wrong = await s.run(['order', 'mark-paid', o2.id, '--tx-hash', `0x${'cd'.repeat(31)}`, '--chain-id', '728126428', '--yes']);
+      expect(wrong.code).toBe(2);
+      expect(wrong.stderr).toMatch(/^error: --tx-hash must be a transaction hash/);
+      expect(await s.json(['order', 'status', o2.id])).toEqual({ id: o2.id, status: 'PENDING_PAY' });
+    });
+  });
+
   describe('order list', () => {
     it('filters by --status and --uid, limits with --limit, newest first; refuses a bad filter with exit 2', async () => {
       const s = await withMerchant();

@@ -154,10 +154,11 @@ function hashForm(hash: string, where: 'pay-any' | 'pay-EVM' | 'pay-TRON' | 'wd-
   switch (where) {
     case 'pay-any': ok = evm || bare; break;
     case 'pay-EVM': ok = evm; break;
-    case 'pay-TRON': ok = bare; break;
     case 'wd-EVM': ok = evm; break;
+    case 'pay-TRON':
     case 'wd-TRON':
-      // "TRON takes 64 hex digits, 0x accepted and dropped (the record keeps TRON's own spelling)".
+      // "TRON takes 64 hex digits, 0x accepted and dropped (the record keeps TRON's own spelling)";
+      // payments by hand too, since session 20.
       ok = bare || /^0[xX][0-9a-fA-F]{64}$/.test(hash);
       stored = stored.replace(/^0x/, '');
       break;
@@ -530,8 +531,10 @@ class MarkPaid extends OneCall {
         // docs "Payments recorded by hand": accepted on an unpaid, expired, paid or refunded order.
         const o = m.orders.find((x) => x.id === id);
         if (!o) return refuse('not_found', 'no such order');
-        const units = amount === undefined ? o.amount : specAmount(amount);
+        // Without an amount: what is still due; nothing due is refused (docs "Payments recorded by hand").
+        const units = amount === undefined ? o.amount - o.paid : specAmount(amount);
         if (units === undefined) return refuse('invalid', `amount ${json(amount)}`);
+        if (units <= 0n) return refuse('invalid', 'nothing is due');
         // One transaction, one key: a hash pays at most one order and never also a withdrawal.
         if (keyTaken(m, tx, o.mch)) return refuse('conflict', 'transaction already recorded');
         return draft(m, (d) => {

@@ -33,6 +33,22 @@ describe('recording a payment by hand', () => {
     expect(await service.balance('bob')).toMatchObject({ available: '10' });
   });
 
+  it('without an amount records what is still due; with nothing due it is refused and changes nothing', async () => {
+    const { service } = h();
+    await addTestMerchant(service);
+    const o = await order(service, { uid: 'dina', amount: '10' });
+    await service.markPaid({ id: o.id, txHash: evmTx(1), amount: '4' });
+    expect(await service.markPaid({ id: o.id, txHash: evmTx(2) })).toMatchObject({ status: 'PAID', paidAmount: '10' });
+    const before = counts(service.ledger);
+    await refused(service.markPaid({ id: o.id, txHash: evmTx(3) }), 'invalid', `amount is required: order ${o.id} is PAID and nothing is due`);
+    expect(counts(service.ledger)).toEqual(before);
+    expect(await service.balance('dina')).toMatchObject({ available: '10' });
+    // A TRON hash with one 0x is recorded in TRON's form.
+    const t = await order(service, { uid: 'dina', amount: '1' });
+    const paid = await service.markPaid({ id: t.id, txHash: `0x${tronTx(4)}`, chainId: TRON_CHAIN });
+    expect(paid.payments.map((p) => p.txHash)).toEqual([tronTx(4)]);
+  });
+
   it('an overpaid order is PAID and the user is credited what arrived', async () => {
     const { service } = h();
     await addTestMerchant(service);
@@ -73,7 +89,7 @@ describe('recording a payment by hand', () => {
     await service.markPaid({ id: a.id, txHash: evmTx(7) });
     const before = { counts: counts(ledger), accounts: accountRows(ledger) };
     await refused(service.markPaid({ id: b.id, txHash: again }), 'conflict', `transaction ${evmTx(7)} is already recorded in this ledger`);
-    await refused(service.markPaid({ id: a.id, txHash: again }), 'conflict', 'is already recorded in this ledger');
+    await refused(service.markPaid({ id: a.id, txHash: again, amount: '1' }), 'conflict', 'is already recorded in this ledger');
     expect({ counts: counts(ledger), accounts: accountRows(ledger) }).toEqual(before);
     expect(await service.getOrderStatus(b.id)).toBe('PENDING_PAY');
   });
@@ -91,8 +107,9 @@ describe('recording a payment by hand', () => {
     ['not hex', { txHash: `0x${'g'.repeat(64)}` }, 'tx-hash must be a transaction hash'],
     ['empty', { txHash: '' }, 'tx-hash is required'],
     ['TRON form on an EVM chain type', { txHash: tronTx(1), chainType: 'EVM' }, 'tx-hash must be a transaction hash: 0x and 64 hex digits'],
-    ['EVM form on a TRON chain type', { txHash: evmTx(1), chainType: 'TRON' }, 'tx-hash must be a transaction hash: 64 hex digits'],
-    ['EVM form on the TRON chain', { txHash: evmTx(1), chainId: TRON_CHAIN }, 'tx-hash must be a transaction hash: 64 hex digits'],
+    // One 0x on a TRON hash is taken and dropped (decisions §6, as withdraw confirm does); not two.
+    ['a TRON hash with 0x twice on a TRON chain type', { txHash: `0x${evmTx(1)}`, chainType: 'TRON' }, 'tx-hash must be a transaction hash: 64 hex digits'],
+    ['a TRON hash with 0x twice on the TRON chain', { txHash: `0x${evmTx(1)}`, chainId: TRON_CHAIN }, 'tx-hash must be a transaction hash: 64 hex digits'],
     ['TRON form on Ethereum', { txHash: tronTx(1), chainId: '1' }, 'tx-hash must be a transaction hash: 0x and 64 hex digits'],
     ['an unknown chain type', { txHash: evmTx(1), chainType: 'SOL' }, 'chain-type must be EVM or TRON'],
     ['an unknown chain', { txHash: evmTx(1), chainId: '999' }, 'chainId 999 is not a chain this service knows'],

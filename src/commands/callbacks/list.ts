@@ -2,13 +2,18 @@ import type { Context } from '../../context.js';
 import { usage } from '../../core/errors.js';
 import { CALLBACK_STATUSES, type CallbackStatus } from '../../store/outbox.js';
 import { pageNote, parseCursor, parseLimit } from '../common.js';
+import { orderIdOf, withdrawalIdOf } from '../order/ref.js';
 import { formatTime, merchantColumn, printJson, printTable, type Column } from '../output.js';
 
 export async function run(ctx: Context, opts: Record<string, string | undefined>): Promise<void> {
   const status = opts.status?.toLowerCase() as CallbackStatus | undefined;
   if (status !== undefined && !CALLBACK_STATUSES.includes(status)) throw usage(`--status must be one of ${CALLBACK_STATUSES.join(', ')}`);
+  // --order takes an order's id or its oid, as log and refund list do; an order or withdrawal that
+  // is not there is refused (an oid answered an empty list: a new-user trial).
+  const orderId = await orderIdOf(ctx, opts.order);
+  const withdrawalId = await withdrawalIdOf(ctx, opts.withdrawal);
   const page = await (await ctx.service()).pageCallbacks({
-    status, orderId: opts.order, withdrawalId: opts.withdrawal, mchId: ctx.globals.mchId, cursor: parseCursor(opts.cursor), limit: parseLimit(opts.limit),
+    status, orderId, withdrawalId, mchId: ctx.globals.mchId, cursor: parseCursor(opts.cursor), limit: parseLimit(opts.limit),
   });
   const list = page.items;
   if (ctx.globals.json) return printJson(ctx, list);

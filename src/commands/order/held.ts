@@ -1,9 +1,11 @@
 import type { Context } from '../../context.js';
 import { formatTime, printJson, printTable } from '../output.js';
+import { orderIdOf } from './ref.js';
 
 /** `order held`: payments found on chain more than 24 h after their order expired, waiting for an operator. */
 export async function run(ctx: Context, opts: { order?: string }): Promise<void> {
-  const list = await (await ctx.service()).heldPayments({ mchId: ctx.globals.mchId, orderId: opts.order });
+  // By id or oid, and refused when there is no such order (not an empty list).
+  const list = await (await ctx.service()).heldPayments({ mchId: ctx.globals.mchId, orderId: await orderIdOf(ctx, opts.order) });
   if (ctx.globals.json) return printJson(ctx, list);
   await printTable(
     ctx,

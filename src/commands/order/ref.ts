@@ -41,3 +41,20 @@ export const findHint = (ref: string) => `(cryptopay order find ${ref} also sear
 export async function orderIdOf(ctx: Context, ref: string | undefined): Promise<string | undefined> {
   return ref === undefined ? undefined : (await orderByRef(ctx, ref)).id;
 }
+
+/**
+ * The withdrawal a filter names (`log --withdrawal`, `callbacks list --withdrawal`), refused when
+ * there is none: an id mistyped answered an empty list, as if it had no entries (a new-user trial).
+ */
+export async function withdrawalIdOf(ctx: Context, id: string | undefined): Promise<string | undefined> {
+  if (id === undefined) return undefined;
+  try {
+    return (await (await ctx.service()).getWithdrawal(id, ctx.globals.mchId)).id;
+  } catch (e) {
+    if (!ctx.globals.json && e instanceof AppError && e.kind === 'not_found') {
+      const scope = ctx.globals.mchId ? ` of merchant ${ctx.globals.mchId}` : '';
+      throw new AppError('not_found', `withdrawal not found: no withdrawal${scope} has the id ${id} (cryptopay withdraw list lists them)`);
+    }
+    throw e;
+  }
+}
