@@ -18,7 +18,7 @@ import {
 } from '../core/schemas.js';
 import { merchantError } from '../callbacks/attempt-errors.js';
 import type { OperatorExtensions, PaymentService } from '../core/service.js';
-import type { CallbackView } from '../core/types.js';
+import type { AuditView, CallbackView } from '../core/types.js';
 
 /**
  * Adds one signed read: `run` gets the input parsed with `schema` and the merchant whose secret
@@ -64,11 +64,19 @@ export function operatorReads(read: ReadRoute): void {
     const c = await s.showCallback(q.id, mchId);
     return { ...forMerchant(c), history: c.history.map((a) => ({ ...a, error: merchantError(a.error), by: 'service' })) };
   });
-  read('/api/v1/log', logSchema, (s, q, mchId) => {
+  // The log of the signing merchant, numbered on its own (src/store/audit-log.ts); who acted is
+  // the merchant itself (api:<mchId>), a chain, or "operator": an operator's name is the login
+  // account of the server or what --operator said, not the merchant's to read (an outside review).
+  read('/api/v1/log', logSchema, async (s, q, mchId) => {
     const f = { mchId, orderId: q.orderId, withdrawalId: q.withdrawalId, since: q.since, until: q.until, cursor: q.cursor, limit: q.limit };
-    return q.page ? s.pageLog(f) : s.log(f);
+    if (!q.page) return (await s.log(f)).map(actorForMerchant);
+    const page = await s.pageLog(f);
+    return { ...page, items: page.items.map(actorForMerchant) };
   });
-  read('/api/v1/log/follow', logFollowSchema, (s, q, mchId) => s.followLog({ mchId, orderId: q.orderId, withdrawalId: q.withdrawalId, since: q.since, after: q.after, limit: q.limit }));
+  read('/api/v1/log/follow', logFollowSchema, async (s, q, mchId) => {
+    const follow = await s.followLog({ mchId, orderId: q.orderId, withdrawalId: q.withdrawalId, since: q.since, after: q.after, limit: q.limit });
+    return { ...follow, entries: follow.entries.map(actorForMerchant) };
+  });
   // The chains' part is the service's: a deep reorg's report names the payment it left credited,
   // another merchant's as likely as not, and a node's error names the node (an internal address
   // for a node of one's own: a review). The merchant reads that there is one, and no more.
@@ -81,6 +89,8 @@ export function operatorReads(read: ReadRoute): void {
 }
 
 const forMerchant = <C extends CallbackView>(c: C): C => ({ ...c, lastError: merchantError(c.lastError) });
+
+const actorForMerchant = (e: AuditView): AuditView => (/^(api|chain):/.test(e.actor) ? e : { ...e, actor: 'operator' });
 
 /** A chain's last error as any merchant may read it: the node's address and answer are the operator's. */
 const NODE_TROUBLE = "the service could not read this chain's node at its last try (the operator's summary says why)";

@@ -15,6 +15,15 @@ export interface LogFilter {
   until?: number;
 }
 
+/**
+ * An entry's number as the reader sees it. The log of one merchant (every merchant's over HTTP,
+ * an operator's with --mch-id) is numbered on its own, 1, 2, 3 ... in commit order
+ * (`merchant_seq`, given by the ledger's trigger, migration 0014): numbered in the whole log, a
+ * merchant read the others' volume off the gaps between its own entries, and off the mark of
+ * log/follow as it grew (an outside review). The whole log keeps its own numbers.
+ */
+const numberOf = (filter: LogFilter) => (filter.mchId ? auditLog.merchantSeq : auditLog.id);
+
 function logWhere(filter: LogFilter): SQL[] {
   const where: SQL[] = [];
   const subjects: SQL[] = [];
@@ -27,19 +36,20 @@ function logWhere(filter: LogFilter): SQL[] {
   return where;
 }
 
-const view = (e: typeof auditLog.$inferSelect): AuditView => ({
-  id: Number(e.id), at: e.at, actor: e.actor, action: e.action, mchId: e.merchantId, subject: `${e.subjectType}:${e.subjectId}`,
+const viewOf = (filter: LogFilter) => (e: typeof auditLog.$inferSelect): AuditView => ({
+  id: Number(filter.mchId ? e.merchantSeq : e.id), at: e.at, actor: e.actor, action: e.action, mchId: e.merchantId, subject: `${e.subjectType}:${e.subjectId}`,
   detail: JSON.parse(e.detail) as Record<string, unknown>,
 });
 
 /** The audit log, newest first; entries are written by `audit()` in each change's own transaction. */
 export function readLog(s: StoreCtx, filter: LogFilter & { limit?: number }): AuditView[] {
-  return s.db.select().from(auditLog).where(and(...logWhere(filter))).orderBy(desc(auditLog.id)).limit(filter.limit ?? 50).all().map(view);
+  return s.db.select().from(auditLog).where(and(...logWhere(filter))).orderBy(desc(numberOf(filter))).limit(filter.limit ?? 50).all().map(viewOf(filter));
 }
 
 /** A page of `log`, newest first; the cursor is the number of the last entry shown. */
 export function pageLog(s: StoreCtx, filter: LogFilter & { limit?: number; cursor?: string }): Page<AuditView> {
   const where = logWhere(filter);
+  const n = numberOf(filter);
   const limit = filter.limit ?? 50;
   const count = (extra?: SQL) => Number(s.db.select({ n: sql<bigint>`count(*)` }).from(auditLog).where(and(...where, extra)).get()?.n ?? 0);
   let after: SQL | undefined;
@@ -47,33 +57,39 @@ export function pageLog(s: StoreCtx, filter: LogFilter & { limit?: number; curso
   if (filter.cursor !== undefined) {
     if (!/^[1-9][0-9]{0,15}$/.test(filter.cursor)) throw unknownCursor(filter.cursor, 'an entry');
     const at = Number(filter.cursor);
-    after = lt(auditLog.id, at);
-    before = count(gte(auditLog.id, at));
+    after = lt(n, at);
+    before = count(gte(n, at));
   }
-  const rows = s.db.select().from(auditLog).where(and(...where, after)).orderBy(desc(auditLog.id)).limit(limit + 1).all();
-  return pageOf(rows, limit, count(), before, (e) => String(e.id), view);
+  const rows = s.db.select().from(auditLog).where(and(...where, after)).orderBy(desc(n)).limit(limit + 1).all();
+  const view = viewOf(filter);
+  return pageOf(rows, limit, count(), before, (e) => String(view(e).id), view);
 }
 
 /**
  * `log --follow`, locally and through the extension (decisions "Remote mode, whole"). Entries
- * are numbered in commit order (one writer at a time), so reading up to the newest number taken
- * first, and next time after it, misses nothing and repeats nothing, whoever commits meanwhile.
- * Without `after`: the newest `limit` entries (default 10), oldest first. With it: those after
- * it, oldest first, at most `limit` (default and most FOLLOW_MAX); the mark is the last entry
- * read, or the newest of the whole log when all were answered, so that the next ask reads only
- * what is new, however few of the entries the filter keeps.
+ * are numbered in commit order (one writer at a time; a merchant's too), so reading up to the
+ * newest number taken first, and next time after it, misses nothing and repeats nothing, whoever
+ * commits meanwhile. Without `after`: the newest `limit` entries (default 10), oldest first. With
+ * it: those after it, oldest first, at most `limit` (default and most FOLLOW_MAX); the mark is the
+ * last entry read, or the newest of the log read (the merchant's own, for one merchant) when all
+ * were answered, so that the next ask reads only what is new, however few of the entries the
+ * filter keeps.
  */
 export function followLog(s: StoreCtx, filter: LogFilter & { after?: number; limit?: number }): LogFollow {
-  const upTo = lastLogId(s);
+  const upTo = lastNumber(s, filter.mchId);
+  const n = numberOf(filter);
+  const view = viewOf(filter);
   if (filter.after === undefined) return { entries: readLog(s, { ...filter, limit: filter.limit ?? 10 }).reverse(), mark: upTo };
   const max = Math.min(filter.limit ?? FOLLOW_MAX, FOLLOW_MAX);
-  const rows = s.db.select().from(auditLog).where(and(...logWhere(filter), gt(auditLog.id, filter.after), lte(auditLog.id, upTo))).orderBy(asc(auditLog.id)).limit(max + 1).all();
-  if (rows.length > max) return { entries: rows.slice(0, max).map(view), mark: Number(rows[max - 1]!.id) };
+  const rows = s.db.select().from(auditLog).where(and(...logWhere(filter), gt(n, filter.after), lte(n, upTo))).orderBy(asc(n)).limit(max + 1).all();
+  if (rows.length > max) return { entries: rows.slice(0, max).map(view), mark: view(rows[max - 1]!).id };
   return { entries: rows.map(view), mark: Math.max(upTo, filter.after) };
 }
 
-/** The number of the newest entry (0 on an empty log). */
-function lastLogId(s: StoreCtx): number {
-  return Number(s.db.select({ id: sql<bigint>`coalesce(max(${auditLog.id}), 0)` }).from(auditLog).get()?.id ?? 0);
+/** The number of the newest entry, of one merchant's log or of the whole (0 when there is none). */
+function lastNumber(s: StoreCtx, mchId: string | undefined): number {
+  const q = mchId
+    ? s.db.select({ n: sql<bigint>`coalesce(max(${auditLog.merchantSeq}), 0)` }).from(auditLog).where(eq(auditLog.merchantId, mchId))
+    : s.db.select({ n: sql<bigint>`coalesce(max(${auditLog.id}), 0)` }).from(auditLog);
+  return Number(q.get()?.n ?? 0);
 }
-

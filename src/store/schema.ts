@@ -253,8 +253,10 @@ export const auditLog = sqliteTable(
     subjectType: text('subject_type').notNull(),
     subjectId: text('subject_id').notNull(),
     detail: text('detail').notNull(),
+    /** The entry's number in its merchant's own log (1, 2, 3 ...), given by a trigger (migration 0014). */
+    merchantSeq: int('merchant_seq'),
   },
-  (t) => [index('audit_subject').on(t.subjectType, t.subjectId)],
+  (t) => [index('audit_subject').on(t.subjectType, t.subjectId), uniqueIndex('audit_merchant_seq').on(t.merchantId, t.merchantSeq)],
 );
 
 export const nonces = sqliteTable(

@@ -90,8 +90,9 @@ function normalize(value: unknown, ids: Map<string, string>): unknown {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
       if (['refundTime', 'createdAt', 'updatedAt', 'expiredAt', 'paidAt', 'at'].includes(k)) out[k] = typeof v === 'number' && v > 1.7e12 ? '<time>' : v;
-      // Who acted: the ledger's own caller, or the signing merchant's api:<mchId> on the server.
-      else if (k === 'actor') out[k] = v === 'contract' || (typeof v === 'string' && /^api:M\d+$/.test(v)) ? '<actor>' : v;
+      // Who acted: the ledger's own caller, or the signing merchant's api:<mchId> on the server,
+      // where the merchant reads any operator's name as "operator" (test/server/merchant-log.test.ts).
+      else if (k === 'actor') out[k] = v === 'contract' || v === 'operator' || (typeof v === 'string' && /^api:M\d+$/.test(v)) ? '<actor>' : v;
       else if (k === 'refundId') out[k] = typeof v === 'string' && /^rf_[0-9a-v]{9}[A-Za-z0-9_-]{22}$/.test(v) ? '<refund>' : v;
       else if (k === 'id' && typeof v === 'string' && !ids.has(v)) out[k] = /^(ord|wd)_[0-9a-v]{9}[A-Za-z0-9_-]{22}$/.test(v) ? `<new ${v.split('_')[0]}>` : v;
       else if (k === 'EVM') out[k] = typeof v === 'string' && /^0x[0-9a-fA-F]{40}$/.test(v) ? '<evm>' : v;

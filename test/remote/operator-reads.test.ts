@@ -111,9 +111,11 @@ describe("a merchant's signed reads on the remote", () => {
     expect(byUnknown).toEqual(byOther);
     // Refused since session 20, as an order is: it had answered an empty log.
     expect(byOtherWd).toEqual({ code: 1, stdout: '', stderr: '{"error":{"kind":"not_found","message":"withdrawal not found"}}\n' });
-    // Plain: tab-separated rows, the refund by the API and the payment by the seeding operator.
+    // Plain: tab-separated rows, the refund by the API and the payment by the seeding operator,
+    // whose name a merchant reads as "operator".
     expect(own.stdout).toMatch(new RegExp(`\\tapi:${a.mchId}\\torder\\.refunded\\torder:${ids.a1}\\t`));
-    expect(own.stdout).toMatch(new RegExp(`\\tseed\\torder\\.payment_recorded\\torder:${ids.a1}\\t`));
+    expect(own.stdout).toMatch(new RegExp(`\\toperator\\torder\\.payment_recorded\\torder:${ids.a1}\\t`));
+    expect(own.stdout).not.toMatch(/\tseed\t/);
   });
 
   it("order find: its own order by oid, uid, payment hash and deposit address; B's order, hash and payout answer like nothing at all", async () => {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { LocalPaymentService } from '../../src/store/local-service.js';
 import { MINUTE, T0, USDT, addOtherMerchant, addShopMerchant, evmTx, order, paidOrder, refused, useHarness } from '../helpers/service.js';
+import { openLedger } from '../../src/store/db.js';
+import { LocalPaymentService } from '../../src/store/local-service.js';
+import { useFixtureCopies } from '../helpers/fixtures.js';
 
 const TO = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
 const apply = (service: LocalPaymentService) =>
@@ -119,5 +121,30 @@ describe('audit log', () => {
     expect(late.mark).toBe(late.entries[0]!.id);
     // Without a mark: the newest `limit`, oldest first.
     expect((await service.followLog({ mchId, limit: 2 })).entries.map((e) => e.subject)).toEqual(['balance:u1198', 'balance:late']);
+  });
+});
+
+describe('a ledger written before merchants had logs of their own (migration 0014)', () => {
+  const oldLedger = useFixtureCopies('ledger-schema12-one-tx-two-merchants.db');
+
+  it("numbers each merchant's entries 1, 2, 3 ... in the order they were written, and goes on from there", async () => {
+    const ledger = openLedger(oldLedger());
+    try {
+      const rows = (ledger.sqlite.prepare('select id, merchant_id as m, merchant_seq as n from audit_log order by id').all() as { id: bigint; m: string | null; n: bigint | null }[])
+        .map((r) => ({ m: r.m, n: r.n === null ? null : Number(r.n) }));
+      const merchants = [...new Set(rows.filter((r) => r.m !== null).map((r) => r.m!))];
+      expect(merchants.length).toBeGreaterThanOrEqual(2);
+      // Interleaved in the whole log, numbered without gaps within each merchant.
+      for (const m of merchants) expect(rows.filter((r) => r.m === m).map((r) => r.n)).toEqual(rows.filter((r) => r.m === m).map((_, i) => i + 1));
+      expect(rows.filter((r) => r.m === null).every((r) => r.n === null)).toBe(true);
+      const service = new LocalPaymentService(ledger, { now: () => Date.UTC(2025, 0, 16), caller: { actor: 'tester' } });
+      const m = merchants[0]!;
+      const had = rows.filter((r) => r.m === m).length;
+      await service.adjustBalance({ mchId: m, uid: 'u9', amount: '+1', reason: 'seed' });
+      expect((await service.log({ mchId: m, limit: 1 }))[0]).toMatchObject({ id: had + 1, action: 'balance.adjusted' });
+      expect(await service.check()).toEqual([]);
+    } finally {
+      ledger.close();
+    }
   });
 });
