@@ -68,14 +68,14 @@ const EXAMPLES: Record<string, string[]> = {
   version: ['cryptopay version', 'cryptopay version --json'],
   completion: ['eval "$(cryptopay completion bash)"', 'cryptopay completion fish > ~/.config/fish/completions/cryptopay.fish'],
   profile: ['cryptopay profile add prod --remote https://pay.example.com --mch-id M100001 --use', 'cryptopay profile list'],
-  'profile add': ['CRYPTOPAY_SECRET=... cryptopay profile add prod --url https://pay.example.com --mch-id M100001 --use'],
+  'profile add': ['cryptopay profile add prod --url https://pay.example.com --mch-id M100001 --use   # asks for the secret, hidden'],
   'profile list': ['cryptopay profile list'],
   'profile show': ['cryptopay profile show prod'],
   'profile test': ['cryptopay profile test', 'cryptopay profile test prod'],
   'profile use': ['cryptopay profile use prod', 'cryptopay profile use --none'],
   'profile remove': ['cryptopay profile remove prod'],
-  sign: ['CRYPTOPAY_SECRET=... cryptopay sign --fill --mch-id M100001 oid=A-1 uid=u1 amount=10 --json', 'echo \'{"a":"1"}\' | cryptopay sign --explain'],
-  'sign verify': ['CRYPTOPAY_SECRET=... cryptopay sign verify --body \'{"a":"1","sign":"..."}\''],
+  sign: ['read -rs CRYPTOPAY_SECRET && export CRYPTOPAY_SECRET   # the secret at a hidden prompt, not in the shell history', 'cryptopay sign --fill --mch-id M100001 oid=A-1 uid=u1 amount=10 --json', 'echo \'{"a":"1"}\' | cryptopay sign --explain --secret-file ./secret'],
+  'sign verify': ['cryptopay sign verify --secret-file ./secret --body \'{"a":"1","sign":"..."}\''],
 };
 
 /** Marks required options and adds examples, walking the program defineCommands built. */

@@ -47,6 +47,13 @@ export async function startDev(ctx: Context, service: LocalPaymentService, err: 
     const r = await service.addMerchant({ name: DEV_MERCHANT_NAME, evmXpub, tronXpub });
     merchant = { mchId: r.merchant.mchId, secret: r.secret };
   }
+  // On a ledger that had merchants: the development merchant (the public test wallet's), named in
+  // the hint when there are others, or the hint failed with "--mch-id is required" (a new-user trial).
+  let devMchId: string | undefined;
+  if (!merchant && service.countMerchants() > 1) {
+    const { onPublicTestWallet } = await import('../store/payments.js');
+    devMchId = (await service.listMerchants()).find((m) => onPublicTestWallet(service.ledger.db, m.mchId, 'EVM'))?.mchId;
+  }
 
   const previous = previousDevChain(readLedgerRegistry(service.ledger.db));
   const statePath = anvilStatePath(service.ledger.path);
@@ -105,7 +112,8 @@ export async function startDev(ctx: Context, service: LocalPaymentService, err: 
         err(`  curl -s -X POST ${url}/api/v1/order -H 'Content-Type: application/json' -d '${signedOrderBody(ctx, merchant)}'`);
       } else {
         err('Create an order:');
-        err(`  ${cli} --db ${db} order create --oid A-1 --uid user-1 --amount 12.5`);
+        // An oid of its own (A-1 may be taken by now); printed again, the same command is an idempotent retry.
+        err(`  ${cli} --db ${db}${devMchId ? ` --mch-id ${devMchId}` : ''} order create --oid demo-${ctx.now()} --uid user-1 --amount 12.5`);
       }
       if (chainState) {
         err('Then pay it with test USDT from a funded account; the order turns PAID on its own:');
@@ -114,7 +122,8 @@ export async function startDev(ctx: Context, service: LocalPaymentService, err: 
       err('');
       if (merchant) {
         err('Sign your own bodies:');
-        err(`  CRYPTOPAY_SECRET=<secret> ${cli} sign --fill --mch-id ${merchant.mchId} oid=A-1 uid=u1 amount=10 --json`);
+        // The secret at a hidden prompt: typed after CRYPTOPAY_SECRET= it would land in the shell's history (an outside review).
+        err(`  read -rs CRYPTOPAY_SECRET && export CRYPTOPAY_SECRET && ${cli} sign --fill --mch-id ${merchant.mchId} oid=A-1 uid=u1 amount=10 --json`);
         err('');
       } else {
         err(`sign requests with a merchant's secret: ${cli} sign --fill --mch-id M... key=value ...`);

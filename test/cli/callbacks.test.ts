@@ -287,6 +287,8 @@ describe('callbacks run, test and listen', () => {
     const refused = await cli(['--db', db, 'callbacks', 'test', '--url', url]);
     expect(refused.code).toBe(1);
     expect(refused.stdout).toMatch(/^error +refused: 127\.0\.0\.1 is a loopback address; callbacks are never sent/m);
+    // The switch named is this command's own (it named serve's: a new-user trial).
+    expect(refused.stdout).toMatch(/\(callbacks test --allow-private-callbacks lifts this for development\)/);
 
     const sent = await cli(['--db', db, '--json', 'callbacks', 'test', '--url', url, '--event', 'withdraw.rejected', '--allow-private-callbacks']);
     expect(sent.code, sent.stderr + sent.stdout).toBe(0);

@@ -172,14 +172,23 @@ describe('serve --dev', () => {
       expect(down.stderr).toContain(`the development chain at ${a.rpcUrl} does not answer`);
 
       // Restarted: the same merchant (no new secret printed), the same token, the same balances.
+      // Another merchant was added meanwhile: the printed way to create an order names the
+      // development merchant, and works as printed (it had failed with "--mch-id is required").
+      const other = await s.json(['merchant', 'add', '--name', 'Other', '--generate-wallet']);
       const again = await serveDev(s);
+      const hint = /Create an order:\n {2}\S+ (.*)\n/.exec(again.stderr())?.[1];
+      expect(hint).toMatch(new RegExp(`^--db \\S+ --mch-id ${mchId} order create --oid demo-\\d+ --uid user-1 --amount 12\\.5$`));
+      const byHint = await s.bare([...hint!.split(' '), '--json']);
+      expect(byHint.code, byHint.stderr).toBe(0);
+      expect(JSON.parse(byHint.stdout)).toMatchObject({ uid: 'user-1', amount: '12.5', status: 'PENDING_PAY' });
+      expect(other.mchId).not.toBe(mchId);
       const b = announced(again);
       expect(b.token).toBe(a.token);
       expect(again.stderr()).not.toContain(secret);
       expect(again.stderr()).not.toMatch(/test test|junk/);
       expect(again.stderr()).toContain('development mode: the ledger already has a merchant, so none was created');
       expect(await tokenBalance(b, order.addresses.EVM)).toBe(13_250_000n);
-      expect(await s.json(['merchant', 'list'])).toHaveLength(1);
+      expect(await s.json(['merchant', 'list'])).toHaveLength(2);
       const third = await s.json(['dev', 'pay', order.id, '--amount', '0.25']);
       expect(third.blockNumber).toBeGreaterThan(more.blockNumber);
       expect(await tokenBalance(b, order.addresses.EVM)).toBe(13_500_000n);

@@ -131,7 +131,7 @@ describe.concurrent('sign', { timeout: SLOW }, () => {
       cli(['sign', '--json', 'oid=A-1', 'uid=u1']),
       cli(['sign', '--fill', '--mch-id', 'M100001', 'oid=A-1', 'uid=u1', 'amount=10', '--json']),
       cli(['--json', '--mch-id', 'M100001', 'sign', '--fill', 'oid=A-1']),
-      cli(['sign', '--fill', '--json', '--body', '{"oid":"A","timestamp":5,"nonce":"mine","mchId":"M7"}', '--mch-id', 'M100001']),
+      cli(['sign', '--fill', '--json', '--body', '{"oid":"A","timestamp":5,"nonce":"mine","mchId":"M7"}', '--mch-id', 'M7']),
     ]);
     expect(JSON.parse(plain.stdout)).toEqual({ oid: 'A-1', uid: 'u1', sign: sha(`oid=A-1&uid=u1${SECRET}`) });
 
@@ -241,6 +241,18 @@ describe.concurrent('sign', { timeout: SLOW }, () => {
       [2, '', 'error: __proto__ is not a field of any request: the server refuses it'],
       [2, '', 'error: nonce must be 1 to 64 characters of A-Z a-z 0-9 _ . : - (no & or =: they would let a signed body be re-split); the server refuses any other'],
     ]);
+  });
+
+  // Found by a new-user trial (session 20): --mch-id M100001 with mchId=M100002 among the fields
+  // signed for M100002 without a word.
+  it('refuses --fill when --mch-id and a field mchId= name two merchants; the same merchant twice is one', async () => {
+    const [two, same] = await Promise.all([
+      cli(['sign', '--fill', '--mch-id', 'M100001', 'oid=U-2', 'mchId=M100002']),
+      cli(['sign', '--fill', '--mch-id', 'M100001', 'oid=U-2', 'mchId=M100001', '--json']),
+    ]);
+    expect([two.code, two.stdout, two.stderr.trim()]).toEqual([2, '', "error: --mch-id M100001 and the body's merchant M100002 are two merchants: give one"]);
+    expect(same.code, same.stderr).toBe(0);
+    expect(JSON.parse(same.stdout)).toMatchObject({ oid: 'U-2', mchId: 'M100001' });
   });
 
   // Found by an outside review: --body '{"amount":"1","amount":"1000"}' was signed over the last

@@ -15,6 +15,11 @@ export async function run(ctx: Context, opts: { body?: string; fill?: boolean; e
     body.timestamp ??= ctx.now();
     body.nonce ??= randomBytes(12).toString('hex');
     const merchant = ctx.globals.mchId ?? mchId;
+    // --mch-id and a field mchId= naming two merchants: which one signs is not guessed (a field
+    // given twice is refused the same way).
+    if (ctx.globals.mchId !== undefined && body.mchId !== undefined && body.mchId !== ctx.globals.mchId) {
+      throw usage(`--mch-id ${ctx.globals.mchId} and the body's merchant ${String(body.mchId)} are two merchants: give one`);
+    }
     if (merchant) body.mchId ??= merchant;
   }
   let canonical: string;
