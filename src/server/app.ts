@@ -215,7 +215,7 @@ export function createApp(deps: AppDeps) {
         return ok(await run(service, args));
       } catch (e) {
         // A replayed request (nonce already used) is refused as unauthenticated: it must not use up the merchant's limit.
-        if (perMinute > 0 && isAppError(e) && e.kind === 'unauthorized') limiter.giveBack(bucket);
+        if (perMinute > 0 && isAppError(e) && e.kind === 'unauthorized') limiter.giveBack(bucket, t);
         throw e;
       }
     };

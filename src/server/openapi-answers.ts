@@ -220,7 +220,8 @@ export const AUDIT_ENTRY = {
   type: 'object',
   required: ['id', 'at', 'actor', 'action', 'mchId', 'subject', 'detail'],
   properties: {
-    id: { type: 'integer' }, at: { type: 'integer' }, actor: { type: 'string', description: 'api:<mchId> for a signed request, else the operator or chain:<chainId>' },
+    id: { type: 'integer', description: "the entry's number in the signing merchant's own log: 1, 2, 3 ... in commit order" }, at: { type: 'integer' },
+    actor: { type: 'string', description: 'api:<mchId> for a signed request, chain:<chainId> for what a chain watcher recorded, operator for anything an operator did' },
     action: { type: 'string' }, mchId: NULLABLE_STRING, subject: { type: 'string', description: 'type:id, such as order:ord_…' }, detail: { type: 'object' },
   },
 };

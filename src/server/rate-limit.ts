@@ -39,9 +39,14 @@ class Window {
     this.size++;
   }
 
-  /** Drops the newest request (given back). */
-  pop(): void {
-    if (this.size > 0) this.size--;
+  /** Drops the newest request counted at `at` (given back); those after it move up. */
+  remove(at: number): void {
+    for (let i = this.size - 1; i >= 0; i--) {
+      if (this.at(i) !== at) continue;
+      for (let j = i; j < this.size - 1; j++) this.times[(this.head + j) % this.times.length] = this.at(j + 1);
+      this.size--;
+      return;
+    }
   }
 }
 
@@ -67,12 +72,15 @@ export class RateLimiter {
       return 0;
     }
     // Full (or over a limit lowered since): the next request passes once all but perMinute - 1
-    // of these have left the window.
-    return Math.max(1, Math.ceil((w.at(w.size - perMinute) + WINDOW_MS - now) / 1000));
+    // of these have left the window. Never more than a minute, should the clock step back.
+    return Math.min(60, Math.max(1, Math.ceil((w.at(w.size - perMinute) + WINDOW_MS - now) / 1000)));
   }
 
-  /** Uncounts a request that turned out not to count (a replay): the newest of the key's. */
-  giveBack(key: string): void {
-    this.windows.get(key)?.pop();
+  /**
+   * Uncounts a request that turned out not to count (a replay): the one `take` counted at `at`,
+   * not merely the newest, which may be another request's that passed meanwhile (code review).
+   */
+  giveBack(key: string, at: number): void {
+    this.windows.get(key)?.remove(at);
   }
 }

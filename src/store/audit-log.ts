@@ -1,6 +1,7 @@
 import { and, asc, desc, eq, gt, gte, lt, lte, or, sql, type SQL } from 'drizzle-orm';
 import { FOLLOW_MAX, type AuditView, type LogFollow } from '../core/types.js';
 import { auditLog } from './schema.js';
+import { invalid } from '../core/errors.js';
 import { pageOf, unknownCursor, type Page } from './paging.js';
 import type { StoreCtx } from './store-context.js';
 
@@ -57,6 +58,9 @@ export function pageLog(s: StoreCtx, filter: LogFilter & { limit?: number; curso
   if (filter.cursor !== undefined) {
     if (!/^[1-9][0-9]{0,15}$/.test(filter.cursor)) throw unknownCursor(filter.cursor, 'an entry');
     const at = Number(filter.cursor);
+    // Past the newest entry: not a cursor this log gave (one of the whole ledger's numbers, from
+    // before a merchant's entries were numbered on their own) and its page would be a wrong one.
+    if (at > lastNumber(s, filter.mchId)) throw unknownCursor(filter.cursor, 'an entry');
     after = lt(n, at);
     before = count(gte(n, at));
   }
@@ -79,11 +83,22 @@ export function followLog(s: StoreCtx, filter: LogFilter & { after?: number; lim
   const upTo = lastNumber(s, filter.mchId);
   const n = numberOf(filter);
   const view = viewOf(filter);
-  if (filter.after === undefined) return { entries: readLog(s, { ...filter, limit: filter.limit ?? 10 }).reverse(), mark: upTo };
+  if (filter.after === undefined) {
+    // Up to the mark only: an entry committed between the two reads (another process) comes with
+    // the next ask, not with this one and again with that (code review).
+    const newest = s.db.select().from(auditLog).where(and(...logWhere(filter), lte(n, upTo))).orderBy(desc(n)).limit(filter.limit ?? 10).all();
+    return { entries: newest.map(view).reverse(), mark: upTo };
+  }
+  // A mark past the newest entry is not one this log gave: most likely one kept from before a
+  // merchant's entries were numbered on their own (migration 0014), whose numbers counted the
+  // whole ledger. Answered "nothing new" it would hide every entry until the count caught up.
+  if (filter.after > upTo) {
+    throw invalid(`after ${filter.after} is past the newest entry of this log (${upTo}): a mark is the number of an entry, and since migration 0014 a merchant's entries are numbered on their own; ask without after to start again`);
+  }
   const max = Math.min(filter.limit ?? FOLLOW_MAX, FOLLOW_MAX);
   const rows = s.db.select().from(auditLog).where(and(...logWhere(filter), gt(n, filter.after), lte(n, upTo))).orderBy(asc(n)).limit(max + 1).all();
   if (rows.length > max) return { entries: rows.slice(0, max).map(view), mark: view(rows[max - 1]!).id };
-  return { entries: rows.map(view), mark: Math.max(upTo, filter.after) };
+  return { entries: rows.map(view), mark: upTo };
 }
 
 /** The number of the newest entry, of one merchant's log or of the whole (0 when there is none). */

@@ -97,6 +97,13 @@ export function checkLedger(s: StoreCtx): string[] {
 
   v.push(...duplicateTransactions(rows));
   v.push(...chainPaymentMismatches(rows));
+  // Each merchant's log is numbered by the ledger's trigger (migration 0014): an entry without its
+  // number would never be read by that merchant's log or follow (a code review).
+  if (!db.prepare("select 1 from sqlite_master where type = 'trigger' and name = 'audit_merchant_seq'").get()) {
+    v.push('the audit log has no trigger numbering each merchant\'s entries (audit_merchant_seq): its entries go unnumbered');
+  }
+  const unnumbered = Number(db.prepare('select count(*) from audit_log where merchant_id is not null and merchant_seq is null').pluck().get());
+  if (unnumbered > 0) v.push(`${unnumbered} audit entries of a merchant have no number in its log (merchant_seq)`);
   return v;
 }
 

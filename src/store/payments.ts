@@ -17,6 +17,12 @@ export interface MarkPaidInput {
   id: string;
   txHash: string;
   amount?: string;
+  /**
+   * What the operator was shown as paid so far (`order mark-paid`'s question, whose default amount
+   * is what was then due): refused when a payment came in meanwhile, which would credit the user
+   * for the same due twice (code review).
+   */
+  paidBefore?: string;
   chainType?: string;
   chainId?: string;
   token?: string;
@@ -294,6 +300,9 @@ export async function markPaid(s: StoreCtx, input: MarkPaidInput): Promise<Order
       .from(orders).where(eq(orders.id, input.id)).get();
     if (!o) throw notFound('Order not found');
     refuseReturned(tx, input.id, txHash);
+    if (input.paidBefore !== undefined && formatAmount(o.paid, decimalsOf(o.asset)) !== input.paidBefore) {
+      throw conflict(`order ${input.id} was paid meanwhile (${formatAmount(o.paid, decimalsOf(o.asset))} ${o.asset} so far, ${input.paidBefore} when asked): nothing was changed; look again (cryptopay order show ${input.id})`);
+    }
     let amount: bigint;
     if (input.amount !== undefined) amount = parseAmount(input.amount, decimalsOf(o.asset));
     else {

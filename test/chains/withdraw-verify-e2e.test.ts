@@ -243,7 +243,7 @@ describe('the CLI binary', () => {
     const unverified = await local(['withdraw', 'confirm', u.id, '--tx-hash', `0x${'56'.repeat(32)}`, '--block-number', '3', '--unverified', '--reason', 'paid from the cold wallet', '--yes', '--json']);
     expect(unverified.code, unverified.stderr).toBe(0);
     expect(await show(u.id)).toMatchObject({ status: 'CONFIRMED', verification: 'unverified', verificationNote: expect.stringContaining('paid from the cold wallet') });
-    expect((await local(['withdraw', 'show', u.id])).stdout).toMatch(/verification\s+NOT verified on chain\n.*why\s+confirmed without verification by .*: paid from the cold wallet/);
+    expect((await local(['withdraw', 'show', u.id])).stdout).toMatch(/verification\s+NOT verified on chain\n.*why\s+confirmed without verification by an operator: paid from the cold wallet/);
     const check = await local(['withdraw', 'verify', u.id, '--json']);
     expect(check.code).toBe(1);
     expect(JSON.parse(check.stdout)).toMatchObject({ id: u.id, matches: false, verification: 'unverified' });

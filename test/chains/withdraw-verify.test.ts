@@ -482,7 +482,7 @@ describe('without verification', () => {
     const done = await operator.confirmWithdrawalUnverified({ mchId, logId: w.id, txHash: hash, blockNumber: 9 }, 'node down; paid from the cold wallet, checked on the explorer');
     expect(done).toMatchObject({ status: 'CONFIRMED', txHash: hash });
     expect(await operator.getWithdrawal(w.id)).toMatchObject({
-      verification: 'unverified', verificationNote: 'confirmed without verification by alice: node down; paid from the cold wallet, checked on the explorer',
+      verification: 'unverified', verificationNote: 'confirmed without verification by an operator: node down; paid from the cold wallet, checked on the explorer',
     });
     expect((await auditOf(w.id))[0]).toMatchObject({ actor: 'alice', detail: { verified: false, note: expect.stringContaining('checked on the explorer') } });
   });

@@ -105,13 +105,13 @@ export async function addTestMerchant(service: LocalPaymentService, name = 'Shop
   return { mchId: r.merchant.mchId, secret: r.secret };
 }
 
-/** A second merchant with its own freshly generated wallet. */
 /** A real merchant (SHOP_WALLET): one that pays its users out on real chains. */
 export async function addShopMerchant(service: LocalPaymentService, name = 'Shop'): Promise<{ mchId: string; secret: string }> {
   const r = await service.addMerchant({ name, evmXpub: SHOP_WALLET.evmXpub, tronXpub: SHOP_WALLET.tronXpub });
   return { mchId: r.merchant.mchId, secret: r.secret };
 }
 
+/** A second merchant with its own freshly generated wallet. */
 export async function addOtherMerchant(service: LocalPaymentService, name = 'Other'): Promise<{ mchId: string; secret: string }> {
   const r = await service.addMerchant({ name, generateWallet: true });
   return { mchId: r.merchant.mchId, secret: r.secret };

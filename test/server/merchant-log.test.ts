@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { expectOk, startServer, type Merchant, type TestServer } from './helpers.js';
+import { EVM_TO, USDT_ETH, expectOk, expectRefused, startServer, type Merchant, type TestServer } from './helpers.js';
 
 /**
  * What a merchant reads of the audit log over HTTP tells it nothing of other merchants (decisions
@@ -46,6 +46,10 @@ describe("a merchant's log", () => {
     expect(page.next).toBe('2');
     const rest = expectOk(await s.post('/api/v1/log', s.signed(b, { op: 'log', page: true, limit: 2, cursor: page.next }))) as { items: Entry[]; next: string | null };
     expect(rest.items.map((e) => e.id)).toEqual([1]);
+    // A mark or cursor past the merchant's newest entry (one kept from before migration 0014,
+    // when numbers counted the whole ledger) is refused, not answered "nothing new" (code review).
+    expectRefused(await s.post('/api/v1/log/follow', s.signed(b, { op: 'log/follow', after: 9 })), 400, 'after 9 is past the newest entry of this log (3): a mark is the number of an entry, and since migration 0014 a merchant\'s entries are numbered on their own; ask without after to start again');
+    expectRefused(await s.post('/api/v1/log', s.signed(b, { op: 'log', page: true, cursor: '9' })), 400, 'cursor 9 is not an entry of this ledger: pass the id the previous page named');
     // A's own log is numbered on its own too: 1 (created) ... 6.
     expect((await log(a)).map((e) => e.id)).toEqual([6, 5, 4, 3, 2, 1]);
     // The operator still reads the whole log in the ledger's own numbers: 9 entries.
@@ -67,5 +71,15 @@ describe("a merchant's log", () => {
     expect((await follow(b)).entries.map((e) => e.actor)).toEqual(['operator', 'operator', 'operator', `api:${b.mchId}`]);
     // The operator's own reading keeps the name (here the test's caller).
     expect((await s.service.log({ mchId: b.mchId })).map((e) => e.actor)).toContain('test');
+
+    // Nor in the note of a withdrawal an operator confirmed without the chain (code review).
+    await s.credit(b, 'u1', '+5');
+    const w = expectOk(await s.post('/api/v1/withdraw/apply', s.signed(b, { uid: 'u1', amount: '2', to: EVM_TO, chainId: 1, chainType: 'EVM', token: USDT_ETH }))) as { id: string };
+    await s.service.confirmWithdrawalUnverified({ mchId: b.mchId, logId: w.id, txHash: `0x${'5e'.repeat(32)}`, blockNumber: 7 }, 'paid from the cold wallet');
+    const shown = expectOk(await s.post('/api/v1/withdraw/show', s.signed(b, { op: 'withdraw/show', id: w.id }))) as { verificationNote: string };
+    expect(shown.verificationNote).toBe('confirmed without verification by an operator: paid from the cold wallet');
+    const entries = JSON.stringify(await log(b, { withdrawalId: w.id }));
+    expect(entries).toContain('paid from the cold wallet');
+    expect(entries).not.toMatch(/\btest\b/);
   });
 });

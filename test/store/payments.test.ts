@@ -43,10 +43,37 @@ describe('recording a payment by hand', () => {
     await refused(service.markPaid({ id: o.id, txHash: evmTx(3) }), 'invalid', `amount is required: order ${o.id} is PAID and nothing is due`);
     expect(counts(service.ledger)).toEqual(before);
     expect(await service.balance('dina')).toMatchObject({ available: '10' });
+    // The CLI's default amount is what its question showed due: a payment recorded while the
+    // question waited makes it refused, not credited on top (code review).
+    const q = await order(service, { uid: 'dina', amount: '5' });
+    await service.markPaid({ id: q.id, txHash: evmTx(5), amount: '5' });
+    const asked = counts(service.ledger);
+    await refused(service.markPaid({ id: q.id, txHash: evmTx(6), amount: '5', paidBefore: '0' }), 'conflict', `order ${q.id} was paid meanwhile (5 USDT so far, 0 when asked): nothing was changed`);
+    expect(counts(service.ledger)).toEqual(asked);
+    expect(await service.balance('dina')).toMatchObject({ available: '15' });
     // A TRON hash with one 0x is recorded in TRON's form.
     const t = await order(service, { uid: 'dina', amount: '1' });
     const paid = await service.markPaid({ id: t.id, txHash: `0x${tronTx(4)}`, chainId: TRON_CHAIN });
     expect(paid.payments.map((p) => p.txHash)).toEqual([tronTx(4)]);
+  });
+
+  it('without an amount: the rest of an expired order partly paid; nothing on a refunded or partly refunded one', async () => {
+    const { service, clock } = h();
+    await addTestMerchant(service);
+    const expired = await order(service, { uid: 'eve', amount: '10' });
+    await service.markPaid({ id: expired.id, txHash: evmTx(11), amount: '3' });
+    clock.now = expired.expiredAt + 1;
+    expect(await service.markPaid({ id: expired.id, txHash: evmTx(12) })).toMatchObject({ status: 'PAID', paidAmount: '10', late: true });
+    const refundedAll = await order(service, { uid: 'eve', amount: '2' });
+    await service.markPaid({ id: refundedAll.id, txHash: evmTx(13) });
+    await service.refund({ id: refundedAll.id, amount: '2' });
+    const partly = await order(service, { uid: 'eve', amount: '2' });
+    await service.markPaid({ id: partly.id, txHash: evmTx(14) });
+    await service.refund({ id: partly.id, amount: '1' });
+    const before = counts(service.ledger);
+    await refused(service.markPaid({ id: refundedAll.id, txHash: evmTx(15) }), 'invalid', `order ${refundedAll.id} is REFUNDED and nothing is due`);
+    await refused(service.markPaid({ id: partly.id, txHash: evmTx(16) }), 'invalid', `order ${partly.id} is PAID and nothing is due`);
+    expect(counts(service.ledger)).toEqual(before);
   });
 
   it('an overpaid order is PAID and the user is credited what arrived', async () => {

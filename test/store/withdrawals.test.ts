@@ -194,6 +194,13 @@ describe('withdrawal apply', () => {
       );
     }
     expect(state(service)).toEqual(before);
+    // The public TRON xpub alone is enough too: a balance does not say which chain type filled it.
+    const tronSandbox = await addOtherMerchant(service, 'TRON sandbox');
+    ledger.sqlite.prepare('update merchants set tron_xpub = ? where id = ?').run(TEST_WALLET.tronXpub, tronSandbox.mchId);
+    await fund(service, 'alice', '10', tronSandbox.mchId);
+    const funded = state(service);
+    await refused(service.applyWithdrawal(evmApply({ mchId: tronSandbox.mchId })), 'conflict', `merchant ${tronSandbox.mchId} has the public test wallet (serve --dev)`);
+    expect(state(service)).toEqual(funded);
     await expect(service.applyWithdrawal(evmApply({ to: TO, chainId: 31337, token: DEV_TOKEN, mchId: sandbox.mchId }))).resolves.toMatchObject({ status: 'PENDING' });
     await expect(service.applyWithdrawal(evmApply({ mchId: real.mchId }))).resolves.toMatchObject({ status: 'PENDING', chainId: '1' });
 

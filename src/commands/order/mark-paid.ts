@@ -41,8 +41,10 @@ export async function run(ctx: Context, opts: Record<string, string | undefined>
   const updated = await service.markPaid({
     id: order.id,
     txHash,
-    // What the question showed, so a payment recorded meanwhile cannot change it.
+    // What the question showed: the amount, and with a default one what was paid so far, so a
+    // payment recorded meanwhile is refused rather than credited on top.
     amount,
+    ...(opts.amount === undefined ? { paidBefore: order.paidAmount } : {}),
     chainType: opts.chainType?.toUpperCase(),
     chainId: opts.chainId,
     token: opts.token,
