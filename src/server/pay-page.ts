@@ -190,6 +190,7 @@ function pageOf(p: PayPageModel): Page {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
+${back && s.status === 'PAID' && html`<noscript><meta http-equiv="refresh" content="5;url=${back.href}"></noscript>`}
 <title>Pay ${s.amount} ${s.asset} to \u2068${p.merchantName}\u2069</title>
 <style>${trusted(PAGE_CSS)}</style>
 </head>

@@ -167,5 +167,17 @@ describe.concurrent('refunds that read right (#15 item 3)', { timeout: SLOW }, (
     expect(adjust.text).toMatch(/available\s+10\.5 -> 10 USDT/);
     for (const r of [reject, confirm, adjust]) expect(r.code).toBe(1);
     expect(await balanceOf(s, 'u1')).toEqual({ available: '10.5', held: '2' });
+
+    // A new-user trial credited a mistyped uid with no word: the question says the uid is new,
+    // and names the merchant's uid it looks like; without the question, --yes notes it.
+    const typo = await runPty(['--db', s.db, 'balance', 'adjust', 'U1', '--amount', '+1', '--reason', 'goodwill'], { steps: [{ waitFor: /Go ahead\?/, send: 'n\r' }] });
+    expect(typo.text).toMatch(/user\s+U1 \(merchant M\d+\), a new user: no activity yet \(did you mean u1\?\)/);
+    expect(typo.code).toBe(1);
+    const fresh = await runPty(['--db', s.db, 'balance', 'adjust', 'newcomer', '--amount', '+1', '--reason', 'goodwill'], { steps: [{ waitFor: /Go ahead\?/, send: 'n\r' }] });
+    expect(fresh.text).toMatch(/user\s+newcomer \(merchant M\d+\), a new user: no activity yet/);
+    const yes = await s.run(['balance', 'adjust', 'U1', '--amount', '+1', '--reason', 'goodwill', '--yes']);
+    expect(yes.code).toBe(0);
+    expect(yes.stderr).toMatch(/^note: user U1 of merchant M\d+ is a new user: no activity yet \(did you mean u1\?\)\n$/);
+    expect((await s.run(['balance', 'adjust', 'other', '--amount', '+1', '--reason', 'goodwill', '--yes'])).stderr).toBe('');
   });
 });

@@ -196,6 +196,25 @@ describe('the payment page in a real browser', () => {
     await w.context.close();
   });
 
+  // A new-user trial: without JavaScript a paid order's page said "Returning you to ... in 5
+  // seconds" and stayed. It now returns the payer there by itself (a refresh in a noscript).
+  it('returns the payer to the shop without JavaScript too, once the order is paid', async () => {
+    const back = `${shop.url}/return?order=nojs`;
+    const o = await createOrder({ redirectUrl: back });
+    await markPaid(o.id);
+    const off = await watchedContext(browser, { javaScriptEnabled: false });
+    const page = await off.page();
+    await page.goto(o.payUrl);
+    expect(await page.locator('main').innerText()).toContain('Payment received');
+    await page.waitForURL(back, { timeout: 15_000 });
+    expect(shop.hits).toContain('/return?order=nojs');
+    await off.context.close();
+    // An unpaid order's page does not send anyone anywhere.
+    const unpaid = await createOrder({ redirectUrl: back });
+    const html = await (await fetch(unpaid.payUrl)).text();
+    expect(html).not.toContain('http-equiv="refresh"');
+  });
+
   it('shows what arrived and what is still due when underpaid, and paid once the rest arrives', async () => {
     const o = await createOrder({ amount: '12.5' });
     const w = await watchedContext(browser, { viewport: { width: 1280, height: 900 } });
