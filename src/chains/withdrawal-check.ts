@@ -226,7 +226,7 @@ export function judge(e: ExpectedPayout, o: ChainObservation): ChainCheck {
   if (differences.length) return { expected: e, observed: o, verdict: { kind: 'mismatch', differences }, message: differences.join('; ') };
   const deep = o.confirmations >= e.confirmations;
   // "3 of 1 confirmations" read as a miscount: at depth, the count and what is needed.
-  const depth = deep ? `${o.confirmations} confirmations (${e.confirmations} needed)` : `${o.confirmations} of ${e.confirmations} confirmations`;
+  const depth = deep ? `${o.confirmations} confirmation${o.confirmations === 1 ? '' : 's'} (${e.confirmations} needed)` : `${o.confirmations} of ${e.confirmations} confirmations`;
   return {
     expected: e, observed: o, verdict: { kind: 'match', deep },
     message: `transaction ${tx} pays ${formatAmount(e.rawAmount, e.tokenDecimals)} ${e.tokenSymbol} to ${e.to} in block ${e.blockNumber}, ${depth}${deep ? '' : ': waiting for the rest'}`,

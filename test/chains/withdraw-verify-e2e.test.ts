@@ -206,7 +206,7 @@ describe('the CLI binary', () => {
     expect(JSON.parse(ok.stdout)).toMatchObject({ status: 'CONFIRMED', txHash: good.hash });
     const verified = await remote(['withdraw', 'verify', w.id]);
     expect(verified.code, verified.stderr).toBe(0);
-    expect(verified.stdout).toMatch(new RegExp(`chain says\\s+succeeded in block ${good.block}, \\d+ confirmation\\(s\\); 4 USDT to ${w.to}`));
+    expect(verified.stdout).toMatch(new RegExp(`chain says\\s+succeeded in block ${good.block}, \\d+ confirmations?; 4 USDT to ${w.to}`));
     // The API can never skip the chain.
     const skip = await remote(['withdraw', 'confirm', w.id, '--tx-hash', good.hash, '--block-number', '1', '--unverified', '--reason', 'x', '--yes']);
     expect(skip.code).toBe(2);
@@ -232,7 +232,7 @@ describe('the CLI binary', () => {
     expect((await remote(['withdraw', 'show', w.id])).stdout).toMatch(/^amount\s+3 USDT$/m);
     const verified = await local(['withdraw', 'verify', w.id]);
     expect(verified.code, verified.stderr).toBe(0);
-    expect(verified.stdout).toMatch(new RegExp(`chain says\\s+succeeded in block ${tx.block}, \\d+ confirmation\\(s\\); 3 USDT to ${w.to}`));
+    expect(verified.stdout).toMatch(new RegExp(`chain says\\s+succeeded in block ${tx.block}, \\d+ confirmations?; 3 USDT to ${w.to}`));
     expect(verified.stdout).toMatch(/verdict\s+matches: /);
 
     // Confirmed without the chain (its reason kept); verify then finds the chain disagrees: exit 1.
@@ -261,7 +261,7 @@ describe('the CLI binary', () => {
     });
     const text = unwrapped(stripAnsi(r.text));
     expect(r.code, text).toBe(0);
-    expect(text).toMatch(new RegExp(`chain says\\s+succeeded in block ${tx.block}, ${CONFIRMATIONS + 1} confirmation\\(s\\); 6 USDT to ${w.to}`));
+    expect(text).toMatch(new RegExp(`chain says\\s+succeeded in block ${tx.block}, ${CONFIRMATIONS + 1} confirmations; 6 USDT to ${w.to}`));
     expect(text).toMatch(new RegExp(`withdrawal expects\\s+6 USDT to ${w.to} \\(token ${await pc.usdt.getAddress()}\\) in block ${tx.block}, ${CONFIRMATIONS} confirmations`));
     expect(text).toMatch(/status\s+PENDING -> CONFIRMED/);
     expect(await show(w.id)).toMatchObject({ status: 'CONFIRMED', verification: 'verified' });
@@ -284,7 +284,7 @@ describe('the CLI binary', () => {
     });
     const t3 = unwrapped(stripAnsi(viaRemote.text));
     expect(viaRemote.code, t3).toBe(0);
-    expect(t3).toMatch(new RegExp(`chain says\\s+succeeded in block ${st.block}, 1 confirmation\\(s\\); 5 USDT to ${short.to}`));
+    expect(t3).toMatch(new RegExp(`chain says\\s+succeeded in block ${st.block}, 1 confirmation; 5 USDT to ${short.to}`));
     expect(t3).toMatch(/status\s+PENDING, with this transaction, until its confirmations; then CONFIRMED by the watcher/);
     expect(t3).toMatch(/short of its confirmations/);
   });

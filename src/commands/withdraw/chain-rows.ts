@@ -1,5 +1,7 @@
 import type { VerificationReport } from '../../core/types.js';
 
+const confirmations = (n: number) => `${n} confirmation${n === 1 ? '' : 's'}`;
+
 /** What the chain says next to what the withdrawal expects, as rows of a record (confirm's question, withdraw verify). */
 export function chainRows(r: VerificationReport): [string, string][] {
   const e = r.expected;
@@ -11,11 +13,11 @@ export function chainRows(r: VerificationReport): [string, string][] {
     const moved = o.transfers.length === 0
       ? 'no token moved'
       : o.transfers.map((t) => `${t.amount !== null ? `${t.amount} ${e.tokenSymbol}` : `${t.rawAmount} base units of token ${t.token}`} to ${t.to}`).join(', ');
-    says = `${o.succeeded === false ? 'REVERTED' : 'succeeded'} in block ${o.blockNumber}, ${o.confirmations} confirmation(s); ${moved}`;
+    says = `${o.succeeded === false ? 'REVERTED' : 'succeeded'} in block ${o.blockNumber}, ${confirmations(o.confirmations)}; ${moved}`;
   }
   return [
     ['chain says', says],
-    ['withdrawal expects', `${e.amount} ${e.tokenSymbol} to ${e.to} (token ${e.token}) in block ${e.blockNumber}, ${e.confirmations} confirmations`],
+    ['withdrawal expects', `${e.amount} ${e.tokenSymbol} to ${e.to} (token ${e.token}) in block ${e.blockNumber}, ${confirmations(e.confirmations)}`],
     ['verdict', r.matches ? `matches: ${r.message}` : `DOES NOT MATCH: ${r.message}`],
   ];
 }
