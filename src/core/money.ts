@@ -88,3 +88,8 @@ export function parseLedgerAmount(value: string, decimals: number): bigint {
   if (units > MAX_LEDGER_AMOUNT) throw new AppError('internal', `not a ledger amount: ${value} is out of range`);
   return m[1] ? -units : units;
 }
+
+/** What an order still waits for, in base units (0 or less: nothing), from its amounts as views print them. */
+export function amountDue(order: { amount: string; paidAmount: string }, decimals: number): bigint {
+  return parseLedgerAmount(order.amount, decimals) - parseLedgerAmount(order.paidAmount, decimals);
+}

@@ -37,8 +37,12 @@ function logWhere(filter: LogFilter): SQL[] {
   return where;
 }
 
-const viewOf = (filter: LogFilter) => (e: typeof auditLog.$inferSelect): AuditView => ({
-  id: Number(filter.mchId ? e.merchantSeq : e.id), at: e.at, actor: e.actor, action: e.action, mchId: e.merchantId, subject: `${e.subjectType}:${e.subjectId}`,
+type Entry = typeof auditLog.$inferSelect;
+/** The number of a read entry, as numberOf orders them. */
+const entryNumber = (filter: LogFilter) => (e: Entry): number => Number(filter.mchId ? e.merchantSeq : e.id);
+
+const viewOf = (filter: LogFilter) => (e: Entry): AuditView => ({
+  id: entryNumber(filter)(e), at: e.at, actor: e.actor, action: e.action, mchId: e.merchantId, subject: `${e.subjectType}:${e.subjectId}`,
   detail: JSON.parse(e.detail) as Record<string, unknown>,
 });
 
@@ -65,8 +69,8 @@ export function pageLog(s: StoreCtx, filter: LogFilter & { limit?: number; curso
     before = count(gte(n, at));
   }
   const rows = s.db.select().from(auditLog).where(and(...where, after)).orderBy(desc(n)).limit(limit + 1).all();
-  const view = viewOf(filter);
-  return pageOf(rows, limit, count(), before, (e) => String(view(e).id), view);
+  const number = entryNumber(filter);
+  return pageOf(rows, limit, count(), before, (e) => String(number(e)), viewOf(filter));
 }
 
 /**
@@ -97,7 +101,7 @@ export function followLog(s: StoreCtx, filter: LogFilter & { after?: number; lim
   }
   const max = Math.min(filter.limit ?? FOLLOW_MAX, FOLLOW_MAX);
   const rows = s.db.select().from(auditLog).where(and(...logWhere(filter), gt(n, filter.after), lte(n, upTo))).orderBy(asc(n)).limit(max + 1).all();
-  if (rows.length > max) return { entries: rows.slice(0, max).map(view), mark: view(rows[max - 1]!).id };
+  if (rows.length > max) return { entries: rows.slice(0, max).map(view), mark: entryNumber(filter)(rows[max - 1]!) };
   return { entries: rows.map(view), mark: upTo };
 }
 

@@ -19,13 +19,23 @@ export function balance(s: StoreCtx, uid: string, opts: { asset?: string; mchId?
   const m = findMerchant(s, s.db, opts.mchId);
   const asset = opts.asset === undefined ? m.asset : requestedAsset(opts.asset);
   const d = decimalsOf(asset);
-  if (opts.known && !hasActivity(s, m.id, uid)) {
-    const like = similarUids(s, m.id, uid);
-    throw notFound(`user ${uid} has no activity with merchant ${m.id}: no order, payment, refund, withdrawal or adjustment${like.length ? ` (did you mean ${like.join(', ')}?)` : ''}`);
+  if (opts.known) {
+    const { seen, like } = userSeen(s, m.id, uid);
+    if (!seen) throw notFound(`user ${uid} has no activity with merchant ${m.id}: no order, payment, refund, withdrawal or adjustment${didYouMean(like)}`);
   }
   const b = balanceOf(s.db, { merchantId: m.id, asset, kind: 'user', uid });
   return { mchId: m.id, uid, asset, available: formatAmount(b.available, d), held: formatAmount(b.held, d) };
 }
+
+/**
+ * Whether the merchant ever saw this uid (an account or an order), and when not, up to three of
+ * its uids equal to it but for case: `balance` refuses such a uid, `balance adjust` says it is new.
+ */
+export function userSeen(s: StoreCtx, merchantId: string, uid: string): { seen: boolean; like: string[] } {
+  return hasActivity(s, merchantId, uid) ? { seen: true, like: [] } : { seen: false, like: similarUids(s, merchantId, uid) };
+}
+
+export const didYouMean = (like: string[]) => (like.length ? ` (did you mean ${like.join(', ')}?)` : '');
 
 /** An operator's credit or debit of a user, with a required reason (decisions §4). */
 export async function adjustBalance(

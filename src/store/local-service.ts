@@ -13,7 +13,7 @@ import type {
 import type { Caller, OperatorExtensions, PaymentService } from '../core/service.js';
 import type { Addresses, CallbackShow, FindResult, KnownChain, LogFollow, MerchantIdentity, Order, OrderDetail, OrderShow, OrderStatus, PayPageOrder, RefundResult, VerificationReport, ListedWithdrawal, Withdrawal, WithdrawalStatus } from '../core/types.js';
 import { followLog, pageLog, readLog, type AuditView, type LogFilter } from './audit-log.js';
-import { adjustBalance, balance, type BalanceView } from './balances.js';
+import { adjustBalance, balance, userSeen, type BalanceView } from './balances.js';
 import { checkLedger } from './check.js';
 import type { Ledger } from './db.js';
 import { groupCommit } from './group-commit.js';
@@ -445,6 +445,11 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
   /** With `known`, a uid without any activity is refused rather than shown as zeros (issue #15 item 2). */
   async balance(uid: string, opts: { asset?: string; mchId?: string; known?: boolean } = {}): Promise<BalanceView> {
     return this.signedRead(() => balance(this.s, uid, opts));
+  }
+
+  /** Whether the merchant (by id) ever saw this uid; when not, its uids like it (balance adjust's question). */
+  userSeen(uid: string, mchId: string): { seen: boolean; like: string[] } {
+    return userSeen(this.s, mchId, uid);
   }
 
   adjustBalance(input: { uid: string; amount: string; reason: string; asset?: string; mchId?: string }): Promise<BalanceView & { change: string }> {

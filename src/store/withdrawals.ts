@@ -107,7 +107,7 @@ function refuseTestPayout(tx: Q, merchantId: string, chain: { chainId: string; c
       `chain ${chain.chainId} is a development chain, whose test token anyone can mint: only the public test wallet's merchant (serve --dev) pays out there, not merchant ${merchantId}${tail}`,
     );
   }
-  if (onPublicTestWallet(tx, merchantId, 'EVM') || onPublicTestWallet(tx, merchantId, 'TRON')) {
+  if (onPublicTestWallet(tx, merchantId, 'any')) {
     throw conflict(
       `merchant ${merchantId} has the public test wallet (serve --dev): its users' balances are test money, paid out on development chains only, not on chain ${chain.chainId}${tail}`,
     );

@@ -97,6 +97,10 @@ describe('serve --dev', () => {
       // The wallet is named, never spelled out (decisions §10).
       expect(err).toContain('the public anvil test mnemonic: PUBLIC AND UNSAFE');
       expect(err).not.toMatch(/test test|junk/);
+      // How to sign is shown without the secret on the command line, where the shell's history
+      // would keep it (an outside review): a hidden read into the environment.
+      expect(err).toMatch(/^ {2}read -rs CRYPTOPAY_SECRET && export CRYPTOPAY_SECRET && \S+ sign --fill --mch-id M\d+ /m);
+      expect(err).not.toContain('CRYPTOPAY_SECRET=');
       const mchId = /^ {2}mchId {3}(M\d+)$/m.exec(err)?.[1];
       const secret = /^ {2}secret {2}(sk_\S+)$/m.exec(err)?.[1];
       expect(mchId, err).toBeDefined();

@@ -125,6 +125,11 @@ export async function addMerchant(h: Home, name = 'Shop'): Promise<Merchant> {
   return { mchId: m.mchId, secret: m.secret };
 }
 
+/** The merchant's CLI against a served remote, from `from`'s home: its id and secret in the environment, never a flag. */
+export function asMerchant(from: Home, server: Pick<Served, 'url'>, m: Merchant): (args: string[]) => ReturnType<Home['cli']> {
+  return (args) => from.cli(['--remote', server.url, ...args], { env: { CRYPTOPAY_MCH_ID: m.mchId, CRYPTOPAY_SECRET: m.secret } });
+}
+
 export interface Served {
   /** The base URL for --remote: http://127.0.0.1:PORT */
   url: string;

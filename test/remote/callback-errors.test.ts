@@ -8,7 +8,7 @@
  * same words for both; the operator, on the ledger, still reads the detail.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMerchant, EVM_TO, home, resolving, serve, stopAll, USDT_ETH, type Home, type Merchant, type Served } from './_support.js';
+import { addMerchant, asMerchant, EVM_TO, home, resolving, serve, stopAll, USDT_ETH, type Home, type Merchant, type Served } from './_support.js';
 
 afterAll(stopAll);
 
@@ -25,7 +25,7 @@ beforeAll(async () => {
   m = await addMerchant(h, 'Shop');
   expect(await h.local(['--mch-id', m.mchId, 'balance', 'adjust', 'u1', '--amount', '+2', '--reason', 'seed', '--yes'])).toMatchObject({ code: 0 });
   server = await serve(h);
-  remote = (args) => h.cli(['--remote', server.url, ...args], { env: { CRYPTOPAY_MCH_ID: m.mchId, CRYPTOPAY_SECRET: m.secret } });
+  remote = asMerchant(h, server, m);
   // One withdrawal to a name the resolver knows inside (127.0.0.1 here), one to a name it does not.
   for (const url of ['http://intranet.corp:8080/hook', 'http://no-such-host.corp/hook']) {
     const w = await remote(['--json', 'withdraw', 'apply', '--uid', 'u1', '--amount', '1', '--to', EVM_TO, '--chain-id', '1', '--token', USDT_ETH, '--notify-url', url]);

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sign } from '../../src/signing/index.js';
 import { utcDay } from '../helpers/service.js';
-import { addMerchant, envelope, EVM_TO, home, serve, stopAll, tiny, txHash, USDT_ETH, type Home, type Merchant, type Served } from './_support.js';
+import { addMerchant, asMerchant, envelope, EVM_TO, home, serve, stopAll, tiny, txHash, USDT_ETH, type Home, type Merchant, type Served } from './_support.js';
 
 afterAll(stopAll);
 
@@ -46,7 +46,7 @@ beforeAll(async () => {
   await seed(b, ['refund', '--id', ids.b1, '--amount', '4', '--remark', 'secret of B', '--yes']);
   ids.wb = (await seed(b, apply('u1', '6'))).id;
   server = await serve(h);
-  asA = (args) => h.cli(['--remote', server.url, ...args], { env: { CRYPTOPAY_MCH_ID: a.mchId, CRYPTOPAY_SECRET: a.secret } });
+  asA = asMerchant(h, server, a);
   const r = await asA(['--json', 'refund', '--id', ids.a1, '--amount', '1', '--yes']);
   expect(r, 'refund as A').toMatchObject({ code: 0 });
   const w = await asA(['--json', ...apply('u1', '2')]);

@@ -7,7 +7,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMerchant, envelope, EVM_TO, home, serve, stopAll, tiny, type Home, type Merchant, type Served } from './_support.js';
+import { addMerchant, asMerchant, envelope, EVM_TO, home, serve, stopAll, tiny, type Home, type Merchant, type Served } from './_support.js';
 
 afterAll(stopAll);
 
@@ -31,8 +31,7 @@ beforeAll(async () => {
   m = await addMerchant(h, 'Shop');
   expect(await h.local(['--mch-id', m.mchId, 'balance', 'adjust', 'u1', '--amount', '+20', '--reason', 'seed', '--yes'])).toMatchObject({ code: 0 });
   server = await serve(h);
-  const elsewhere = home();
-  remote = (args) => elsewhere.cli(['--remote', server.url, ...args], { env: { CRYPTOPAY_MCH_ID: m.mchId, CRYPTOPAY_SECRET: m.secret } });
+  remote = asMerchant(home(), server, m);
 }, 60_000);
 
 describe('withdraw apply on a remote, a chain only the service knows', () => {

@@ -106,18 +106,30 @@ describe('a replay racing the refusal of the first copy', () => {
     others = [];
   });
 
-  /** Calls `then` once, right after the first change is submitted to the group commit. */
-  function onFirstSubmit(then: () => void) {
+  /**
+   * Sends `request` through `service`; right after its change is submitted to the group commit,
+   * `meanwhile` runs and a copy of the request goes through `via`. Answers all three, settled.
+   */
+  async function copyDuring(
+    service: LocalPaymentService, via: LocalPaymentService, request: (s: LocalPaymentService) => Promise<unknown>, meanwhile: () => Promise<unknown>,
+  ) {
     const submit = GroupCommit.prototype.submit;
-    let done = false;
+    let during!: Promise<unknown>;
+    let copy!: Promise<unknown>;
+    let sent = false;
     vi.spyOn(GroupCommit.prototype, 'submit').mockImplementation(function (this: GroupCommit, change) {
       const p = submit.call(this, change);
-      if (!done) {
-        done = true;
-        then();
+      if (!sent) {
+        // Set first: `meanwhile` and the copy submit changes of their own.
+        sent = true;
+        during = meanwhile();
+        copy = request(via);
       }
       return p;
     });
+    const first = request(service);
+    await Promise.allSettled([first, during, copy]);
+    return { first, copy, during };
   }
 
   /** A service over a second connection to the ledger file: another serve process. */
@@ -136,17 +148,9 @@ describe('a replay racing the refusal of the first copy', () => {
       const via = elsewhere ? otherProcess() : service;
       const apply = (s: LocalPaymentService) => s.as({ actor: `api:${mchId}`, nonce: { merchantId: mchId, value: 'w1', expiresAt } })
         .applyWithdrawal({ mchId, uid: 'u', amount: '10', to: TO, chainId: 1, chainType: 'EVM', token: USDT.ETH });
-      let topUp!: Promise<unknown>;
-      let copy!: Promise<unknown>;
-      onFirstSubmit(() => {
-        topUp = service.adjustBalance({ mchId, uid: 'u', amount: '100', reason: 'top-up' });
-        copy = apply(via);
-        copy.catch(() => {});
-      });
-      const first = apply(service);
-      await Promise.allSettled([first]);
+      const { first, copy, during } = await copyDuring(service, via, apply, () => service.adjustBalance({ mchId, uid: 'u', amount: '100', reason: 'top-up' }));
       await refused(first, 'conflict', 'insufficient balance');
-      await topUp;
+      await during;
       await refused(copy, 'unauthorized', 'nonce has already been used');
       expect(counts(ledger).withdrawals).toBe(0);
       expect(await service.balance('u', { mchId })).toMatchObject({ available: '105', held: '0' });
@@ -159,17 +163,9 @@ describe('a replay racing the refusal of the first copy', () => {
       const o = await order(service, { mchId, oid: 'r', uid: 'u', amount: '10' });
       const via = elsewhere ? otherProcess() : service;
       const refund = (s: LocalPaymentService) => s.as({ actor: `api:${mchId}`, nonce: { merchantId: mchId, value: 'r1', expiresAt } }).refund({ mchId, oid: 'r', amount: '4' });
-      let pay!: Promise<unknown>;
-      let copy!: Promise<unknown>;
-      onFirstSubmit(() => {
-        pay = service.markPaid({ id: o.id, txHash: evmTx(77) });
-        copy = refund(via);
-        copy.catch(() => {});
-      });
-      const first = refund(service);
-      await Promise.allSettled([first]);
+      const { first, copy, during } = await copyDuring(service, via, refund, () => service.markPaid({ id: o.id, txHash: evmTx(77) }));
       await refused(first, 'conflict', 'order status is not Paid');
-      await pay;
+      await during;
       await refused(copy, 'unauthorized', 'nonce has already been used');
       expect((await service.getOrder(o.id)).refundedAmount).toBe('0');
     });

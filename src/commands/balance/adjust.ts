@@ -1,10 +1,10 @@
 import type { Context } from '../../context.js';
 import { formatAmount, parseLedgerAmount, parseSignedAmount } from '../../core/money.js';
 import { ASSETS } from '../../core/assets.js';
-import { AppError } from '../../core/errors.js';
 import { asking, checked, need } from '../common.js';
 import { confirmChange } from '../common.js';
 import { FIELDS, SIGNED_AMOUNT } from '../fields.js';
+import { didYouMean } from '../../store/balances.js';
 import { printJson, printRecord } from '../output.js';
 
 export async function run(ctx: Context, opts: Record<string, string | undefined>, uid: string): Promise<void> {
@@ -17,12 +17,10 @@ export async function run(ctx: Context, opts: Record<string, string | undefined>
   const before = await service.balance(uid, { asset: opts.asset?.toUpperCase(), mchId: ctx.globals.mchId });
   // A uid the merchant never saw may be a typo of one it did: said before the money moves, as
   // `balance` says it (a new-user trial credited "uSer-7" with no word). Still allowed.
-  const unseen = await service.balance(uid, { asset: before.asset, mchId: before.mchId, known: true }).then(() => undefined, (e: unknown) => {
-    if (e instanceof AppError && e.kind === 'not_found') return e.message.replace(/^user \S+ has no activity with merchant \S+: no order, payment, refund, withdrawal or adjustment/, 'a new user: no activity yet');
-    throw e;
-  });
+  const { seen, like } = service.userSeen(uid, before.mchId);
+  const unseen = seen ? undefined : `a new user: no activity yet${didYouMean(like)}`;
   // Without the question, said when it looks like a typo: a uid like one the merchant has.
-  if (unseen?.includes('did you mean') && !asking(ctx)) ctx.io.stderr.write(`note: user ${uid} of merchant ${before.mchId} is ${unseen}\n`);
+  if (unseen && like.length && !asking(ctx)) ctx.io.stderr.write(`note: user ${uid} of merchant ${before.mchId} is ${unseen}\n`);
   const d = ASSETS[before.asset]?.decimals ?? 6;
   const change = parseSignedAmount(amount, d);
   // The balance is read back without the one-operation cap: a user may hold more than 10^12.

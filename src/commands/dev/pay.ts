@@ -2,7 +2,7 @@ import type { Context } from '../../context.js';
 import { orderByRef } from '../order/ref.js';
 import { ASSETS } from '../../core/assets.js';
 import { AppError, usage } from '../../core/errors.js';
-import { formatAmount, parseAmount } from '../../core/money.js';
+import { amountDue, formatAmount, parseAmount } from '../../core/money.js';
 import type { OrderDetail, OrderStatus } from '../../core/types.js';
 import { printJson, printRecord } from '../output.js';
 import { checked } from '../common.js';
@@ -49,7 +49,7 @@ export async function run(ctx: Context, opts: PayOptions, id: string): Promise<v
   if (opts.amount !== undefined) {
     units = parseAmount(opts.amount, Math.min(assetDecimals, token.decimals));
   } else {
-    const left = parseAmount(order.amount, assetDecimals) - (order.paidAmount === '0' ? 0n : parseAmount(order.paidAmount, assetDecimals));
+    const left = amountDue(order, assetDecimals);
     if ((order.status !== 'PENDING_PAY' && order.status !== 'EXPIRED') || left <= 0n) {
       throw new AppError('conflict', `order ${order.id} is ${order.status}: nothing left to pay (give --amount to send more anyway)`);
     }

@@ -1,7 +1,7 @@
 import type { Context } from '../../context.js';
 import { AppError, usage } from '../../core/errors.js';
 import { ASSETS } from '../../core/assets.js';
-import { formatAmount, parseAmount } from '../../core/money.js';
+import { amountDue, formatAmount } from '../../core/money.js';
 import type { ChainType } from '../../core/types.js';
 import { checked, confirmChange, credited, need } from '../common.js';
 import { printOrder } from '../views.js';
@@ -28,7 +28,7 @@ export async function run(ctx: Context, opts: Record<string, string | undefined>
   // Without --amount: what is still due. An order paid in full has none (it would credit the user
   // again): the amount must then be given.
   const decimals = ASSETS[order.asset]!.decimals;
-  const due = parseAmount(order.amount, decimals) - (order.paidAmount === '0' ? 0n : parseAmount(order.paidAmount, decimals));
+  const due = amountDue(order, decimals);
   if (opts.amount === undefined && due <= 0n) throw usage(nothingDue(order.id, order.status, '--amount'));
   const amount = opts.amount ?? formatAmount(due, decimals);
   const before = await service.balance(order.uid, { mchId: order.mchId, asset: order.asset });
