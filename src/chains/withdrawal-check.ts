@@ -27,6 +27,8 @@ export interface ExpectedPayout {
   blockNumber: number;
   /** The chain's confirmations (decisions §6b). */
   confirmations: number;
+  /** When the withdrawal was requested (ms): its payout cannot be mined before (decisions §6). */
+  requestedAt: number;
 }
 
 /** One Transfer log of the transaction, in the forms an operator reads. */
@@ -45,6 +47,8 @@ export interface ChainObservation {
   succeeded: boolean | null;
   blockNumber: number | null;
   blockHash: string | null;
+  /** The block's timestamp, in milliseconds; null when not mined. */
+  blockTime: number | null;
   head: number;
   /** head - block + 1; 0 when not mined. */
   confirmations: number;
@@ -100,11 +104,12 @@ export async function observeTransaction(rpc: RpcClient, e: Pick<ExpectedPayout,
   if (receipt === null) {
     const pooled = txOut!.result;
     return {
-      known: pooled !== null && pooled !== undefined, mined: false, succeeded: null, blockNumber: null, blockHash: null, head, confirmations: 0, transfers: [],
+      known: pooled !== null && pooled !== undefined, mined: false, succeeded: null, blockNumber: null, blockHash: null, blockTime: null, head, confirmations: 0, transfers: [],
       ...(sender ? { sender } : {}),
     };
   }
   const { blockNumber, succeeded } = receipt;
+  const blockTime = await blockTimeOf(rpc, receipt.blockHash);
   const ownToken = adapter.toNodeAddress(e.token);
   const transfers: ObservedTransfer[] = receipt.transfers.map((t) => {
     const own = t.token === ownToken;
@@ -116,10 +121,27 @@ export async function observeTransaction(rpc: RpcClient, e: Pick<ExpectedPayout,
     };
   });
   return {
-    known: true, mined: true, succeeded, blockNumber, blockHash: receipt.blockHash, head,
+    known: true, mined: true, succeeded, blockNumber, blockHash: receipt.blockHash, blockTime, head,
     confirmations: Math.max(0, head - blockNumber + 1), transfers, ...(sender ? { sender } : {}),
   };
 }
+
+/**
+ * The timestamp of the block a receipt names, in milliseconds. A node answers seconds, as
+ * Ethereum does; some java-tron versions answer TRON's own milliseconds through the same JSON-RPC
+ * (a count of seconds above 1e11 would be past the year 5000, so it is read as milliseconds). A
+ * block the node no longer has (a reorg between the two reads) is the node's answer changing
+ * under us: the chain could not be read, and nothing is decided.
+ */
+async function blockTimeOf(rpc: RpcClient, blockHash: string): Promise<number> {
+  const block = await rpc.call('eth_getBlockByHash', [blockHash, false]);
+  if (block === null || typeof block !== 'object') throw new RpcTransportError(`the node does not have block ${blockHash}, which its receipt named (a reorg while it was read)`);
+  const t = quantity((block as Record<string, unknown>).timestamp, 'a block timestamp');
+  return t > 1e11 ? t : t * 1000;
+}
+
+/** How far a block's time may be before the withdrawal's request and still pay it: the two clocks (the chain's, the service's) may disagree by this much. */
+export const PAYOUT_CLOCK_SKEW_MS = 5 * 60 * 1000;
 
 /** The sender and nonce of a node's transaction object; undefined when it has none to read. */
 function senderOf(tx: unknown): ChainObservation['sender'] {
@@ -214,6 +236,11 @@ export function judge(e: ExpectedPayout, o: ChainObservation): ChainCheck {
   const differences: string[] = [];
   if (o.succeeded === false) differences.push(`transaction ${tx} failed on chain (reverted) in block ${o.blockNumber}: it moved nothing`);
   if (o.blockNumber !== e.blockNumber) differences.push(`transaction ${tx} is in block ${o.blockNumber}, not in block ${e.blockNumber}`);
+  // Token, payee and amount say what moved, not when: an older transfer of the same amount to the
+  // same address (the user's deposit from elsewhere, a hash copied from the wrong line) is not the payout.
+  if (o.blockTime !== null && o.blockTime < e.requestedAt - PAYOUT_CLOCK_SKEW_MS) {
+    differences.push(`transaction ${tx} was mined at ${new Date(o.blockTime).toISOString()}, before this withdrawal was requested at ${new Date(e.requestedAt).toISOString()}: it cannot be its payout`);
+  }
   const sameTo = (to: string) => (e.chainType === 'EVM' ? to.toLowerCase() === e.to.toLowerCase() : to === e.to);
   const sameToken = (t: string) => (e.chainType === 'EVM' ? t.toLowerCase() === e.token.toLowerCase() : t === e.token);
   const exact = o.transfers.some((t) => sameToken(t.token) && sameTo(t.to) && BigInt(t.rawAmount) === e.rawAmount);

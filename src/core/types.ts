@@ -94,13 +94,16 @@ export interface VerificationReport {
   verdict: 'match' | 'mismatch' | 'unknown' | 'unmined';
   /** One sentence for the operator: what matches, or everything that differs. */
   message: string;
-  expected: { token: string; tokenSymbol: string; amount: string; rawAmount: string; to: string; blockNumber: number; confirmations: number };
+  /** `requestedAt`: when the withdrawal was requested (ms); a transaction mined before it cannot pay it. */
+  expected: { token: string; tokenSymbol: string; amount: string; rawAmount: string; to: string; blockNumber: number; confirmations: number; requestedAt: number };
   chain: {
     known: boolean;
     mined: boolean;
     succeeded: boolean | null;
     blockNumber: number | null;
     blockHash: string | null;
+    /** The block's timestamp (ms); null when not mined. */
+    blockTime: number | null;
     head: number;
     confirmations: number;
     transfers: { token: string; to: string; rawAmount: string; amount: string | null }[];

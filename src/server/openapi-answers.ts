@@ -109,19 +109,21 @@ export const VERIFICATION = {
     expected: {
       type: 'object',
       additionalProperties: false,
-      required: ['token', 'tokenSymbol', 'amount', 'rawAmount', 'to', 'blockNumber', 'confirmations'],
+      required: ['token', 'tokenSymbol', 'amount', 'rawAmount', 'to', 'blockNumber', 'confirmations', 'requestedAt'],
       properties: {
         token: ADDRESS, tokenSymbol: { type: 'string' }, amount: CANONICAL_AMOUNT, rawAmount: { type: 'string', pattern: '^\\d+$' }, to: ADDRESS,
         blockNumber: { type: 'integer', minimum: 1 }, confirmations: { type: 'integer', minimum: 1 },
+        requestedAt: { type: 'integer', minimum: 0, description: 'when the withdrawal was requested (ms); a transaction mined more than 5 minutes before it cannot pay it' },
       },
     },
     chain: {
       type: 'object',
       additionalProperties: false,
-      required: ['known', 'mined', 'succeeded', 'blockNumber', 'blockHash', 'head', 'confirmations', 'transfers'],
+      required: ['known', 'mined', 'succeeded', 'blockNumber', 'blockHash', 'blockTime', 'head', 'confirmations', 'transfers'],
       properties: {
         known: { type: 'boolean' }, mined: { type: 'boolean' }, succeeded: { type: ['boolean', 'null'] }, blockNumber: NULLABLE_INT,
-        blockHash: { anyOf: [{ type: 'string', pattern: '^0x[0-9a-f]{64}$' }, { type: 'null' }] }, head: { type: 'integer', minimum: 0 },
+        blockHash: { anyOf: [{ type: 'string', pattern: '^0x[0-9a-f]{64}$' }, { type: 'null' }] }, blockTime: { ...NULLABLE_INT, description: "the block's timestamp (ms); null when not mined" },
+        head: { type: 'integer', minimum: 0 },
         confirmations: { type: 'integer', minimum: 0 },
         transfers: {
           type: 'array',

@@ -42,7 +42,7 @@ export async function checkPayout(s: StoreCtx, w: WithdrawalRow, txHash: string,
 export function expectedPayout(w: WithdrawalRow, token: TokenInfo, confirmations: number, txHash: string, blockNumber: number): ExpectedPayout {
   return {
     chainType: w.chainType as ChainType, chainId: w.chainId, token: token.address, tokenSymbol: token.symbol, tokenDecimals: token.decimals,
-    to: w.to, rawAmount: tokenUnits(w.amount, decimalsOf(w.asset), token.decimals), txHash, blockNumber, confirmations,
+    to: w.to, rawAmount: tokenUnits(w.amount, decimalsOf(w.asset), token.decimals), txHash, blockNumber, confirmations, requestedAt: w.createdAt,
   };
 }
 
@@ -68,7 +68,7 @@ export async function verifyWithdrawal(s: StoreCtx, input: WithdrawVerifyRequest
     matches: c.verdict.kind === 'match', deep: c.verdict.kind === 'match' && c.verdict.deep, verdict: c.verdict.kind, message: c.message,
     expected: {
       token: c.expected.token, tokenSymbol: c.expected.tokenSymbol, amount: formatAmount(c.expected.rawAmount, c.expected.tokenDecimals),
-      rawAmount: c.expected.rawAmount.toString(), to: c.expected.to, blockNumber, confirmations: c.expected.confirmations,
+      rawAmount: c.expected.rawAmount.toString(), to: c.expected.to, blockNumber, confirmations: c.expected.confirmations, requestedAt: c.expected.requestedAt,
     },
     chain,
   };

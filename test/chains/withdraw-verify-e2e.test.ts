@@ -69,7 +69,7 @@ async function post(path: string, fields: Record<string, unknown>) {
 
 const fresh = () => getAddress(`0x${'7'.repeat(28)}${(++n).toString(16).padStart(12, '0')}`);
 
-async function apply(amount = '10'): Promise<{ id: string; to: string }> {
+async function apply(amount = '10'): Promise<{ id: string; to: string; createdAt: number }> {
   const r = await post('/api/v1/withdraw/apply', { uid: 'u1', amount, to: fresh(), chainId: 31337, chainType: 'EVM', token: await pc.usdt.getAddress() });
   expect(r.status, JSON.stringify(r.json)).toBe(200);
   return r.json.data;
@@ -167,6 +167,10 @@ describe('POST /api/v1/withdraw/verify (extension)', () => {
       expected: { amount: '8', rawAmount: '8000000', to: w.to, confirmations: CONFIRMATIONS },
       chain: { known: true, mined: true, succeeded: true, blockNumber: tx.block, confirmations: 1, transfers: [{ to: w.to, rawAmount: '8000000', amount: '8' }] },
     });
+    // When the withdrawal was asked for, and when its block was mined (the chain's clock, in ms).
+    expect(r.json.data.expected.requestedAt).toBe(w.createdAt);
+    const block = await pc.chain.provider.getBlock(tx.block);
+    expect(r.json.data.chain.blockTime).toBe(block!.timestamp * 1000);
     const wrongBlock = await post('/api/v1/withdraw/verify', { op: 'withdraw/verify', id: w.id, txHash: tx.hash, blockNumber: tx.block + 5 });
     expect(wrongBlock.json.data).toMatchObject({ matches: false, verdict: 'mismatch', message: `transaction ${tx.hash} is in block ${tx.block}, not in block ${tx.block + 5}` });
     const nothing = await post('/api/v1/withdraw/verify', { op: 'withdraw/verify', id: w.id });
@@ -206,7 +210,7 @@ describe('the CLI binary', () => {
     expect(JSON.parse(ok.stdout)).toMatchObject({ status: 'CONFIRMED', txHash: good.hash });
     const verified = await remote(['withdraw', 'verify', w.id]);
     expect(verified.code, verified.stderr).toBe(0);
-    expect(verified.stdout).toMatch(new RegExp(`chain says\\s+succeeded in block ${good.block}, \\d+ confirmations?; 4 USDT to ${w.to}`));
+    expect(verified.stdout).toMatch(new RegExp(`chain says\\s+succeeded in block ${good.block} \\(\\S+Z\\), \\d+ confirmations?; 4 USDT to ${w.to}`));
     // The API can never skip the chain.
     const skip = await remote(['withdraw', 'confirm', w.id, '--tx-hash', good.hash, '--block-number', '1', '--unverified', '--reason', 'x', '--yes']);
     expect(skip.code).toBe(2);
@@ -232,7 +236,7 @@ describe('the CLI binary', () => {
     expect((await remote(['withdraw', 'show', w.id])).stdout).toMatch(/^amount\s+3 USDT$/m);
     const verified = await local(['withdraw', 'verify', w.id]);
     expect(verified.code, verified.stderr).toBe(0);
-    expect(verified.stdout).toMatch(new RegExp(`chain says\\s+succeeded in block ${tx.block}, \\d+ confirmations?; 3 USDT to ${w.to}`));
+    expect(verified.stdout).toMatch(new RegExp(`chain says\\s+succeeded in block ${tx.block} \\(\\S+Z\\), \\d+ confirmations?; 3 USDT to ${w.to}`));
     expect(verified.stdout).toMatch(/verdict\s+matches: /);
 
     // Confirmed without the chain (its reason kept); verify then finds the chain disagrees: exit 1.
@@ -261,8 +265,8 @@ describe('the CLI binary', () => {
     });
     const text = unwrapped(stripAnsi(r.text));
     expect(r.code, text).toBe(0);
-    expect(text).toMatch(new RegExp(`chain says\\s+succeeded in block ${tx.block}, ${CONFIRMATIONS + 1} confirmations; 6 USDT to ${w.to}`));
-    expect(text).toMatch(new RegExp(`withdrawal expects\\s+6 USDT to ${w.to} \\(token ${await pc.usdt.getAddress()}\\) in block ${tx.block}, ${CONFIRMATIONS} confirmations`));
+    expect(text).toMatch(new RegExp(`chain says\\s+succeeded in block ${tx.block} \\(\\S+Z\\), ${CONFIRMATIONS + 1} confirmations; 6 USDT to ${w.to}`));
+    expect(text).toMatch(new RegExp(`withdrawal expects\\s+6 USDT to ${w.to} \\(token ${await pc.usdt.getAddress()}\\) in block ${tx.block}, ${CONFIRMATIONS} confirmations, mined after it was requested \\(\\S+Z\\)`));
     expect(text).toMatch(/status\s+PENDING -> CONFIRMED/);
     expect(await show(w.id)).toMatchObject({ status: 'CONFIRMED', verification: 'verified' });
 
@@ -284,7 +288,7 @@ describe('the CLI binary', () => {
     });
     const t3 = unwrapped(stripAnsi(viaRemote.text));
     expect(viaRemote.code, t3).toBe(0);
-    expect(t3).toMatch(new RegExp(`chain says\\s+succeeded in block ${st.block}, 1 confirmation; 5 USDT to ${short.to}`));
+    expect(t3).toMatch(new RegExp(`chain says\\s+succeeded in block ${st.block} \\(\\S+Z\\), 1 confirmation; 5 USDT to ${short.to}`));
     expect(t3).toMatch(/status\s+PENDING, with this transaction, until its confirmations; then CONFIRMED by the watcher/);
     expect(t3).toMatch(/short of its confirmations/);
   });

@@ -13,6 +13,7 @@ import { recordPayment } from '../../src/store/payments.js';
 import { accountRows, refused } from '../helpers/service.js';
 import { pay, startPayChain, type PayChain } from './watch/anvil-support.js';
 import { closedPort } from '../helpers/closed-port.js';
+import { startRpcProxy } from './watch/rpc-proxy.js';
 
 /**
  * Issue #12 through the service: withdrawal confirmations checked against a real anvil running
@@ -225,6 +226,27 @@ describe('withdraw confirm checks the transaction on chain', () => {
     await pc.chain.mine(CONFIRMATIONS);
     await refused(service.confirmWithdrawal({ mchId, logId: w.id, txHash: tx.hash, blockNumber: tx.block + 1 }), 'conflict',
       `transaction ${tx.hash} is in block ${tx.block}, not in block ${tx.block + 1}`);
+  });
+
+  // Found reading the check again: it matched token, payee and amount, not when. An older
+  // transfer of the same amount to the same address (the user's earlier deposit from elsewhere,
+  // a hash copied from the wrong line) confirmed the withdrawal, verified, and the user was never paid.
+  it('a transfer mined before the withdrawal was requested is refused: it cannot be its payout; nothing changes', async () => {
+    const w0 = await apply('10');
+    const old = await payout(w0.to, 10_000_000n);
+    await service.rejectWithdrawal({ mchId, id: w0.id });
+    await pc.chain.mine(CONFIRMATIONS);
+    // The same user asks to withdraw the same amount to the same address an hour later.
+    const later = new LocalPaymentService(ledger, { now: () => Date.now() + 3_600_000, caller: { actor: 'tester' }, registryConfig: registryConfig(pc.chain.rpcUrl) });
+    const w = await later.applyWithdrawal({ mchId, uid: 'u1', amount: '10', to: w0.to, chainId: '31337', chainType: 'EVM', token: tokenAddr });
+    const before = state(w.id);
+    await refused(later.confirmWithdrawal({ mchId, logId: w.id, txHash: old.hash, blockNumber: old.block }), 'conflict',
+      new RegExp(`transaction ${old.hash} was mined at \\S+Z, before this withdrawal was requested at \\S+Z: it cannot be its payout`));
+    expect(state(w.id)).toEqual(before);
+    const seen = await later.verifyWithdrawal({ mchId, id: w.id, txHash: old.hash, blockNumber: old.block });
+    expect(seen).toMatchObject({ matches: false, verdict: 'mismatch', expected: { requestedAt: w.createdAt } });
+    expect(seen.chain.blockTime).toBeLessThan(w.createdAt - 3_000_000);
+    await later.rejectWithdrawal({ mchId, id: w.id });
   });
 
   it('a hash the chain does not know is refused', async () => {
@@ -514,6 +536,37 @@ describe('TRON, read through its Ethereum-compatible JSON-RPC', () => {
         `moved 3 USDT to ${to}; this withdrawal pays 4 USDT to ${to}`);
       await tron.rejectWithdrawal({ mchId, id: c.id });
     } finally {
+      await tc.stop();
+    }
+  });
+
+  it("a node answering blocks' times in milliseconds (TRON's own clock) is read as such: a payout mined after the request confirms, an older transfer does not", async () => {
+    const TRON = 728126428;
+    const tc = await startPayChain(TRON);
+    const proxy = await startRpcProxy(tc.chain.rpcUrl);
+    proxy.millisTimestamps = true;
+    try {
+      const token = tronAddressFromEvm(await tc.usdt.getAddress());
+      const at = (offset: number) => new LocalPaymentService(ledger, {
+        now: () => Date.now() + offset, caller: { actor: 'tester' },
+        registryConfig: { chains: [{ chainId: TRON, rpcUrl: proxy.url, confirmations: 1 }], tokens: [{ chainId: TRON, address: token, symbol: 'USDT', asset: 'USDT', decimals: 6 }] },
+      });
+      const to = tronAddressFromEvm(pc.chain.signers[2]!.address);
+      const nodeTo = adapterFor('TRON').toNodeAddress(to);
+      const block = async (h: string) => (await tc.chain.provider.getTransactionReceipt(h))!.blockNumber;
+      const now = at(0);
+      const a = await now.applyWithdrawal({ mchId, uid: 'u1', amount: '2', to, chainId: TRON, chainType: 'TRON', token });
+      const ta = await pay(tc.usdt, nodeTo, 2_000_000n);
+      const seen = await now.verifyWithdrawal({ mchId, id: a.id, txHash: ta, blockNumber: await block(ta) });
+      expect(seen.chain.blockTime).toBe((await tc.chain.provider.getBlock(await block(ta)))!.timestamp * 1000);
+      expect(await now.confirmWithdrawal({ mchId, logId: a.id, txHash: ta, blockNumber: await block(ta) })).toMatchObject({ status: 'CONFIRMED' });
+      const later = at(3_600_000);
+      const b = await later.applyWithdrawal({ mchId, uid: 'u1', amount: '2', to, chainId: TRON, chainType: 'TRON', token });
+      const tb = await pay(tc.usdt, nodeTo, 2_000_000n);
+      await refused(later.confirmWithdrawal({ mchId, logId: b.id, txHash: tb, blockNumber: await block(tb) }), 'conflict', 'before this withdrawal was requested');
+      await later.rejectWithdrawal({ mchId, id: b.id });
+    } finally {
+      await proxy.close();
       await tc.stop();
     }
   });

@@ -13,11 +13,12 @@ export function chainRows(r: VerificationReport): [string, string][] {
     const moved = o.transfers.length === 0
       ? 'no token moved'
       : o.transfers.map((t) => `${t.amount !== null ? `${t.amount} ${e.tokenSymbol}` : `${t.rawAmount} base units of token ${t.token}`} to ${t.to}`).join(', ');
-    says = `${o.succeeded === false ? 'REVERTED' : 'succeeded'} in block ${o.blockNumber}, ${confirmations(o.confirmations)}; ${moved}`;
+    const at = o.blockTime !== null ? ` (${new Date(o.blockTime).toISOString()})` : '';
+    says = `${o.succeeded === false ? 'REVERTED' : 'succeeded'} in block ${o.blockNumber}${at}, ${confirmations(o.confirmations)}; ${moved}`;
   }
   return [
     ['chain says', says],
-    ['withdrawal expects', `${e.amount} ${e.tokenSymbol} to ${e.to} (token ${e.token}) in block ${e.blockNumber}, ${confirmations(e.confirmations)}`],
+    ['withdrawal expects', `${e.amount} ${e.tokenSymbol} to ${e.to} (token ${e.token}) in block ${e.blockNumber}, ${confirmations(e.confirmations)}, mined after it was requested (${new Date(e.requestedAt).toISOString()})`],
     ['verdict', r.matches ? `matches: ${r.message}` : `DOES NOT MATCH: ${r.message}`],
   ];
 }

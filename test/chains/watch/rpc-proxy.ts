@@ -19,11 +19,13 @@ export interface RpcProxy {
   spans: number[];
   /** Awaited before an eth_getLogs call is forwarded (its number, from 1): a test holds a range in flight. */
   beforeLogs?: (n: number) => Promise<void>;
+  /** Blocks' timestamps answered in milliseconds, as some java-tron versions answer TRON's own clock. */
+  millisTimestamps: boolean;
   close(): Promise<void>;
 }
 
 export async function startRpcProxy(target: string): Promise<RpcProxy> {
-  const state = { mode: 'pass' as RpcProxy['mode'], maxRange: Infinity, refusedRanges: 0, rateLimited: 0, spans: [] as number[], logsCalls: 0, beforeLogs: undefined as RpcProxy['beforeLogs'] };
+  const state = { mode: 'pass' as RpcProxy['mode'], maxRange: Infinity, refusedRanges: 0, rateLimited: 0, spans: [] as number[], logsCalls: 0, beforeLogs: undefined as RpcProxy['beforeLogs'], millisTimestamps: false };
   const server: Server = createServer(handler(async (req, res) => {
     if (state.mode === 'down') {
       req.socket.destroy();
@@ -61,6 +63,12 @@ export async function startRpcProxy(target: string): Promise<RpcProxy> {
       answers = (await r.json()) as any[];
     }
     const byId = new Map(answers.map((a) => [a.id, a]));
+    for (const c of calls) {
+      const block = byId.get(c.id)?.result;
+      if (state.millisTimestamps && /^eth_getBlockBy(Hash|Number)$/.test(c.method) && block && typeof block.timestamp === 'string') {
+        block.timestamp = `0x${(BigInt(block.timestamp) * 1000n).toString(16)}`;
+      }
+    }
     const out = calls.map((c) => refused.get(c.id) ?? byId.get(c.id));
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(Array.isArray(body) ? out : out[0]));
   }));
@@ -97,6 +105,12 @@ export async function startRpcProxy(target: string): Promise<RpcProxy> {
     },
     set beforeLogs(f) {
       state.beforeLogs = f;
+    },
+    get millisTimestamps() {
+      return state.millisTimestamps;
+    },
+    set millisTimestamps(b) {
+      state.millisTimestamps = b;
     },
     close: () =>
       new Promise<void>((resolve) => {

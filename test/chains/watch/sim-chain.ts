@@ -134,6 +134,10 @@ export class SimChain {
         const b = this.blocks[n];
         return b ? { number: `0x${n.toString(16)}`, hash: b.hash, parentHash: b.parentHash, timestamp: `0x${b.timestamp.toString(16)}` } : null;
       }
+      case 'eth_getBlockByHash': {
+        const b = this.blocks.find((x) => x.hash === String(params[0]).toLowerCase());
+        return b ? { number: `0x${b.number.toString(16)}`, hash: b.hash, parentHash: b.parentHash, timestamp: `0x${b.timestamp.toString(16)}` } : null;
+      }
       case 'eth_getLogs': {
         const f = params[0] as { fromBlock: string; toBlock: string; address: string[] };
         const from = Number.parseInt(f.fromBlock.slice(2), 16);
