@@ -153,8 +153,9 @@ async function nextStep(state: RunState, err: AppError): Promise<AppError> {
       const list = await (await ctx.local('merchant list')).listMerchants().catch(() => []);
       const shown = list.slice(0, 10).map((m) => `${m.mchId} (${m.name})`).join(', ');
       choices = list.length ? `: the ledger holds ${list.length} merchants: ${shown}${list.length > 10 ? `, and ${list.length - 10} more (cryptopay merchant list)` : ''}` : '';
-      const first = list[0]?.mchId ?? 'ID';
-      return new AppError('usage', `--mch-id is required${choices}; pass --mch-id ${first} or set CRYPTOPAY_MCH_ID`);
+      // Every merchant alike: the first was named alone, and its "not found" then misled (a new-user trial).
+      const pass = list.length === 2 ? `pass --mch-id ${list[0]!.mchId} or --mch-id ${list[1]!.mchId}` : 'pass --mch-id with one of them';
+      return new AppError('usage', `--mch-id is required${choices}; ${pass}, or set CRYPTOPAY_MCH_ID`);
     }
     return new AppError('usage', '--mch-id is required: pass --mch-id ID, set CRYPTOPAY_MCH_ID, or save it in the profile (cryptopay profile add NAME --remote URL --mch-id ID)');
   }

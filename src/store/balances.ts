@@ -74,7 +74,7 @@ export async function adjustBalance(
 }
 
 /** The merchant has an account or an order for this uid. */
-function hasActivity(s: StoreCtx, merchantId: string, uid: string): boolean {
+export function hasActivity(s: StoreCtx, merchantId: string, uid: string): boolean {
   const account = s.db.select({ id: accounts.id }).from(accounts).where(and(eq(accounts.merchantId, merchantId), eq(accounts.kind, 'user'), eq(accounts.uid, uid))).limit(1).get();
   return !!account || !!s.db.select({ id: orders.id }).from(orders).where(and(eq(orders.merchantId, merchantId), eq(orders.uid, uid))).limit(1).get();
 }

@@ -25,6 +25,7 @@ import type { MerchantView, NewMerchant } from './merchants.js';
 import * as held from './held-payments.js';
 import type { HeldPaymentRef, HeldPaymentView } from './held-payments.js';
 import * as orders from './orders.js';
+import { ownerOf, type Owned } from './owners.js';
 import * as outbox from './outbox.js';
 import type { CallbackStatus, CallbackView } from './outbox.js';
 import { markPaid, type MarkPaidInput } from './payments.js';
@@ -326,6 +327,11 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
   /** `order list`: a page, filtered, with the count of all that match. */
   async pageOrders(filter: orders.OrderFilter & { limit?: number; cursor?: string }): Promise<Page<OrderDetail>> {
     return this.signedRead(() => orders.pageOrders(this.s, filter), filter.mchId);
+  }
+
+  /** The merchant that holds what an operator's command names (src/store/owners.ts). */
+  ownerOf(what: Owned): string | undefined {
+    return ownerOf(this.s, what);
   }
 
   /** The order an operator names by id or oid (`order show|status`, `log --order`). */

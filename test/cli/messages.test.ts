@@ -114,7 +114,7 @@ describe.concurrent('exits and messages', { timeout: SLOW }, () => {
       s.run(['--json', 'order', 'create', '--oid', 'A-1', '--uid', 'u1', '--amount', '1']),
     ]);
     expect(text.code).toBe(2);
-    expect(text.stderr).toBe(`error: --mch-id is required: the ledger holds 2 merchants: ${s.mchId} (Alpha), ${b.mchId} (Beta); pass --mch-id ${s.mchId} or set CRYPTOPAY_MCH_ID\n`);
+    expect(text.stderr).toBe(`error: --mch-id is required: the ledger holds 2 merchants: ${s.mchId} (Alpha), ${b.mchId} (Beta); pass --mch-id ${s.mchId} or --mch-id ${b.mchId}, or set CRYPTOPAY_MCH_ID\n`);
     expect(json.code).toBe(2);
     expect(JSON.parse(json.stderr).error.message).toMatch(/^--mch-id is required/);
   });

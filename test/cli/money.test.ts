@@ -169,18 +169,24 @@ describe.concurrent('money commands', { timeout: SLOW }, () => {
       expect(await balanceOf(s, 'u1')).toEqual({ available: '2', held: '8' });
     });
 
-    it("another merchant's order answers exactly like one that does not exist", async () => {
+    // The local ledger is the operator's, every merchant's alike: another merchant's order is
+    // refused naming its merchant (a new-user trial followed a hint into a bare "not found").
+    // Under --json, and on a remote (test/remote), it answers exactly like one that does not exist.
+    it("another merchant's order is refused naming its merchant; under --json exactly like one that does not exist", async () => {
       const s = await withMerchant('One');
       const id = await paidOrder(s, 'X-1', 'u1', '10');
       const two = await s.json(['merchant', 'add', '--name', 'Two', '--generate-wallet']);
-      const [foreign, missing] = await Promise.all([
+      const [foreign, missing, foreignJson, missingJson] = await Promise.all([
         s.run(['refund', '--mch-id', two.mchId, '--id', id, '--amount', '1', '--yes']),
         s.run(['refund', '--mch-id', two.mchId, '--id', 'ord_nope000000000000000', '--amount', '1', '--yes']),
+        s.run(['--json', 'refund', '--mch-id', two.mchId, '--id', id, '--amount', '1', '--yes']),
+        s.run(['--json', 'refund', '--mch-id', two.mchId, '--id', 'ord_nope000000000000000', '--amount', '1', '--yes']),
       ]);
-      // The same answer but for the id each names.
-      expect({ ...foreign, stderr: foreign.stderr.replaceAll(id, '<id>') }).toEqual({ ...missing, stderr: missing.stderr.replaceAll('ord_nope000000000000000', '<id>') });
-      expect(foreign.code).toBe(1);
-      expect(foreign.stderr).toContain('Order not found');
+      expect(foreign).toEqual({ code: 1, stdout: '', stderr: `error: Order not found: order ${id} is merchant ${s.mchId}'s, not ${two.mchId}'s: pass --mch-id ${s.mchId}\n` });
+      expect(missing.code).toBe(1);
+      expect(missing.stderr).toMatch(/^error: Order not found: no order has the id ord_nope000000000000000 /);
+      expect(foreignJson).toEqual(missingJson);
+      expect(JSON.parse(foreignJson.stderr)).toEqual({ error: { kind: 'not_found', message: 'Order not found' } });
       expect(await balanceOf(s, 'u1', ['--mch-id', s.mchId])).toEqual({ available: '10', held: '0' });
     });
   });

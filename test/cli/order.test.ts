@@ -357,8 +357,10 @@ describe.concurrent('orders', { timeout: SLOW }, () => {
       expect(r1.code).toBe(0);
       expect(r2.code).toBe(0);
       expect(await s.json(['balance', 'u1', '--mch-id', two.mchId])).toMatchObject({ mchId: two.mchId, available: '6' });
-      // u1 did nothing with the first merchant: said so, not shown as zeros (#15 item 2).
-      expect((await s.run(['--mch-id', s.mchId, 'balance', 'u1'])).stderr).toBe(`error: user u1 has no activity with merchant ${s.mchId}: no order, payment, refund, withdrawal or adjustment\n`);
+      // u1 did nothing with the first merchant: said so, not shown as zeros (#15 item 2), naming
+      // the merchant it is a user of (the local ledger is the operator's, all merchants alike).
+      expect((await s.run(['--mch-id', s.mchId, 'balance', 'u1'])).stderr).toBe(`error: user u1 has no activity with merchant ${s.mchId}: it is a user of merchant ${two.mchId} (pass --mch-id ${two.mchId})\n`);
+      expect((await s.run(['--mch-id', s.mchId, 'balance', 'u9'])).stderr).toBe(`error: user u9 has no activity with merchant ${s.mchId}: no order, payment, refund, withdrawal or adjustment\n`);
     });
   });
 });

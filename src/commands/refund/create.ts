@@ -8,6 +8,7 @@ import type { OrderDetail, RefundDone } from '../../core/types.js';
 import { applyRefund } from '../../core/state.js';
 import { asking, checked, confirmChange, isNotFound, need } from '../common.js';
 import { findHint } from '../order/ref.js';
+import { actForOwner } from '../owner.js';
 import { formatTime, printJson, printRecord, type Cell } from '../output.js';
 
 /**
@@ -51,6 +52,7 @@ async function refund(ctx: Context, opts: Record<string, string | boolean | unde
     id = await need(ctx, undefined, 'id', 'Order id');
   }
   const remark = text(opts.remark);
+  await actForOwner(ctx, { order: id ?? oid });
   const service = await ctx.service();
   // The order is read for --rest, and for the question. An order that is not there is refused
   // before anything is asked (a mistyped id must not get a question it can only fail after);

@@ -6,6 +6,7 @@ import type { LocalPaymentService } from '../../store/local-service.js';
 import { withdrawalAfter } from '../../core/state.js';
 import { asking, beforeAfter, isNotFound, checked, confirmChange, need } from '../common.js';
 import { printRecord, success } from '../output.js';
+import { actForOwner } from '../owner.js';
 import { chainRows } from './chain-rows.js';
 import { printWithdrawal } from '../views.js';
 
@@ -44,6 +45,7 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
   checked(reason, 'reason');
   checked(opts.txHash as string | undefined, 'tx-hash');
   checked(opts.blockNumber as string | undefined, 'block-number');
+  await actForOwner(ctx, { withdrawal: logId });
   const txHash = await need(ctx, opts.txHash as string | undefined, 'tx-hash', 'Payout transaction hash');
   const blockNumber = await need(ctx, opts.blockNumber as string | undefined, 'block-number', 'Block number');
   // Skipping the chain is for an operator at a local ledger only: the API can never do it.

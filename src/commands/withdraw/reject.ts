@@ -1,11 +1,13 @@
 import type { Context } from '../../context.js';
 import { withdrawalAfter } from '../../core/state.js';
 import { asking, beforeAfter, checked, isNotFound, confirmChange } from '../common.js';
+import { actForOwner } from '../owner.js';
 import { printWithdrawal } from '../views.js';
 
 export async function run(ctx: Context, opts: Record<string, string | undefined>, id: string): Promise<void> {
   // By the interface's rule, before anything is read or asked (as refund's --remark).
   checked(opts.remark, 'remark');
+  await actForOwner(ctx, { withdrawal: id });
   const service = await ctx.service();
   const summary: [string, string][] = [['withdrawal', id]];
   if (asking(ctx)) {

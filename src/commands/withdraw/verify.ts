@@ -2,6 +2,7 @@ import type { Context } from '../../context.js';
 import { AppError } from '../../core/errors.js';
 import type { OperatorExtensions } from '../../core/service.js';
 import { printJson, printRecord } from '../output.js';
+import { actForOwner } from '../owner.js';
 import { chainRows } from './chain-rows.js';
 
 /**
@@ -10,6 +11,7 @@ import { chainRows } from './chain-rows.js';
  * pay the withdrawal exits 1, so a script can alert.
  */
 export async function run(ctx: Context, _opts: unknown, id: string): Promise<void> {
+  await actForOwner(ctx, { withdrawal: id });
   const service = (await ctx.service()) as unknown as OperatorExtensions;
   const r = await service.verifyWithdrawal({ mchId: ctx.globals.mchId, id });
   if (ctx.globals.json) printJson(ctx, r);
