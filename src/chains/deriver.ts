@@ -30,6 +30,17 @@ function accountNodeOf(xpub: string): { point: Pt; chainCode: Uint8Array } {
   }
 }
 
+/**
+ * What makes a wallet's addresses: its key and chain code (hex), whatever the rest of its
+ * serialisation says (depth, parent fingerprint, child number). Two xpubs with the same key are
+ * the same wallet: an attacker review told the public test wallet apart by its string, and a
+ * changed fingerprint passed for another wallet with the same addresses.
+ */
+export function walletKeyOf(xpub: string): string {
+  const { point, chainCode } = accountNodeOf(xpub);
+  return `${Buffer.from(chainCode).toString('hex')}${point.toHex(true)}`;
+}
+
 function checkIndex(index: number): number {
   if (!Number.isInteger(index) || index < 0 || index > MAX_INDEX) {
     throw new AppError('invalid', `address index must be an integer from 0 to ${MAX_INDEX}, got ${String(index).slice(0, 24)}`);

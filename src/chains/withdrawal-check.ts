@@ -243,6 +243,12 @@ export function judge(e: ExpectedPayout, o: ChainObservation): ChainCheck {
   }
   const sameTo = (to: string) => (e.chainType === 'EVM' ? to.toLowerCase() === e.to.toLowerCase() : to === e.to);
   const sameToken = (t: string) => (e.chainType === 'EVM' ? t.toLowerCase() === e.token.toLowerCase() : t === e.token);
+  // A payout is sent to the recipient, never by it: the payee's own transfer to itself (an
+  // attacker review) matched token, payee and amount. Read where the node says who sent it.
+  if (o.sender) {
+    const from = adapterFor(e.chainType).fromNodeAddress(o.sender.from.slice(2));
+    if (sameTo(from)) differences.push(`transaction ${tx} was sent by ${from}, this withdrawal's own recipient: a payout is sent to it, not by it`);
+  }
   const exact = o.transfers.some((t) => sameToken(t.token) && sameTo(t.to) && BigInt(t.rawAmount) === e.rawAmount);
   if (o.succeeded !== false && !exact) {
     const moved = o.transfers.length === 0

@@ -1,4 +1,4 @@
-import { asc, desc, eq, or, sql } from 'drizzle-orm';
+import { asc, desc, eq, sql } from 'drizzle-orm';
 import { formatDuration, parseDuration } from '../core/duration.js';
 import { conflict, invalid, notFound } from '../core/errors.js';
 import type { ChainType } from '../core/types.js';
@@ -90,6 +90,31 @@ export async function walletRefusal(input: Pick<NewMerchant, 'generateWallet' | 
   return undefined;
 }
 
+/**
+ * The public test wallet's keys are the public test wallet, whatever their xpub's string: stored
+ * as its own xpubs (PUBLIC_TEST_XPUBS), so the merchant is told apart as holding test money
+ * everywhere (its page, its payouts). The public account of one chain type as the other's wallet
+ * is refused: its keys are public, and it would not be told apart.
+ */
+async function publicWalletAsSuch(evmXpub: string | null, tronXpub: string | null): Promise<{ evmXpub: string | null; tronXpub: string | null }> {
+  const [{ walletKeyOf }, { PUBLIC_TEST_XPUBS }, { ACCOUNT_PATHS }] = await Promise.all([
+    import('../chains/deriver.js'), import('../chains/sandbox/public-wallet.js'), import('../chains/derive.js'),
+  ]);
+  const publicKey = { EVM: walletKeyOf(PUBLIC_TEST_XPUBS.EVM), TRON: walletKeyOf(PUBLIC_TEST_XPUBS.TRON) };
+  const out = { evmXpub, tronXpub };
+  for (const [type, other] of [['EVM', 'TRON'], ['TRON', 'EVM']] as const) {
+    const field = type === 'EVM' ? 'evmXpub' : 'tronXpub';
+    const xpub = out[field];
+    if (!xpub) continue;
+    const key = walletKeyOf(xpub);
+    if (key === publicKey[type]) out[field] = PUBLIC_TEST_XPUBS[type];
+    else if (key === publicKey[other]) {
+      throw invalid(`${type.toLowerCase()}-xpub is the public test wallet's ${other} account (${ACCOUNT_PATHS[other]} of the anvil test mnemonic): its keys are public, and as the ${type} wallet its money would not be told apart as test money; give a wallet of your own`);
+    }
+  }
+  return out;
+}
+
 export async function addMerchant(s: StoreCtx, input: NewMerchant): Promise<{ merchant: MerchantView; secret: string; mnemonic?: string }> {
   const name = input.name?.trim();
   if (!name || name.length > 100) throw invalid('name is required (1 to 100 characters)');
@@ -103,6 +128,9 @@ export async function addMerchant(s: StoreCtx, input: NewMerchant): Promise<{ me
     const w = (await import('../chains/derive.js')).generateWallet();
     ({ mnemonic, evmXpub, tronXpub } = w);
   }
+  ({ evmXpub, tronXpub } = await publicWalletAsSuch(evmXpub, tronXpub));
+  const { walletKeyOf } = await import('../chains/deriver.js');
+  const keys = new Set([evmXpub, tronXpub].flatMap((x) => (x ? [walletKeyOf(x)] : [])));
   const lifetime = parseDuration(input.orderLifetime ?? '30m', 'order-lifetime');
   const rateLimit = input.rateLimit ?? 60;
   if (!Number.isInteger(rateLimit) || rateLimit < 0 || rateLimit > 1_000_000) {
@@ -111,10 +139,12 @@ export async function addMerchant(s: StoreCtx, input: NewMerchant): Promise<{ me
   const secret = newSecret();
   const now = s.now();
   const row = await s.write((tx) => {
-    for (const xpub of [evmXpub, tronXpub]) {
-      if (!xpub) continue;
-      const other = tx.select({ id: merchants.id }).from(merchants).where(or(eq(merchants.evmXpub, xpub), eq(merchants.tronXpub, xpub))).get();
-      if (other) throw conflict(`that xpub is already the wallet of merchant ${other.id}: two merchants must never share addresses`);
+    // By key, not by string (walletKeyOf): one read of every merchant's wallet, as merchants are
+    // added rarely and are few.
+    for (const other of tx.select({ id: merchants.id, evm: merchants.evmXpub, tron: merchants.tronXpub }).from(merchants).all()) {
+      if ([other.evm, other.tron].some((x) => x !== null && keys.has(walletKeyOf(x)))) {
+        throw conflict(`that xpub is already the wallet of merchant ${other.id}: two merchants must never share addresses`);
+      }
     }
     const seq = Number(tx.select({ n: sql<bigint>`coalesce(max(${merchants.seq}), 100000)` }).from(merchants).get()!.n) + 1;
     const id = `M${seq}`;

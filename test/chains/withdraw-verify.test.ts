@@ -249,6 +249,25 @@ describe('withdraw confirm checks the transaction on chain', () => {
     await later.rejectWithdrawal({ mchId, id: w.id });
   });
 
+  // An attacker review (session 21): the payee's own transfer to itself, made after the request,
+  // was confirmed as the payout, verified. A payout is sent to the recipient, never by it.
+  it("a transfer the recipient sent to itself is refused: it cannot be the payout; nothing changes", async () => {
+    const user = pc.chain.signers[1]!;
+    const w = await service.applyWithdrawal({ mchId, uid: 'u1', amount: '7', to: user.address, chainId: '31337', chainType: 'EVM', token: tokenAddr });
+    const asUser = pc.usdt.connect(user) as typeof pc.usdt;
+    await (await asUser.getFunction('mint')(user.address, 7_000_000n)).wait();
+    const self = await payout(user.address, 7_000_000n, asUser);
+    await pc.chain.mine(CONFIRMATIONS);
+    const before = state(w.id);
+    await refused(service.confirmWithdrawal({ mchId, logId: w.id, txHash: self.hash, blockNumber: self.block }), 'conflict',
+      `transaction ${self.hash} was sent by ${user.address}, this withdrawal's own recipient: a payout is sent to it, not by it`);
+    expect(state(w.id)).toEqual(before);
+    // The same amount sent to it by someone else pays it.
+    const real = await payout(user.address, 7_000_000n);
+    await pc.chain.mine(CONFIRMATIONS);
+    expect(await service.confirmWithdrawal({ mchId, logId: w.id, txHash: real.hash, blockNumber: real.block })).toMatchObject({ status: 'CONFIRMED' });
+  });
+
   it('a hash the chain does not know is refused', async () => {
     const w = await apply('10');
     const unknown = `0x${'ab'.repeat(32)}`;

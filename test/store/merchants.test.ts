@@ -1,6 +1,8 @@
 import { HDNodeWallet, Mnemonic } from 'ethers';
 import { describe, expect, it } from 'vitest';
-import { T0, TEST_MNEMONIC, TEST_WALLET, addOtherMerchant, addTestMerchant, counts, order, refused, useHarness } from '../helpers/service.js';
+import { base58check } from '../../src/chains/encode.js';
+import { PUBLIC_TEST_XPUBS } from '../../src/chains/sandbox/public-wallet.js';
+import { T0, TEST_MNEMONIC, TEST_WALLET, SHOP_WALLET, addOtherMerchant, addTestMerchant, counts, order, refused, useHarness } from '../helpers/service.js';
 
 const SECRET = /^sk_([A-Za-z0-9_-]+)$/;
 
@@ -102,6 +104,49 @@ describe('merchant wallets', () => {
     const first = await service.addMerchant({ name: 'A', [field]: TEST_WALLET[field] });
     await refused(service.addMerchant({ name: 'B', [field]: TEST_WALLET[field] }), 'conflict', `that xpub is already the wallet of merchant ${first.merchant.mchId}`);
     expect(counts(ledger).merchants).toBe(1);
+  });
+});
+
+/** The same account key and chain code under another serialisation: the parent fingerprint changed (it carries no meaning). */
+function reserialised(xpub: string): string {
+  const b = Uint8Array.from(base58check.decode(xpub));
+  b[5] = b[5]! ^ 0xff;
+  return base58check.encode(b);
+}
+
+// An attacker review (session 21): wallets were told apart by their xpub's string. The same keys
+// with another parent fingerprint (same addresses) made a second merchant sharing addresses, and
+// the public test wallet under another string a "real" merchant whose page asked for real USDT.
+describe('a wallet is its key, not its string', () => {
+  const h = useHarness();
+
+  it.each(['evmXpub', 'tronXpub'] as const)("refuses the %s of an existing merchant under another serialisation, in either field", async (field) => {
+    const { service, ledger } = h();
+    const first = await service.addMerchant({ name: 'A', [field]: SHOP_WALLET[field] });
+    const variant = reserialised(SHOP_WALLET[field]);
+    expect(variant).not.toBe(SHOP_WALLET[field]);
+    for (const as of ['evmXpub', 'tronXpub'] as const) {
+      await refused(service.addMerchant({ name: 'B', [as]: variant }), 'conflict', `that xpub is already the wallet of merchant ${first.merchant.mchId}`);
+    }
+    expect(counts(ledger).merchants).toBe(1);
+  });
+
+  it("the public test wallet under another serialisation is the public test wallet: stored as such, its users' money is test money", async () => {
+    const { service } = h();
+    const m = await service.addMerchant({ name: 'Looks real', evmXpub: reserialised(PUBLIC_TEST_XPUBS.EVM), tronXpub: reserialised(PUBLIC_TEST_XPUBS.TRON) });
+    expect(await service.showMerchant(m.merchant.mchId)).toMatchObject({ evmXpub: PUBLIC_TEST_XPUBS.EVM, tronXpub: PUBLIC_TEST_XPUBS.TRON });
+    await service.adjustBalance({ mchId: m.merchant.mchId, uid: 'u1', amount: '+5', reason: 'test' });
+    await refused(service.applyWithdrawal({ mchId: m.merchant.mchId, uid: 'u1', amount: '1', to: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', chainId: '1', chainType: 'EVM', token: '0xdAC17F958D2ee523a2206206994597C13D831ec7' }),
+      'conflict', 'has the public test wallet (serve --dev)');
+  });
+
+  it.each([
+    ['the public TRON account as the EVM wallet', { evmXpub: PUBLIC_TEST_XPUBS.TRON }, 'evm-xpub'],
+    ['the public EVM account as the TRON wallet', { tronXpub: reserialised(PUBLIC_TEST_XPUBS.EVM) }, 'tron-xpub'],
+  ] as const)('refuses %s: its keys are public, and it would not be told apart as test money', async (_, input, flag) => {
+    const { service, ledger } = h();
+    await refused(service.addMerchant({ name: 'Swapped', ...input }), 'invalid', `${flag} is the public test wallet's`);
+    expect(counts(ledger).merchants).toBe(0);
   });
 });
 

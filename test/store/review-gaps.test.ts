@@ -1,14 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { TEST_WALLET, USDT, addOtherMerchant, counts, evmTx, refused, useHarness } from '../helpers/service.js';
+import { SHOP_WALLET, USDT, addOtherMerchant, counts, evmTx, refused, useHarness } from '../helpers/service.js';
 
 const TO = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
 
 describe('an xpub serves one merchant only, in either column', () => {
+  // A wallet of its own: the public test wallet across columns is refused before (its keys are public).
   const h = useHarness();
 
   it.each([
-    ['EVM xpub reused as the TRON xpub', { evmXpub: TEST_WALLET.evmXpub }, { tronXpub: TEST_WALLET.evmXpub }],
-    ['TRON xpub reused as the EVM xpub', { tronXpub: TEST_WALLET.tronXpub }, { evmXpub: TEST_WALLET.tronXpub }],
+    ['EVM xpub reused as the TRON xpub', { evmXpub: SHOP_WALLET.evmXpub }, { tronXpub: SHOP_WALLET.evmXpub }],
+    ['TRON xpub reused as the EVM xpub', { tronXpub: SHOP_WALLET.tronXpub }, { evmXpub: SHOP_WALLET.tronXpub }],
   ])('%s is refused', async (_name, first, second) => {
     const { service, ledger } = h();
     const a = await service.addMerchant({ name: 'A', ...first });
