@@ -135,12 +135,17 @@ function activeProfileName(env: NodeJS.ProcessEnv): string | undefined {
   }
 }
 
+/** Where the chains config is read from: $CRYPTOPAY_CHAINS, else the default file (which may not exist). */
+export function chainsConfigPath(env: NodeJS.ProcessEnv): string {
+  return env.CRYPTOPAY_CHAINS || join(configDir(env), 'chains.json');
+}
+
 /**
  * Extra chains and tokens: $CRYPTOPAY_CHAINS, else $XDG_CONFIG_HOME/cryptopay/chains.json when
  * it exists. Checked against its schema when the registry is first used.
  */
 export function readChainsConfig(env: NodeJS.ProcessEnv): any {
-  const path = env.CRYPTOPAY_CHAINS || join(configDir(env), 'chains.json');
+  const path = chainsConfigPath(env);
   if (!env.CRYPTOPAY_CHAINS && !existsSync(path)) return undefined;
   let text: string;
   try {

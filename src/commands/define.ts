@@ -243,6 +243,12 @@ export function defineCommands(program: Command, run: Runner, wanted: (group: st
       .option('--from <n>', 'funded test account to pay from, 0 to 9', '1')
       .option('--wait [seconds]', 'then wait until the order is PAID (default 60 s)')
       .action(run(() => import('./dev/pay.js')));
+    dev
+      .command('pay-out')
+      .argument('<withdrawal-id>', 'withdrawal id (wd_…)')
+      .description("send a withdrawal's payout in test USDT on the development chain, from a funded test account; then record it with withdraw confirm")
+      .option('--from <n>', 'funded test account to pay from, 0 to 9', '1')
+      .action(run(() => import('./dev/pay-out.js')));
   });
   const callbacks = program.command('callbacks').description("callbacks to merchants' notifyUrl: list, show (local or remote); resend, test, run (local ledger)");
   later('callbacks', () => {

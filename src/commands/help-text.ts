@@ -58,6 +58,7 @@ const EXAMPLES: Record<string, string[]> = {
   serve: ['cryptopay serve', 'cryptopay serve --dev', 'cryptopay serve --host 0.0.0.0 --port 8080 --public-url https://pay.example.com'],
   dev: ['cryptopay dev pay ord_... --wait'],
   'dev pay': ['cryptopay dev pay ord_...', 'cryptopay dev pay ord_... --amount 1 --wait 30'],
+  'dev pay-out': ['cryptopay dev pay-out wd_...', 'cryptopay --json dev pay-out wd_... --from 2'],
   callbacks: ['cryptopay callbacks list --status failed', 'cryptopay callbacks resend evt_...'],
   'callbacks list': ['cryptopay callbacks list --status failed', 'cryptopay callbacks list --order ord_... --format csv > callbacks.csv'],
   'callbacks show': ['cryptopay callbacks show evt_...'],

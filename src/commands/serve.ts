@@ -1,5 +1,5 @@
 import { DEFAULT_SCHEDULE, parseSchedule } from '../callbacks/schedule.js';
-import { allowPrivateCallbacks, type Context } from '../context.js';
+import { allowPrivateCallbacks, chainsConfigPath, type Context } from '../context.js';
 import { AppError, usage } from '../core/errors.js';
 import { stopAll, type StopStep } from '../core/stop-all.js';
 import { createApp } from '../server/app.js';
@@ -151,7 +151,8 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
       err(
         opts.watch === false
           ? 'not watching any chain (--no-watch): payments on chain are not seen here; orders turn PAID only when another process watches (cryptopay watch) or by order mark-paid'
-          : 'no chain is watched (none in the chains config has an rpcUrl and a token): payments on chain are not seen, and orders turn PAID only by order mark-paid; give chains an rpcUrl in the file CRYPTOPAY_CHAINS names',
+          // The file itself: "the file CRYPTOPAY_CHAINS names" named none when it was unset (a new-user trial).
+          : `no chain is watched (none in the chains config has an rpcUrl and a token): payments on chain are not seen, and orders turn PAID only by order mark-paid; give a chain an rpcUrl in the chains config, ${chainsConfigPath(ctx.env)} (docs/operations.md, "Chains and tokens")`,
       );
     }
   } catch (e) {

@@ -89,6 +89,15 @@ export function parseLedgerAmount(value: string, decimals: number): bigint {
   return m[1] ? -units : units;
 }
 
+/**
+ * An amount in an asset's base units as a token of that asset counts it: USDT (6 places) on an
+ * 18-decimal token has 12 more places. Exact whenever the amount has no finer places than the
+ * token, which every operation that sends it checks first.
+ */
+export function toTokenUnits(units: bigint, assetDecimals: number, tokenDecimals: number): bigint {
+  return tokenDecimals >= assetDecimals ? units * 10n ** BigInt(tokenDecimals - assetDecimals) : units / 10n ** BigInt(assetDecimals - tokenDecimals);
+}
+
 /** What an order still waits for, in base units (0 or less: nothing), from its amounts as views print them. */
 export function amountDue(order: { amount: string; paidAmount: string }, decimals: number): bigint {
   return parseLedgerAmount(order.amount, decimals) - parseLedgerAmount(order.paidAmount, decimals);

@@ -2,7 +2,7 @@ import { and, eq } from 'drizzle-orm';
 import type { TokenInfo } from '../chains/registry.js';
 import type { ChainCheck, ExpectedPayout } from '../chains/withdrawal-check.js';
 import { AppError, conflict, invalid } from '../core/errors.js';
-import { formatAmount } from '../core/money.js';
+import { formatAmount, toTokenUnits } from '../core/money.js';
 import type { WithdrawVerifyRequest } from '../core/schemas.js';
 import type { ChainType, VerificationReport, Withdrawal, WithdrawalStatus } from '../core/types.js';
 import { audit, type Q } from './ledger.js';
@@ -42,14 +42,8 @@ export async function checkPayout(s: StoreCtx, w: WithdrawalRow, txHash: string,
 export function expectedPayout(w: WithdrawalRow, token: TokenInfo, confirmations: number, txHash: string, blockNumber: number): ExpectedPayout {
   return {
     chainType: w.chainType as ChainType, chainId: w.chainId, token: token.address, tokenSymbol: token.symbol, tokenDecimals: token.decimals,
-    to: w.to, rawAmount: tokenUnits(w.amount, decimalsOf(w.asset), token.decimals), txHash, blockNumber, confirmations, requestedAt: w.createdAt,
+    to: w.to, rawAmount: toTokenUnits(w.amount, decimalsOf(w.asset), token.decimals), txHash, blockNumber, confirmations, requestedAt: w.createdAt,
   };
-}
-
-/** The withdrawal's amount (asset base units) in the token's base units: exact, as apply allows no finer amount. */
-function tokenUnits(amount: bigint, assetDecimals: number, tokenDecimals: number): bigint {
-  if (tokenDecimals >= assetDecimals) return amount * 10n ** BigInt(tokenDecimals - assetDecimals);
-  return amount / 10n ** BigInt(assetDecimals - tokenDecimals);
 }
 
 /** `withdraw verify`, confirm's question, the verify extension: the chain's view of a withdrawal's transaction (its own, or the one given). */

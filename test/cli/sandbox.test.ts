@@ -313,6 +313,52 @@ describe('the sandbox with its chain watcher', () => {
   );
 });
 
+// A new-user trial (session 21) found no way to make the transaction that confirms a sandbox
+// withdrawal short of writing an ethers script against anvil.
+describe('dev pay-out', () => {
+  it(
+    "sends a withdrawal's payout on the development chain and prints the confirm that records it; the withdrawal stays PENDING until then",
+    async () => {
+      const s = sandbox();
+      const srv = await serveDev(s);
+      const a = announced(srv);
+      const o = await s.json<{ id: string }>(['order', 'create', '--oid', 'W-1', '--uid', 'wu', '--amount', '9']);
+      await s.json(['dev', 'pay', o.id, '--wait', '30']);
+      const to = '0x000000000000000000000000000000000000dEaD';
+      const w = await s.json<{ id: string }>(['withdraw', 'apply', '--uid', 'wu', '--amount', '2.5', '--to', to, '--chain-id', '31337']);
+      const out = await s.run(['dev', 'pay-out', w.id]);
+      expect(out.code, out.stderr).toBe(0);
+      const tx = /^tx hash +(0x[0-9a-f]{64})$/m.exec(out.stdout)?.[1];
+      const block = /^block +(\d+)$/m.exec(out.stdout)?.[1];
+      expect(tx && block, out.stdout).toBeTruthy();
+      expect(out.stdout).toMatch(/^sent +2\.5 USDT \(test token\)$/m);
+      expect(out.stderr).toBe(`sent, not recorded: the withdrawal is still PENDING; record the payout with\n  cryptopay withdraw confirm ${w.id} --tx-hash ${tx} --block-number ${block}\n`);
+      expect(await tokenBalance(a, to)).toBe(2_500_000n);
+      expect(await s.json(['withdraw', 'show', w.id])).toMatchObject({ status: 'PENDING', txHash: null });
+      // The printed command, as printed (with --yes: no terminal here), confirms it, verified on chain.
+      const confirmed = await s.json(['withdraw', 'confirm', w.id, '--tx-hash', tx!, '--block-number', block!, '--yes']);
+      expect(confirmed).toMatchObject({ status: 'CONFIRMED', txHash: tx });
+      expect(await s.json(['withdraw', 'show', w.id])).toMatchObject({ verification: 'verified' });
+      // Nothing more to pay out: refused, nothing sent.
+      const again = await s.run(['dev', 'pay-out', w.id]);
+      expect(again.code).toBe(1);
+      expect(again.stderr).toBe(`error: withdrawal ${w.id} is CONFIRMED with transaction ${tx}: nothing to pay out; nothing was sent\n`);
+      expect(await tokenBalance(a, to)).toBe(2_500_000n);
+      // A real merchant's withdrawal on a real chain: dev pay-out sends test money only.
+      const real = await s.json<{ mchId: string }>(['merchant', 'add', '--name', 'Real shop', '--generate-wallet']);
+      await s.json(['balance', 'adjust', 'ru', '--amount', '+3', '--reason', 'seed', '--yes', '--mch-id', real.mchId]);
+      const rw = await s.json<{ id: string }>(['withdraw', 'apply', '--uid', 'ru', '--amount', '1', '--to', to, '--chain-id', '1', '--mch-id', real.mchId]);
+      const realOut = await s.run(['dev', 'pay-out', rw.id]);
+      expect(realOut.code).toBe(1);
+      expect(realOut.stderr).toBe(`error: withdrawal ${rw.id} pays out on chain 1 (Ethereum), not on a development chain: dev pay-out sends test money only; pay it from the merchant's wallet and record it with cryptopay withdraw confirm; nothing was sent\n`);
+      expect(await tokenBalance(a, to)).toBe(2_500_000n);
+      await ledgerCheck(s);
+      expect((await srv.stop()).code, srv.stderr()).toBe(0);
+    },
+    SLOW,
+  );
+});
+
 describe('serve --dev, again', () => {
   it(
     'moves to another port when the last one is taken, and every command follows it through the ledger',

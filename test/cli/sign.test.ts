@@ -111,6 +111,19 @@ describe.concurrent('sign', { timeout: SLOW }, () => {
     expect(fine).toEqual({ code: 0, stdout: `${sha(`amount=10.5&oid=A-1&uid=u1${SECRET}`)}\n`, stderr: '' });
   });
 
+  // A new-user trial: `sign --mch-id M… oid=…` without --fill dropped the merchant without a word,
+  // and the body went to the API, which refused it for three missing fields.
+  it('--mch-id without --fill: signed as given, and stderr says the merchant goes into the body only with --fill', async () => {
+    const [given, inBody] = await Promise.all([
+      cli(['sign', '--mch-id', 'M100002', 'oid=Y-1', 'uid=u1', 'amount=1', '--json']),
+      cli(['sign', '--mch-id', 'M100002', 'mchId=M100002', 'oid=Y-1', 'uid=u1', 'amount=1']),
+    ]);
+    expect(given.code).toBe(0);
+    expect(JSON.parse(given.stdout)).toEqual({ oid: 'Y-1', uid: 'u1', amount: '1', sign: sha(`amount=1&oid=Y-1&uid=u1${SECRET}`) });
+    expect(given.stderr).toBe('note: merchant M100002 (--mch-id or CRYPTOPAY_MCH_ID) goes into the body only with --fill: this body has no mchId, timestamp, nonce, and the service refuses a request without them (signed as given)\n');
+    expect(inBody).toEqual({ code: 0, stdout: `${sha(`amount=1&mchId=M100002&oid=Y-1&uid=u1${SECRET}`)}\n`, stderr: '' });
+  });
+
   it('key=value fields, a body on stdin and --body give the same signature', async () => {
     const expected = sha(`amount=10&oid=A-1&uid=u1${SECRET}`);
     const [fields, stdin, body, mixed] = await Promise.all([

@@ -7,6 +7,7 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { chainsConfigPath } from '../../src/context.js';
 import { sign } from '../../src/signing/index.js';
 import { mnemonicIn } from './first-run.js';
 import { httpJson, killAll, nextNonce, runCli, spawnServe, tempDir } from './helpers.js';
@@ -36,8 +37,9 @@ const HINT = (db: string) =>
     `Or, to try it out, start with \`${CLI} serve --dev\`: on an empty ledger it creates a development merchant and prints how to use it.`,
   ].join('\n');
 
+// The file by its path, CRYPTOPAY_CHAINS set or not (it named "the file CRYPTOPAY_CHAINS names" when unset: a new-user trial).
 const NO_CHAIN =
-  'no chain is watched (none in the chains config has an rpcUrl and a token): payments on chain are not seen, and orders turn PAID only by order mark-paid; give chains an rpcUrl in the file CRYPTOPAY_CHAINS names';
+  `no chain is watched (none in the chains config has an rpcUrl and a token): payments on chain are not seen, and orders turn PAID only by order mark-paid; give a chain an rpcUrl in the chains config, ${chainsConfigPath(process.env)} (docs/operations.md, "Chains and tokens")`;
 
 describe('plain serve on an empty ledger', () => {
   it('starts, creates no merchant, prints how to add one; a merchant added while it runs is served at once', async () => {

@@ -2,7 +2,7 @@ import type { Context } from '../../context.js';
 import { orderByRef } from '../order/ref.js';
 import { ASSETS } from '../../core/assets.js';
 import { AppError, usage } from '../../core/errors.js';
-import { amountDue, formatAmount, parseAmount } from '../../core/money.js';
+import { amountDue, formatAmount, parseAmount, toTokenUnits } from '../../core/money.js';
 import type { OrderDetail, OrderStatus } from '../../core/types.js';
 import { printJson, printRecord } from '../output.js';
 import { checked } from '../common.js';
@@ -40,7 +40,7 @@ export async function run(ctx: Context, opts: PayOptions, id: string): Promise<v
   if (!onPublicTestWallet(service.ledger.db, order.mchId, 'EVM')) {
     throw new AppError(
       'conflict',
-      `order ${order.id} is merchant ${order.mchId}'s, whose EVM wallet is not the public test wallet: the development chain's test token, which anyone can mint, pays only orders of serve --dev's merchant (the watcher would refuse it); nothing was sent`,
+      `order ${order.id} is merchant ${order.mchId}'s, whose EVM wallet is not the public test wallet: the development chain's test token, which anyone can mint, pays only orders of serve --dev's merchant (the watcher would refuse it); nothing was sent. To try payments on chain, use serve --dev's merchant (cryptopay merchant list names it); to record this order's payment made elsewhere: cryptopay order mark-paid ${order.id} --tx-hash HASH`,
     );
   }
 
@@ -55,8 +55,7 @@ export async function run(ctx: Context, opts: PayOptions, id: string): Promise<v
     }
     units = left;
   }
-  // Ledger units to the token's: USDT on an 18-decimal token has 12 more places.
-  const onChain = token.decimals >= assetDecimals ? units * 10n ** BigInt(token.decimals - assetDecimals) : units / 10n ** BigInt(assetDecimals - token.decimals);
+  const onChain = toTokenUnits(units, assetDecimals, token.decimals);
 
   const { sendTestTokens } = await import('../../chains/sandbox/dev-pay.js');
   const sent = await sendTestTokens({ rpcUrl: chain.rpcUrl, chainId: Number(chain.chainId), token: token.address, to, units: onChain, from });

@@ -34,6 +34,13 @@ export async function run(ctx: Context, opts: { body?: string; fill?: boolean; e
     const shown = typeof body.amount === 'string' ? JSON.stringify(body.amount) : String(body.amount);
     ctx.io.stderr.write(`warning: amount ${shown} is not a plain decimal string such as "10.5": the service refuses it (signed as given)\n`);
   }
+  // Signed as given, but a merchant given and left out is said (a new-user trial sent
+  // `sign --mch-id M… oid=… --json` to the API: --mch-id had gone nowhere, and the fields every
+  // request needs were missing).
+  if (!opts.fill && ctx.globals.mchId !== undefined && body.mchId === undefined) {
+    const missing = ['mchId', 'timestamp', 'nonce'].filter((k) => body[k] === undefined);
+    ctx.io.stderr.write(`note: merchant ${ctx.globals.mchId} (--mch-id or CRYPTOPAY_MCH_ID) goes into the body only with --fill: this body has no ${missing.join(', ')}, and the service refuses a request without them (signed as given)\n`);
+  }
   const signature = sign(body, secret);
   if (ctx.globals.json) return printJson(ctx, { ...body, sign: signature });
   // With --fill the timestamp and nonce were made here: the signature alone would be useless, so
