@@ -8,7 +8,7 @@
 import { formatAmount } from '../core/money.js';
 import type { ChainType } from '../core/types.js';
 import { adapterFor } from './watch/adapter.js';
-import { decodeTransfer, nodeTxHash, parseReceipt, TRANSFER_TOPIC } from './watch/logs.js';
+import { decodeTransfer, nodeTxHash, parseHeader, parseReceipt, TRANSFER_TOPIC } from './watch/logs.js';
 import { hexQuantity, quantity, redactUrl, RpcTransportError, type RpcClient } from './watch/rpc.js';
 
 /** What the withdrawal expects to find. */
@@ -34,6 +34,8 @@ export interface ExpectedPayout {
 /** One Transfer log of the transaction, in the forms an operator reads. */
 export interface ObservedTransfer {
   token: string;
+  /** Whose tokens moved (the log's `from`, not who sent the transaction). */
+  from: string;
   to: string;
   rawAmount: string;
   /** Formatted with the token's decimals when it is the withdrawal's token; else null. */
@@ -109,12 +111,13 @@ export async function observeTransaction(rpc: RpcClient, e: Pick<ExpectedPayout,
     };
   }
   const { blockNumber, succeeded } = receipt;
-  const blockTime = await blockTimeOf(rpc, receipt.blockHash);
+  const blockTime = await blockTimeOf(rpc, blockNumber, receipt.blockHash);
   const ownToken = adapter.toNodeAddress(e.token);
   const transfers: ObservedTransfer[] = receipt.transfers.map((t) => {
     const own = t.token === ownToken;
     return {
       token: own ? e.token : adapter.fromNodeAddress(t.token.slice(2)),
+      from: adapter.fromNodeAddress(t.from),
       to: adapter.fromNodeAddress(t.to),
       rawAmount: t.value.toString(),
       amount: own ? formatAmount(t.value, e.tokenDecimals) : null,
@@ -127,18 +130,23 @@ export async function observeTransaction(rpc: RpcClient, e: Pick<ExpectedPayout,
 }
 
 /**
- * The timestamp of the block a receipt names, in milliseconds. A node answers seconds, as
- * Ethereum does; some java-tron versions answer TRON's own milliseconds through the same JSON-RPC
- * (a count of seconds above 1e11 would be past the year 5000, so it is read as milliseconds). A
- * block the node no longer has (a reorg between the two reads) is the node's answer changing
- * under us: the chain could not be read, and nothing is decided.
+ * The time of the block a receipt names, in milliseconds, read as the watcher reads headers
+ * (eth_getBlockByNumber, parseHeader: seconds, or java-tron's milliseconds). A block at that
+ * height that is not the receipt's (a reorg between the two reads) is the node's answer changing
+ * under us: the chain could not be read, and nothing is decided. A time past the year 275760 is
+ * not a time (it could not even be printed).
  */
-async function blockTimeOf(rpc: RpcClient, blockHash: string): Promise<number> {
-  const block = await rpc.call('eth_getBlockByHash', [blockHash, false]);
-  if (block === null || typeof block !== 'object') throw new RpcTransportError(`the node does not have block ${blockHash}, which its receipt named (a reorg while it was read)`);
-  const t = quantity((block as Record<string, unknown>).timestamp, 'a block timestamp');
-  return t > 1e11 ? t : t * 1000;
+async function blockTimeOf(rpc: RpcClient, blockNumber: number, blockHash: string): Promise<number> {
+  const header = parseHeader(await rpc.call('eth_getBlockByNumber', [hexQuantity(blockNumber), false]), 'eth_getBlockByNumber');
+  if (header === null || header.hash !== blockHash) {
+    throw new RpcTransportError(`the node's block ${blockNumber} is not the block ${blockHash} its receipt named (a reorg while it was read)`);
+  }
+  if (header.timestamp > MAX_TIME_MS) throw new RpcTransportError(`the node answered block ${blockNumber}'s time with ${header.timestamp}, which is not a time`);
+  return header.timestamp;
 }
+
+/** The largest time a Date holds. */
+const MAX_TIME_MS = 8.64e15;
 
 /** How far a block's time may be before the withdrawal's request and still pay it: the two clocks (the chain's, the service's) may disagree by this much. */
 export const PAYOUT_CLOCK_SKEW_MS = 5 * 60 * 1000;
@@ -243,14 +251,18 @@ export function judge(e: ExpectedPayout, o: ChainObservation): ChainCheck {
   }
   const sameTo = (to: string) => (e.chainType === 'EVM' ? to.toLowerCase() === e.to.toLowerCase() : to === e.to);
   const sameToken = (t: string) => (e.chainType === 'EVM' ? t.toLowerCase() === e.token.toLowerCase() : t === e.token);
-  // A payout is sent to the recipient, never by it: the payee's own transfer to itself (an
-  // attacker review) matched token, payee and amount. Read where the node says who sent it.
-  if (o.sender) {
-    const from = adapterFor(e.chainType).fromNodeAddress(o.sender.from.slice(2));
-    if (sameTo(from)) differences.push(`transaction ${tx} was sent by ${from}, this withdrawal's own recipient: a payout is sent to it, not by it`);
+  const paysIt = (t: ObservedTransfer) => sameToken(t.token) && sameTo(t.to) && BigInt(t.rawAmount) === e.rawAmount;
+  // A payout moves someone else's tokens to the recipient: the payee's own tokens moved to itself
+  // (an attacker review: its transfer to itself was confirmed, verified) pay nothing. Read in the
+  // Transfer log (whose tokens moved), not from who sent the transaction: a contract wallet's
+  // transfer to itself is sent by its owner, and a payout the recipient pulls (transferFrom,
+  // a claim) is sent by the recipient.
+  const exact = o.transfers.some((t) => paysIt(t) && !sameTo(t.from));
+  const own = o.transfers.find((t) => paysIt(t) && sameTo(t.from));
+  if (o.succeeded !== false && !exact && own) {
+    differences.push(`transaction ${tx} moved ${own.amount ?? own.rawAmount} ${e.tokenSymbol} from ${own.from} to itself: the recipient's own tokens, not a payout`);
   }
-  const exact = o.transfers.some((t) => sameToken(t.token) && sameTo(t.to) && BigInt(t.rawAmount) === e.rawAmount);
-  if (o.succeeded !== false && !exact) {
+  if (o.succeeded !== false && !exact && !own) {
     const moved = o.transfers.length === 0
       ? `transaction ${tx} moved no token`
       : `transaction ${tx} moved ${o.transfers.map((t) => `${t.amount !== null ? `${t.amount} ${e.tokenSymbol}` : `${t.rawAmount} base units of token ${t.token}`} to ${t.to}`).join(', ')}`;

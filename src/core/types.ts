@@ -106,7 +106,8 @@ export interface VerificationReport {
     blockTime: number | null;
     head: number;
     confirmations: number;
-    transfers: { token: string; to: string; rawAmount: string; amount: string | null }[];
+    /** Every Transfer log of the transaction; `from`: whose tokens moved. */
+    transfers: { token: string; from: string; to: string; rawAmount: string; amount: string | null }[];
   };
 }
 

@@ -140,17 +140,18 @@ export const verificationReportSchema = z.object({
   deep: z.boolean(),
   verdict: z.enum(['match', 'mismatch', 'unknown', 'unmined']),
   message: text,
-  expected: z.object({ token: anyAddress, tokenSymbol: text, amount: decimal, rawAmount: units, to: anyAddress, blockNumber: block, confirmations: block, requestedAt: millis }),
+  expected: z.object({ token: anyAddress, tokenSymbol: text, amount: decimal, rawAmount: units, to: anyAddress, blockNumber: block, confirmations: block, requestedAt: millis.optional() }),
   chain: z.object({
     known: z.boolean(),
     mined: z.boolean(),
     succeeded: z.boolean().nullable(),
     blockNumber: block.nullable(),
     blockHash: z.string().regex(/^0x[0-9a-f]{64}$/, 'not a block hash').nullable(),
-    blockTime: millis.nullable(),
+    blockTime: millis.max(8.64e15, 'not a time').nullable().optional(),
     head: block,
     confirmations: block,
-    transfers: z.array(z.object({ token: anyAddress, to: anyAddress, rawAmount: units, amount: decimal.nullable() })).max(1000),
+    // Optional: a server from before they were answered (session 21) is still read.
+    transfers: z.array(z.object({ token: anyAddress, from: anyAddress.optional(), to: anyAddress, rawAmount: units, amount: decimal.nullable() })).max(1000),
   }),
 });
 

@@ -130,8 +130,8 @@ export const VERIFICATION = {
           items: {
             type: 'object',
             additionalProperties: false,
-            required: ['token', 'to', 'rawAmount', 'amount'],
-            properties: { token: ADDRESS, to: ADDRESS, rawAmount: { type: 'string', pattern: '^\\d+$' }, amount: { anyOf: [CANONICAL_AMOUNT, { type: 'null' }] } },
+            required: ['token', 'from', 'to', 'rawAmount', 'amount'],
+            properties: { token: ADDRESS, from: ADDRESS, to: ADDRESS, rawAmount: { type: 'string', pattern: '^\\d+$' }, amount: { anyOf: [CANONICAL_AMOUNT, { type: 'null' }] } },
           },
         },
       },

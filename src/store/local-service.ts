@@ -25,7 +25,7 @@ import type { MerchantView, NewMerchant } from './merchants.js';
 import * as held from './held-payments.js';
 import type { HeldPaymentRef, HeldPaymentView } from './held-payments.js';
 import * as orders from './orders.js';
-import { ownerOf, type Owned } from './owners.js';
+import { ownerOf, type Owned, type Owner } from './owners.js';
 import * as outbox from './outbox.js';
 import type { CallbackStatus, CallbackView } from './outbox.js';
 import { markPaid, type MarkPaidInput } from './payments.js';
@@ -330,7 +330,7 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
   }
 
   /** The merchant that holds what an operator's command names (src/store/owners.ts). */
-  ownerOf(what: Owned): string | undefined {
+  ownerOf(what: Owned): Owner | undefined {
     return ownerOf(this.s, what);
   }
 

@@ -252,14 +252,16 @@ export function resolveOrderRef(s: StoreCtx, ref: string, mchId?: string): Order
   const found = ordersByOid(s, ref, mchId);
   if (found.length === 1) return found[0]!;
   if (found.length === 0) throw notFound('Order not found');
-  throw new AppError(
-    'usage',
-    `oid ${ref} names orders of ${found.length} merchants (${found.map((o) => `${o.merchantId}: ${o.id}`).join(', ')}): pass --mch-id to say which`,
-  );
+  throw oidOfSeveral(ref, found);
+}
+
+/** An oid several merchants use, named with each merchant's order: the operator says which. */
+export function oidOfSeveral(oid: string, found: { merchantId: string; id: string }[]): AppError {
+  return new AppError('usage', `oid ${oid} names orders of ${found.length} merchants (${found.map((o) => `${o.merchantId}: ${o.id}`).join(', ')}): pass --mch-id to say which`);
 }
 
 /** The orders with this oid: of `mchId`, else of every merchant (one index lookup per merchant). */
-function ordersByOid(s: StoreCtx, oid: string, mchId?: string): OrderRow[] {
+export function ordersByOid(s: StoreCtx, oid: string, mchId?: string): OrderRow[] {
   const ids = mchId ? [mchId] : s.db.select({ id: merchants.id }).from(merchants).orderBy(asc(merchants.seq)).all().map((m) => m.id);
   return ids.flatMap((merchantId) => s.stmts().orderByOid.all({ merchantId, oid }));
 }

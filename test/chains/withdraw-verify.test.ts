@@ -260,12 +260,28 @@ describe('withdraw confirm checks the transaction on chain', () => {
     await pc.chain.mine(CONFIRMATIONS);
     const before = state(w.id);
     await refused(service.confirmWithdrawal({ mchId, logId: w.id, txHash: self.hash, blockNumber: self.block }), 'conflict',
-      `transaction ${self.hash} was sent by ${user.address}, this withdrawal's own recipient: a payout is sent to it, not by it`);
+      `transaction ${self.hash} moved 7 USDT from ${user.address} to itself: the recipient's own tokens, not a payout`);
     expect(state(w.id)).toEqual(before);
     // The same amount sent to it by someone else pays it.
     const real = await payout(user.address, 7_000_000n);
     await pc.chain.mine(CONFIRMATIONS);
     expect(await service.confirmWithdrawal({ mchId, logId: w.id, txHash: real.hash, blockNumber: real.block })).toMatchObject({ status: 'CONFIRMED' });
+  });
+
+  // A code review: the check first read who sent the transaction, which refused a payout the
+  // recipient pulls (transferFrom on the merchant's allowance, a claim) and let a contract
+  // wallet's transfer to itself through (sent by its owner). It reads whose tokens moved.
+  it('a payout the recipient pulls itself (transferFrom of the payer\'s allowance) pays it: whose tokens moved is read, not who sent it', async () => {
+    const user = pc.chain.signers[2]!;
+    const w = await service.applyWithdrawal({ mchId, uid: 'u1', amount: '3', to: user.address, chainId: '31337', chainType: 'EVM', token: tokenAddr });
+    const payer = pc.chain.signers[0]!.address;
+    await (await pc.usdt.getFunction('approve')(user.address, 3_000_000n)).wait();
+    const asUser = pc.usdt.connect(user) as typeof pc.usdt;
+    const pulled = await (await asUser.getFunction('transferFrom')(payer, user.address, 3_000_000n)).wait();
+    await pc.chain.mine(CONFIRMATIONS);
+    const seen = await service.verifyWithdrawal({ mchId, id: w.id, txHash: pulled!.hash, blockNumber: pulled!.blockNumber });
+    expect(seen).toMatchObject({ matches: true, chain: { transfers: [{ from: payer, to: user.address, amount: '3' }] } });
+    expect(await service.confirmWithdrawal({ mchId, logId: w.id, txHash: pulled!.hash, blockNumber: pulled!.blockNumber })).toMatchObject({ status: 'CONFIRMED' });
   });
 
   it('a hash the chain does not know is refused', async () => {

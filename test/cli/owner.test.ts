@@ -24,13 +24,39 @@ describe('a local ledger of several merchants', { timeout: SLOW }, () => {
 
   it('what one merchant holds acts for that merchant without --mch-id: refund by oid or id, withdraw reject and confirm, balance', async () => {
     const { s, b, paid, w, w2 } = await twoMerchants();
-    const byOid = await s.json(['refund', '--oid', 'S-2', '--amount', '1', '--yes']);
-    expect(byOid).toMatchObject({ id: paid, mchId: b, amount: '1' });
+    const byOid = await s.run(['--json', 'refund', '--oid', 'S-2', '--amount', '1', '--yes']);
+    expect(JSON.parse(byOid.stdout)).toMatchObject({ id: paid, mchId: b, amount: '1' });
+    // An oid is the merchant's own name: which merchant it took is said.
+    expect(byOid.stderr).toBe(`note: acting for merchant ${b}, the only merchant with oid S-2\n`);
     expect(await s.json(['refund', '--id', paid, '--amount', '2', '--yes'])).toMatchObject({ id: paid, mchId: b, refundedAmount: '3' });
     expect(await s.json(['withdraw', 'reject', w, '--yes'])).toMatchObject({ id: w, status: 'REJECTED' });
     expect(await s.json(['withdraw', 'confirm', w2, '--tx-hash', evmTx(), '--block-number', '7', '--unverified', '--reason', 'paid by hand', '--yes'])).toMatchObject({ id: w2, status: 'CONFIRMED' });
     // 10 paid, 3 refunded, 1 paid out.
     expect(await s.json(['balance', 'alice'])).toMatchObject({ mchId: b, available: '6', held: '0' });
+  });
+
+  // A code review: an oid was looked up as an order id first, and one merchant's oid may be
+  // another's order id; balance adjust credited the merchant a uid suggested, silently under --yes.
+  it("an oid is looked up as an oid, an id as an id; balance adjust never guesses; nobody's id is not found at once; an unknown --mch-id is named", async () => {
+    const { s, a, b, paid, w } = await twoMerchants();
+    // Merchant A's oid is merchant B's order id.
+    await s.json(['--mch-id', a, 'order', 'create', '--oid', paid, '--uid', 'al', '--amount', '3']);
+    await s.json(['--mch-id', a, 'order', 'mark-paid', paid, '--tx-hash', evmTx(), '--yes']);
+    expect(await s.json(['refund', '--oid', paid, '--amount', '1', '--yes'])).toMatchObject({ mchId: a, oid: paid, amount: '1' });
+    expect(await s.json(['--mch-id', a, 'refund', '--oid', paid, '--amount', '1', '--yes'])).toMatchObject({ mchId: a, oid: paid });
+    expect(await s.json(['refund', '--id', paid, '--amount', '1', '--yes'])).toMatchObject({ mchId: b, id: paid });
+    const oidAsId = await s.run(['refund', '--id', 'S-2', '--amount', '1', '--yes']);
+    expect(oidAsId).toMatchObject({ code: 1, stderr: `error: Order not found: S-2 is not an order id but the oid of order ${paid} (merchant ${b}): give it as --oid S-2\n` });
+    const adjust = await s.run(['balance', 'adjust', 'alice', '--amount', '+1', '--reason', 'goodwill', '--yes']);
+    expect(adjust.code).toBe(2);
+    expect(adjust.stderr).toMatch(/^error: --mch-id is required: the ledger holds 2 merchants/);
+    const nobody = await s.run(['withdraw', 'reject', 'wd_nope', '--yes']);
+    expect(nobody).toMatchObject({ code: 1, stderr: 'error: withdrawal not found: no merchant of this ledger has withdrawal wd_nope (cryptopay withdraw list lists them)\n' });
+    const typo = await s.run(['--mch-id', 'M999999', 'withdraw', 'reject', w, '--yes']);
+    expect(typo).toMatchObject({ code: 1, stderr: 'error: merchant M999999 not found\n' });
+    expect(await s.json(['withdraw', 'show', w])).toMatchObject({ status: 'PENDING' });
+    // 10 paid, 3 held by the two withdrawals, 1 refunded by --id.
+    expect(await s.json(['--mch-id', b, 'balance', 'alice'])).toMatchObject({ available: '6', held: '3' });
   });
 
   it('what several merchants hold, or nothing names, asks for --mch-id listing them all; another merchant\'s object names its owner; nothing changes', async () => {

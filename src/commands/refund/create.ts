@@ -52,7 +52,7 @@ async function refund(ctx: Context, opts: Record<string, string | boolean | unde
     id = await need(ctx, undefined, 'id', 'Order id');
   }
   const remark = text(opts.remark);
-  await actForOwner(ctx, { order: id ?? oid });
+  await actForOwner(ctx, id !== undefined ? { orderId: id } : { oid });
   const service = await ctx.service();
   // The order is read for --rest, and for the question. An order that is not there is refused
   // before anything is asked (a mistyped id must not get a question it can only fail after);

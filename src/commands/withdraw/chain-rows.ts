@@ -13,12 +13,12 @@ export function chainRows(r: VerificationReport): [string, string][] {
     const moved = o.transfers.length === 0
       ? 'no token moved'
       : o.transfers.map((t) => `${t.amount !== null ? `${t.amount} ${e.tokenSymbol}` : `${t.rawAmount} base units of token ${t.token}`} to ${t.to}`).join(', ');
-    const at = o.blockTime !== null ? ` (${new Date(o.blockTime).toISOString()})` : '';
+    const at = typeof o.blockTime === 'number' ? ` (${new Date(o.blockTime).toISOString()})` : '';
     says = `${o.succeeded === false ? 'REVERTED' : 'succeeded'} in block ${o.blockNumber}${at}, ${confirmations(o.confirmations)}; ${moved}`;
   }
   return [
     ['chain says', says],
-    ['withdrawal expects', `${e.amount} ${e.tokenSymbol} to ${e.to} (token ${e.token}) in block ${e.blockNumber}, ${confirmations(e.confirmations)}, mined after it was requested (${new Date(e.requestedAt).toISOString()})`],
+    ['withdrawal expects', `${e.amount} ${e.tokenSymbol} to ${e.to} (token ${e.token}) in block ${e.blockNumber}, ${confirmations(e.confirmations)}${typeof e.requestedAt === 'number' ? `, not mined before its request at ${new Date(e.requestedAt).toISOString()} (5 minutes allowed for the clocks)` : ''}`],
     ['verdict', r.matches ? `matches: ${r.message}` : `DOES NOT MATCH: ${r.message}`],
   ];
 }
