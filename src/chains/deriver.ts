@@ -34,11 +34,19 @@ function accountNodeOf(xpub: string): { point: Pt; chainCode: Uint8Array } {
  * What makes a wallet's addresses: its key and chain code (hex), whatever the rest of its
  * serialisation says (depth, parent fingerprint, child number). Two xpubs with the same key are
  * the same wallet: an attacker review told the public test wallet apart by its string, and a
- * changed fingerprint passed for another wallet with the same addresses.
+ * changed fingerprint passed for another wallet with the same addresses. The bytes as they are
+ * (a compressed key has one encoding, and every xpub was checked when it was stored): no point is
+ * decompressed, as merchant add compares every merchant's wallet inside its transaction.
  */
 export function walletKeyOf(xpub: string): string {
-  const { point, chainCode } = accountNodeOf(xpub);
-  return `${Buffer.from(chainCode).toString('hex')}${point.toHex(true)}`;
+  let b: Uint8Array;
+  try {
+    b = base58check.decode(xpub);
+  } catch {
+    throw new AppError('invalid', 'xpub is not a valid extended public key (base58check)');
+  }
+  if (b.length !== 78) throw new AppError('invalid', 'xpub is not an extended public key (78 bytes)');
+  return Buffer.from(b.subarray(13, 78)).toString('hex');
 }
 
 function checkIndex(index: number): number {
