@@ -29,6 +29,8 @@ export interface ExpectedPayout {
   confirmations: number;
   /** When the withdrawal was requested (ms): its payout cannot be mined before (decisions §6). */
   requestedAt: number;
+  /** The merchant's payout wallets on this chain type (ledger form): when any, the payout's tokens come from one of them. */
+  payoutWallets: string[];
 }
 
 /** One Transfer log of the transaction, in the forms an operator reads. */
@@ -249,20 +251,28 @@ export function judge(e: ExpectedPayout, o: ChainObservation): ChainCheck {
   if (o.blockTime !== null && o.blockTime < e.requestedAt - PAYOUT_CLOCK_SKEW_MS) {
     differences.push(`transaction ${tx} was mined at ${new Date(o.blockTime).toISOString()}, before this withdrawal was requested at ${new Date(e.requestedAt).toISOString()}: it cannot be its payout`);
   }
-  const sameTo = (to: string) => (e.chainType === 'EVM' ? to.toLowerCase() === e.to.toLowerCase() : to === e.to);
-  const sameToken = (t: string) => (e.chainType === 'EVM' ? t.toLowerCase() === e.token.toLowerCase() : t === e.token);
+  // EVM addresses in any case; TRON's base58check is one spelling.
+  const same = (a: string, b: string) => (e.chainType === 'EVM' ? a.toLowerCase() === b.toLowerCase() : a === b);
+  const sameTo = (to: string) => same(to, e.to);
+  const sameToken = (t: string) => same(t, e.token);
   const paysIt = (t: ObservedTransfer) => sameToken(t.token) && sameTo(t.to) && BigInt(t.rawAmount) === e.rawAmount;
   // A payout moves someone else's tokens to the recipient: the payee's own tokens moved to itself
   // (an attacker review: its transfer to itself was confirmed, verified) pay nothing. Read in the
   // Transfer log (whose tokens moved), not from who sent the transaction: a contract wallet's
   // transfer to itself is sent by its owner, and a payout the recipient pulls (transferFrom,
   // a claim) is sent by the recipient.
-  const exact = o.transfers.some((t) => paysIt(t) && !sameTo(t.from));
+  // A merchant that names its payout wallets: the tokens come from one of them (a payee's second
+  // wallet, another merchant's payout of the same amount to the same address, match otherwise).
+  const fromWallet = (t: ObservedTransfer) => e.payoutWallets.length === 0 || e.payoutWallets.some((w) => same(w, t.from));
+  const exact = o.transfers.some((t) => paysIt(t) && !sameTo(t.from) && fromWallet(t));
   const own = o.transfers.find((t) => paysIt(t) && sameTo(t.from));
+  const elsewhere = o.transfers.find((t) => paysIt(t) && !sameTo(t.from) && !fromWallet(t));
   if (o.succeeded !== false && !exact && own) {
     differences.push(`transaction ${tx} moved ${own.amount ?? own.rawAmount} ${e.tokenSymbol} from ${own.from} to itself: the recipient's own tokens, not a payout`);
+  } else if (o.succeeded !== false && !exact && elsewhere) {
+    differences.push(`transaction ${tx} moved ${elsewhere.amount ?? elsewhere.rawAmount} ${e.tokenSymbol} from ${elsewhere.from}, which is not a payout wallet of this merchant (${e.payoutWallets.join(', ')}): it is not the merchant's payout`);
   }
-  if (o.succeeded !== false && !exact && !own) {
+  if (o.succeeded !== false && !exact && !own && !elsewhere) {
     const moved = o.transfers.length === 0
       ? `transaction ${tx} moved no token`
       : `transaction ${tx} moved ${o.transfers.map((t) => `${t.amount !== null ? `${t.amount} ${e.tokenSymbol}` : `${t.rawAmount} base units of token ${t.token}`} to ${t.to}`).join(', ')}`;

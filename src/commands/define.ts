@@ -32,6 +32,10 @@ export function defineCommands(program: Command, run: Runner, wanted: (group: st
       .argument('[mchId]')
       .description('issue a new secret; the old one stops working at once')
       .action(run(() => import('./merchant/rotate-secret.js')));
+    const payoutWallet = merchant.command('payout-wallet').description('the addresses the merchant pays out from: a payout verifies only when sent from one of them');
+    payoutWallet.command('add').argument('<address>', 'an EVM (0x…) or TRON (T…) address').description('add a payout wallet').action(run(() => import('./merchant/payout-wallet.js').then((m) => ({ run: m.add }))));
+    payoutWallet.command('remove').argument('<address>').description('remove a payout wallet').action(run(() => import('./merchant/payout-wallet.js').then((m) => ({ run: m.remove }))));
+    payoutWallet.command('list').description("list the merchant's payout wallets").action(run(() => import('./merchant/payout-wallet.js').then((m) => ({ run: m.list }))));
   });
   const order = program.command('order').description('payment orders');
   later('order', () => {

@@ -86,8 +86,9 @@ function verificationRows(w: Withdrawal & { verification?: string | null; verifi
   return rows;
 }
 
-export async function printMerchant(ctx: Context, m: MerchantView): Promise<void> {
+export async function printMerchant(ctx: Context, m: MerchantView & { payoutWallets?: Record<'EVM' | 'TRON', string[]> }): Promise<void> {
   if (ctx.globals.json) return printJson(ctx, m);
+  const payout = (t: 'EVM' | 'TRON'): [string, string][] => (m.payoutWallets ? [[`${t} payout wallets`, m.payoutWallets[t].length ? m.payoutWallets[t].join(', ') : 'none: the sender is not checked']] : []);
   await printRecord(ctx, [
     ['mchId', m.mchId],
     ['name', m.name],
@@ -97,6 +98,8 @@ export async function printMerchant(ctx: Context, m: MerchantView): Promise<void
     ['EVM xpub', m.evmXpub],
     ['TRON xpub', m.tronXpub],
     ['addresses issued', `EVM ${m.addressesIssued.EVM}, TRON ${m.addressesIssued.TRON}`],
+    ...payout('EVM'),
+    ...payout('TRON'),
     ['created', formatTime(m.createdAt)],
     ['secret rotated', formatTime(m.secretRotatedAt)],
   ]);

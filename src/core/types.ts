@@ -95,7 +95,8 @@ export interface VerificationReport {
   /** One sentence for the operator: what matches, or everything that differs. */
   message: string;
   /** `requestedAt`: when the withdrawal was requested (ms); a transaction mined before it cannot pay it. */
-  expected: { token: string; tokenSymbol: string; amount: string; rawAmount: string; to: string; blockNumber: number; confirmations: number; requestedAt: number };
+  /** `payoutWallets`: the merchant's on this chain type; when any, the tokens must come from one of them. */
+  expected: { token: string; tokenSymbol: string; amount: string; rawAmount: string; to: string; blockNumber: number; confirmations: number; requestedAt: number; payoutWallets: string[] };
   chain: {
     known: boolean;
     mined: boolean;

@@ -140,7 +140,7 @@ export const verificationReportSchema = z.object({
   deep: z.boolean(),
   verdict: z.enum(['match', 'mismatch', 'unknown', 'unmined']),
   message: text,
-  expected: z.object({ token: anyAddress, tokenSymbol: text, amount: decimal, rawAmount: units, to: anyAddress, blockNumber: block, confirmations: block, requestedAt: millis.optional() }),
+  expected: z.object({ token: anyAddress, tokenSymbol: text, amount: decimal, rawAmount: units, to: anyAddress, blockNumber: block, confirmations: block, requestedAt: millis.optional(), payoutWallets: z.array(anyAddress).max(1000).optional() }),
   chain: z.object({
     known: z.boolean(),
     mined: z.boolean(),

@@ -109,11 +109,12 @@ export const VERIFICATION = {
     expected: {
       type: 'object',
       additionalProperties: false,
-      required: ['token', 'tokenSymbol', 'amount', 'rawAmount', 'to', 'blockNumber', 'confirmations', 'requestedAt'],
+      required: ['token', 'tokenSymbol', 'amount', 'rawAmount', 'to', 'blockNumber', 'confirmations', 'requestedAt', 'payoutWallets'],
       properties: {
         token: ADDRESS, tokenSymbol: { type: 'string' }, amount: CANONICAL_AMOUNT, rawAmount: { type: 'string', pattern: '^\\d+$' }, to: ADDRESS,
         blockNumber: { type: 'integer', minimum: 1 }, confirmations: { type: 'integer', minimum: 1 },
         requestedAt: { type: 'integer', minimum: 0, description: 'when the withdrawal was requested (ms); a transaction mined more than 5 minutes before it cannot pay it' },
+        payoutWallets: { type: 'array', items: ADDRESS, description: "the merchant's payout wallets on this chain type; when any, the tokens must move from one of them" },
       },
     },
     chain: {

@@ -26,6 +26,7 @@ import * as held from './held-payments.js';
 import type { HeldPaymentRef, HeldPaymentView } from './held-payments.js';
 import * as orders from './orders.js';
 import { ownerOf, type Owned, type Owner } from './owners.js';
+import { addPayoutWallet, listPayoutWallets, removePayoutWallet, type PayoutWallets } from './payout-wallets.js';
 import * as outbox from './outbox.js';
 import type { CallbackStatus, CallbackView } from './outbox.js';
 import { markPaid, type MarkPaidInput } from './payments.js';
@@ -262,6 +263,20 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
 
   async showMerchant(mchId?: string): Promise<MerchantView> {
     return merchants.merchantView(merchants.findMerchant(this.s, this.s.db, mchId));
+  }
+
+  /** The merchant's payout wallets by chain type (`merchant show`, `merchant payout-wallet`). */
+  async payoutWallets(mchId?: string): Promise<{ mchId: string; wallets: PayoutWallets }> {
+    const m = merchants.findMerchant(this.s, this.s.db, mchId);
+    return { mchId: m.id, wallets: listPayoutWallets(this.s.db, m.id) };
+  }
+
+  addPayoutWallet(input: { mchId?: string; address: string }): ReturnType<typeof addPayoutWallet> {
+    return addPayoutWallet(this.s, input);
+  }
+
+  removePayoutWallet(input: { mchId?: string; address: string }): ReturnType<typeof removePayoutWallet> {
+    return removePayoutWallet(this.s, input);
   }
 
   rotateSecret(mchId?: string): Promise<{ mchId: string; secret: string }> {

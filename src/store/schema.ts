@@ -37,6 +37,18 @@ export const merchants = sqliteTable('merchants', {
   secretRotatedAt: int('secret_rotated_at'),
 });
 
+/** The addresses a merchant pays out from, per chain type (src/store/payout-wallets.ts). */
+export const payoutWallets = sqliteTable(
+  'payout_wallets',
+  {
+    merchantId: text('merchant_id').notNull().references(() => merchants.id),
+    chainType: text('chain_type').notNull(),
+    address: text('address').notNull(),
+    createdAt: int('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.merchantId, t.chainType, t.address] })],
+);
+
 export const orders = sqliteTable(
   'orders',
   {

@@ -10,6 +10,7 @@ import { findMerchant } from './merchants.js';
 import { withdrawals } from './schema.js';
 import { decimalsOf, type StoreCtx } from './store-context.js';
 import { claimTxKey, releaseTxKey, txKey, txKeyTaken } from './tx-keys.js';
+import { listPayoutWallets } from './payout-wallets.js';
 import { findWithdrawal, payoutHash, settleConfirmed, type WithdrawalRow } from './withdrawals.js';
 
 /**
@@ -25,7 +26,7 @@ export async function checkPayout(s: StoreCtx, w: WithdrawalRow, txHash: string,
   const registry = await s.registry();
   const chain = registry.chain(w.chainId);
   if (!chain.rpcUrl) throw invalid(`chain ${chain.chainId} (${chain.name}) has no rpcUrl configured: its transactions cannot be checked`);
-  const expected = expectedPayout(w, registry.token(chain.chainId, w.token), chain.confirmations, txHash, blockNumber);
+  const expected = expectedPayout(w, registry.token(chain.chainId, w.token), chain.confirmations, txHash, blockNumber, payoutWalletsOf(s.db, w));
   // Loaded here, not at start-up: only a confirmation that reads the chain needs it.
   const [{ judge, observeTransaction }, { RpcError, RpcTransportError }] = await Promise.all([import('../chains/withdrawal-check.js'), import('../chains/watch/rpc.js')]);
   try {
@@ -39,8 +40,14 @@ export async function checkPayout(s: StoreCtx, w: WithdrawalRow, txHash: string,
   }
 }
 
-export function expectedPayout(w: WithdrawalRow, token: TokenInfo, confirmations: number, txHash: string, blockNumber: number): ExpectedPayout {
+/** The merchant's payout wallets on the withdrawal's chain type: a payout's tokens must come from one of them, when there are any. */
+export function payoutWalletsOf(q: Q, w: WithdrawalRow): string[] {
+  return listPayoutWallets(q, w.merchantId)[w.chainType as ChainType];
+}
+
+export function expectedPayout(w: WithdrawalRow, token: TokenInfo, confirmations: number, txHash: string, blockNumber: number, payoutWallets: string[]): ExpectedPayout {
   return {
+    payoutWallets,
     chainType: w.chainType as ChainType, chainId: w.chainId, token: token.address, tokenSymbol: token.symbol, tokenDecimals: token.decimals,
     to: w.to, rawAmount: toTokenUnits(w.amount, decimalsOf(w.asset), token.decimals), txHash, blockNumber, confirmations, requestedAt: w.createdAt,
   };
@@ -63,6 +70,7 @@ export async function verifyWithdrawal(s: StoreCtx, input: WithdrawVerifyRequest
     expected: {
       token: c.expected.token, tokenSymbol: c.expected.tokenSymbol, amount: formatAmount(c.expected.rawAmount, c.expected.tokenDecimals),
       rawAmount: c.expected.rawAmount.toString(), to: c.expected.to, blockNumber, confirmations: c.expected.confirmations, requestedAt: c.expected.requestedAt,
+      payoutWallets: c.expected.payoutWallets,
     },
     chain,
   };

@@ -284,6 +284,40 @@ describe('withdraw confirm checks the transaction on chain', () => {
     expect(await service.confirmWithdrawal({ mchId, logId: w.id, txHash: pulled!.hash, blockNumber: pulled!.blockNumber })).toMatchObject({ status: 'CONFIRMED' });
   });
 
+  // The payee's second wallet, or another merchant's payout of the same amount to the same
+  // address, matched token, payee and amount: a merchant that names its payout wallets has its
+  // payouts verified only from them.
+  it("with payout wallets named, a transfer from any other address is refused; one from a payout wallet confirms; none named: not checked", async () => {
+    const payer = pc.chain.signers[0]!.address;
+    const stranger = pc.chain.signers[2]!;
+    const asStranger = pc.usdt.connect(stranger) as typeof pc.usdt;
+    await (await asStranger.getFunction('mint')(stranger.address, 20_000_000n)).wait();
+    const w = await apply('4');
+    const fromStranger = await payout(w.to, 4_000_000n, asStranger);
+    await pc.chain.mine(CONFIRMATIONS);
+    // None named: who paid is not checked (as before), and the report says there are none.
+    expect(await service.verifyWithdrawal({ mchId, id: w.id, txHash: fromStranger.hash, blockNumber: fromStranger.block })).toMatchObject({ matches: true, expected: { payoutWallets: [] } });
+    await service.addPayoutWallet({ mchId, address: payer.toLowerCase() });
+    const before = state(w.id);
+    await refused(service.confirmWithdrawal({ mchId, logId: w.id, txHash: fromStranger.hash, blockNumber: fromStranger.block }), 'conflict',
+      `transaction ${fromStranger.hash} moved 4 USDT from ${stranger.address}, which is not a payout wallet of this merchant (${payer}): it is not the merchant's payout`);
+    expect(state(w.id)).toEqual(before);
+    const fromPayer = await payout(w.to, 4_000_000n);
+    await pc.chain.mine(CONFIRMATIONS);
+    expect(await service.verifyWithdrawal({ mchId, id: w.id, txHash: fromPayer.hash, blockNumber: fromPayer.block })).toMatchObject({ matches: true, expected: { payoutWallets: [payer] } });
+    expect(await service.confirmWithdrawal({ mchId, logId: w.id, txHash: fromPayer.hash, blockNumber: fromPayer.block })).toMatchObject({ status: 'CONFIRMED' });
+    // Removed again: not checked again.
+    await service.removePayoutWallet({ mchId, address: payer });
+    const w2 = await apply('4');
+    const again = await payout(w2.to, 4_000_000n, asStranger);
+    await pc.chain.mine(CONFIRMATIONS);
+    expect(await service.confirmWithdrawal({ mchId, logId: w2.id, txHash: again.hash, blockNumber: again.block })).toMatchObject({ status: 'CONFIRMED' });
+    expect((await service.log({ mchId })).filter((e) => e.action.startsWith('merchant.payout_wallet')).map((e) => [e.action, e.detail])).toEqual([
+      ['merchant.payout_wallet_removed', { chainType: 'EVM', address: payer }],
+      ['merchant.payout_wallet_added', { chainType: 'EVM', address: payer }],
+    ]);
+  });
+
   it('a hash the chain does not know is refused', async () => {
     const w = await apply('10');
     const unknown = `0x${'ab'.repeat(32)}`;

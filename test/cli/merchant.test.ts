@@ -191,3 +191,43 @@ describe.concurrent('merchants', { timeout: SLOW }, () => {
     });
   });
 });
+
+describe('merchant payout-wallet', { timeout: SLOW }, () => {
+  it('adds, lists and removes the addresses a merchant pays out from, by chain type; refuses a bad address, a duplicate and one not there, changing nothing', async () => {
+    const s = sandbox();
+    const m = await s.json<{ mchId: string }>(['merchant', 'add', '--name', 'Shop', '--generate-wallet']);
+    const evm = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
+    const tron = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
+    expect(await s.json(['merchant', 'payout-wallet', 'list'])).toEqual({ mchId: m.mchId, wallets: { EVM: [], TRON: [] } });
+    // An EVM address in lower case is stored checksummed.
+    const added = await s.run(['merchant', 'payout-wallet', 'add', evm.toLowerCase()]);
+    expect(added.code, added.stderr).toBe(0);
+    expect(added.stdout).toMatch(new RegExp(`^EVM payout wallets +${evm}$`, 'm'));
+    expect(added.stdout).toMatch(/^TRON payout wallets +none: the sender is not checked$/m);
+    expect(added.stderr).toContain(`${evm} added: withdrawals of merchant ${m.mchId} on EVM chains verify only when paid from one of its EVM payout wallets`);
+    expect(await s.json(['merchant', 'payout-wallet', 'add', tron])).toMatchObject({ chainType: 'TRON', address: tron, wallets: { EVM: [evm], TRON: [tron] } });
+    expect(await s.json(['merchant', 'show'])).toMatchObject({ mchId: m.mchId, payoutWallets: { EVM: [evm], TRON: [tron] } });
+
+    const [dup, bad, checksum, absent] = await Promise.all([
+      s.run(['merchant', 'payout-wallet', 'add', evm]),
+      s.run(['merchant', 'payout-wallet', 'add', 'hello']),
+      s.run(['merchant', 'payout-wallet', 'add', '0x5AAeb6053F3E94C9b9A09f33669435E7Ef1BeAed']),
+      s.run(['merchant', 'payout-wallet', 'remove', '0x0000000000000000000000000000000000000001']),
+    ]);
+    expect(dup).toMatchObject({ code: 1, stderr: `error: ${evm} is already a payout wallet of merchant ${m.mchId}\n` });
+    expect(bad).toMatchObject({ code: 2, stderr: 'error: address hello is neither an EVM address (0x…) nor a TRON address (T…)\n' });
+    expect(checksum.code).toBe(2);
+    expect(checksum.stderr).toMatch(/^error: address is not a valid EVM address: /);
+    expect(absent).toMatchObject({ code: 1, stderr: `error: 0x0000000000000000000000000000000000000001 is not a payout wallet of merchant ${m.mchId}\n` });
+
+    const removed = await s.run(['merchant', 'payout-wallet', 'remove', evm]);
+    expect(removed.code, removed.stderr).toBe(0);
+    expect(removed.stderr).toContain(`${evm} removed: merchant ${m.mchId} names no EVM payout wallet now, so who paid a withdrawal on EVM chains is not checked`);
+    expect(await s.json(['merchant', 'payout-wallet', 'list'])).toEqual({ mchId: m.mchId, wallets: { EVM: [], TRON: [tron] } });
+    const log = await s.json<{ action: string; detail: unknown }[]>(['log']);
+    expect(log.filter((e) => e.action.startsWith('merchant.payout_wallet')).map((e) => e.action)).toEqual([
+      'merchant.payout_wallet_removed', 'merchant.payout_wallet_added', 'merchant.payout_wallet_added',
+    ]);
+    expect((await s.run(['ledger', 'check'])).code).toBe(0);
+  });
+});

@@ -1,7 +1,7 @@
 import type { Ledger } from '../../store/db.js';
 import type { Q } from '../../store/ledger.js';
 import { txKey as txKeyOf } from '../../store/tx-keys.js';
-import { confirmingWithdrawals, dropConfirmation, expectedPayout, followPayout, followReplacement, markPayoutLost, payoutFound, settleConfirming } from '../../store/withdrawal-verification.js';
+import { confirmingWithdrawals, dropConfirmation, expectedPayout, followPayout, followReplacement, markPayoutLost, payoutFound, payoutWalletsOf, settleConfirming } from '../../store/withdrawal-verification.js';
 import type { WithdrawalRow } from '../../store/withdrawals.js';
 import type { ChainInfo, TokenInfo } from '../registry.js';
 import type { RpcClient } from './rpc.js';
@@ -41,7 +41,7 @@ export async function settlePayouts(c: PayoutDeps): Promise<void> {
   for (const w of waiting) {
     const token = c.tokenOf(w.token);
     if (!token) continue;
-    const expected = expectedPayout(w, token, chain.confirmations, w.txHash!, w.blockNumber!);
+    const expected = expectedPayout(w, token, chain.confirmations, w.txHash!, w.blockNumber!, payoutWalletsOf(c.ledger.db, w));
     const check = judge(expected, await observeTransaction(c.rpc, expected));
     const o = check.observed;
     const now = c.now();
