@@ -334,10 +334,13 @@ export class RemotePaymentService implements PaymentService, OperatorExtensions 
       const retryAfter = Number(res.headers.get('retry-after')) || undefined;
       // A refused signature names what was signed with what: a stale CRYPTOPAY_SECRET in the
       // shell beats a profile's secret, and "signature does not match" alone did not say so.
-      const hint = init.method === 'POST' && res.status === 401 && parsed.msg === 'signature does not match'
+      // The service's words say how to sign (for a merchant's own code); this CLI signed it
+      // itself, so what it says instead is which merchant and which secret.
+      const badSignature = init.method === 'POST' && res.status === 401 && /^signature does not match(:|$)/.test(parsed.msg);
+      const hint = badSignature
         ? `the remote ${this.base} refused the signature of merchant ${this.opts.mchId ?? '(none given: the remote\'s only one)'}, made with the secret from ${this.opts.secretSource ?? 'the configuration'} (check that merchant id and that secret)`
         : undefined;
-      throw new AppError(kindOfHttpStatus(res.status), printable(parsed.msg), { ...(retryAfter ? { retryAfter } : {}), ...(hint ? { hint } : {}) });
+      throw new AppError(kindOfHttpStatus(res.status), badSignature ? 'signature does not match' : printable(parsed.msg), { ...(retryAfter ? { retryAfter } : {}), ...(hint ? { hint } : {}) });
     }
     const data = schema.safeParse(parsed.data);
     if (!data.success) {

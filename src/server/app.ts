@@ -67,7 +67,13 @@ export interface AppDeps {
 /** A nonce is kept until its timestamp can no longer pass the window, plus a margin. */
 export const NONCE_KEEP_MS = TIMESTAMP_WINDOW_MS + 60_000;
 const MAX_ID = 64;
-export const BAD_SIGNATURE = 'signature does not match';
+/**
+ * A refused signature (or an unknown merchant: the same answer) says how a signature is made: the
+ * first refusal every integrator meets said "signature does not match" and nothing more (a
+ * new-user trial). It names no field of the body and nothing of the secret.
+ */
+export const BAD_SIGNATURE_WORDS = 'signature does not match';
+export const BAD_SIGNATURE = `${BAD_SIGNATURE_WORDS}: sign is the SHA-256 (hex) of every field but sign, empty and null ones left out, sorted by name as key=value joined by &, followed by the merchant's secret (cryptopay sign --body '<body>' --explain shows each step)`;
 /** Hashed against when the merchant is unknown, so that refusal costs what a bad signature costs. */
 const UNKNOWN_MERCHANT_SECRET = randomBytes(24).toString('base64url');
 /** Every answer: JSON, and never kept by a cache (order status and balances change). */

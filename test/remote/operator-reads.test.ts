@@ -8,6 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BAD_SIGNATURE } from '../../src/server/app.js';
 import { sign } from '../../src/signing/index.js';
 import { utcDay } from '../helpers/service.js';
 import { addMerchant, asMerchant, envelope, EVM_TO, home, serve, stopAll, tiny, txHash, USDT_ETH, type Home, type Merchant, type Served } from './_support.js';
@@ -192,7 +193,7 @@ describe('the extension endpoints over raw HTTP', () => {
 
   it('unsigned, or signed by B for its own id: A never sees B, B sees its own', async () => {
     const unsigned = await post('/api/v1/order/show', { mchId: a.mchId, op: 'order/show', id: ids.a1, timestamp: Date.now(), nonce: 'n1', sign: '0'.repeat(64) });
-    expect(unsigned).toMatchObject({ status: 401, json: { msg: 'signature does not match' } });
+    expect(unsigned).toMatchObject({ status: 401, json: { msg: BAD_SIGNATURE } });
     const byB = await post('/api/v1/order/show', signed(b, { op: 'order/show', id: ids.b1 }));
     expect(byB).toMatchObject({ status: 200, json: { data: { id: ids.b1, mchId: b.mchId, refundedAmount: '4', onChain: [] } } });
     const byA = await post('/api/v1/order/show', signed(a, { op: 'order/show', oid: 'B-1' }));

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { BAD_SIGNATURE } from '../../src/server/app.js';
 import { sign } from '../../src/signing/index.js';
 import {
   refusedAndHarmless as refused,
@@ -32,23 +33,23 @@ describe('signed requests (decisions §1)', () => {
   const good = () => s.signed(m, orderFields());
 
   it.each<[string, () => Record<string, unknown>, number, string | RegExp]>([
-    ['a wrong signature (valid hex)', () => ({ ...good(), sign: createHash('sha256').update('nope').digest('hex') }), 401, 'signature does not match'],
-    ['a signature that is not hex', () => ({ ...good(), sign: 'z'.repeat(64) }), 401, 'signature does not match'],
-    ['a signature of 63 hex digits', () => ({ ...good(), sign: 'a'.repeat(63) }), 401, 'signature does not match'],
-    ['a signature made with another secret', () => signWith(good(), other.secret), 401, 'signature does not match'],
-    ['a body changed after signing (amount)', () => ({ ...good(), amount: '11' }), 401, 'signature does not match'],
-    ['a body with a field added after signing', () => ({ ...good(), memo: 'added later' }), 401, 'signature does not match'],
+    ['a wrong signature (valid hex)', () => ({ ...good(), sign: createHash('sha256').update('nope').digest('hex') }), 401, BAD_SIGNATURE],
+    ['a signature that is not hex', () => ({ ...good(), sign: 'z'.repeat(64) }), 401, BAD_SIGNATURE],
+    ['a signature of 63 hex digits', () => ({ ...good(), sign: 'a'.repeat(63) }), 401, BAD_SIGNATURE],
+    ['a signature made with another secret', () => signWith(good(), other.secret), 401, BAD_SIGNATURE],
+    ['a body changed after signing (amount)', () => ({ ...good(), amount: '11' }), 401, BAD_SIGNATURE],
+    ['a body with a field added after signing', () => ({ ...good(), memo: 'added later' }), 401, BAD_SIGNATURE],
     // (A blank at either end is refused as a field first: docs/decisions.md, ids that read alike.)
     ['a body whose string value gained a space after signing', () => {
       const b = good();
       return { ...b, uid: `${String(b.uid).slice(0, 1)} ${String(b.uid).slice(1)}` };
-    }, 401, 'signature does not match'],
+    }, 401, BAD_SIGNATURE],
     ['a signature with the secret prepended instead of appended', () => {
       const b = good();
       const { sign: _s, ...rest } = b;
       const canonical = Object.keys(rest).sort().map((k) => `${k}=${String(rest[k])}`).join('&');
       return { ...b, sign: createHash('sha256').update(m.secret + canonical).digest('hex') };
-    }, 401, 'signature does not match'],
+    }, 401, BAD_SIGNATURE],
     ['the sign field left empty', () => ({ ...good(), sign: '' }), 400, 'sign is required'],
     ['no sign field', () => { const { sign: _s, ...b } = good(); return b; }, 400, 'sign is required'],
     ['a timestamp 5 min + 1 s in the past', () => s.signed(m, { ...orderFields(), timestamp: T0 - 5 * MINUTE - SECOND }), 401, /^timestamp is not within 5 minutes/],
@@ -64,7 +65,7 @@ describe('signed requests (decisions §1)', () => {
     ['an empty nonce', () => s.signed(m, { ...orderFields(), nonce: '' }), 400, 'nonce is required'],
     ['a nonce of 65 characters', () => s.signed(m, { ...orderFields(), nonce: 'n'.repeat(65) }), 400, 'nonce must be 1 to 64 characters of A-Z a-z 0-9 _ . : - (no & or =: they would let a signed body be re-split)'],
     ['a numeric nonce', () => s.signed(m, { ...orderFields(), nonce: 12345 }), 400, 'nonce must be a string'],
-    ['an unknown mchId', () => s.signed({ mchId: 'M999999', secret: m.secret }, orderFields()), 401, 'signature does not match'],
+    ['an unknown mchId', () => s.signed({ mchId: 'M999999', secret: m.secret }, orderFields()), 401, BAD_SIGNATURE],
     ['no mchId on create order', () => s.signed(m, orderFields(), { noMchId: true }), 400, 'mchId is required'],
     ['a nested object', () => ({ ...good(), memo: { a: 1 } }), 400, 'field memo must be a string, number or boolean; nested values are not accepted in a signed request'],
     ['an array', () => ({ ...good(), uid: ['u1'] }), 400, 'field uid must be a string, number or boolean; nested values are not accepted in a signed request'],
@@ -189,10 +190,10 @@ describe('signed requests (decisions §1)', () => {
     for (const [path, fields] of cases) {
       await refusedAndHarmless(s.signed(m, { ...fields, timestamp: T0 - 5 * MINUTE - SECOND }), 401, /^timestamp is not within 5 minutes/, path);
       await refusedAndHarmless(s.signed(m, { ...fields, timestamp: T0 + 5 * MINUTE + SECOND }), 401, /^timestamp is not within 5 minutes/, path);
-      await refusedAndHarmless({ ...s.signed(m, fields), sign: 'f'.repeat(64) }, 401, 'signature does not match', path);
-      await refusedAndHarmless(s.signed(m, fields, { secret: other.secret }), 401, 'signature does not match', path);
+      await refusedAndHarmless({ ...s.signed(m, fields), sign: 'f'.repeat(64) }, 401, BAD_SIGNATURE, path);
+      await refusedAndHarmless(s.signed(m, fields, { secret: other.secret }), 401, BAD_SIGNATURE, path);
       await refusedAndHarmless({ ...s.signed(m, fields), remark: ['x'] }, 400, /nested values are not accepted/, path);
-      await refusedAndHarmless(s.signed({ mchId: 'M1', secret: 'x' }, fields), 401, 'signature does not match', path);
+      await refusedAndHarmless(s.signed({ mchId: 'M1', secret: 'x' }, fields), 401, BAD_SIGNATURE, path);
     }
     expect(expectOk(await s.get(`/api/v1/order/${o.id}/status`))).toBe('PAID');
   });
