@@ -6,6 +6,7 @@
  * (ids, derived addresses, times) are replaced by names.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { utcDay } from '../helpers/service.js';
 import {
   addMerchant,
   EVM_TO,
@@ -350,6 +351,8 @@ async function endState(s: Side): Promise<string> {
 describe('remote mode gives the same output and exit codes as local mode', () => {
   let local: Side;
   let remote: Side;
+  /** The scenario ran across midnight UTC: each side may have read its "today" on another day. */
+  let crossedMidnight = false;
   let server: Served;
 
   beforeAll(async () => {
@@ -376,7 +379,9 @@ describe('remote mode gives the same output and exit codes as local mode', () =>
     local = side('local', hl, ml, ['--db', hl.db, '--operator', 'support-1'], 'support-1', 'seed');
     remote = side('remote', hr, mr, ['--remote', server.url], `api:${mr.mchId}`, 'operator');
     // Both sides at once: they share nothing.
+    const day = utcDay(Date.now());
     await Promise.all([scenario(local), scenario(remote)]);
+    crossedMidnight = utcDay(Date.now()) !== day;
     // The remote side really went over HTTP: the server logged the signed requests.
     expect(server.stdout()).toMatch(/POST \/api\/v1\/refund 200 /);
     expect(server.stdout()).toMatch(/GET \/api\/v1\/order\/\S+\/status 200 /);
@@ -399,7 +404,13 @@ describe('remote mode gives the same output and exit codes as local mode', () =>
     else expect(lOut).toBe('');
     if (want.err) expect(lErr).toMatch(want.err);
     else expect(lErr).toBe('');
-    // ...and remote mode does exactly the same.
+    // ...and remote mode does exactly the same; but for the summary's "today" of a run across
+    // midnight UTC, which each side read at its own moment (a full run at 23:58 UTC failed so): the pattern then.
+    if (crossedMidnight && step.startsWith('summary')) {
+      expect({ code: r.code, stderr: rErr }).toEqual({ code: l.code, stderr: lErr });
+      if (want.out) expect(rOut).toMatch(want.out);
+      return;
+    }
     expect({ code: r.code, stdout: rOut, stderr: rErr }).toEqual({ code: l.code, stdout: lOut, stderr: lErr });
   });
 

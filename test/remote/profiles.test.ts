@@ -227,6 +227,21 @@ describe('a session with profiles', () => {
     expect(await h.cli(['order', 'status', remoteOrder])).toEqual({ code: 0, stdout: 'PENDING_PAY\n', stderr: '' });
   });
 
+  // A new-user trial: profile add over a saved profile replaced it without a word, its stored
+  // secret (perhaps the only copy) with it.
+  it('profile add over a saved profile asks first; without a terminal it needs --yes, and nothing is saved or sent before', async () => {
+    const before = readFileSync(h.configFile, 'utf8');
+    const refused = await h.cli(['profile', 'add', 'prod', '--remote', server.url, '--mch-id', 'M999999'], { env: { CRYPTOPAY_SECRET: 'sk_other' } });
+    expect(refused).toEqual({
+      code: 2, stdout: '',
+      stderr: 'error: Replace profile prod: this replaces a saved profile and the secret it keeps, so it needs confirmation; pass --yes to confirm without a terminal (nothing was changed)\n',
+    });
+    expect(readFileSync(h.configFile, 'utf8')).toBe(before);
+    const replaced = await h.cli(['profile', 'add', 'prod', '--remote', server.url, '--mch-id', m.mchId, '--use', '--yes'], { env: { CRYPTOPAY_SECRET: m.secret } });
+    expect(replaced.code, replaced.stderr).toBe(0);
+    expect(JSON.parse(readFileSync(h.configFile, 'utf8')).profiles.prod).toEqual({ remote: server.url, mchId: m.mchId, secret: m.secret });
+  });
+
   it('profile remove: gone from the list; removing the active one returns to the local ledger', async () => {
     const [down, prod] = [await h.cli(['profile', 'remove', 'down']), await h.cli(['profile', 'remove', 'prod'])];
     expect(down).toEqual({ code: 0, stdout: '', stderr: 'profile down removed\n' });

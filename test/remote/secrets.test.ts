@@ -98,8 +98,9 @@ describe('the merchant secret never leaks', () => {
       both('secret file', ['--secret-file', file, ...remote, 'order', 'create', '--oid', 'S-6', '--uid', 'u1', '--amount', '1'], { env: noSecret }),
       both('secret file readable by others', ['--secret-file', openFile, ...remote, 'order', 'create', '--oid', 'S-7', '--uid', 'u1', '--amount', '1'], { env: noSecret }),
     ]);
-    await both('profile add', ['profile', 'add', 'prod', '--url', server.url, '--use']);
-    await both('profile add, secret file', ['profile', 'add', 'filed', '--url', server.url, '--secret-file', file], { env: noSecret });
+    // Plain and --json at once on the same name: one of them replaces the other's profile (--yes).
+    await both('profile add', ['profile', 'add', 'prod', '--url', server.url, '--use', '--yes']);
+    await both('profile add, secret file', ['profile', 'add', 'filed', '--url', server.url, '--secret-file', file, '--yes'], { env: noSecret });
     await Promise.all([
       both('profile list', ['profile', 'list']),
       both('order via the profile', ['order', 'create', '--oid', 'S-8', '--uid', 'u1', '--amount', '1'], { env: noSecret }),

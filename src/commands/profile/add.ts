@@ -4,7 +4,7 @@ import { usage } from '../../core/errors.js';
 import { parseProfile, parseTimeout, readConfig, writeConfig } from '../../remote/profiles.js';
 import { checkRemoteUrl } from '../../remote/remote-url.js';
 import { readSecretFile } from '../../remote/secret-file.js';
-import { need } from '../common.js';
+import { confirmChange, need } from '../common.js';
 import { success, warn } from '../output.js';
 import { checkCredentials } from './check.js';
 
@@ -23,6 +23,16 @@ export async function run(ctx: Context, opts: { url?: string; use?: boolean; che
   const insecureHttp = !!ctx.globals.insecureHttp;
   checkRemoteUrl(remote, { insecureHttp });
   const mchId = ctx.globals.mchId ?? (await need(ctx, undefined, 'mch-id', 'Merchant id (mchId)'));
+  // A saved profile is replaced only when asked for: it may keep the only copy of a secret (a
+  // new-user trial replaced one without a word). Asked before the secret and the server.
+  const saved = readConfig(ctx.env).profiles[name];
+  if (saved) {
+    await confirmChange(ctx, `Replace profile ${name}`, [
+      ['remote', saved.remote === remote ? remote : `${saved.remote} -> ${remote}`],
+      ['merchant', saved.mchId === mchId ? mchId : `${saved.mchId ?? '-'} -> ${mchId}`],
+      ['secret', saved.secret ? 'a stored secret, replaced' : saved.secretFile ? `file ${saved.secretFile}, replaced` : 'none stored'],
+    ], 'replaces a saved profile and the secret it keeps');
+  }
   const timeoutMs = ctx.globals.timeout ? parseTimeout(ctx.globals.timeout) : 10_000;
   let secret: string | undefined;
   let secretFile: string | undefined;
