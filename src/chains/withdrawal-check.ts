@@ -6,7 +6,7 @@
  * JSON-RPC, so the adapter converts addresses and hashes at the edge and the check is one path.
  */
 import { formatAmount } from '../core/money.js';
-import type { ChainType } from '../core/types.js';
+import { PAYOUT_CLOCK_SKEW_MS, type ChainType } from '../core/types.js';
 import { adapterFor } from './watch/adapter.js';
 import { decodeTransfer, nodeTxHash, parseHeader, parseReceipt, TRANSFER_TOPIC } from './watch/logs.js';
 import { hexQuantity, quantity, redactUrl, RpcTransportError, type RpcClient } from './watch/rpc.js';
@@ -150,9 +150,6 @@ async function blockTimeOf(rpc: RpcClient, blockNumber: number, blockHash: strin
 /** The largest time a Date holds. */
 const MAX_TIME_MS = 8.64e15;
 
-/** How far a block's time may be before the withdrawal's request and still pay it: the two clocks (the chain's, the service's) may disagree by this much. */
-export const PAYOUT_CLOCK_SKEW_MS = 5 * 60 * 1000;
-
 /** The sender and nonce of a node's transaction object; undefined when it has none to read. */
 function senderOf(tx: unknown): ChainObservation['sender'] {
   if (tx === null || typeof tx !== 'object') return undefined;
@@ -264,19 +261,17 @@ export function judge(e: ExpectedPayout, o: ChainObservation): ChainCheck {
   // A merchant that names its payout wallets: the tokens come from one of them (a payee's second
   // wallet, another merchant's payout of the same amount to the same address, match otherwise).
   const fromWallet = (t: ObservedTransfer) => e.payoutWallets.length === 0 || e.payoutWallets.some((w) => same(w, t.from));
-  const exact = o.transfers.some((t) => paysIt(t) && !sameTo(t.from) && fromWallet(t));
-  const own = o.transfers.find((t) => paysIt(t) && sameTo(t.from));
-  const elsewhere = o.transfers.find((t) => paysIt(t) && !sameTo(t.from) && !fromWallet(t));
-  if (o.succeeded !== false && !exact && own) {
-    differences.push(`transaction ${tx} moved ${own.amount ?? own.rawAmount} ${e.tokenSymbol} from ${own.from} to itself: the recipient's own tokens, not a payout`);
-  } else if (o.succeeded !== false && !exact && elsewhere) {
-    differences.push(`transaction ${tx} moved ${elsewhere.amount ?? elsewhere.rawAmount} ${e.tokenSymbol} from ${elsewhere.from}, which is not a payout wallet of this merchant (${e.payoutWallets.join(', ')}): it is not the merchant's payout`);
-  }
-  if (o.succeeded !== false && !exact && !own && !elsewhere) {
+  if (o.succeeded !== false && !o.transfers.some((t) => paysIt(t) && !sameTo(t.from) && fromWallet(t))) {
+    const own = o.transfers.find((t) => paysIt(t) && sameTo(t.from));
+    const elsewhere = o.transfers.find((t) => paysIt(t) && !sameTo(t.from));
     const moved = o.transfers.length === 0
       ? `transaction ${tx} moved no token`
       : `transaction ${tx} moved ${o.transfers.map((t) => `${t.amount !== null ? `${t.amount} ${e.tokenSymbol}` : `${t.rawAmount} base units of token ${t.token}`} to ${t.to}`).join(', ')}`;
-    differences.push(`${moved}; ${pays} (token ${e.token})`);
+    differences.push(
+      own ? `transaction ${tx} moved ${own.amount ?? own.rawAmount} ${e.tokenSymbol} from ${own.from} to itself: the recipient's own tokens, not a payout`
+      : elsewhere ? `transaction ${tx} moved ${elsewhere.amount ?? elsewhere.rawAmount} ${e.tokenSymbol} from ${elsewhere.from}, which is not a payout wallet of this merchant (${e.payoutWallets.join(', ')}): it is not the merchant's payout`
+      : `${moved}; ${pays} (token ${e.token})`,
+    );
   }
   if (differences.length) return { expected: e, observed: o, verdict: { kind: 'mismatch', differences }, message: differences.join('; ') };
   const deep = o.confirmations >= e.confirmations;

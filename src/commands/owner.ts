@@ -45,8 +45,8 @@ export async function actForOwner(ctx: Context, what: Owned): Promise<void> {
   }
   if (owner === undefined || owner.mchId === given) return;
   if (kind === 'uid') throw new AppError('not_found', `user ${ref} has no activity with merchant ${given}: it is a user of merchant ${owner.mchId} (pass --mch-id ${owner.mchId})`);
-  const what_ = kind === 'withdrawal' ? `withdrawal ${ref}` : kind === 'oid' ? `oid ${ref} (order ${owner.orderId})` : `order ${ref}`;
-  throw new AppError('not_found', `${kind === 'withdrawal' ? 'withdrawal not found' : 'Order not found'}: ${what_} is merchant ${owner.mchId}'s, not ${given}'s: pass --mch-id ${owner.mchId}`);
+  const thing = kind === 'withdrawal' ? `withdrawal ${ref}` : kind === 'oid' ? `oid ${ref} (order ${owner.orderId})` : `order ${ref}`;
+  throw new AppError('not_found', `${kind === 'withdrawal' ? 'withdrawal not found' : 'Order not found'}: ${thing} is merchant ${owner.mchId}'s, not ${given}'s: pass --mch-id ${owner.mchId}`);
 }
 
 /** Nobody on this ledger holds it: said at once, not as a demand for --mch-id that could only end in "not found". */

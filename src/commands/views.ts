@@ -86,9 +86,13 @@ function verificationRows(w: Withdrawal & { verification?: string | null; verifi
   return rows;
 }
 
+/** A merchant's payout wallets as rows, one per chain type (merchant show, merchant payout-wallet). */
+export function payoutWalletRows(w: Record<'EVM' | 'TRON', string[]>): [string, string][] {
+  return (['EVM', 'TRON'] as const).map((t) => [`${t} payout wallets`, w[t].length ? w[t].join(', ') : 'none: the sender is not checked']);
+}
+
 export async function printMerchant(ctx: Context, m: MerchantView & { payoutWallets?: Record<'EVM' | 'TRON', string[]> }): Promise<void> {
   if (ctx.globals.json) return printJson(ctx, m);
-  const payout = (t: 'EVM' | 'TRON'): [string, string][] => (m.payoutWallets ? [[`${t} payout wallets`, m.payoutWallets[t].length ? m.payoutWallets[t].join(', ') : 'none: the sender is not checked']] : []);
   await printRecord(ctx, [
     ['mchId', m.mchId],
     ['name', m.name],
@@ -98,8 +102,7 @@ export async function printMerchant(ctx: Context, m: MerchantView & { payoutWall
     ['EVM xpub', m.evmXpub],
     ['TRON xpub', m.tronXpub],
     ['addresses issued', `EVM ${m.addressesIssued.EVM}, TRON ${m.addressesIssued.TRON}`],
-    ...payout('EVM'),
-    ...payout('TRON'),
+    ...(m.payoutWallets ? payoutWalletRows(m.payoutWallets) : []),
     ['created', formatTime(m.createdAt)],
     ['secret rotated', formatTime(m.secretRotatedAt)],
   ]);

@@ -37,7 +37,7 @@ import type {
   WithdrawalDetail,
   WithdrawalStatus,
 } from '../core/types.js';
-import { sign } from '../signing/index.js';
+import { BAD_SIGNATURE_WORDS, sign } from '../signing/index.js';
 import {
   addressesSchema,
   balanceSchema,
@@ -336,11 +336,11 @@ export class RemotePaymentService implements PaymentService, OperatorExtensions 
       // shell beats a profile's secret, and "signature does not match" alone did not say so.
       // The service's words say how to sign (for a merchant's own code); this CLI signed it
       // itself, so what it says instead is which merchant and which secret.
-      const badSignature = init.method === 'POST' && res.status === 401 && /^signature does not match(:|$)/.test(parsed.msg);
+      const badSignature = init.method === 'POST' && res.status === 401 && (parsed.msg === BAD_SIGNATURE_WORDS || parsed.msg.startsWith(`${BAD_SIGNATURE_WORDS}:`));
       const hint = badSignature
         ? `the remote ${this.base} refused the signature of merchant ${this.opts.mchId ?? '(none given: the remote\'s only one)'}, made with the secret from ${this.opts.secretSource ?? 'the configuration'} (check that merchant id and that secret)`
         : undefined;
-      throw new AppError(kindOfHttpStatus(res.status), badSignature ? 'signature does not match' : printable(parsed.msg), { ...(retryAfter ? { retryAfter } : {}), ...(hint ? { hint } : {}) });
+      throw new AppError(kindOfHttpStatus(res.status), badSignature ? BAD_SIGNATURE_WORDS : printable(parsed.msg), { ...(retryAfter ? { retryAfter } : {}), ...(hint ? { hint } : {}) });
     }
     const data = schema.safeParse(parsed.data);
     if (!data.success) {

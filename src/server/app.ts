@@ -18,7 +18,7 @@ import {
 import { TIMESTAMP_WINDOW_MS } from '../core/nonce.js';
 import type { Caller, OperatorExtensions, PaymentService } from '../core/service.js';
 import type { OrderStatus } from '../core/types.js';
-import { verify } from '../signing/index.js';
+import { BAD_SIGNATURE_WORDS, verify } from '../signing/index.js';
 import { acceptsGzip } from './accept-encoding.js';
 import { readIncoming, readJsonObject } from './body.js';
 import { openApiDocument } from './openapi.js';
@@ -72,7 +72,6 @@ const MAX_ID = 64;
  * first refusal every integrator meets said "signature does not match" and nothing more (a
  * new-user trial). It names no field of the body and nothing of the secret.
  */
-export const BAD_SIGNATURE_WORDS = 'signature does not match';
 export const BAD_SIGNATURE = `${BAD_SIGNATURE_WORDS}: sign is the SHA-256 (hex) of every field but sign, empty and null ones left out, sorted by name as key=value joined by &, followed by the merchant's secret (cryptopay sign --body '<body>' --explain shows each step)`;
 /** Hashed against when the merchant is unknown, so that refusal costs what a bad signature costs. */
 const UNKNOWN_MERCHANT_SECRET = randomBytes(24).toString('base64url');

@@ -1,4 +1,4 @@
-import { REFUSED_ORDERS_LISTED } from '../core/types.js';
+import { PAYOUT_CLOCK_SKEW_MS, REFUSED_ORDERS_LISTED } from '../core/types.js';
 import { ADDRESS, EVM_ADDRESS_PATTERN, type Json, TRON_ADDRESS_PATTERN, TX_HASH_PATTERN } from './openapi-request.js';
 
 /**
@@ -113,7 +113,7 @@ export const VERIFICATION = {
       properties: {
         token: ADDRESS, tokenSymbol: { type: 'string' }, amount: CANONICAL_AMOUNT, rawAmount: { type: 'string', pattern: '^\\d+$' }, to: ADDRESS,
         blockNumber: { type: 'integer', minimum: 1 }, confirmations: { type: 'integer', minimum: 1 },
-        requestedAt: { type: 'integer', minimum: 0, description: 'when the withdrawal was requested (ms); a transaction mined more than 5 minutes before it cannot pay it' },
+        requestedAt: { type: 'integer', minimum: 0, description: `when the withdrawal was requested (ms); a transaction mined more than ${PAYOUT_CLOCK_SKEW_MS / 60_000} minutes before it cannot pay it` },
         payoutWallets: { type: 'array', items: ADDRESS, description: "the merchant's payout wallets on this chain type; when any, the tokens must move from one of them" },
       },
     },

@@ -7,6 +7,9 @@ import { AppError } from '../core/errors.js';
  */
 export type SignableBody = Record<string, unknown>;
 
+/** How the service's refusal of a signature begins (src/server/app.ts BAD_SIGNATURE); the remote client knows it by these words. */
+export const BAD_SIGNATURE_WORDS = 'signature does not match';
+
 export function canonicalString(body: SignableBody): string {
   const parts: string[] = [];
   for (const key of Object.keys(body).sort()) {

@@ -26,7 +26,7 @@ import * as held from './held-payments.js';
 import type { HeldPaymentRef, HeldPaymentView } from './held-payments.js';
 import * as orders from './orders.js';
 import { ownerOf, type Owned, type Owner } from './owners.js';
-import { addPayoutWallet, listPayoutWallets, removePayoutWallet, type PayoutWallets } from './payout-wallets.js';
+import { changePayoutWallet, listPayoutWallets, type PayoutWalletChange, type PayoutWallets } from './payout-wallets.js';
 import * as outbox from './outbox.js';
 import type { CallbackStatus, CallbackView } from './outbox.js';
 import { markPaid, type MarkPaidInput } from './payments.js';
@@ -271,12 +271,9 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
     return { mchId: m.id, wallets: listPayoutWallets(this.s.db, m.id) };
   }
 
-  addPayoutWallet(input: { mchId?: string; address: string }): ReturnType<typeof addPayoutWallet> {
-    return addPayoutWallet(this.s, input);
-  }
-
-  removePayoutWallet(input: { mchId?: string; address: string }): ReturnType<typeof removePayoutWallet> {
-    return removePayoutWallet(this.s, input);
+  /** `merchant payout-wallet add|remove` (src/store/payout-wallets.ts). */
+  changePayoutWallet(input: { mchId?: string; address: string }, change: 'add' | 'remove'): Promise<PayoutWalletChange> {
+    return changePayoutWallet(this.s, input, change);
   }
 
   rotateSecret(mchId?: string): Promise<{ mchId: string; secret: string }> {

@@ -96,10 +96,8 @@ export async function walletRefusal(input: Pick<NewMerchant, 'generateWallet' | 
  * everywhere (its page, its payouts). The public account of one chain type as the other's wallet
  * is refused: its keys are public, and it would not be told apart.
  */
-async function publicWalletAsSuch(evmXpub: string | null, tronXpub: string | null): Promise<{ evmXpub: string | null; tronXpub: string | null }> {
-  const [{ walletKeyOf }, { PUBLIC_TEST_XPUBS }, { ACCOUNT_PATHS }] = await Promise.all([
-    import('../chains/deriver.js'), import('../chains/sandbox/public-wallet.js'), import('../chains/derive.js'),
-  ]);
+async function publicWalletAsSuch(evmXpub: string | null, tronXpub: string | null, walletKeyOf: (xpub: string) => string): Promise<{ evmXpub: string | null; tronXpub: string | null }> {
+  const [{ PUBLIC_TEST_XPUBS }, { ACCOUNT_PATHS }] = await Promise.all([import('../chains/sandbox/public-wallet.js'), import('../chains/derive.js')]);
   const publicKey = { EVM: walletKeyOf(PUBLIC_TEST_XPUBS.EVM), TRON: walletKeyOf(PUBLIC_TEST_XPUBS.TRON) };
   const out = { evmXpub, tronXpub };
   for (const [type, other] of [['EVM', 'TRON'], ['TRON', 'EVM']] as const) {
@@ -128,8 +126,9 @@ export async function addMerchant(s: StoreCtx, input: NewMerchant): Promise<{ me
     const w = (await import('../chains/derive.js')).generateWallet();
     ({ mnemonic, evmXpub, tronXpub } = w);
   }
-  ({ evmXpub, tronXpub } = await publicWalletAsSuch(evmXpub, tronXpub));
   const { walletKeyOf } = await import('../chains/deriver.js');
+  ({ evmXpub, tronXpub } = await publicWalletAsSuch(evmXpub, tronXpub, walletKeyOf));
+  // What no other merchant's wallet may be (compared by key, not by string).
   const keys = new Set([evmXpub, tronXpub].flatMap((x) => (x ? [walletKeyOf(x)] : [])));
   const lifetime = parseDuration(input.orderLifetime ?? '30m', 'order-lifetime');
   const rateLimit = input.rateLimit ?? 60;

@@ -34,27 +34,25 @@ export function listPayoutWallets(q: Q, merchantId: string): PayoutWallets {
   return out;
 }
 
-export async function addPayoutWallet(s: StoreCtx, input: { mchId?: string; address: string }): Promise<{ mchId: string; chainType: ChainType; address: string; wallets: PayoutWallets }> {
-  const { chainType, address } = payoutAddress(input.address);
-  const now = s.now();
-  return s.write((tx) => {
-    const m = findMerchant(s, tx, input.mchId);
-    const had = tx.select().from(payoutWallets).where(and(eq(payoutWallets.merchantId, m.id), eq(payoutWallets.chainType, chainType), eq(payoutWallets.address, address))).get();
-    if (had) throw conflict(`${address} is already a payout wallet of merchant ${m.id}`);
-    tx.insert(payoutWallets).values({ merchantId: m.id, chainType, address, createdAt: now }).run();
-    audit(tx, { at: now, actor: s.caller.actor, action: 'merchant.payout_wallet_added', merchantId: m.id, subjectType: 'merchant', subjectId: m.id, detail: { chainType, address } });
-    return { mchId: m.id, chainType, address, wallets: listPayoutWallets(tx, m.id) };
-  });
-}
+export type PayoutWalletChange = { mchId: string; chainType: ChainType; address: string; wallets: PayoutWallets };
 
-export async function removePayoutWallet(s: StoreCtx, input: { mchId?: string; address: string }): Promise<{ mchId: string; chainType: ChainType; address: string; wallets: PayoutWallets }> {
+/**
+ * Adds or removes one payout wallet, with its audit entry, in one transaction; refused (409) when
+ * there is nothing to change (already there, or not there).
+ */
+export async function changePayoutWallet(s: StoreCtx, input: { mchId?: string; address: string }, change: 'add' | 'remove'): Promise<PayoutWalletChange> {
   const { chainType, address } = payoutAddress(input.address);
   const now = s.now();
   return s.write((tx) => {
     const m = findMerchant(s, tx, input.mchId);
-    const gone = tx.delete(payoutWallets).where(and(eq(payoutWallets.merchantId, m.id), eq(payoutWallets.chainType, chainType), eq(payoutWallets.address, address))).run().changes;
-    if (gone !== 1) throw conflict(`${address} is not a payout wallet of merchant ${m.id}`);
-    audit(tx, { at: now, actor: s.caller.actor, action: 'merchant.payout_wallet_removed', merchantId: m.id, subjectType: 'merchant', subjectId: m.id, detail: { chainType, address } });
+    const changed = change === 'add'
+      ? tx.insert(payoutWallets).values({ merchantId: m.id, chainType, address, createdAt: now }).onConflictDoNothing().run().changes
+      : tx.delete(payoutWallets).where(and(eq(payoutWallets.merchantId, m.id), eq(payoutWallets.chainType, chainType), eq(payoutWallets.address, address))).run().changes;
+    if (changed !== 1) throw conflict(`${address} is ${change === 'add' ? 'already' : 'not'} a payout wallet of merchant ${m.id}`);
+    audit(tx, {
+      at: now, actor: s.caller.actor, action: change === 'add' ? 'merchant.payout_wallet_added' : 'merchant.payout_wallet_removed',
+      merchantId: m.id, subjectType: 'merchant', subjectId: m.id, detail: { chainType, address },
+    });
     return { mchId: m.id, chainType, address, wallets: listPayoutWallets(tx, m.id) };
   });
 }

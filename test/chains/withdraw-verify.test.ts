@@ -297,7 +297,7 @@ describe('withdraw confirm checks the transaction on chain', () => {
     await pc.chain.mine(CONFIRMATIONS);
     // None named: who paid is not checked (as before), and the report says there are none.
     expect(await service.verifyWithdrawal({ mchId, id: w.id, txHash: fromStranger.hash, blockNumber: fromStranger.block })).toMatchObject({ matches: true, expected: { payoutWallets: [] } });
-    await service.addPayoutWallet({ mchId, address: payer.toLowerCase() });
+    await service.changePayoutWallet({ mchId, address: payer.toLowerCase() }, 'add');
     const before = state(w.id);
     await refused(service.confirmWithdrawal({ mchId, logId: w.id, txHash: fromStranger.hash, blockNumber: fromStranger.block }), 'conflict',
       `transaction ${fromStranger.hash} moved 4 USDT from ${stranger.address}, which is not a payout wallet of this merchant (${payer}): it is not the merchant's payout`);
@@ -307,7 +307,7 @@ describe('withdraw confirm checks the transaction on chain', () => {
     expect(await service.verifyWithdrawal({ mchId, id: w.id, txHash: fromPayer.hash, blockNumber: fromPayer.block })).toMatchObject({ matches: true, expected: { payoutWallets: [payer] } });
     expect(await service.confirmWithdrawal({ mchId, logId: w.id, txHash: fromPayer.hash, blockNumber: fromPayer.block })).toMatchObject({ status: 'CONFIRMED' });
     // Removed again: not checked again.
-    await service.removePayoutWallet({ mchId, address: payer });
+    await service.changePayoutWallet({ mchId, address: payer }, 'remove');
     const w2 = await apply('4');
     const again = await payout(w2.to, 4_000_000n, asStranger);
     await pc.chain.mine(CONFIRMATIONS);
@@ -378,6 +378,24 @@ describe('short of the confirmations, the watcher settles it', () => {
     expect(confirmed[0]).toMatchObject({ actor: 'chain:31337', detail: { txHash: tx.hash, verified: true, confirmations: CONFIRMATIONS } });
     expect(log.join('\n')).toContain(`withdrawal ${w.id} confirmed`);
     await service.rejectWithdrawal({ mchId, id: other.id });
+  });
+
+  // The watcher reads the payout wallets as they are when it reads the transaction again: a
+  // payout accepted short of its depth, then the merchant names wallets that did not send it.
+  it('payout wallets named while a payout confirms: the watcher drops it at depth, saying why, and the hold stays', async () => {
+    const watch = watcher();
+    await watch.tick();
+    const w = await apply('6');
+    const tx = await payout(w.to, 6_000_000n);
+    expect(await service.confirmWithdrawal({ mchId, logId: w.id, txHash: tx.hash, blockNumber: tx.block })).toMatchObject({ status: 'PENDING', txHash: tx.hash });
+    await service.changePayoutWallet({ mchId, address: '0x000000000000000000000000000000000000bEEF' }, 'add');
+    await pc.chain.mine(CONFIRMATIONS);
+    await watch.tick();
+    const after = await service.getWithdrawal(w.id);
+    expect(after).toMatchObject({ status: 'PENDING', txHash: null, verification: null });
+    expect(after.verificationNote).toContain(`which is not a payout wallet of this merchant (0x000000000000000000000000000000000000bEEF)`);
+    expect(await service.balance('u1', { mchId })).toMatchObject({ available: '94', held: '6' });
+    await service.rejectWithdrawal({ mchId, id: w.id });
   });
 
   it('a withdrawal waiting for its confirmations cannot be rejected; ledger check holds the states together', async () => {

@@ -1,9 +1,10 @@
 import type { Context } from '../../context.js';
 import { ASSETS } from '../../core/assets.js';
-import { AppError, usage } from '../../core/errors.js';
+import { AppError } from '../../core/errors.js';
 import { parseLedgerAmount, toTokenUnits } from '../../core/money.js';
 import { actForOwner } from '../owner.js';
 import { printJson, printRecord } from '../output.js';
+import { fundedAccount } from './from.js';
 
 /**
  * `cryptopay dev pay-out <withdrawal-id>`: sends a withdrawal's payout on the development chain of
@@ -13,8 +14,7 @@ import { printJson, printRecord } from '../output.js';
  * that does it is printed.
  */
 export async function run(ctx: Context, opts: { from?: string }, id: string): Promise<void> {
-  if (!/^\d$/.test(opts.from ?? '1')) throw usage('--from must be a funded test account from 0 to 9');
-  const from = Number(opts.from ?? '1');
+  const from = fundedAccount(opts.from);
   const service = await ctx.local('dev pay-out');
   await actForOwner(ctx, { withdrawal: id });
   const w = await service.getWithdrawal(id, ctx.globals.mchId);

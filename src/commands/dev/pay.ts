@@ -6,6 +6,7 @@ import { amountDue, formatAmount, parseAmount, toTokenUnits } from '../../core/m
 import type { OrderDetail, OrderStatus } from '../../core/types.js';
 import { printJson, printRecord } from '../output.js';
 import { checked } from '../common.js';
+import { fundedAccount } from './from.js';
 
 interface PayOptions {
   amount?: string;
@@ -15,8 +16,7 @@ interface PayOptions {
 
 /** `cryptopay dev pay <id>`: pays an order on the development chain of `serve --dev`. */
 export async function run(ctx: Context, opts: PayOptions, id: string): Promise<void> {
-  const from = Number(opts.from ?? '1');
-  if (!/^\d$/.test(opts.from ?? '1')) throw usage('--from must be a funded test account from 0 to 9');
+  const from = fundedAccount(opts.from);
   checked(opts.amount, 'amount');
   const waitSeconds = opts.wait === undefined || opts.wait === false ? undefined : opts.wait === true ? 60 : Number(opts.wait);
   if (waitSeconds !== undefined && (!/^\d{1,4}$/.test(String(opts.wait === true ? 60 : opts.wait)) || waitSeconds < 1)) {

@@ -1,4 +1,4 @@
-import type { VerificationReport } from '../../core/types.js';
+import { PAYOUT_CLOCK_SKEW_MS, type VerificationReport } from '../../core/types.js';
 
 const confirmations = (n: number) => `${n} confirmation${n === 1 ? '' : 's'}`;
 
@@ -18,7 +18,7 @@ export function chainRows(r: VerificationReport): [string, string][] {
   }
   return [
     ['chain says', says],
-    ['withdrawal expects', `${e.amount} ${e.tokenSymbol} to ${e.to} (token ${e.token}) in block ${e.blockNumber}, ${confirmations(e.confirmations)}${typeof e.requestedAt === 'number' ? `, not mined before its request at ${new Date(e.requestedAt).toISOString()} (5 minutes allowed for the clocks)` : ''}${e.payoutWallets?.length ? `, from ${e.payoutWallets.join(' or ')}` : ''}`],
+    ['withdrawal expects', `${e.amount} ${e.tokenSymbol} to ${e.to} (token ${e.token}) in block ${e.blockNumber}, ${confirmations(e.confirmations)}${typeof e.requestedAt === 'number' ? `, not mined before its request at ${new Date(e.requestedAt).toISOString()} (${PAYOUT_CLOCK_SKEW_MS / 60_000} minutes allowed for the clocks)` : ''}${e.payoutWallets?.length ? `, from ${e.payoutWallets.join(' or ')}` : ''}`],
     ['verdict', r.matches ? `matches: ${r.message}` : `DOES NOT MATCH: ${r.message}`],
   ];
 }

@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { judge, type ChainObservation, type ExpectedPayout } from '../../src/chains/withdrawal-check.js';
+import { PAYOUT_CLOCK_SKEW_MS } from '../../src/core/types.js';
+
+/**
+ * The edges of judge's rules that the anvil tests (test/chains/withdraw-verify.test.ts) cannot
+ * place exactly: how early before the request a block may be, and which transfer of several pays.
+ */
+const TO = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
+const TOKEN = '0xdAC17F958D2ee523a2206206994597C13D831ec7';
+const WALLET = '0x000000000000000000000000000000000000bEEF';
+const T = Date.UTC(2026, 10, 24, 12);
+const expected: ExpectedPayout = {
+  chainType: 'EVM', chainId: '1', token: TOKEN, tokenSymbol: 'USDT', tokenDecimals: 6, to: TO, rawAmount: 10_000_000n,
+  txHash: `0x${'ab'.repeat(32)}`, blockNumber: 100, confirmations: 1, requestedAt: T, payoutWallets: [],
+};
+const transfer = (from: string, to = TO) => ({ token: TOKEN, from, to, rawAmount: '10000000', amount: '10' });
+const observed = (o: Partial<ChainObservation>): ChainObservation => ({
+  known: true, mined: true, succeeded: true, blockNumber: 100, blockHash: `0x${'cd'.repeat(32)}`, blockTime: T, head: 100, confirmations: 1,
+  transfers: [transfer(WALLET)], ...o,
+});
+
+describe('judge', () => {
+  it(`a block up to ${PAYOUT_CLOCK_SKEW_MS / 60_000} minutes before the request pays it; a millisecond earlier does not`, () => {
+    expect(judge(expected, observed({ blockTime: T - PAYOUT_CLOCK_SKEW_MS })).verdict).toEqual({ kind: 'match', deep: true });
+    expect(judge(expected, observed({ blockTime: T - 4 * 60_000 })).verdict.kind).toBe('match');
+    const early = judge(expected, observed({ blockTime: T - PAYOUT_CLOCK_SKEW_MS - 1 }));
+    expect(early.verdict.kind).toBe('mismatch');
+    expect(early.message).toMatch(/was mined at 2026-11-24T11:54:59\.999Z, before this withdrawal was requested at 2026-11-24T12:00:00\.000Z: it cannot be its payout$/);
+  });
+
+  it('one transfer from a payout wallet among others pays it; a self-transfer or a stranger\'s beside it does not stop it', () => {
+    const withWallets = { ...expected, payoutWallets: [WALLET.toLowerCase()] };
+    expect(judge(withWallets, observed({ transfers: [transfer(TO), transfer('0x0000000000000000000000000000000000000001'), transfer(WALLET)] })).verdict.kind).toBe('match');
+    expect(judge(withWallets, observed({ transfers: [transfer(TO), transfer('0x0000000000000000000000000000000000000001')] })).message)
+      .toMatch(/moved 10 USDT from 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed to itself: the recipient's own tokens, not a payout$/);
+    expect(judge(withWallets, observed({ transfers: [transfer('0x0000000000000000000000000000000000000001')] })).message)
+      .toMatch(/from 0x0000000000000000000000000000000000000001, which is not a payout wallet of this merchant \(0x000000000000000000000000000000000000beef\): it is not the merchant's payout$/);
+    // No wallets named: any sender but the recipient.
+    expect(judge(expected, observed({ transfers: [transfer('0x0000000000000000000000000000000000000001')] })).verdict.kind).toBe('match');
+  });
+});
