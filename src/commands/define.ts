@@ -142,7 +142,7 @@ export function defineCommands(program: Command, run: Runner, wanted: (group: st
       .argument('<logId>')
       .description('settle a pending withdrawal with its transaction')
       .option('--tx-hash <hash>', 'payout transaction hash')
-      .option('--block-number <n>', 'block of the transaction')
+      .option('--block-number <n>', 'block of the transaction (default: the block the chain names)')
       .option('--unverified', 'confirm without checking the chain (local ledger only; needs --reason)')
       .option('--reason <text>', 'why the chain is not checked (kept in the audit log)')
       .action(run(() => import('./withdraw/confirm.js')));

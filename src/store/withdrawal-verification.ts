@@ -22,15 +22,16 @@ import { findWithdrawal, payoutHash, settleConfirmed, type WithdrawalRow } from 
 const heavy = () => import('./heavy.js');
 
 /** What the chain says about a withdrawal's transaction; the node being unreachable is `unavailable` (503, exit 3). */
-export async function checkPayout(s: StoreCtx, w: WithdrawalRow, txHash: string, blockNumber: number): Promise<ChainCheck> {
+export async function checkPayout(s: StoreCtx, w: WithdrawalRow, txHash: string, blockNumber: number | null): Promise<ChainCheck> {
   const registry = await s.registry();
   const chain = registry.chain(w.chainId);
   if (!chain.rpcUrl) throw invalid(`chain ${chain.chainId} (${chain.name}) has no rpcUrl configured: its transactions cannot be checked`);
-  const expected = expectedPayout(w, registry.token(chain.chainId, w.token), chain.confirmations, txHash, blockNumber, payoutWalletsOf(s.db, w));
+  const expected = expectedPayout(w, registry.token(chain.chainId, w.token), chain.confirmations, txHash, blockNumber ?? 0, payoutWalletsOf(s.db, w));
   // Loaded here, not at start-up: only a confirmation that reads the chain needs it.
   const [{ judge, observeTransaction }, { RpcError, RpcTransportError }] = await Promise.all([import('../chains/withdrawal-check.js'), import('../chains/watch/rpc.js')]);
+  let observed: Awaited<ReturnType<typeof observeTransaction>>;
   try {
-    return judge(expected, await observeTransaction(await s.rpc(chain), expected));
+    observed = await observeTransaction(await s.rpc(chain), expected);
   } catch (e) {
     // Down, slow, garbage, or a node error for this call: the chain could not be read.
     if (!(e instanceof RpcTransportError || e instanceof RpcError)) throw e;
@@ -38,6 +39,17 @@ export async function checkPayout(s: StoreCtx, w: WithdrawalRow, txHash: string,
       cause: e, shown: `chain ${chain.chainId} (${chain.name}) cannot be read: its node did not answer as expected; nothing was changed`,
     });
   }
+  if (blockNumber === null) {
+    // No block given: the one its receipt names, once there is one. Before that there is no
+    // block to report or confirm with, which is said as the refusal it is.
+    if (observed.blockNumber === null) {
+      throw conflict(observed.known
+        ? `transaction ${txHash} is not mined yet on chain ${chain.chainId}: it has no block to check it in; ask again once it is mined`
+        : `chain ${chain.chainId} does not know transaction ${txHash}: check the hash and the chain (the withdrawal is on chain ${chain.chainId}, ${chain.name})`);
+    }
+    expected.blockNumber = observed.blockNumber;
+  }
+  return judge(expected, observed);
 }
 
 /** The merchant's payout wallets on the withdrawal's chain type: a payout's tokens must come from one of them, when there are any. */
@@ -57,19 +69,21 @@ export function expectedPayout(w: WithdrawalRow, token: TokenInfo, confirmations
 export async function verifyWithdrawal(s: StoreCtx, input: WithdrawVerifyRequest): Promise<VerificationReport> {
   const h = await heavy();
   const req = h.parseInput(h.withdrawVerifySchema, input);
-  if ((req.txHash === undefined) !== (req.blockNumber === undefined)) throw invalid('txHash and blockNumber go together: both, or neither for the recorded transaction');
+  if (req.blockNumber !== undefined && req.txHash === undefined) throw invalid('blockNumber goes with txHash: give the transaction too, or neither for the recorded one');
   const w = findWithdrawal(s.db, findMerchant(s, s.db, req.mchId).id, req.id);
   const txHash = req.txHash !== undefined ? payoutHash(req.txHash, w.chainType as ChainType) : w.txHash;
-  const blockNumber = req.blockNumber ?? w.blockNumber;
-  if (txHash === null || blockNumber === null) throw conflict(`withdrawal ${w.id} is ${w.status} with no transaction recorded: nothing to verify`);
+  // A transaction given without its block is looked at in the block the chain names (what an
+  // operator has at hand is the hash; `withdraw confirm` then confirms with that block).
+  const blockNumber = req.txHash !== undefined ? req.blockNumber ?? null : w.blockNumber;
+  if (txHash === null || (req.txHash === undefined && blockNumber === null)) throw conflict(`withdrawal ${w.id} is ${w.status} with no transaction recorded: nothing to verify`);
   const c = await checkPayout(s, w, txHash, blockNumber);
   const { sender: _sender, ...chain } = c.observed;
   return {
-    id: w.id, status: w.status as WithdrawalStatus, verification: w.verification as VerificationReport['verification'], txHash, blockNumber,
+    id: w.id, status: w.status as WithdrawalStatus, verification: w.verification as VerificationReport['verification'], txHash, blockNumber: c.expected.blockNumber,
     matches: c.verdict.kind === 'match', deep: c.verdict.kind === 'match' && c.verdict.deep, verdict: c.verdict.kind, message: c.message,
     expected: {
       token: c.expected.token, tokenSymbol: c.expected.tokenSymbol, amount: formatAmount(c.expected.rawAmount, c.expected.tokenDecimals),
-      rawAmount: c.expected.rawAmount.toString(), to: c.expected.to, blockNumber, confirmations: c.expected.confirmations, requestedAt: c.expected.requestedAt,
+      rawAmount: c.expected.rawAmount.toString(), to: c.expected.to, blockNumber: c.expected.blockNumber, confirmations: c.expected.confirmations, requestedAt: c.expected.requestedAt,
       payoutWallets: c.expected.payoutWallets,
     },
     chain,

@@ -173,6 +173,16 @@ describe('POST /api/v1/withdraw/verify (extension)', () => {
     expect(r.json.data.chain.blockTime).toBe(block!.timestamp * 1000);
     const wrongBlock = await post('/api/v1/withdraw/verify', { op: 'withdraw/verify', id: w.id, txHash: tx.hash, blockNumber: tx.block + 5 });
     expect(wrongBlock.json.data).toMatchObject({ matches: false, verdict: 'mismatch', message: `transaction ${tx.hash} is in block ${tx.block}, not in block ${tx.block + 5}` });
+    // The hash alone: looked at in the block its receipt names (what an operator has at hand).
+    const byHash = await post('/api/v1/withdraw/verify', { op: 'withdraw/verify', id: w.id, txHash: tx.hash });
+    expect(byHash.status, JSON.stringify(byHash.json)).toBe(200);
+    expect(byHash.json.data).toMatchObject({ txHash: tx.hash, blockNumber: tx.block, matches: true, expected: { blockNumber: tx.block }, chain: { blockNumber: tx.block } });
+    const unknown = await post('/api/v1/withdraw/verify', { op: 'withdraw/verify', id: w.id, txHash: `0x${'ab'.repeat(32)}` });
+    expect(unknown.status).toBe(409);
+    expect(unknown.json.msg).toBe(`chain 31337 does not know transaction 0x${'ab'.repeat(32)}: check the hash and the chain (the withdrawal is on chain 31337, Anvil)`);
+    const blockAlone = await post('/api/v1/withdraw/verify', { op: 'withdraw/verify', id: w.id, blockNumber: tx.block });
+    expect(blockAlone.status).toBe(400);
+    expect(blockAlone.json.msg).toBe('blockNumber goes with txHash: give the transaction too, or neither for the recorded one');
     const nothing = await post('/api/v1/withdraw/verify', { op: 'withdraw/verify', id: w.id });
     expect(nothing.status).toBe(409);
     expect(nothing.json.msg).toBe(`withdrawal ${w.id} is PENDING with no transaction recorded: nothing to verify`);
@@ -256,6 +266,42 @@ describe('the CLI binary', () => {
     expect(log[0]).toMatchObject({ action: 'withdrawal.confirmed', detail: { verified: false, note: expect.stringContaining('paid from the cold wallet') } });
   });
 
+  it('without --block-number the block is the one the chain names, locally and remotely; an unknown hash, or a chain without rpcUrl, is refused saying what to do', async () => {
+    const w = await apply('2.5');
+    const tx = await payout(w.to, 2_500_000n);
+    const ok = await local(['withdraw', 'confirm', w.id, '--tx-hash', tx.hash, '--yes']);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(await show(w.id)).toMatchObject({ txHash: tx.hash, blockNumber: tx.block, verification: 'confirming' });
+
+    const r = await apply('1.25');
+    const rtx = await payout(r.to, 1_250_000n);
+    const viaRemote = await remote(['withdraw', 'confirm', r.id, '--tx-hash', rtx.hash, '--yes', '--json']);
+    expect(viaRemote.code, viaRemote.stderr).toBe(0);
+    expect(JSON.parse(viaRemote.stdout)).toMatchObject({ id: r.id, txHash: rtx.hash, blockNumber: rtx.block });
+
+    // Nothing to confirm yet: the chain does not know the hash. Refused, nothing changed.
+    const u = await apply('1');
+    const hash = `0x${'cd'.repeat(32)}`;
+    for (const run of [local, remote]) {
+      const refused = await run(['withdraw', 'confirm', u.id, '--tx-hash', hash, '--yes']);
+      expect(refused.code, refused.stderr).toBe(1);
+      expect(refused.stderr).toContain(`chain 31337 does not know transaction ${hash}: check the hash and the chain`);
+    }
+    expect(await show(u.id)).toMatchObject({ status: 'PENDING', txHash: null });
+    // Not read from the chain: skipping it, or a chain with no node to read.
+    const skipped = await local(['withdraw', 'confirm', u.id, '--tx-hash', hash, '--unverified', '--reason', 'cold wallet', '--yes']);
+    expect(skipped.code).toBe(2);
+    expect(skipped.stderr).toContain('missing required option --block-number');
+    const noNode = writeChainsConfig(tmp.dir, {
+      chains: [{ chainId: 31337, chainType: 'EVM', name: 'Anvil', confirmations: CONFIRMATIONS }],
+      tokens: [{ chainId: 31337, address: await pc.usdt.getAddress(), symbol: 'USDT', asset: 'USDT', decimals: 6 }],
+    });
+    const noRpc = await runCli(['withdraw', 'confirm', u.id, '--tx-hash', hash, '--yes', '--db', db], { env: { CRYPTOPAY_CHAINS: noNode } });
+    expect(noRpc.code).toBe(2);
+    expect(noRpc.stderr).toContain('missing required option --block-number: chain 31337 (Anvil) has no rpcUrl configured, so the block of the transaction cannot be read from it');
+    expect(await show(u.id)).toMatchObject({ status: 'PENDING', txHash: null });
+  });
+
   it.skipIf(!HAS_SCRIPT)('on a terminal, confirm shows what the chain says next to what the withdrawal expects, before asking', async () => {
     const w = await apply('6');
     const tx = await payout(w.to, 6_000_000n);
@@ -269,6 +315,16 @@ describe('the CLI binary', () => {
     expect(text).toMatch(new RegExp(`withdrawal expects\\s+6 USDT to ${w.to} \\(token ${await pc.usdt.getAddress()}\\) in block ${tx.block}, ${CONFIRMATIONS} confirmations, not mined before its request at \\S+Z \\(5 minutes allowed for the clocks\\)`));
     expect(text).toMatch(/status\s+PENDING -> CONFIRMED/);
     expect(await show(w.id)).toMatchObject({ status: 'CONFIRMED', verification: 'verified' });
+
+    // The hash alone: the question names the block read from the chain.
+    const h = await apply('6');
+    const htx = await payout(h.to, 6_000_000n);
+    await pc.chain.mine(CONFIRMATIONS);
+    const byHash = await runPty(['--db', db, 'withdraw', 'confirm', h.id, '--tx-hash', htx.hash], { env: env(), steps: [{ waitFor: /Go ahead\?/, send: 'y\r' }] });
+    const th = unwrapped(stripAnsi(byHash.text));
+    expect(byHash.code, th).toBe(0);
+    expect(th).toMatch(new RegExp(`transaction\\s+${htx.hash} in block ${htx.block} \\(read from the chain\\)`));
+    expect(await show(h.id)).toMatchObject({ status: 'CONFIRMED', blockNumber: htx.block });
 
     // A mismatch is shown and refused without asking.
     const m = await apply('6');

@@ -10,31 +10,37 @@ import { actForOwner } from '../owner.js';
 import { chainRows } from './chain-rows.js';
 import { printWithdrawal } from '../views.js';
 
+/** The remote's or the local chain has no rpcUrl: its transactions are not checked there. */
+const noRpcUrl = (e: unknown) => e instanceof AppError && e.kind === 'invalid' && /has no rpcUrl/.test(e.message);
+
 /**
- * What the chain says next to what the withdrawal expects, added to the question; a mismatch is
- * shown and refused before anything is asked. Returns whether the confirmation settles at once.
+ * What the chain says about the transaction (in `blockNumber`, or in the block the chain names
+ * when none is given); undefined when the chain has no rpcUrl, with `why` told what to say.
  */
-async function preview(ctx: Context, ext: OperatorExtensions, summary: [string, string][], id: string, txHash: string, blockNumber: string, remote = false): Promise<VerificationReport | undefined> {
-  // A malformed block number is refused by the operation itself, with its usual message.
-  if (!/^[1-9][0-9]{0,15}$/.test(blockNumber)) return undefined;
-  let r: VerificationReport;
+async function ask(ctx: Context, ext: OperatorExtensions, id: string, txHash: string, blockNumber: string | undefined): Promise<VerificationReport | string> {
   try {
-    r = await ext.verifyWithdrawal({ mchId: ctx.globals.mchId, id, txHash, blockNumber: Number(blockNumber) });
+    return await ext.verifyWithdrawal({ mchId: ctx.globals.mchId, id, txHash, ...(blockNumber !== undefined ? { blockNumber: Number(blockNumber) } : {}) });
   } catch (e) {
-    // The remote's chain has no rpcUrl (invalid): its confirmation is not checked there either.
-    if (remote && e instanceof AppError && e.kind === 'invalid' && /has no rpcUrl/.test(e.message)) {
-      summary.push(['chain', e.message.replace(/: its transactions cannot be checked$/, ': recorded as not verified on chain')]);
-      return undefined;
+    if (noRpcUrl(e)) return (e as AppError).message.replace(/: its transactions cannot be checked$/, '');
+    // A server from before the block was read for the operator refuses a hash on its own.
+    if (blockNumber === undefined && e instanceof AppError && e.kind === 'invalid' && /go together/.test(e.message)) {
+      throw usage('missing required option --block-number: this remote does not read the block of a transaction by itself (an older server)');
     }
     throw e;
   }
+}
+
+/**
+ * What the chain says next to what the withdrawal expects, added to the question; a mismatch is
+ * shown and refused before anything is asked.
+ */
+async function preview(ctx: Context, summary: [string, string][], r: VerificationReport): Promise<void> {
   summary.push(...chainRows(r));
   if (!r.matches) {
     ctx.io.stdout.write('Confirm withdrawal:\n');
     await printRecord(ctx, summary);
     throw new AppError('conflict', `${r.message}; nothing was changed`);
   }
-  return r;
 }
 
 export async function run(ctx: Context, opts: Record<string, string | boolean | undefined>, logId: string): Promise<void> {
@@ -47,14 +53,35 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
   checked(opts.blockNumber as string | undefined, 'block-number');
   await actForOwner(ctx, { withdrawal: logId });
   const txHash = await need(ctx, opts.txHash as string | undefined, 'tx-hash', 'Payout transaction hash');
-  const blockNumber = await need(ctx, opts.blockNumber as string | undefined, 'block-number', 'Block number');
   // Skipping the chain is for an operator at a local ledger only: the API can never do it.
   const local = unverified ? await ctx.local('withdraw confirm --unverified') : undefined;
   const service = local ?? (await ctx.service());
   const remote = ctx.isRemote() && !local;
+  let blockNumber = (opts.blockNumber as string | undefined) || undefined;
+  // What the chain says, read once: for the block when it is not given, and for the question.
+  let report: VerificationReport | undefined;
+  let noChain: string | undefined;
+  const read = async () => {
+    const r = await ask(ctx, service, logId, txHash, blockNumber);
+    if (typeof r === 'string') noChain = r;
+    else report = r;
+  };
+  let blockFrom = '';
+  if (blockNumber === undefined && !unverified) {
+    // The operator has the hash at hand; the block is the one its receipt names (a transaction
+    // not mined yet, or unknown to the chain, is refused: there is nothing to confirm yet).
+    await read();
+    if (report) {
+      blockNumber = String(report.blockNumber);
+      blockFrom = ' (read from the chain)';
+    }
+  }
+  if (blockNumber === undefined) {
+    if (noChain && !ctx.io.interactive) throw usage(`missing required option --block-number: ${noChain}, so the block of the transaction cannot be read from it`);
+    blockNumber = await need(ctx, undefined, 'block-number', 'Block number');
+  }
   const summary: [string, string][] = [['withdrawal', logId]];
   let from: string | undefined;
-  let report: VerificationReport | undefined;
   if (asking(ctx)) {
     // The same rows locally and remotely: the record and the balance come through the service.
     // Not there, or no longer pending: refused before the question, in the operation's words
@@ -70,13 +97,11 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
         ['held', beforeAfter(b.held, w.amount, -1, b.asset)],
       );
       if (unverified) summary.push(['chain', `NOT verified on chain: ${reason}`]);
-      else if (remote) {
-        // The service's extension endpoint reads the chain it confirms against.
-        report = await preview(ctx, service, summary, logId, txHash, blockNumber, true);
-      } else {
-        const chain = (await (service as LocalPaymentService).registry()).chain(w.chainId);
-        if (!chain.rpcUrl) summary.push(['chain', `chain ${chain.chainId} (${chain.name}) has no rpcUrl: recorded as not verified on chain`]);
-        else report = await preview(ctx, service, summary, logId, txHash, blockNumber);
+      else {
+        // A malformed block number is refused by the operation itself, with its usual message.
+        if (!report && !noChain && /^[1-9][0-9]{0,15}$/.test(blockNumber)) await read();
+        if (report) await preview(ctx, summary, report);
+        else if (noChain) summary.push(['chain', `${noChain}: recorded as not verified on chain`]);
       }
     }
   }
@@ -84,7 +109,7 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
     const waits = report !== undefined && !report.deep;
     summary.push(['status', waits ? `${from}, with this transaction, until its confirmations; then CONFIRMED by the watcher` : `${from} -> CONFIRMED`]);
   }
-  summary.push(['transaction', `${txHash} in block ${blockNumber}`]);
+  summary.push(['transaction', `${txHash} in block ${blockNumber}${blockFrom}`]);
   await confirmChange(ctx, 'Confirm withdrawal', summary);
   const input = { mchId: ctx.globals.mchId, logId, txHash, blockNumber };
   const w = local ? await local.confirmWithdrawalUnverified(input, reason!) : await service.confirmWithdrawal(input);
