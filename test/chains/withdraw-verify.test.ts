@@ -530,6 +530,44 @@ describe('short of the confirmations, the watcher settles it', () => {
     expect(await service.balance('u1', { mchId })).toMatchObject({ available: '90', held: '0' });
   });
 
+  it("one withdrawal's transaction the node cannot read: the others still settle, the tick goes on, it is told once and settled once it can be read", async () => {
+    const real = createRpcClient({ url: pc.chain.rpcUrl });
+    let broken: string | undefined;
+    const flaky: RpcClient = {
+      url: real.url,
+      call: (method, params) => real.call(method, params),
+      batch: async (calls, o) => {
+        // The receipt of one transaction answered with an error, as a node's failing shard or a
+        // provider's limit on one call does; every other read answers.
+        if (broken && calls.some((c) => c.method === 'eth_getTransactionReceipt' && String((c.params as unknown[])[0]).toLowerCase() === broken)) {
+          return calls.map(() => ({ ok: false as const, error: new RpcError('eth_getTransactionReceipt', -32000, 'header not found') }));
+        }
+        return real.batch(calls, o);
+      },
+    };
+    const log: string[] = [];
+    const watch = watcher(log, flaky);
+    await watch.tick();
+    const a = await apply('10');
+    const b = await apply('20');
+    const ta = await payout(a.to, 10_000_000n);
+    const tb = await payout(b.to, 20_000_000n);
+    await service.confirmWithdrawal({ mchId, logId: a.id, txHash: ta.hash, blockNumber: ta.block });
+    await service.confirmWithdrawal({ mchId, logId: b.id, txHash: tb.hash, blockNumber: tb.block });
+    await pc.chain.mine(CONFIRMATIONS);
+    broken = ta.hash.toLowerCase();
+    // Whichever comes first in the ledger's order, the other one settles.
+    await watch.tick();
+    await watch.tick();
+    expect(await service.getWithdrawal(b.id)).toMatchObject({ status: 'CONFIRMED', verification: 'verified' });
+    expect(await service.getWithdrawal(a.id)).toMatchObject({ status: 'PENDING', verification: 'confirming', txHash: ta.hash });
+    expect(log.filter((l) => l.includes(`withdrawal ${a.id}: its transaction ${ta.hash} could not be read`))).toHaveLength(1);
+    broken = undefined;
+    await watch.tick();
+    expect(await service.getWithdrawal(a.id)).toMatchObject({ status: 'CONFIRMED', verification: 'verified' });
+    expect(await service.balance('u1', { mchId })).toMatchObject({ available: '70', held: '0' });
+  });
+
   it('a lost transaction mined again in its own block: the lost mark comes off, and it settles at depth', async () => {
     const watch = watcher();
     await watch.tick();

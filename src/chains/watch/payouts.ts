@@ -4,7 +4,7 @@ import { txKey as txKeyOf } from '../../store/tx-keys.js';
 import { confirmingWithdrawals, dropConfirmation, expectedPayout, followPayout, followReplacement, markPayoutLost, payoutFound, payoutWalletsOf, settleConfirming } from '../../store/withdrawal-verification.js';
 import type { WithdrawalRow } from '../../store/withdrawals.js';
 import type { ChainInfo, TokenInfo } from '../registry.js';
-import type { RpcClient } from './rpc.js';
+import { RpcError, RpcTransportError, type RpcClient } from './rpc.js';
 
 /** What the payouts' part of a watcher's tick needs of the watcher (src/chains/watch/watcher.ts). */
 export interface PayoutDeps {
@@ -32,74 +32,91 @@ export interface PayoutDeps {
  */
 /** Withdrawals whose replacement search the node could not answer: told once, asked again each tick. */
 const unsure = new Set<string>();
+/** Withdrawals whose transaction the node could not read: told once, read again each tick. */
+const unread = new Set<string>();
 
 export async function settlePayouts(c: PayoutDeps): Promise<void> {
-  const { chain, actor } = c;
-  const waiting = confirmingWithdrawals(c.ledger.db, chain.chainId);
+  const waiting = confirmingWithdrawals(c.ledger.db, c.chain.chainId);
   if (waiting.length === 0) return;
-  const { judge, lostPayoutFate, nonceUsedAtDepth, observeTransaction, replacementOf } = await import('../withdrawal-check.js');
+  const check = await import('../withdrawal-check.js');
   for (const w of waiting) {
-    const token = c.tokenOf(w.token);
-    if (!token) continue;
-    const expected = expectedPayout(w, token, chain.confirmations, w.txHash!, w.blockNumber!, payoutWalletsOf(c.ledger.db, w));
-    const check = judge(expected, await observeTransaction(c.rpc, expected));
-    const o = check.observed;
-    const now = c.now();
-    if (check.verdict.kind === 'match') {
-      if (!check.verdict.deep) {
-        if (w.payoutLostAt !== null) await c.write((q) => payoutFound(q, w, now));
-        continue;
-      }
-      const done = await c.write((q) => settleConfirming(q, w.id, { txHash: w.txHash!, actor, now, confirmations: o.confirmations, blockHash: o.blockHash }));
-      if (done) c.log(`chain ${chain.chainId}: withdrawal ${w.id} confirmed: ${check.message}`);
-      continue;
+    try {
+      await settleOne(c, w, check);
+      unread.delete(w.id);
+    } catch (e) {
+      // The node could not answer for this one transaction (an error for this call, a reorg
+      // between two reads, an answer that is not one): nothing is decided for it, and the other
+      // withdrawals and the rest of the tick go on; it is read again at the next tick. Anything
+      // else (the ledger) stops the tick as before.
+      if (!(e instanceof RpcError || e instanceof RpcTransportError)) throw e;
+      if (!unread.has(w.id)) c.log(`chain ${c.chain.chainId}: withdrawal ${w.id}: its transaction ${w.txHash} could not be read (${(e as Error).message}); it keeps waiting and is read again at the next tick`);
+      unread.add(w.id);
     }
-    if (check.verdict.kind === 'mismatch') {
-      // Mined in another block, where it pays exactly as before: follow it there.
-      if (o.blockNumber !== null && o.blockNumber !== w.blockNumber && judge({ ...expected, blockNumber: o.blockNumber }, o).verdict.kind === 'match') {
-        const moved = await c.write((q) => followPayout(q, w, { blockNumber: o.blockNumber!, blockHash: o.blockHash, actor, now }));
-        if (moved) c.log(`chain ${chain.chainId}: withdrawal ${w.id}: a reorg moved transaction ${w.txHash} from block ${w.blockNumber} to block ${o.blockNumber}; waiting for its confirmations there`);
-      } else if (o.confirmations >= chain.confirmations) {
-        // Mined but no longer paying (reverted in its new block): final only at depth.
-        await drop(c, w, check.message, now);
-      }
-      continue;
+  }
+}
+
+async function settleOne(c: PayoutDeps, w: WithdrawalRow, { judge, lostPayoutFate, nonceUsedAtDepth, observeTransaction, replacementOf }: typeof import('../withdrawal-check.js')): Promise<void> {
+  const { chain, actor } = c;
+  const token = c.tokenOf(w.token);
+  if (!token) return;
+  const expected = expectedPayout(w, token, chain.confirmations, w.txHash!, w.blockNumber!, payoutWalletsOf(c.ledger.db, w));
+  const check = judge(expected, await observeTransaction(c.rpc, expected));
+  const o = check.observed;
+  const now = c.now();
+  if (check.verdict.kind === 'match') {
+    if (!check.verdict.deep) {
+      if (w.payoutLostAt !== null) await c.write((q) => payoutFound(q, w, now));
+      return;
     }
-    // Out of the chain ('unknown'), or back in a node's pool ('unmined'): can it still be mined?
-    const sender = w.payoutNonce !== null && w.payoutFrom !== null ? { from: w.payoutFrom, nonce: w.payoutNonce } : o.sender;
-    const nonce = chain.chainType === 'EVM' ? (sender?.nonce ?? null) : null;
-    const fate = lostPayoutFate({
-      chainType: chain.chainType, depth: chain.confirmations, known: o.known, lostAt: w.payoutLostAt, now, nonce,
-      nonceUsedAtDepth: nonce !== null && (await nonceUsedAtDepth(c.rpc, { from: sender!.from, nonce }, o.head, chain.confirmations)),
-    });
-    if (fate.gone) {
-      // Its nonce is used by another transaction of the sender: if that one pays this
-      // withdrawal exactly (a wallet's replacement), follow it rather than let the withdrawal be
-      // rejected while the user was paid (attacker review of 2026-11-24). Looked for from the
-      // confirmations under the lost block on: a reorg no deeper than them forked above that.
-      if (nonce !== null && sender) {
-        const found = await replacementOf(c.rpc, expected, { from: sender.from, nonce }, { from: w.blockNumber! - chain.confirmations - 1, to: o.head });
-        if (found === 'unknown') {
-          // Nothing is decided on a node that could not say: the withdrawal keeps waiting.
-          if (!unsure.has(w.id)) c.log(`chain ${chain.chainId}: withdrawal ${w.id}: its lost transaction ${w.txHash} can never be mined, and the node could not say which transaction used its nonce ${nonce}; it keeps waiting and is asked again at the next tick`);
-          unsure.add(w.id);
-          continue;
+    const done = await c.write((q) => settleConfirming(q, w.id, { txHash: w.txHash!, actor, now, confirmations: o.confirmations, blockHash: o.blockHash }));
+    if (done) c.log(`chain ${chain.chainId}: withdrawal ${w.id} confirmed: ${check.message}`);
+    return;
+  }
+  if (check.verdict.kind === 'mismatch') {
+    // Mined in another block, where it pays exactly as before: follow it there.
+    if (o.blockNumber !== null && o.blockNumber !== w.blockNumber && judge({ ...expected, blockNumber: o.blockNumber }, o).verdict.kind === 'match') {
+      const moved = await c.write((q) => followPayout(q, w, { blockNumber: o.blockNumber!, blockHash: o.blockHash, actor, now }));
+      if (moved) c.log(`chain ${chain.chainId}: withdrawal ${w.id}: a reorg moved transaction ${w.txHash} from block ${w.blockNumber} to block ${o.blockNumber}; waiting for its confirmations there`);
+    } else if (o.confirmations >= chain.confirmations) {
+      // Mined but no longer paying (reverted in its new block): final only at depth.
+      await drop(c, w, check.message, now);
+    }
+    return;
+  }
+  // Out of the chain ('unknown'), or back in a node's pool ('unmined'): can it still be mined?
+  const sender = w.payoutNonce !== null && w.payoutFrom !== null ? { from: w.payoutFrom, nonce: w.payoutNonce } : o.sender;
+  const nonce = chain.chainType === 'EVM' ? (sender?.nonce ?? null) : null;
+  const fate = lostPayoutFate({
+    chainType: chain.chainType, depth: chain.confirmations, known: o.known, lostAt: w.payoutLostAt, now, nonce,
+    nonceUsedAtDepth: nonce !== null && (await nonceUsedAtDepth(c.rpc, { from: sender!.from, nonce }, o.head, chain.confirmations)),
+  });
+  if (fate.gone) {
+    // Its nonce is used by another transaction of the sender: if that one pays this
+    // withdrawal exactly (a wallet's replacement), follow it rather than let the withdrawal be
+    // rejected while the user was paid (attacker review of 2026-11-24). Looked for from the
+    // confirmations under the lost block on: a reorg no deeper than them forked above that.
+    if (nonce !== null && sender) {
+      const found = await replacementOf(c.rpc, expected, { from: sender.from, nonce }, { from: w.blockNumber! - chain.confirmations - 1, to: o.head });
+      if (found === 'unknown') {
+        // Nothing is decided on a node that could not say: the withdrawal keeps waiting.
+        if (!unsure.has(w.id)) c.log(`chain ${chain.chainId}: withdrawal ${w.id}: its lost transaction ${w.txHash} can never be mined, and the node could not say which transaction used its nonce ${nonce}; it keeps waiting and is asked again at the next tick`);
+        unsure.add(w.id);
+        return;
+      }
+      unsure.delete(w.id);
+      if (found !== 'none' && txKeyOf(found.hash) !== txKeyOf(w.txHash!) && judge({ ...expected, txHash: found.hash, blockNumber: found.observed.blockNumber ?? -1 }, found.observed).verdict.kind === 'match') {
+        const { hash, observed } = found;
+        const followed = await c.write((q) => followReplacement(q, w, { txHash: hash, blockNumber: observed.blockNumber!, blockHash: observed.blockHash, actor, now }));
+        if (followed) {
+          c.log(`chain ${chain.chainId}: withdrawal ${w.id}: its lost transaction ${w.txHash} was replaced by ${hash} in block ${observed.blockNumber} (same sender and nonce ${nonce}), which pays it exactly: waiting for its confirmations there`);
+          return;
         }
-        unsure.delete(w.id);
-        if (found !== 'none' && txKeyOf(found.hash) !== txKeyOf(w.txHash!) && judge({ ...expected, txHash: found.hash, blockNumber: found.observed.blockNumber ?? -1 }, found.observed).verdict.kind === 'match') {
-          const { hash, observed } = found;
-          const followed = await c.write((q) => followReplacement(q, w, { txHash: hash, blockNumber: observed.blockNumber!, blockHash: observed.blockHash, actor, now }));
-          if (followed) {
-            c.log(`chain ${chain.chainId}: withdrawal ${w.id}: its lost transaction ${w.txHash} was replaced by ${hash} in block ${observed.blockNumber} (same sender and nonce ${nonce}), which pays it exactly: waiting for its confirmations there`);
-            continue;
-          }
-        }
       }
-      await drop(c, w, fate.why, now);
-    } else if (w.payoutLostAt === null) {
-      const lost = await c.write((q) => markPayoutLost(q, w, { why: fate.why, actor, now }));
-      if (lost) c.log(`chain ${chain.chainId}: withdrawal ${w.id}: a reorg took transaction ${w.txHash} out of block ${w.blockNumber}; it can still be mined (${fate.why}): waiting for it, and it cannot be rejected meanwhile`);
     }
+    await drop(c, w, fate.why, now);
+  } else if (w.payoutLostAt === null) {
+    const lost = await c.write((q) => markPayoutLost(q, w, { why: fate.why, actor, now }));
+    if (lost) c.log(`chain ${chain.chainId}: withdrawal ${w.id}: a reorg took transaction ${w.txHash} out of block ${w.blockNumber}; it can still be mined (${fate.why}): waiting for it, and it cannot be rejected meanwhile`);
   }
 }
 
