@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { AppError, usage } from './core/errors.js';
+import { AppError, fileProblem, usage } from './core/errors.js';
 import { configDir } from './paths.js';
 import { chooseTarget } from './remote/choose.js';
 import type { OperatorService } from './core/service.js';
@@ -151,7 +151,7 @@ export function readChainsConfig(env: NodeJS.ProcessEnv): any {
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
-    throw usage(`cannot read the chains config ${path}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
+    throw usage(`cannot read the chains config ${path}: ${fileProblem(e)}`);
   }
   try {
     return JSON.parse(text);

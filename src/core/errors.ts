@@ -84,3 +84,21 @@ export const invalid = (msg: string) => new AppError('invalid', msg);
 export const notFound = (msg: string) => new AppError('not_found', msg);
 export const conflict = (msg: string) => new AppError('conflict', msg);
 export const usage = (msg: string) => new AppError('usage', msg);
+
+const FILE_PROBLEMS: Record<string, string> = {
+  ENOENT: 'no such file',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EISDIR: 'it is a directory, not a file',
+  ENOTDIR: 'a part of its path is not a directory',
+  ELOOP: 'too many symbolic links',
+  ENAMETOOLONG: 'the name is too long',
+};
+
+/** Why a file could not be read, in words (the errno code kept for a search: "no such file (ENOENT)"). */
+export function fileProblem(e: unknown): string {
+  const code = (e as NodeJS.ErrnoException).code;
+  if (!code) return 'error';
+  const words = FILE_PROBLEMS[code];
+  return words ? `${words} (${code})` : code;
+}

@@ -1,7 +1,7 @@
 import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
-import { AppError, usage } from '../core/errors.js';
+import { AppError, fileProblem, usage } from '../core/errors.js';
 import { describeIssues } from '../core/schemas.js';
 import { configDir } from '../paths.js';
 import { credentialsProblem } from './remote-url.js';
@@ -44,7 +44,7 @@ export function readConfig(env: NodeJS.ProcessEnv): Config {
     text = readFileSync(path, 'utf8');
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { active: null, profiles: Object.create(null) as Config['profiles'] };
-    throw usage(`cannot read the config file ${path}: ${(e as NodeJS.ErrnoException).code}`);
+    throw usage(`cannot read the config file ${path}: ${fileProblem(e)}`);
   }
   assertPrivate(path, 'the config file');
   let json: unknown;

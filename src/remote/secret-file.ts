@@ -1,5 +1,5 @@
 import { readFileSync, statSync } from 'node:fs';
-import { usage } from '../core/errors.js';
+import { fileProblem, usage } from '../core/errors.js';
 
 /** A file that may hold a secret is used only while nobody but its owner can read it. */
 export function assertPrivate(path: string, what: string): void {
@@ -17,7 +17,7 @@ export function readSecretFile(path: string | undefined): string | undefined {
     text = readFileSync(path, 'utf8').trim();
   } catch (e) {
     if ((e as { kind?: string }).kind) throw e;
-    throw usage(`cannot read the secret file ${path}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
+    throw usage(`cannot read the secret file ${path}: ${fileProblem(e)}`);
   }
   if (!text) throw usage(`the secret file ${path} is empty`);
   return text;

@@ -196,7 +196,7 @@ describe.concurrent('sign', { timeout: SLOW }, () => {
     expect(open.stdout).toBe('');
     expect(open.stderr).toMatch(/can be read by others \(mode 644\).*chmod 600/);
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toMatch(/cannot read the secret file/);
+    expect(missing.stderr).toMatch(/cannot read the secret file \S+: no such file \(ENOENT\)$/m);
   });
 
   it('a secret on the command line is refused with exit 2 and never echoed', async () => {

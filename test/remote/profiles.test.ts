@@ -322,7 +322,7 @@ describe('secret files', () => {
     expect(open).toEqual({ code: 2, stdout: '', stderr: `error: the secret file ${file} can be read by others (mode 640); it may hold secrets, so it is not used: run chmod 600 ${file}\n` });
     // ...a missing one says so...
     rmSync(file);
-    expect(await create('F-4')).toEqual({ code: 2, stdout: '', stderr: `error: cannot read the secret file ${file}: ENOENT\n` });
+    expect(await create('F-4')).toEqual({ code: 2, stdout: '', stderr: `error: cannot read the secret file ${file}: no such file (ENOENT)\n` });
     // ...and the restored file works again.
     writeFileSync(file, `${m.secret}\n`, { mode: 0o600 });
     expect(await create('F-5')).toMatchObject({ code: 0, stderr: '' });
