@@ -63,6 +63,9 @@ export function buildProgram(deps: ContextDeps, state: RunState, argv?: string[]
     async (...args: unknown[]) => {
       const cmd = args[args.length - 1] as Command;
       state.cmd = cmd;
+      // A command that runs on its own and has commands too (refund, refund list): a word after it
+      // is a mistyped command, refused as commander refuses one (with its "did you mean").
+      if (cmd.commands.length && cmd.registeredArguments.length === 0 && cmd.args.length) (cmd as unknown as { unknownCommand(): never }).unknownCommand();
       const opts = cmd.optsWithGlobals() as Record<string, any>;
       if (opts.secret !== undefined) {
         throw new AppError('usage', 'a secret is never taken from a command-line flag (it would stay in your shell history): use CRYPTOPAY_SECRET or --secret-file');

@@ -114,6 +114,8 @@ export function defineCommands(program: Command, run: Runner, wanted: (group: st
     .option('--amount <amount>', 'amount to refund')
     .option('--rest', 'refund all that remains (paid less refunded so far)')
     .option('--remark <text>', 'reason')
+    // Words after it are looked at by main's run (a mistyped `refund list`), not refused as extra.
+    .allowExcessArguments(true)
     .action(run(() => import('./refund/create.js')));
   later('refund', () => {
     refund

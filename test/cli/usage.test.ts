@@ -40,7 +40,7 @@ describe.concurrent('usage', { timeout: SLOW }, () => {
 
     it('an unknown command, an unknown option, a missing argument or subcommand: exit 2 with the reason on stderr', async () => {
       const s = sandbox();
-      const [cmd, sub, opt, globalOpt, noArg, noValue, bareGroup] = await Promise.all([
+      const [cmd, sub, opt, globalOpt, noArg, noValue, bareGroup, refundSub] = await Promise.all([
         s.run(['refnud']),
         s.run(['order', 'cancel', 'x']),
         s.run(['order', 'list', '--colour']),
@@ -48,8 +48,11 @@ describe.concurrent('usage', { timeout: SLOW }, () => {
         s.run(['order', 'status']),
         s.run(['order', 'list', '--limit']),
         s.run(['withdraw']),
+        // refund runs on its own and has a command: a word after it is a mistyped one.
+        s.run(['refund', 'lsit']),
       ]);
-      for (const r of [cmd, sub, opt, globalOpt, noArg, noValue, bareGroup]) expect(r.code).toBe(2);
+      for (const r of [cmd, sub, opt, globalOpt, noArg, noValue, bareGroup, refundSub]) expect(r.code).toBe(2);
+      expect(refundSub.stderr).toBe("error: unknown command 'lsit'\n(Did you mean list?)\n");
       expect(cmd.stderr).toMatch(/unknown command 'refnud'/);
       expect(cmd.stderr).toMatch(/Did you mean refund\?/);
       expect(sub.stderr).toMatch(/unknown command 'cancel'/);
