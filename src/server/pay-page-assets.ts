@@ -143,11 +143,25 @@ export const PAGE_SCRIPT = tidy(`
     }
     var w = $('waiting');
     if (w && seen) w.hidden = true;
+    var wt = $('waiting-title');
+    if (wt) wt.textContent = arrived ? 'Waiting for the rest of your payment' : 'Waiting for your payment';
+    retitle(d, arrived);
     var x = $('expired');
     if (x && seen) x.hidden = true;
     var send = $('send-amount');
     if (send) send.textContent = d.dueAmount;
     if (status === 'PAID') goBack();
+  }
+
+  // As the server titles the page (pay-page.ts titleOf), the merchant's name kept from the title it wrote.
+  var amount = body.getAttribute('data-amount'), asset = body.getAttribute('data-asset');
+  var named = document.title.indexOf(' to \u2068');
+  var toMerchant = named >= 0 ? document.title.slice(named) : '';
+  function retitle(d, arrived) {
+    var what = status === 'PENDING_PAY'
+      ? (arrived ? 'Pay the remaining ' + d.dueAmount + ' ' + asset : 'Pay ' + amount + ' ' + asset)
+      : (status === 'PAID' ? 'Paid' : status === 'EXPIRED' ? 'Expired' : 'Refunded') + ': ' + amount + ' ' + asset;
+    document.title = what + toMerchant;
   }
 
   function next() {

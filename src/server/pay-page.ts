@@ -171,6 +171,17 @@ function same(a: unknown, b: unknown): boolean {
   return true;
 }
 
+/**
+ * What the tab says, before the merchant's name: what is asked of the payer now (the rest, once
+ * part arrived: a tab that asked for the whole amount had the payer send it again), or what became
+ * of the order. The page's script says the same when the state changes (pay-page-assets.ts).
+ */
+function titleOf(s: PayPageModel['state']): string {
+  if (s.status === 'PENDING_PAY') return s.paidAmount !== '0' ? `Pay the remaining ${s.dueAmount} ${s.asset}` : `Pay ${s.amount} ${s.asset}`;
+  const done = s.status === 'PAID' ? 'Paid' : s.status === 'EXPIRED' ? 'Expired' : 'Refunded';
+  return `${done}: ${s.amount} ${s.asset}`;
+}
+
 function pageOf(p: PayPageModel): Page {
   const s = p.state;
   // A logo stored before create checked its host (or written into the file) is left out, never
@@ -191,10 +202,10 @@ function pageOf(p: PayPageModel): Page {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 ${back && s.status === 'PAID' && html`<noscript><meta http-equiv="refresh" content="5;url=${back.href}"></noscript>`}
-<title>Pay ${s.amount} ${s.asset} to \u2068${p.merchantName}\u2069</title>
+<title>${titleOf(s)} to \u2068${p.merchantName}\u2069</title>
 <style>${trusted(PAGE_CSS)}</style>
 </head>
-<body data-state="${encodeURIComponent(p.id)}/state" data-status="${s.status}" data-expires="${s.expiredAt}">
+<body data-state="${encodeURIComponent(p.id)}/state" data-status="${s.status}" data-expires="${s.expiredAt}" data-amount="${s.amount}" data-asset="${s.asset}">
 <main>
 <div class="card">
 <header class="merchant">
@@ -213,7 +224,7 @@ ${p.memo && html`<dt>Note</dt><dd>${isolated(p.memo)}</dd>`}
 </section>
 ${p.testOnly && html`<div class="banner bad" id="test-only"><p class="title">Test money only</p><p>This is a development sandbox. Its addresses belong to a publicly known test wallet: anything sent to them on a real network can be taken by anyone. Pay only with test tokens on a development network.</p></div>`}
 <div class="status" role="status" aria-live="polite">
-<div class="banner wait" id="waiting" ${when('PENDING_PAY', s.status, !!s.confirming)}><p class="title">Waiting for your payment</p><p id="updates" hidden>This page updates by itself once the payment is confirmed on the network.</p></div>
+<div class="banner wait" id="waiting" ${when('PENDING_PAY', s.status, !!s.confirming)}><p class="title" id="waiting-title">${partial ? 'Waiting for the rest of your payment' : 'Waiting for your payment'}</p><p id="updates" hidden>This page updates by itself once the payment is confirmed on the network.</p></div>
 <div class="banner wait" id="confirming"${s.confirming ? '' : trusted(' hidden')}><p class="title">Payment seen on the network</p><p><span id="seen-amount">${s.confirming?.amount ?? '0'}</span> ${s.asset} is waiting for its confirmations: <span id="seen-depth">${depth(s.confirming)}</span>. Do not pay again.<span id="updates-seen" hidden> This page updates by itself.</span></p></div>
 <div class="banner warn" id="partial"${partial ? '' : trusted(' hidden')}><p class="title">Partly paid</p><p><span id="paid-amount">${s.paidAmount}</span> ${s.asset} arrived; <strong><span id="due-amount">${s.dueAmount}</span> ${s.asset}</strong> is still due. Send the rest to the same address.</p></div>
 <div class="banner ok" ${when('PAID', s.status)}><p class="title">Payment received</p><p>Thank you. Order ${oid} is paid.</p></div>

@@ -225,6 +225,9 @@ describe('the payment page in a real browser', () => {
     await markPaid(o.id, '5');
     await page.locator('#partial').waitFor({ state: 'visible', timeout: 15_000 });
     expect(await page.locator('#partial').innerText()).toMatch(/5 USDT arrived; 7\.5 USDT is still due/);
+    // The tab and the banner above it ask for the rest, changed in place by the page's script.
+    expect(await page.title()).toMatch(/^Pay the remaining 7\.5 USDT to \u2068.+\u2069$/);
+    expect(await page.locator('#waiting-title').innerText()).toBe('Waiting for the rest of your payment');
     // Still payable: the addresses stay, asking for what is left.
     expect(await shown(page, '#pay')).toBe(true);
     expect(await page.locator('#send-amount').innerText()).toBe('7.5');
@@ -233,6 +236,7 @@ describe('the payment page in a real browser', () => {
     await markPaid(o.id, '7.5');
     await page.getByText('Payment received').waitFor({ timeout: 15_000 });
     expect(await shown(page, '#partial')).toBe(false);
+    expect(await page.title()).toMatch(/^Paid: 12\.5 USDT to \u2068.+\u2069$/);
     expect(troubles(w)).toEqual([]);
     await w.context.close();
   });

@@ -229,11 +229,16 @@ describe('GET /pay/{id}', () => {
     expect(partly.text).toContain('<span id="paid-amount">4.1</span>');
     expect(partly.text).toContain('<span id="due-amount">5.9</span>');
     expect(partly.text).toContain('<span id="send-amount">5.9</span>');
+    // The tab and the banner above ask for the rest, not the whole amount (a new-user trial: the
+    // title still said "Pay 10 USDT" while 5.9 was due).
+    expect(partly.text).toMatch(/<title>Pay the remaining 5\.9 USDT to \u2068[^<]*\u2069<\/title>/);
+    expect(partly.text).toContain('<p class="title" id="waiting-title">Waiting for the rest of your payment</p>');
     for (const a of Object.values(addresses)) expect(partly.text).toContain(a);
 
     await s.service.markPaid({ id: o.id, txHash: nextTx(), amount: '5.9' });
     const paid = await page(o.id);
     expect(paid.text).toContain('data-status="PAID"');
+    expect(paid.text).toMatch(/<title>Paid: 10 USDT to \u2068/);
     expect(paid.text).toContain(`Order <bdi>${escapeHtml(o.oid)}</bdi> is paid.`);
     for (const a of Object.values(addresses)) expect(paid.text).not.toContain(a);
   });
