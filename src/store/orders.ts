@@ -64,7 +64,7 @@ export async function createOrder(s: StoreCtx, input: CreateOrderRequest): Promi
             ['logo', existing.logo, req.logo ?? null],
             ['expiredAt', existing.expiredAt, req.expiredAt ?? existing.expiredAt],
           ] as const
-        ).filter(([, a, b]) => a !== b).map(([k]) => k);
+        ).filter(([, a, b]) => a !== b).map(([k, a, b]) => (a === null ? `${k} (this request has one; the order has none)` : b === null ? `${k} (the order has one; this request has none)` : k));
         if (differs.length) {
           throw conflict(`oid ${req.oid} is already used by order ${existing.id} with a different ${differs.join(', ')}`);
         }

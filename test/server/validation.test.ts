@@ -133,7 +133,7 @@ describe('create order (decisions §3) through HTTP', () => {
     const fields = base();
     const first = expectOk(await s.post('/api/v1/order', s.signed(m, fields)));
     await refused('/api/v1/order', { ...fields, amount: '11' }, 409, `oid ${fields.oid} is already used by order ${first.id} with a different amount`);
-    await refused('/api/v1/order', { ...fields, uid: 'u2', memo: 'x' }, 409, `oid ${fields.oid} is already used by order ${first.id} with a different uid, memo`);
+    await refused('/api/v1/order', { ...fields, uid: 'u2', memo: 'x' }, 409, `oid ${fields.oid} is already used by order ${first.id} with a different uid, memo (this request has one; the order has none)`);
   });
 
   it('keeps oid unique per merchant: another merchant may use the same oid', async () => {

@@ -151,10 +151,11 @@ describe('create order: the same oid again', () => {
     ['amount', { amount: '10.6' }],
     ['uid', { uid: 'u2' }],
     ['memo', { memo: 'other' }],
-    ['memo', { memo: undefined }],
+    ['memo (the order has one; this request has none)', { memo: undefined }],
+    ['notifyUrl (the order has one; this request has none)', { notifyUrl: undefined }],
     ['notifyUrl', { notifyUrl: 'https://shop.example/other' }],
-    ['redirectUrl', { redirectUrl: 'https://shop.example/done' }],
-    ['logo', { logo: 'https://shop.example/logo.png' }],
+    ['redirectUrl (this request has one; the order has none)', { redirectUrl: 'https://shop.example/done' }],
+    ['logo (this request has one; the order has none)', { logo: 'https://shop.example/logo.png' }],
     ['expiredAt', { expiredAt: T0 + 10 * MINUTE }],
   ])('refuses a different %s', async (field, change) => {
     const { service, ledger } = h();
