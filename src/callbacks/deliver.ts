@@ -6,6 +6,7 @@ import { isIP } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { forbiddenAddress, isLocalName, PRIVATE_HINT } from './guard.js';
 import { urlCredentials } from '../core/url-credentials.js';
+import { unusablePort } from '../core/blocked-ports.js';
 
 /** Decisions §9: an attempt that has no answer after 10 s is cut. */
 export const DELIVERY_TIMEOUT_MS = 10_000;
@@ -123,6 +124,9 @@ function parseTarget(url: string): Target | string {
   }
   const tls = u.protocol === 'https:';
   if (!tls && u.protocol !== 'http:') return `${u.protocol} is not http or https`;
+  // Stored before create order refused it: never sent (a failed attempt on the schedule).
+  const port = unusablePort(u);
+  if (port) return `it uses ${port}`;
   const bare = u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname;
   let authorization: string | undefined;
   try {

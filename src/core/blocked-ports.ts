@@ -22,3 +22,15 @@ export function blockedPortOf(url: URL): number | undefined {
 
 export const blockedPortReason = (port: number) =>
   `port ${port} is one that browsers and fetch (the HTTP client of this CLI) refuse to connect to, whatever answers there`;
+
+/**
+ * Why a URL given to the service (a notifyUrl, a redirectUrl, a logo) names a port that is no
+ * place for it; undefined when its port is fine. Port 0 is no server's; the blocked ports are
+ * other protocols' (mail, SSH, IRC, ...): browsers refuse them, and a callback sent there would
+ * be a signed POST, retried for days, into someone's mail or cache server (an attacker review).
+ */
+export function unusablePort(url: URL): string | undefined {
+  if (url.port === '0') return 'port 0, which no server listens on';
+  const port = blockedPortOf(url);
+  return port === undefined ? undefined : `port ${port}, kept for services that are not HTTP (mail, SSH, IRC and others): browsers refuse it, and nothing is sent there`;
+}

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { unusablePort } from './blocked-ports.js';
 import { AppError } from './errors.js';
 import { NONCE_PATTERN } from './nonce.js';
 import { isPlainHost } from './plain-host.js';
@@ -47,7 +48,16 @@ const url = (field: string, opts: { plainHost?: boolean } = {}) =>
     )
     // Credentials in a URL are sent as Basic auth, decoded: `http://%zz@host` could never be sent
     // (an outside review found its callbacks stuck, due for ever).
-    .refine(credentialsDecode, `${field} has a user name or password that is not valid percent-encoding (write % as %25)`);
+    .refine(credentialsDecode, `${field} has a user name or password that is not valid percent-encoding (write % as %25)`)
+    .superRefine((v, ctx) => {
+      let why: string | undefined;
+      try {
+        why = unusablePort(new URL(v));
+      } catch {
+        return; // refused above as not a URL
+      }
+      if (why) ctx.addIssue({ code: 'custom', message: `${field} uses ${why}: give the address of an HTTP server` });
+    });
 
 /** Whether the URL's user name and password decode (a URL that does not parse is judged above). */
 function credentialsDecode(v: string): boolean {

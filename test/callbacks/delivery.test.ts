@@ -176,6 +176,31 @@ describe('delivery and retries', () => {
     expect((await s.service.listCallbacks({}))[0]).toMatchObject({ status: 'pending', lastError: expect.stringContaining('percent-encoding') });
   });
 
+  it('a URL on a port kept for other protocols (mail, SSH, ...) or on port 0 is refused at creation, for the notifyUrl, the redirectUrl and the logo; one already stored is never sent (an attacker review)', async () => {
+    const s = await setup();
+    for (const [field, url, why] of [
+      ['notifyUrl', 'http://1.1.1.1:25/x', 'port 25, kept for services that are not HTTP'],
+      ['notifyUrl', 'https://shop.example:0/x', 'port 0, which no server listens on'],
+      ['notifyUrl', 'https://shop.example:22/x', 'port 22, kept for services that are not HTTP'],
+      ['redirectUrl', 'https://shop.example:6667/back', 'port 6667, kept for services that are not HTTP'],
+      ['logo', 'https://cdn.example:110/l.png', 'port 110, kept for services that are not HTTP'],
+    ] as const) {
+      await expect(s.service.createOrder({ oid: `port-${field}-${url.length}`, uid: 'u1', amount: '1', [field]: url })).rejects.toMatchObject({
+        kind: 'invalid', message: expect.stringContaining(`${field} uses ${why}`),
+      });
+    }
+    await expect(s.service.createOrder({ oid: 'port-ok', uid: 'u1', amount: '1', notifyUrl: 'https://shop.example:8443/x' })).resolves.toMatchObject({ oid: 'port-ok' });
+    // One stored before the rule: its row is given the URL by hand; its attempts fail, nothing is sent.
+    const rec = await receiver();
+    const id = await paidOrderWithHook(s, rec.url);
+    const smtp = `http://127.0.0.1:25/cb`;
+    s.ledger.sqlite.prepare('update callbacks set url = ? where subject_id = ?').run(smtp, id);
+    worker(s.ledger, { schedule: [60_000] });
+    await until(async () => (await s.service.listCallbacks({})).some((c) => c.attempts === 1));
+    expect((await s.service.listCallbacks({})).find((c) => c.attempts === 1)).toMatchObject({ status: 'pending', lastError: expect.stringContaining('it uses port 25, kept for services that are not HTTP') });
+    expect(rec.received).toHaveLength(0);
+  });
+
   it('a restart in the middle of the retries resumes them', async () => {
     const s = await setup();
     const rec = await receiver((n) => (n === 1 ? 500 : 200));

@@ -102,14 +102,14 @@ describe('delivery checks the address it connects to', () => {
 
   it('localhost is refused without asking any resolver', async () => {
     const asked: string[] = [];
-    const r = await deliver('http://localhost:9/cb', '{}', { allowPrivate: false, connector: forbidden, resolver: fixed({}, asked) });
+    const r = await deliver('http://localhost:8/cb', '{}', { allowPrivate: false, connector: forbidden, resolver: fixed({}, asked) });
     expect(r.error).toMatch(/^refused: localhost is this machine/);
     expect(asked).toEqual([]);
   });
 
   it('a real name that resolves to loopback (localhost.localdomain-style names through the system resolver) is refused too', async () => {
     // The system resolver answers "localhost" with loopback; the guard refuses before connecting.
-    const r = await deliver('http://sub.localhost:9/cb', '{}', { allowPrivate: false, connector: forbidden });
+    const r = await deliver('http://sub.localhost:8/cb', '{}', { allowPrivate: false, connector: forbidden });
     expect(r.error).toMatch(/^refused: sub\.localhost is this machine/);
   });
 

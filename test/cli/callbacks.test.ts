@@ -152,12 +152,12 @@ describe('serve delivers callbacks', () => {
     const db = newDb();
     const m = await withMerchant(db);
     const srv = await spawnServe(db);
-    const r = await post(srv.url, '/api/v1/order', signed(m, { oid: 'p-1', uid: 'u1', amount: '1', notifyUrl: 'http://127.0.0.1:9/cb' }));
+    const r = await post(srv.url, '/api/v1/order', signed(m, { oid: 'p-1', uid: 'u1', amount: '1', notifyUrl: 'http://127.0.0.1:8/cb' }));
     expect(r.status).toBe(400);
     expect(r.json.msg).toBe('notifyUrl points to 127.0.0.1, a loopback address: callbacks are never sent to loopback, private, link-local or reserved addresses (serve --allow-private-callbacks lifts this for development)');
     await srv.stop();
     const dev = await spawnServe(db, {}, ['--dev']);
-    const ok = await post(dev.url, '/api/v1/order', signed(m, { oid: 'p-1', uid: 'u1', amount: '1', notifyUrl: 'http://127.0.0.1:9/cb' }));
+    const ok = await post(dev.url, '/api/v1/order', signed(m, { oid: 'p-1', uid: 'u1', amount: '1', notifyUrl: 'http://127.0.0.1:8/cb' }));
     expect(ok.json).toMatchObject({ code: 1 });
     await dev.stop();
     const bad = await cli(['--db', db, 'serve', '--port', '0', '--callback-schedule', '15s,soon']);
@@ -168,14 +168,14 @@ describe('serve delivers callbacks', () => {
     // does not take: an integrator review), for an order's notifyUrl and logo and a withdrawal's.
     await withMerchant(db, async (s) => void (await s.adjustBalance({ uid: 'u1', amount: '5', reason: 'seed', mchId: m.mchId })));
     const cliSwitch = '(CRYPTOPAY_ALLOW_PRIVATE_CALLBACKS=1 lifts this for development)';
-    const local = await cli(['--db', db, '--mch-id', m.mchId, 'order', 'create', '--oid', 'p-2', '--uid', 'u1', '--amount', '1', '--notify-url', 'http://127.0.0.1:9/cb']);
+    const local = await cli(['--db', db, '--mch-id', m.mchId, 'order', 'create', '--oid', 'p-2', '--uid', 'u1', '--amount', '1', '--notify-url', 'http://127.0.0.1:8/cb']);
     expect(local.code).toBe(1);
     expect(local.stderr).toBe(`error: --notify-url points to 127.0.0.1, a loopback address: callbacks are never sent to loopback, private, link-local or reserved addresses ${cliSwitch}\n`);
     const logo = await cli(['--db', db, '--mch-id', m.mchId, 'order', 'create', '--oid', 'p-2', '--uid', 'u1', '--amount', '1', '--logo', 'http://10.0.0.1/l.png']);
     expect(logo.stderr).toContain(`give a public address ${cliSwitch}`);
     const wd = await cli(['--db', db, '--mch-id', m.mchId, 'withdraw', 'apply', '--uid', 'u1', '--amount', '1', '--chain-id', '1', '--to', '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', '--notify-url', 'http://localhost/cb']);
     expect(wd.stderr).toContain(cliSwitch);
-    const allowed = await cli(['--db', db, '--mch-id', m.mchId, '--json', 'order', 'create', '--oid', 'p-2', '--uid', 'u1', '--amount', '1', '--notify-url', 'http://127.0.0.1:9/cb'], { CRYPTOPAY_ALLOW_PRIVATE_CALLBACKS: '1' });
+    const allowed = await cli(['--db', db, '--mch-id', m.mchId, '--json', 'order', 'create', '--oid', 'p-2', '--uid', 'u1', '--amount', '1', '--notify-url', 'http://127.0.0.1:8/cb'], { CRYPTOPAY_ALLOW_PRIVATE_CALLBACKS: '1' });
     expect(allowed.code, allowed.stderr).toBe(0);
   });
 
@@ -395,7 +395,7 @@ describe('callbacks run, test and listen', () => {
     const db = newDb();
     await withMerchant(db);
     expect(await cli(['--db', db, 'callbacks', 'list', '--status', 'sent'])).toMatchObject({ code: 2, stderr: 'error: --status must be one of pending, delivered, failed\n' });
-    const r = await cli(['--db', db, 'callbacks', 'test', '--url', 'http://127.0.0.1:9/', '--event', 'order.lost']);
+    const r = await cli(['--db', db, 'callbacks', 'test', '--url', 'http://127.0.0.1:8/', '--event', 'order.lost']);
     expect(r).toMatchObject({ code: 2, stderr: expect.stringContaining('--event must be one of order.paid, order.expired') });
   });
 });

@@ -229,6 +229,7 @@ describe('withdrawals (decisions §6, §6a) through HTTP', () => {
     ['no chainType', { chainType: undefined }, 400, 'chainType is required'],
     ['no token', { token: undefined }, 400, 'token is required'],
     ['a notifyUrl that is not http', { notifyUrl: 'file:///etc/passwd' }, 400, 'notifyUrl must be an http or https URL'],
+    ['a notifyUrl on a mail port', { notifyUrl: 'http://mail.example:587/cb' }, 400, 'notifyUrl uses port 587, kept for services that are not HTTP (mail, SSH, IRC and others): browsers refuse it, and nothing is sent there: give the address of an HTTP server'],
     ['an unknown field', { memo: 'x' }, 400, 'unknown field: memo'],
     ['more than the balance', { amount: '1000.000001' }, 409, 'insufficient balance: user wd has 1000 USDT available, 1000.000001 needed'],
     ['a user with no balance', { uid: 'nobody' }, 409, /^insufficient balance: user nobody has 0/],
