@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { Contract, Interface, JsonRpcProvider, Network } from 'ethers';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -169,6 +169,8 @@ describe('serve --dev', () => {
       expect((await srv.stop()).code, srv.stderr()).toBe(0);
       expect(await refuses(a.rpcUrl)).toBe(true);
       expect(existsSync(`${s.db}.anvil-state.json`)).toBe(true);
+      // Beside a 0600 ledger, readable by its owner alone, as the ledger (an attacker review found it 0644).
+      expect(statSync(`${s.db}.anvil-state.json`).mode & 0o777).toBe(0o600);
 
       // With serve stopped, dev pay says the chain does not answer and changes nothing.
       const down = await s.run(['dev', 'pay', order.id, '--amount', '1']);

@@ -4,7 +4,7 @@
  * listens on 127.0.0.1 only.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { chmodSync, existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { AppError } from '../../core/errors.js';
@@ -86,6 +86,8 @@ export function resolveAnvilBinary(env: NodeJS.ProcessEnv = process.env, explici
  * state file before it exits.
  */
 const WATCHDOG = [
+  // What anvil writes (its state file, beside the 0600 ledger) is its owner's alone.
+  'umask 077',
   'trap \'kill -TERM "$pid" 2>/dev/null; wait "$pid"; exit 143\' TERM INT HUP',
   // A background list's stdin is /dev/null unless redirected explicitly, hence fd 3.
   'exec 3<&0',
@@ -114,6 +116,8 @@ export async function startAnvil(opts: AnvilOptions = {}): Promise<AnvilNode> {
   const chainId = opts.chainId ?? DEV_CHAIN_ID;
   const binary = resolveAnvilBinary(process.env, opts.binary);
   const args = anvilArgs(opts, chainId);
+  // A state file of an earlier run written before anvil ran under umask 077 (it was 0644).
+  if (opts.statePath !== undefined && existsSync(opts.statePath)) chmodSync(opts.statePath, 0o600);
   const child: ChildProcess =
     process.platform === 'win32'
       ? spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true })
