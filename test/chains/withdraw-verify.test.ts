@@ -534,33 +534,6 @@ describe('short of the confirmations, the watcher settles it', () => {
     expect(log.join('\n')).toContain(`withdrawal ${w.id}: its lost transaction ${tx.hash} was replaced by ${replacement.hash}`);
   });
 
-  it('a lost batch payout replaced, at the same nonce, by a batch that pays the same withdrawals: each follows it and settles; the lost key goes once none names it', async () => {
-    const log: string[] = [];
-    const watch = watcher(log);
-    await watch.tick();
-    const a = await apply('10');
-    const b = await apply('20');
-    const batch = async () => (await (await pc.usdt.getFunction('transferBatch')([a.to, b.to], [10_000_000n, 20_000_000n])).wait())!;
-    const snap = await pc.chain.provider.send('evm_snapshot', []);
-    const lost = await batch();
-    for (const w of [a, b]) expect((await service.confirmWithdrawal({ mchId, logId: w.id, txHash: lost.hash, blockNumber: lost.blockNumber })).status).toBe('PENDING');
-    await pc.chain.provider.send('evm_revert', [snap]);
-    await pc.chain.mine(CONFIRMATIONS + 1);
-    await watch.tick();
-    for (const w of [a, b]) expect(await service.getWithdrawal(w.id)).toMatchObject({ txHash: lost.hash, verification: 'confirming', verificationNote: expect.stringContaining('it can still be mined') });
-    const again = await batch();
-    expect(again.hash).not.toBe(lost.hash);
-    await pc.chain.mine(CONFIRMATIONS);
-    await watch.tick();
-    for (const w of [a, b]) expect(await service.getWithdrawal(w.id)).toMatchObject({ status: 'PENDING', txHash: again.hash, verification: 'confirming' });
-    const keys = () => ledger.sqlite.prepare('select key from tx_keys where use = ? order by key').pluck().all('withdrawal');
-    expect(keys()).toEqual([again.hash.slice(2).toLowerCase()]);
-    await watch.tick();
-    for (const w of [a, b]) expect(await service.getWithdrawal(w.id)).toMatchObject({ status: 'CONFIRMED', txHash: again.hash });
-    expect(await service.balance('u1', { mchId })).toMatchObject({ available: '70', held: '0' });
-    expect(log.filter((l) => l.includes(`was replaced by ${again.hash}`))).toHaveLength(2);
-  });
-
   // Code review of the above: a node that could not answer the search (a rate limit) was taken
   // as "no replacement", and the withdrawal dropped for good (then rejected: the hold returned,
   // the user paid on chain). Nothing is decided on such an answer; the next tick asks again.
