@@ -126,14 +126,8 @@ function duplicateTransactions(rows: (query: string) => IterableIterator<Row>): 
   for (const p of rows('select p.tx_key, p.order_id, p.chain_id, p.log_index, p.source, o.merchant_id from payments p join orders o on o.id = p.order_id order by p.id')) {
     note(String(p.tx_key), { what: `payment to order ${p.order_id}`, log: p.log_index !== null ? `${p.chain_id}:${p.log_index}` : null, merchant: String(p.merchant_id), payment: true });
   }
-  // A payout checked on chain is told apart by what it pays (a batch transaction pays several,
-  // each its own amount to its own address: src/store/payout-keys.ts); one taken without the
-  // chain, by nothing.
-  for (const w of rows(`select tx_hash, id, merchant_id, verification, chain_id, token, to_address, amount from withdrawals where tx_hash is not null order by updated_at`)) {
-    const onChain = w.verification === 'verified' || w.verification === 'confirming';
-    note(txKey(String(w.tx_hash)), {
-      what: `withdrawal ${w.id}`, log: onChain ? `payout ${w.chain_id} ${w.token} ${w.to_address} ${w.amount}` : null, merchant: String(w.merchant_id), payment: false,
-    });
+  for (const w of rows('select tx_hash, id, merchant_id from withdrawals where tx_hash is not null order by updated_at')) {
+    note(txKey(String(w.tx_hash)), { what: `withdrawal ${w.id}`, log: null, merchant: String(w.merchant_id), payment: false });
   }
   // Each use holds its key where its kind says: a payment in the whole ledger (scope ''), a
   // payout within its merchant.
@@ -141,13 +135,10 @@ function duplicateTransactions(rows: (query: string) => IterableIterator<Row>): 
   for (const k of rows('select key, scope from tx_keys')) registered.add(`${String(k.key)}|${String(k.scope)}`);
   const holds = (key: string, u: Use) => registered.has(u.payment ? `${key}|` : `${key}|${u.merchant}`);
   const out: string[] = [];
-  // Several uses of one key agree only when each names its own log (payments) or its own payout
-  // (a batch), all of one kind: a payment and a payout of one merchant never share a transaction.
   const clash = (list: Use[]) => {
     if (list.length < 2) return false;
     const logs = list.map((u) => u.log);
-    const kinds = new Set(list.map((u) => u.payment));
-    return kinds.size > 1 || !(logs.every((l) => l !== null) && new Set(logs).size === logs.length);
+    return !(logs.every((l) => l !== null) && new Set(logs).size === logs.length);
   };
   for (const [key, list] of uses) {
     const unheld = list.find((u) => !holds(key, u));

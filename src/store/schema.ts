@@ -208,8 +208,7 @@ export const withdrawals = sqliteTable(
     index('withdrawals_confirming').on(t.chainId).where(sql`${t.verification} = 'confirming'`),
     // Create order skips an address a withdrawal pays to (migration 0012): one probe per address.
     index('withdrawals_to').on(sql`lower(${t.to})`),
-    // One transaction pays several withdrawals of a merchant (a batch), each its own (0016).
-    uniqueIndex('withdrawals_merchant_tx').on(t.merchantId, t.txHash, t.chainId, t.token, t.to, t.amount),
+    uniqueIndex('withdrawals_merchant_tx').on(t.merchantId, t.txHash),
   ],
 );
 

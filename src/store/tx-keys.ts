@@ -61,13 +61,10 @@ function inTheWay(rows: KeyRow[], who: TxClaimant): KeyRow[] {
 
 /**
  * Whether `hash` is taken for this claimant (a question before the chain is asked: a hash
- * already in the ledger is refused without a node round trip). `sharedPayout`: the claimant is a
- * payout verified on chain, which may share its transaction with the merchant's other verified
- * payouts (a batch payout; which transfer pays which is the caller's to check).
+ * already in the ledger is refused without a node round trip).
  */
-export function txKeyTaken(tx: Q, hash: string, who: TxClaimant, opts: { sharedPayout?: boolean } = {}): boolean {
-  const rows = inTheWay(keyStmts(tx).held.all({ key: txKey(hash) }), who);
-  return rows.some((r) => !(opts.sharedPayout && r.shared && r.use === 'withdrawal' && r.scope === who.merchantId));
+export function txKeyTaken(tx: Q, hash: string, who: TxClaimant): boolean {
+  return inTheWay(keyStmts(tx).held.all({ key: txKey(hash) }), who).length > 0;
 }
 
 /**
@@ -127,16 +124,9 @@ export function holdReturnedTxKey(tx: Q, hash: string, now: number): void {
   tx.insert(txKeys).values({ key: txKey(hash), scope: '', use: 'payment', shared: true, createdAt: now }).onConflictDoNothing().run();
 }
 
-/**
- * Gives up a payout's key (its confirmation was dropped or moved to a replacement:
- * src/store/withdrawal-verification.ts), once no other withdrawal of the merchant names the
- * transaction (a batch payout's other payees still hold it). Call after the row stopped naming it.
- */
+/** Gives up a payout's key (its confirmation was dropped: src/store/withdrawal-verification.ts). */
 export function releaseTxKey(tx: Q, hash: string, merchantId: string): void {
-  const key = txKey(hash);
-  const named = tx.get<{ n: number }>(sql`select count(*) as n from withdrawals where merchant_id = ${merchantId} and tx_hash is not null and ${sql.raw(txKeySql('tx_hash'))} = ${key}`);
-  if ((named?.n ?? 0) > 0) return;
-  tx.delete(txKeys).where(and(eq(txKeys.key, key), eq(txKeys.scope, merchantId), eq(txKeys.use, 'withdrawal'))).run();
+  tx.delete(txKeys).where(and(eq(txKeys.key, txKey(hash)), eq(txKeys.scope, merchantId), eq(txKeys.use, 'withdrawal'))).run();
 }
 
 export function alreadyRecorded(hash: string) {

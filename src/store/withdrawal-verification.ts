@@ -9,8 +9,7 @@ import { audit, type Q } from './ledger.js';
 import { findMerchant } from './merchants.js';
 import { withdrawals } from './schema.js';
 import { decimalsOf, type StoreCtx } from './store-context.js';
-import { releaseTxKey, txKey } from './tx-keys.js';
-import { claimPayoutKey, payoutKeyTaken } from './payout-keys.js';
+import { claimTxKey, releaseTxKey, txKey, txKeyTaken } from './tx-keys.js';
 import { listPayoutWallets } from './payout-wallets.js';
 import { findWithdrawal, payoutHash, settleConfirmed, type WithdrawalRow } from './withdrawals.js';
 
@@ -139,21 +138,18 @@ export function followPayout(tx: Q, w: WithdrawalRow, a: { blockNumber: number; 
  * withdrawal exactly (a wallet's "speed up" or a resend at the same nonce): the withdrawal follows
  * it, as it follows its own transaction mined again, and counts its confirmations there; the lost
  * transaction's key is given up, the replacement's held within the merchant. False, and nothing
- * done, when the row changed meanwhile or the merchant already holds the replacement (one of
- * its payments names it, or a payout not checked on chain, or another withdrawal it pays the same
- * amount to the same address): the caller then drops the confirmation as before. A replacement
- * that is a batch is followed by each withdrawal it pays (src/store/payout-keys.ts).
+ * done, when the row changed meanwhile or the merchant already holds the replacement (another of
+ * its payouts or payments names it): the caller then drops the confirmation as before.
  */
 export function followReplacement(tx: Q, w: WithdrawalRow, a: { txHash: string; blockNumber: number; blockHash: string | null; actor: string; now: number }): boolean {
-  // The replacement may be a batch that pays the merchant's other withdrawals too, each its own.
-  if (payoutKeyTaken(tx, w, a.txHash, true)) return false;
+  if (txKeyTaken(tx, a.txHash, { merchantId: w.merchantId })) return false;
   const note = `${new Date(a.now).toISOString()}: a reorg took transaction ${w.txHash} out of block ${w.blockNumber}, and its sender's nonce ${w.payoutNonce} was used by transaction ${a.txHash} in block ${a.blockNumber}, which pays this withdrawal exactly: the withdrawal follows it and counts its confirmations there`;
   const changed = tx.update(withdrawals)
     .set({ txHash: a.txHash, blockNumber: a.blockNumber, blockHash: a.blockHash, payoutLostAt: null, verificationNote: note, updatedAt: a.now })
     .where(stillConfirming(w)).run().changes;
   if (changed !== 1) return false;
   releaseTxKey(tx, w.txHash!, w.merchantId);
-  claimPayoutKey(tx, w, a.txHash, { verified: true, now: a.now });
+  claimTxKey(tx, a.txHash, 'withdrawal', { shared: false, now: a.now, merchantId: w.merchantId });
   audit(tx, {
     at: a.now, actor: a.actor, action: 'withdrawal.confirmation_replaced', merchantId: w.merchantId, subjectType: 'withdrawal', subjectId: w.id,
     detail: { txHash: w.txHash, blockNumber: w.blockNumber, replacedBy: a.txHash, inBlock: a.blockNumber, nonce: w.payoutNonce },

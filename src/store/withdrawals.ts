@@ -2,8 +2,7 @@ import { and, desc, eq, gte, lt, sql, type SQL } from 'drizzle-orm';
 import type { ChainCheck } from '../chains/withdrawal-check.js';
 import { conflict, invalid, notFound } from '../core/errors.js';
 import { formatAmount, parseAmount } from '../core/money.js';
-import { alreadyRecorded, txKey } from './tx-keys.js';
-import { claimPayoutKey, payoutKeyTaken, samePayout } from './payout-keys.js';
+import { alreadyRecorded, claimTxKey, txKey, txKeyTaken } from './tx-keys.js';
 import type { WithdrawApplyRequest, WithdrawConfirmRequest, WithdrawRejectRequest } from '../core/schemas.js';
 import { withdrawalAfter } from '../core/state.js';
 import type { ChainType, ListedWithdrawal, Withdrawal, WithdrawalDetail, WithdrawalStatus } from '../core/types.js';
@@ -134,11 +133,9 @@ export async function confirmWithdrawal(s: StoreCtx, input: WithdrawConfirmReque
   const before = findWithdrawal(s.db, findMerchant(s, s.db, req.mchId).id, req.logId);
   withdrawalAfter(before.status as WithdrawalStatus, 'confirm');
   const txHash = payoutHash(req.txHash, before.chainType as ChainType);
+  assertCanTake(s.db, before, txHash);
   const registry = await s.registry();
   const chain = registry.chain(before.chainId);
-  // Checked on chain: its transaction may be a batch that pays other withdrawals of the merchant too.
-  const willVerify = opts.unverifiedReason === undefined && !!chain.rpcUrl;
-  assertCanTake(s.db, before, txHash, willVerify);
   // Applied before apply refused it (or on a chain marked development since).
   refuseTestPayout(s.db, before.merchantId, chain, ' (reject it: nothing was paid out)');
   let check: ChainCheck | undefined;
@@ -157,11 +154,11 @@ export async function confirmWithdrawal(s: StoreCtx, input: WithdrawConfirmReque
   return s.write((tx) => {
     const w = findWithdrawal(tx, before.merchantId, before.id);
     const status = withdrawalAfter(w.status as WithdrawalStatus, 'confirm');
+    assertCanTake(tx, w, txHash);
     const verified = check !== undefined;
-    assertCanTake(tx, w, txHash, verified);
     // Waiting for its confirmations already: the key is this withdrawal's since then, held within
-    // its merchant (src/store/payout-keys.ts).
-    if (w.txHash === null) claimPayoutKey(tx, w, txHash, { verified, now });
+    // its merchant (src/store/tx-keys.ts).
+    if (w.txHash === null) claimTxKey(tx, txHash, 'withdrawal', { shared: false, now, merchantId: w.merchantId });
     const blockHash = check?.observed.blockHash ?? null;
     if (check && check.verdict.kind === 'match' && !check.verdict.deep) {
       // Its sender and nonce: whether it can be mined again should a reorg take it away.
@@ -189,15 +186,12 @@ export function payoutHash(value: unknown, chainType: ChainType): string {
 }
 
 /** A withdrawal waiting for the confirmations of one transaction takes no other. */
-function assertCanTake(q: Q, w: WithdrawalRow, txHash: string, verified: boolean): void {
+function assertCanTake(q: Q, w: WithdrawalRow, txHash: string): void {
   if (w.verification === 'confirming' && w.txHash !== null && txKey(w.txHash) !== txKey(txHash)) {
     throw conflict(`withdrawal ${w.id} already waits for the confirmations of transaction ${w.txHash}; it is settled when they are reached (cryptopay withdraw show ${w.id})`);
   }
   // Before the chain is asked: a hash already in the ledger is refused without a node round trip.
-  if (w.txHash === null && payoutKeyTaken(q, w, txHash, verified)) {
-    const twin = verified ? samePayout(q, w, txHash) : undefined;
-    throw twin === undefined ? alreadyRecorded(txHash) : conflict(`${alreadyRecorded(txHash).message}: it pays withdrawal ${twin} the same amount to the same address, and one transfer pays one withdrawal`);
-  }
+  if (w.txHash === null && txKeyTaken(q, txHash, { merchantId: w.merchantId })) throw alreadyRecorded(txHash);
 }
 
 /**

@@ -337,41 +337,6 @@ describe('withdraw confirm checks the transaction on chain', () => {
     expect(state(w.id)).toEqual(before);
   });
 
-  it('a batch payout (one transaction, a transfer to each payee) confirms every withdrawal it pays, each settled at depth; not one it does not pay, not two of the same amount to the same address, not an unverified one', async () => {
-    const log: string[] = [];
-    const watch = watcher(log);
-    await watch.tick();
-    const a = await apply('10');
-    const b = await apply('20');
-    const c = await apply('5');
-    const batch = await (await pc.usdt.getFunction('transferBatch')([a.to, b.to], [10_000_000n, 20_000_000n])).wait();
-    const tx = { hash: batch!.hash as string, block: batch!.blockNumber as number };
-    expect(await service.confirmWithdrawal({ mchId, logId: a.id, txHash: tx.hash, blockNumber: tx.block })).toMatchObject({ status: 'PENDING', txHash: tx.hash });
-    expect(await service.confirmWithdrawal({ mchId, logId: b.id, txHash: tx.hash, blockNumber: tx.block })).toMatchObject({ status: 'PENDING', txHash: tx.hash });
-    // It pays neither c, nor a second withdrawal of a's amount to a's address, nor one the chain is not asked about.
-    const before = state(c.id);
-    await refused(service.confirmWithdrawal({ mchId, logId: c.id, txHash: tx.hash, blockNumber: tx.block }), 'conflict',
-      `transaction ${tx.hash} moved 10 USDT to ${a.to}, 20 USDT to ${b.to}; this withdrawal pays 5 USDT to ${c.to}`);
-    expect(state(c.id)).toEqual(before);
-    const twin = await service.applyWithdrawal({ mchId, uid: 'u1', amount: '10', to: a.to, chainId: '31337', chainType: 'EVM', token: tokenAddr });
-    await refused(service.confirmWithdrawal({ mchId, logId: twin.id, txHash: tx.hash, blockNumber: tx.block }), 'conflict',
-      `transaction ${tx.hash} is already recorded in this ledger: it pays withdrawal ${a.id} the same amount to the same address, and one transfer pays one withdrawal`);
-    await refused(service.confirmWithdrawalUnverified({ mchId, logId: c.id, txHash: tx.hash, blockNumber: String(tx.block) }, 'paid in the batch'), 'conflict', 'is already recorded in this ledger');
-    await pc.chain.mine(CONFIRMATIONS);
-    await watch.tick();
-    expect(await service.getWithdrawal(a.id)).toMatchObject({ status: 'CONFIRMED', verification: 'verified', txHash: tx.hash });
-    expect(await service.getWithdrawal(b.id)).toMatchObject({ status: 'CONFIRMED', verification: 'verified', txHash: tx.hash });
-    // At depth a member of the batch confirms at once too.
-    const late = await apply('1');
-    const lateBatch = await (await pc.usdt.getFunction('transferBatch')([late.to, c.to], [1_000_000n, 5_000_000n])).wait();
-    await pc.chain.mine(CONFIRMATIONS);
-    for (const w of [late, c]) {
-      expect(await service.confirmWithdrawal({ mchId, logId: w.id, txHash: lateBatch!.hash, blockNumber: lateBatch!.blockNumber })).toMatchObject({ status: 'CONFIRMED' });
-    }
-    await service.rejectWithdrawal({ mchId, id: twin.id });
-    expect(await service.balance('u1', { mchId })).toMatchObject({ available: '64', held: '0' });
-  });
-
   it('a node that cannot be reached: 503 kind, nothing changed', async () => {
     const w = await apply('10');
     const down = serviceWith(`http://127.0.0.1:${await closedPort()}`);
@@ -394,11 +359,9 @@ describe('short of the confirmations, the watcher settles it', () => {
     expect(await service.getWithdrawal(w.id)).toMatchObject({ verification: 'confirming' });
     expect(await service.balance('u1', { mchId })).toMatchObject({ available: '90', held: '10' });
     expect((await auditOf(w.id))[0]).toMatchObject({ action: 'withdrawal.confirmation_pending', detail: { confirmations: 1, needed: CONFIRMATIONS } });
-    // The transaction pays no other withdrawal (it could, as a batch, one that it pays: it is
-    // asked), and this one takes no other.
+    // The transaction is this withdrawal's now: no other withdrawal takes it, and this one takes no other.
     const other = await apply('10');
-    await refused(service.confirmWithdrawal({ mchId, logId: other.id, txHash: tx.hash, blockNumber: tx.block }), 'conflict', `this withdrawal pays 10 USDT to ${other.to}`);
-    await refused(service.confirmWithdrawalUnverified({ mchId, logId: other.id, txHash: tx.hash, blockNumber: String(tx.block) }, 'x'), 'conflict', 'is already recorded in this ledger');
+    await refused(service.confirmWithdrawal({ mchId, logId: other.id, txHash: tx.hash, blockNumber: tx.block }), 'conflict', 'is already recorded in this ledger');
     await refused(service.confirmWithdrawal({ mchId, logId: w.id, txHash: `0x${'ef'.repeat(32)}`, blockNumber: tx.block }), 'conflict',
       `already waits for the confirmations of transaction ${tx.hash}`);
 
