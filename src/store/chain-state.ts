@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { and, asc, desc, eq, gt, gte, inArray, isNull, lte, ne, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, gte, inArray, isNotNull, isNull, lte, ne, or, sql } from 'drizzle-orm';
 import type { ChainType } from '../core/types.js';
 import { audit, type Q } from './ledger.js';
 import { chainBlocks, chainCursors, chainPayments, orders, payments } from './schema.js';
@@ -281,6 +281,11 @@ export function recordError(q: Q, chainId: string, message: string, now: number)
 /** A reorg replaced a block whose payments were already counted: kept in the cursor row and the audit log. */
 export function reportDeepReorg(q: Q, a: { chainId: string; actor: string; now: number; message: string; payments: ChainPaymentRow[] }): void {
   q.update(chainCursors).set({ deepReorg: `${new Date(a.now).toISOString()} ${a.message}`.slice(0, 1000), updatedAt: a.now }).where(eq(chainCursors.chainId, a.chainId)).run();
+  // What they credited stays, but nothing leaves on them until an operator has looked (reorg-holds.ts).
+  for (const p of a.payments) {
+    q.update(payments).set({ reorgedAt: a.now })
+      .where(and(eq(payments.chainId, a.chainId), eq(payments.txKey, txKey(p.txHash)), eq(payments.logIndex, p.logIndex))).run();
+  }
   // Each order's entry speaks of its own payments only: its merchant reads it (the signed log),
   // and the whole report names the first payment of all, as likely another merchant's (a review).
   auditByOrder(q, a, 'chain.deep_reorg', a.payments, (ps) => ({
@@ -348,6 +353,8 @@ export function acknowledgeDeepReorg(q: Q, a: { chainId: string; report: string;
     .where(and(eq(chainCursors.chainId, a.chainId), eq(chainCursors.deepReorg, a.report)))
     .run().changes;
   if (cleared !== 1) return false;
+  // The operator has checked them: what they credited may leave again (reorg-holds.ts).
+  q.update(payments).set({ reorgedAt: null }).where(and(eq(payments.chainId, a.chainId), isNotNull(payments.reorgedAt))).run();
   audit(q, {
     at: a.now, actor: a.actor, action: 'chain.deep_reorg_acknowledged', merchantId: null, subjectType: 'chain', subjectId: a.chainId,
     detail: { chainId: a.chainId, report: a.report, reason: a.reason },

@@ -1,4 +1,5 @@
 import { and, desc, eq, sql, type SQL } from 'drizzle-orm';
+import { refuseReorgedOrder } from './reorg-holds.js';
 import { invalid } from '../core/errors.js';
 import { formatAmount, parseAmount, plainAmountParts } from '../core/money.js';
 import type { RefundRequest } from '../core/schemas.js';
@@ -32,6 +33,7 @@ export async function refund(s: StoreCtx, input: RefundRequest): Promise<RefundD
     const d = decimalsOf(o.asset);
     const amount = parseAmount(req.amount, d);
     const next = applyRefund({ status: readStatus(o.status, o.expiredAt, now), paid: o.paidAmount, refunded: o.refundedAmount, amount, decimals: d });
+    refuseReorgedOrder(tx, o.id);
     const transferId = postTransfer(tx, {
       merchantId: m.id, asset: o.asset, amount, kind: 'refund', ref: o.id, now, decimals: d,
       debit: accountId(tx, { merchantId: m.id, asset: o.asset, kind: 'user', uid: o.uid }),

@@ -124,9 +124,12 @@ export const payments = sqliteTable(
     source: text('source').notNull(),
     transferId: int('transfer_id').notNull(),
     createdAt: int('created_at').notNull(),
+    /** When a reorg deeper than the confirmations took it off the chain, until an operator acknowledged it (src/store/reorg-holds.ts). */
+    reorgedAt: int('reorged_at'),
   },
   (t) => [
     index('payments_order').on(t.orderId),
+    index('payments_reorged').on(t.orderId).where(sql`${t.reorgedAt} IS NOT NULL`),
     index('payments_tx_key').on(t.txKey),
     uniqueIndex('payments_chain_log').on(t.chainId, t.txKey, t.logIndex).where(sql`${t.logIndex} IS NOT NULL`),
     check('payments_amount', sql`typeof(${t.amount}) = 'integer' AND ${t.amount} > 0`),

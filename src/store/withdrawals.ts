@@ -2,7 +2,8 @@ import { and, desc, eq, gte, lt, sql, type SQL } from 'drizzle-orm';
 import type { ChainCheck } from '../chains/withdrawal-check.js';
 import { conflict, invalid, notFound } from '../core/errors.js';
 import { formatAmount, parseAmount } from '../core/money.js';
-import { alreadyRecorded, claimTxKey, txKey, txKeyTaken } from './tx-keys.js';
+import { alreadyRecorded, claimTxKey, txKey, txKeySql, txKeyTaken } from './tx-keys.js';
+import { refuseReorgedUser } from './reorg-holds.js';
 import type { WithdrawApplyRequest, WithdrawConfirmRequest, WithdrawRejectRequest } from '../core/schemas.js';
 import { withdrawalAfter } from '../core/state.js';
 import type { ChainType, ListedWithdrawal, Withdrawal, WithdrawalDetail, WithdrawalStatus } from '../core/types.js';
@@ -48,6 +49,7 @@ export async function applyWithdrawal(s: StoreCtx, input: WithdrawApplyRequest):
     assertNotDepositAddress(tx, chain.chainType, to);
     const m = findMerchant(s, tx, req.mchId);
     refuseTestPayout(tx, m.id, chain);
+    refuseReorgedUser(tx, m.id, req.uid);
     const id = s.randomId('wd');
     const transferId = holdTransfer(tx, {
       merchantId: m.id, asset: token.asset, amount, kind: 'withdrawal', ref: id, now, decimals: assetDecimals,

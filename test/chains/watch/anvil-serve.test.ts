@@ -308,6 +308,15 @@ describe('serve watches the chain', () => {
     expect(log.find((e) => e.action === 'chain.deep_reorg')).toMatchObject({ actor: 'chain:31337', detail: { payments: [{ txHash: tx }] } });
     expect(await status(srv.url, o.id)).toBe('PAID');
     await withService(db, async (s) => expect(await s.balance('user-0')).toMatchObject({ available: '5' }));
+    // Credited, but nothing leaves on it until it is checked: no withdrawal for its user, no refund of its order.
+    const apply = ['withdraw', 'apply', '--uid', 'user-0', '--amount', '1', '--chain-id', '31337', '--token', await pc.usdt.getAddress(), '--to', '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'];
+    const held = await cli(apply);
+    expect(held.code, held.stderr).toBe(1);
+    expect(held.stderr).toContain(`user user-0 was credited by a payment that a reorg deeper than chain 31337's confirmations took off the chain (order ${o.id}, transaction ${tx}): nothing leaves for this user until the service's operator has checked it (cryptopay chains --ack-reorg 31337)`);
+    const refund = await cli(['refund', '--id', o.id, '--amount', '1', '--yes']);
+    expect(refund.code).toBe(1);
+    expect(refund.stderr).toContain(`order ${o.id} was paid by a payment that a reorg deeper than chain 31337's confirmations took off the chain`);
+    await withService(db, async (s) => expect(await s.balance('user-0')).toMatchObject({ available: '5', held: '0' }));
 
     // Acknowledged once checked: a reason is required; the warning goes, the audit keeps it.
     expect((await cli(['chains', '--ack-reorg', '31337'])).code).toBe(2);
@@ -321,7 +330,10 @@ describe('serve watches the chain', () => {
     const again = await cli(['chains', '--ack-reorg', '31337', '--reason', 'twice']);
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/no deep reorg to acknowledge/);
-    await withService(db, async (s) => expect(await s.balance('user-0')).toMatchObject({ available: '5' }));
+    // Checked: the user's withdrawal is taken again.
+    const applied = await cli(apply);
+    expect(applied.code, applied.stderr).toBe(0);
+    await withService(db, async (s) => expect(await s.balance('user-0')).toMatchObject({ available: '4', held: '1' }));
     await ledgerCheck(db, chains);
     expect((await srv.stop()).code, srv.stderr()).toBe(0);
   });

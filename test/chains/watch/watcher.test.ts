@@ -5,7 +5,7 @@ import { onChainPayments } from '../../../src/chains/watch/seen.js';
 import { readCursor, rollBack } from '../../../src/store/chain-state.js';
 import { groupCommit } from '../../../src/store/group-commit.js';
 import { recordPayment } from '../../../src/store/payments.js';
-import { DAY, MINUTE, T0, addOtherMerchant, addTestMerchant, evmTx, openHarness, order, useHarness, type Harness } from '../../helpers/service.js';
+import { DAY, MINUTE, T0, USDT, addOtherMerchant, addTestMerchant, evmTx, openHarness, order, refused, useHarness, type Harness } from '../../helpers/service.js';
 import { SimChain } from './sim-chain.js';
 import { generateWallet } from '../../../src/chains/derive.js';
 import { PUBLIC_TEST_XPUBS } from '../../../src/chains/sandbox/public-wallet.js';
@@ -356,6 +356,36 @@ describe('the chain watcher (simulated node)', () => {
     const chainsOut = await cli(h(), ['chains']);
     expect(chainsOut.code).toBe(0);
     expect(chainsOut.stderr).toMatch(/chain 31337: .*reorg deeper than 3 confirmations/);
+  });
+
+  it("a deep reorg holds back what would leave for the payments it took: the user's withdraw apply and the order's refund are refused until an operator acknowledges it; everyone else goes on", async () => {
+    const { service } = h();
+    const { mchId } = await addOtherMerchant(service);
+    const [o, kept] = await Promise.all([order(service, { mchId, uid: 'u', amount: '10' }), order(service, { mchId, uid: 'v', amount: '10' })]);
+    const sim = new SimChain(4, () => h().clock.now);
+    const { w } = watcherFor(h(), sim);
+    sim.mine([{ token: TOKEN, to: kept.addresses.EVM!, value: 10_000_000n }]);
+    sim.mineEmpty(3);
+    const b = sim.mine([{ token: TOKEN, to: o.addresses.EVM!, value: 10_000_000n }]);
+    sim.mineEmpty(3);
+    await untilCaughtUp(w);
+    sim.reorg(b, [[], [], [], [], []]);
+    await untilCaughtUp(w);
+    expect(await service.balance('u', { mchId })).toMatchObject({ available: '10' });
+    const tx = (await service.getOrder(o.id)).payments[0]!.txHash;
+    const apply = (uid: string) => service.applyWithdrawal({ mchId, uid, amount: '4', to: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', chainId: '1', chainType: 'EVM', token: USDT.ETH });
+    await refused(apply('u'), 'conflict',
+      `user u was credited by a payment that a reorg deeper than chain 31337's confirmations took off the chain (order ${o.id}, transaction ${tx}): nothing leaves for this user until the service's operator has checked it (cryptopay chains --ack-reorg 31337); nothing was changed`);
+    await refused(service.refund({ mchId, id: o.id, amount: '1' }), 'conflict',
+      `order ${o.id} was paid by a payment that a reorg deeper than chain 31337's confirmations took off the chain (transaction ${tx}): it is not refunded until the service's operator has checked it (cryptopay chains --ack-reorg 31337); nothing was changed`);
+    expect(await service.balance('u', { mchId })).toMatchObject({ available: '10', held: '0' });
+    // The user a good payment credited, and its order, are not held back.
+    expect(await apply('v')).toMatchObject({ status: 'PENDING' });
+    expect(await service.refund({ mchId, id: kept.id, amount: '1' })).toMatchObject({ amount: '1' });
+    const ack = await cli(h(), ['chains', '--ack-reorg', '31337', '--reason', 'the payer sent it again, checked on the explorer']);
+    expect(ack.code, ack.stderr).toBe(0);
+    expect(await apply('u')).toMatchObject({ status: 'PENDING' });
+    expect(await service.refund({ mchId, id: o.id, amount: '1' })).toMatchObject({ amount: '1' });
   });
 
   describe('a reorg deeper than the confirmations that mines the counted transaction again', () => {
