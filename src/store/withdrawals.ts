@@ -193,7 +193,13 @@ function assertCanTake(q: Q, w: WithdrawalRow, txHash: string): void {
     throw conflict(`withdrawal ${w.id} already waits for the confirmations of transaction ${w.txHash}; it is settled when they are reached (cryptopay withdraw show ${w.id})`);
   }
   // Before the chain is asked: a hash already in the ledger is refused without a node round trip.
-  if (w.txHash === null && txKeyTaken(q, txHash, { merchantId: w.merchantId })) throw alreadyRecorded(txHash);
+  if (w.txHash === null && txKeyTaken(q, txHash, { merchantId: w.merchantId })) {
+    // Its merchant's own withdrawal is named (a batch payout's second payee, the usual case:
+    // decisions §6 lets a transaction confirm one withdrawal); anyone else's use is not.
+    const own = q.get<{ id: string }>(sql`select id from withdrawals where merchant_id = ${w.merchantId} and id <> ${w.id} and tx_hash is not null and ${sql.raw(txKeySql('tx_hash'))} = ${txKey(txHash)} limit 1`);
+    if (!own) throw alreadyRecorded(txHash);
+    throw conflict(`${alreadyRecorded(txHash).message}: it confirms withdrawal ${own.id}, and a transaction confirms at most one withdrawal (pay each withdrawal with a transaction of its own)`);
+  }
 }
 
 /**

@@ -401,7 +401,8 @@ describe('every refusal through HTTP and remote mode; a reorg under serve', () =
     const tx = await payout(first.to, 9_000_000n);
     const accepted = await post('/api/v1/withdraw/confirm', { logId: first.id, txHash: tx.hash, blockNumber: tx.block });
     expect(accepted.json.data).toMatchObject({ status: 'PENDING', txHash: tx.hash });
-    await refusedBoth(second, tx.hash, tx.block, 'is already recorded in this ledger');
+    // The merchant's own withdrawal that holds it is named, with what to do.
+    await refusedBoth(second, tx.hash, tx.block, `is already recorded in this ledger: it confirms withdrawal ${first.id}, and a transaction confirms at most one withdrawal (pay each withdrawal with a transaction of its own)`);
     await pc.chain.mine(CONFIRMATIONS);
     await until('CONFIRMED by the watcher', async () => (await show(first.id)).status === 'CONFIRMED', 20_000);
     await refusedBoth(second, tx.hash, tx.block, 'is already recorded in this ledger');

@@ -333,7 +333,7 @@ describe('withdraw confirm checks the transaction on chain', () => {
     await service.markPaid({ id: o.id, txHash: tx.hash });
     const before = state(w.id);
     await refused(service.confirmWithdrawal({ mchId, logId: w.id, txHash: tx.hash.toUpperCase().replace('0X', '0x'), blockNumber: tx.block }), 'conflict',
-      'is already recorded in this ledger');
+      /is already recorded in this ledger$/);
     expect(state(w.id)).toEqual(before);
   });
 
@@ -361,7 +361,8 @@ describe('short of the confirmations, the watcher settles it', () => {
     expect((await auditOf(w.id))[0]).toMatchObject({ action: 'withdrawal.confirmation_pending', detail: { confirmations: 1, needed: CONFIRMATIONS } });
     // The transaction is this withdrawal's now: no other withdrawal takes it, and this one takes no other.
     const other = await apply('10');
-    await refused(service.confirmWithdrawal({ mchId, logId: other.id, txHash: tx.hash, blockNumber: tx.block }), 'conflict', 'is already recorded in this ledger');
+    await refused(service.confirmWithdrawal({ mchId, logId: other.id, txHash: tx.hash, blockNumber: tx.block }), 'conflict',
+      `is already recorded in this ledger: it confirms withdrawal ${w.id}, and a transaction confirms at most one withdrawal`);
     await refused(service.confirmWithdrawal({ mchId, logId: w.id, txHash: `0x${'ef'.repeat(32)}`, blockNumber: tx.block }), 'conflict',
       `already waits for the confirmations of transaction ${tx.hash}`);
 

@@ -114,7 +114,7 @@ const EXPECTED: Record<string, { code: number; out?: RegExp; err?: RegExp }> = {
   },
   'withdraw confirm, again': { code: 1, err: /^error: withdrawal is CONFIRMED, not PENDING: only a pending withdrawal can be confirmed\n$/ },
   'withdraw confirm, again --json': { code: 1, err: /^\{"error":\{"kind":"conflict","message":"withdrawal is CONFIRMED, not PENDING/ },
-  'withdraw confirm, hash already used': { code: 1, err: /^error: transaction 0x0{63}2 is already recorded in this ledger\n$/ },
+  'withdraw confirm, hash already used': { code: 1, err: /^error: transaction 0x0{63}2 is already recorded in this ledger: it confirms withdrawal <W2>, and a transaction confirms at most one withdrawal \(pay each withdrawal with a transaction of its own\)\n$/ },
   'withdraw confirm, bad hash': { code: 2, err: /^error: --tx-hash must be a transaction hash: 0x and 64 hex digits \(EVM\), or 64 hex digits \(TRON\)\n$/ },
   'withdraw reject, confirmed one': { code: 1, err: /^error: withdrawal is CONFIRMED, not PENDING: only a pending withdrawal can be rejected\n$/ },
   'withdraw reject --json': { code: 0, out: /"id": "<W3>"[\s\S]*"status": "REJECTED"[\s\S]*"remark": null/ },

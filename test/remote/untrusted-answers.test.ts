@@ -180,3 +180,18 @@ describe('other text from the server is printed with control and format characte
     expect(r.stderr).toContain('(HTTP 200, text/html\u00a0\ufffdx)');
   });
 });
+
+describe('a remote from before withdraw confirm read the block by itself', () => {
+  // Its POST /withdraw/verify refuses a hash without its block (400); the CLI then needs the
+  // block: a usage error without a terminal, naming why, and nothing is sent to confirm.
+  it('withdraw confirm without --block-number: exit 2 saying the remote needs it; nothing confirmed', async () => {
+    const server = await tiny((req, res) => {
+      if (req.url === '/api/v1/withdraw/verify') envelope(res, null, 400, 0, 'txHash and blockNumber go together: both, or neither for the recorded transaction');
+      else envelope(res, withdrawal());
+    });
+    const h = home();
+    const r = await h.cli(['--remote', server.url, 'withdraw', 'confirm', 'wd_AAAAAAAAAAAAAAAAAAAAAA', '--tx-hash', HASH, '--yes'], { env: SIGNER });
+    expect(r).toMatchObject({ code: 2, stdout: '', stderr: 'error: missing required option --block-number: this remote does not read the block of a transaction by itself (an older server)\n' });
+    expect(server.hits).toEqual(['POST /api/v1/withdraw/verify']);
+  });
+});

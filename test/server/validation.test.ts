@@ -282,7 +282,7 @@ describe('withdrawals (decisions §6, §6a) through HTTP', () => {
     await refused('/api/v1/withdraw/confirm', { logId: w.id, txHash: `0x${'e'.repeat(64)}`, blockNumber: 100 }, 409, 'withdrawal is CONFIRMED, not PENDING: only a pending withdrawal can be confirmed');
     await refused('/api/v1/withdraw/reject', { id: w.id }, 409, 'withdrawal is CONFIRMED, not PENDING: only a pending withdrawal can be rejected');
     const w2 = expectOk(await s.post('/api/v1/withdraw/apply', s.signed(m, apply())));
-    await refused('/api/v1/withdraw/confirm', { logId: w2.id, txHash: hash.toUpperCase().replace('0X', '0x'), blockNumber: 100 }, 409, `transaction ${hash} is already recorded in this ledger`);
+    await refused('/api/v1/withdraw/confirm', { logId: w2.id, txHash: hash.toUpperCase().replace('0X', '0x'), blockNumber: 100 }, 409, `transaction ${hash} is already recorded in this ledger: it confirms withdrawal ${w.id}, and a transaction confirms at most one withdrawal (pay each withdrawal with a transaction of its own)`);
     expectOk(await s.post('/api/v1/withdraw/reject', s.signed(m, { id: w2.id })));
     await refused('/api/v1/withdraw/reject', { id: w2.id }, 409, 'withdrawal is REJECTED, not PENDING: only a pending withdrawal can be rejected');
     await refused('/api/v1/withdraw/confirm', { logId: w2.id, txHash: `0x${'f'.repeat(64)}`, blockNumber: 1 }, 409, 'withdrawal is REJECTED, not PENDING: only a pending withdrawal can be confirmed');

@@ -15,16 +15,17 @@ const noRpcUrl = (e: unknown) => e instanceof AppError && e.kind === 'invalid' &
 
 /**
  * What the chain says about the transaction (in `blockNumber`, or in the block the chain names
- * when none is given); undefined when the chain has no rpcUrl, with `why` told what to say.
+ * when none is given); else why the block cannot be read there: `noChain` (the chain has no
+ * rpcUrl: nothing is checked) or `older` (a remote from before the block was read for the
+ * operator, which refuses a hash on its own: the block is asked for, and checked as before).
  */
-async function ask(ctx: Context, ext: OperatorExtensions, id: string, txHash: string, blockNumber: string | undefined): Promise<VerificationReport | string> {
+async function ask(ctx: Context, ext: OperatorExtensions, id: string, txHash: string, blockNumber: string | undefined): Promise<VerificationReport | { noChain: string } | { older: string }> {
   try {
     return await ext.verifyWithdrawal({ mchId: ctx.globals.mchId, id, txHash, ...(blockNumber !== undefined ? { blockNumber: Number(blockNumber) } : {}) });
   } catch (e) {
-    if (noRpcUrl(e)) return (e as AppError).message.replace(/: its transactions cannot be checked$/, '');
-    // A server from before the block was read for the operator refuses a hash on its own.
+    if (noRpcUrl(e)) return { noChain: (e as AppError).message.replace(/: its transactions cannot be checked$/, '') };
     if (blockNumber === undefined && e instanceof AppError && e.kind === 'invalid' && /go together/.test(e.message)) {
-      throw usage('missing required option --block-number: this remote does not read the block of a transaction by itself (an older server)');
+      return { older: 'this remote does not read the block of a transaction by itself (an older server)' };
     }
     throw e;
   }
@@ -61,9 +62,11 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
   // What the chain says, read once: for the block when it is not given, and for the question.
   let report: VerificationReport | undefined;
   let noChain: string | undefined;
+  let older: string | undefined;
   const read = async () => {
     const r = await ask(ctx, service, logId, txHash, blockNumber);
-    if (typeof r === 'string') noChain = r;
+    if ('noChain' in r) noChain = r.noChain;
+    else if ('older' in r) older = r.older;
     else report = r;
   };
   let blockFrom = '';
@@ -78,6 +81,7 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
   }
   if (blockNumber === undefined) {
     if (noChain && !ctx.io.interactive) throw usage(`missing required option --block-number: ${noChain}, so the block of the transaction cannot be read from it`);
+    if (older && !ctx.io.interactive) throw usage(`missing required option --block-number: ${older}`);
     blockNumber = await need(ctx, undefined, 'block-number', 'Block number');
   }
   const summary: [string, string][] = [['withdrawal', logId]];
@@ -99,7 +103,10 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
       if (unverified) summary.push(['chain', `NOT verified on chain: ${reason}`]);
       else {
         // A malformed block number is refused by the operation itself, with its usual message.
-        if (!report && !noChain && /^[1-9][0-9]{0,15}$/.test(blockNumber)) await read();
+        if (!report && !noChain && /^[1-9][0-9]{0,15}$/.test(blockNumber)) {
+          older = undefined;
+          await read();
+        }
         if (report) await preview(ctx, summary, report);
         else if (noChain) summary.push(['chain', `${noChain}: recorded as not verified on chain`]);
       }
