@@ -144,7 +144,7 @@ export function defineCommands(program: Command, run: Runner, wanted: (group: st
       .argument('<logId>')
       .description('settle a pending withdrawal with its transaction')
       .option('--tx-hash <hash>', 'payout transaction hash')
-      .option('--block-number <n>', 'block of the transaction (default: the block the chain names)')
+      .option('--block-number <n>', 'block of the transaction')
       .option('--unverified', 'confirm without checking the chain (local ledger only; needs --reason)')
       .option('--reason <text>', 'why the chain is not checked (kept in the audit log)')
       .action(run(() => import('./withdraw/confirm.js')));
@@ -152,6 +152,8 @@ export function defineCommands(program: Command, run: Runner, wanted: (group: st
       .command('verify')
       .argument('<id>')
       .description("re-check a withdrawal's transaction against the chain and report (exit 1 when it does not match)")
+      .option('--tx-hash <hash>', 'a transaction to check before confirming with it (default: the one the withdrawal records)')
+      .option('--block-number <n>', 'the block to look for it in (default: the one its receipt names)')
       .action(run(() => import('./withdraw/verify.js')));
     withdraw
       .command('reject')

@@ -42,7 +42,7 @@ const EXAMPLES: Record<string, string[]> = {
   withdraw: ['cryptopay withdraw list --status PENDING', 'cryptopay withdraw confirm wd_... --tx-hash 0x<64 hex>'],
   'withdraw apply': ['cryptopay withdraw apply --uid user-1 --amount 10 --chain-id 1 --to 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', 'cryptopay withdraw apply --uid user-1 --amount 10 --chain-id 728126428 --to T...'],
   'withdraw confirm': ['cryptopay withdraw confirm wd_... --tx-hash 0x<64 hex>   # the block is read from the chain', 'cryptopay withdraw confirm wd_... --tx-hash 0x<64 hex> --block-number 19000000', 'cryptopay withdraw confirm wd_... --tx-hash 0x<64 hex> --block-number 19000000 --unverified --reason "node down, checked on etherscan"'],
-  'withdraw verify': ['cryptopay withdraw verify wd_...'],
+  'withdraw verify': ['cryptopay withdraw verify wd_...', 'cryptopay withdraw verify wd_... --tx-hash 0x<64 hex>   # before confirming with it'],
   'withdraw reject': ['cryptopay withdraw reject wd_... --remark "address on a sanctions list"'],
   'withdraw list': ['cryptopay withdraw list --status PENDING', 'cryptopay withdraw list --since 7d', 'cryptopay withdraw list --uid user-1 --format csv > withdrawals.csv'],
   'withdraw show': ['cryptopay withdraw show wd_...'],

@@ -269,9 +269,27 @@ describe('the CLI binary', () => {
   it('without --block-number the block is the one the chain names, locally and remotely; an unknown hash, or a chain without rpcUrl, is refused saying what to do', async () => {
     const w = await apply('2.5');
     const tx = await payout(w.to, 2_500_000n);
+    // Checked before confirming with it (withdraw verify --tx-hash), locally and remotely; nothing changes.
+    for (const run of [local, remote]) {
+      const before = await run(['withdraw', 'verify', w.id, '--tx-hash', tx.hash]);
+      expect(before.code, before.stderr).toBe(0);
+      expect(before.stdout).toMatch(new RegExp(`chain says\\s+succeeded in block ${tx.block} .*; 2\\.5 USDT to ${w.to}`));
+    }
+    expect(await show(w.id)).toMatchObject({ status: 'PENDING', txHash: null });
+    expect((await local(['withdraw', 'verify', w.id, '--block-number', String(tx.block)])).stderr).toContain('--block-number goes with --tx-hash');
+    const off = await apply('3');
+    const wrong = await payout(off.to, 4_000_000n);
+    const offVerified = await local(['withdraw', 'verify', off.id, '--tx-hash', wrong.hash]);
+    expect(offVerified.code).toBe(1);
+    expect(offVerified.stderr).toContain(`moved 4 USDT to ${off.to}; this withdrawal pays 3 USDT to ${off.to}`);
+    // A mismatch is said before the missing --yes (no terminal here): exit 1, not 2.
+    const noYes = await local(['withdraw', 'confirm', off.id, '--tx-hash', wrong.hash]);
+    expect(noYes.code).toBe(1);
+    expect(noYes.stderr).toContain(`moved 4 USDT to ${off.to}; this withdrawal pays 3 USDT to ${off.to}`);
+    expect((await local(['withdraw', 'reject', off.id, '--yes'])).code).toBe(0);
     const ok = await local(['withdraw', 'confirm', w.id, '--tx-hash', tx.hash, '--yes']);
     expect(ok.code, ok.stderr).toBe(0);
-    expect(await show(w.id)).toMatchObject({ txHash: tx.hash, blockNumber: tx.block, verification: 'confirming' });
+    expect(await show(w.id)).toMatchObject({ txHash: tx.hash, blockNumber: tx.block, verification: expect.stringMatching(/^(confirming|verified)$/) });
 
     const r = await apply('1.25');
     const rtx = await payout(r.to, 1_250_000n);

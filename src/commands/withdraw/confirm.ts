@@ -84,6 +84,9 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
     if (older && !ctx.io.interactive) throw usage(`missing required option --block-number: ${older}`);
     blockNumber = await need(ctx, undefined, 'block-number', 'Block number');
   }
+  // Read already (for the block) and not paying it: said first, whatever else is missing (a
+  // new-user trial was asked for --yes before it learnt the transaction paid something else).
+  if (report && !report.matches && !asking(ctx)) throw new AppError('conflict', `${report.message}; nothing was changed`);
   const summary: [string, string][] = [['withdrawal', logId]];
   let from: string | undefined;
   if (asking(ctx)) {
