@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { shellQuote } from './shell-quote.js';
 import { basename, dirname, join } from 'node:path';
 import type { ChainEntry, RegistryConfig, TokenEntry } from '../chains/registry.js';
 import { ANVIL_ENV, DEV_CHAIN_ID } from '../chains/sandbox/anvil.js';
@@ -154,7 +155,3 @@ function signedOrderBody(ctx: Context, m: { mchId: string; secret: string }): st
   return JSON.stringify({ ...body, sign: sign(body, m.secret) });
 }
 
-/** A path as one shell word. */
-function shellQuote(s: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
-}

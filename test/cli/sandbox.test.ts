@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { spawn } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -334,12 +335,15 @@ describe('dev pay-out', () => {
       const block = /^block +(\d+)$/m.exec(out.stdout)?.[1];
       expect(tx && block, out.stdout).toBeTruthy();
       expect(out.stdout).toMatch(/^sent +2\.5 USDT \(test token\)$/m);
-      expect(out.stderr).toBe(`sent, not recorded: the withdrawal is still PENDING; record the payout with\n  cryptopay withdraw confirm ${w.id} --tx-hash ${tx} --block-number ${block}\n`);
+      // The command to record it, as serve --dev prints its own: this CLI, on this ledger (a new-user
+      // trial pasted a bare `cryptopay …`, not on its PATH, on the default ledger); the block is read.
+      const printed = /^sent, not recorded: the withdrawal is still PENDING; record the payout with\n {2}(.*)\n$/.exec(out.stderr)?.[1];
+      expect(printed, out.stderr).toMatch(new RegExp(`^\\S+ --db ${s.db} withdraw confirm ${w.id} --tx-hash ${tx}$`));
       expect(await tokenBalance(a, to)).toBe(2_500_000n);
       expect(await s.json(['withdraw', 'show', w.id])).toMatchObject({ status: 'PENDING', txHash: null });
-      // The printed command, as printed (with --yes: no terminal here), confirms it, verified on chain.
-      const confirmed = await s.json(['withdraw', 'confirm', w.id, '--tx-hash', tx!, '--block-number', block!, '--yes']);
-      expect(confirmed).toMatchObject({ status: 'CONFIRMED', txHash: tx });
+      // The printed command, run as printed by a shell (with --yes: no terminal here), confirms it, verified on chain.
+      const confirmed = JSON.parse(execFileSync('sh', ['-c', `${printed} --yes --json`], { env: { PATH: process.env.PATH, HOME: s.dir }, encoding: 'utf8' }));
+      expect(confirmed).toMatchObject({ status: 'CONFIRMED', txHash: tx, blockNumber: Number(block) });
       expect(await s.json(['withdraw', 'show', w.id])).toMatchObject({ verification: 'verified' });
       // Nothing more to pay out: refused, nothing sent.
       const again = await s.run(['dev', 'pay-out', w.id]);

@@ -5,6 +5,7 @@ import { parseLedgerAmount, toTokenUnits } from '../../core/money.js';
 import { actForOwner } from '../owner.js';
 import { printJson, printRecord } from '../output.js';
 import { fundedAccount } from './from.js';
+import { shellQuote } from '../shell-quote.js';
 
 /**
  * `cryptopay dev pay-out <withdrawal-id>`: sends a withdrawal's payout on the development chain of
@@ -33,7 +34,8 @@ export async function run(ctx: Context, opts: { from?: string }, id: string): Pr
   const units = toTokenUnits(parseLedgerAmount(w.amount, assetDecimals), assetDecimals, token.decimals);
   const { sendTestTokens } = await import('../../chains/sandbox/dev-pay.js');
   const sent = await sendTestTokens({ rpcUrl: chain.rpcUrl, chainId: Number(chain.chainId), token: token.address, to: w.to, units, from });
-  const confirm = `cryptopay withdraw confirm ${w.id} --tx-hash ${sent.txHash} --block-number ${sent.blockNumber}`;
+  // As serve --dev prints its commands: this CLI as it was run, on this ledger; the block is read from the chain.
+  const confirm = `${shellQuote(ctx.command())} --db ${shellQuote(service.ledger.path)} withdraw confirm ${w.id} --tx-hash ${sent.txHash}`;
   const result = {
     withdrawal: w.id, chainId: chain.chainId, token: token.address, from: sent.from, to: w.to, amount: w.amount, asset,
     txHash: sent.txHash, blockNumber: sent.blockNumber, confirm,
