@@ -35,7 +35,11 @@ export interface NewMerchant {
 export function findMerchant(s: StoreCtx, q: Q, mchId: string | undefined): MerchantRow {
   if (mchId) {
     const m = s.stmts().merchantById.get({ id: mchId });
-    if (!m) throw notFound(`merchant ${mchId} not found`);
+    if (!m) {
+      // A merchant id in another case (m100001): named, as balance names a uid in another case.
+      const near = q.select({ id: merchants.id }).from(merchants).where(sql`upper(${merchants.id}) = upper(${mchId})`).get();
+      throw notFound(`merchant ${mchId} not found${near ? ` (did you mean ${near.id}?)` : ''}`);
+    }
     return m;
   }
   const some = q.select().from(merchants).limit(2).all();

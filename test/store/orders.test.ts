@@ -278,10 +278,11 @@ describe('which merchant', () => {
     await refused(order(service), 'invalid', 'mchId is required: the ledger holds more than one merchant');
   });
 
-  it('answers not_found for an unknown mchId', async () => {
+  it('answers not_found for an unknown mchId, naming one that differs only in case', async () => {
     const { service } = h();
-    await addTestMerchant(service);
-    await refused(order(service, { mchId: 'M999999' }), 'not_found', 'merchant M999999 not found');
+    const m = await addTestMerchant(service);
+    await refused(order(service, { mchId: 'M999999' }), 'not_found', /^merchant M999999 not found$/);
+    await refused(order(service, { mchId: m.mchId.toLowerCase() }), 'not_found', `merchant ${m.mchId.toLowerCase()} not found (did you mean ${m.mchId}?)`);
   });
 
   it('refuses an order before any merchant exists', async () => {
