@@ -42,6 +42,11 @@ export function spawnCli(args: string[], env: Record<string, string>, opts: { in
     child.on('error', reject);
     child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
     if (child.stdin) {
+      // A command that exits before reading its input (refused at once) closes the pipe under
+      // the write: its exit status and output are the result, not an uncaught EPIPE.
+      child.stdin.on('error', (e: NodeJS.ErrnoException) => {
+        if (e.code !== 'EPIPE') reject(e);
+      });
       if (opts.input === undefined) child.stdin.end();
       else child.stdin.end(opts.input);
     }
