@@ -206,6 +206,7 @@ export function createContext(deps: ContextDeps, globals: Globals): Context {
       now, caller: { actor: operatorName(globals, deps.env) }, registryConfig, allowPrivateCallbacks: allowPrivateCallbacks(deps.env),
       // The refusal names what lifts it here: this variable, not serve's flag (an integrator review).
       privateSwitch: 'CRYPTOPAY_ALLOW_PRIVATE_CALLBACKS=1',
+      localOperator: true,
     });
     return local;
   };

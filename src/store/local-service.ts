@@ -1,4 +1,5 @@
 import type { ChainEntry, ChainInfo, Registry, RegistryConfig, TokenEntry } from '../chains/registry.js';
+import { inwardUrlsAllowed } from './inward-urls.js';
 import type { RpcClient } from '../chains/watch/rpc.js';
 import type { OnChainPayment } from '../chains/watch/seen.js';
 import { conflict, invalid } from '../core/errors.js';
@@ -60,6 +61,8 @@ export interface LocalDeps {
   allowPrivateCallbacks?: boolean;
   /** What lifts that refusal, named in it: `CRYPTOPAY_ALLOW_PRIVATE_CALLBACKS=1` for the CLI (default: serve's flag). */
   privateSwitch?: string;
+  /** The CLI at the ledger file: the public test wallet's merchant may name inward URLs (src/store/inward-urls.ts); serve's service never. */
+  localOperator?: boolean;
   /** How a chain's node is read (default: the watcher's JSON-RPC client on the chain's rpcUrl). */
   rpcFor?: (chain: ChainInfo) => RpcClient;
 }
@@ -100,6 +103,7 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
       write: (fn) => this.write(fn),
       allowPrivateCallbacks: deps.allowPrivateCallbacks ?? false,
       ...(deps.privateSwitch ? { privateSwitch: deps.privateSwitch } : {}),
+      ...(deps.localOperator ? { localOperator: true } : {}),
     };
   }
 
@@ -108,7 +112,7 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
    * answers (serve --allow-private-callbacks, which its refusals name).
    */
   withPrivateCallbacks(allow: boolean): LocalPaymentService {
-    const { privateSwitch: _cli, ...deps } = this.deps;
+    const { privateSwitch: _cli, localOperator: _local, ...deps } = this.deps;
     return new LocalPaymentService(this.ledger, { ...deps, registry: this.registryBuilt, randomId: this.randomId, allowPrivateCallbacks: allow });
   }
 
@@ -210,6 +214,15 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
   /** The merchant's secret, for verifying a signed request; undefined when unknown. */
   merchantSecret(mchId: string): string | undefined {
     return merchants.merchantAuth(this.s, mchId)?.secret;
+  }
+
+  /**
+   * Whether this merchant's callbacks may go to loopback and private addresses from this process:
+   * the operator allowed it, or this is the CLI at the ledger and the merchant is the public test
+   * wallet's (serve --dev's: src/store/inward-urls.ts).
+   */
+  inwardCallbacksAllowed(mchId?: string): boolean {
+    return inwardUrlsAllowed(this.s, mchId);
   }
 
   /** Resolves a missing mchId the way every operation does (the only merchant of the ledger). */

@@ -1,4 +1,5 @@
 import { and, asc, desc, eq, gte, inArray, lt, sql, type SQL } from 'drizzle-orm';
+import { inwardUrlsAllowed } from './inward-urls.js';
 import { MAX_ORDER_AHEAD } from '../core/duration.js';
 import { AppError, conflict, invalid, notFound } from '../core/errors.js';
 import { formatAmount, parseAmount } from '../core/money.js';
@@ -28,8 +29,10 @@ let orderDeps: typeof import('./order-deps.js') | undefined;
 export async function createOrder(s: StoreCtx, input: CreateOrderRequest): Promise<Order> {
   const h = (orderDeps ??= await import('./order-deps.js'));
   const req = h.parseInput(h.createOrderSchema, input);
-  if (req.notifyUrl && !s.allowPrivateCallbacks) h.checkNotifyUrl(req.notifyUrl, 'notifyUrl', h.privateHint(s.privateSwitch));
-  if (req.logo && !s.allowPrivateCallbacks) h.checkLogoUrl(req.logo, s.privateSwitch);
+  if ((req.notifyUrl || req.logo) && !inwardUrlsAllowed(s, req.mchId)) {
+    if (req.notifyUrl) h.checkNotifyUrl(req.notifyUrl, 'notifyUrl', h.privateHint(s.privateSwitch));
+    if (req.logo) h.checkLogoUrl(req.logo, s.privateSwitch);
+  }
   const now = s.now();
   return s.write((tx) => {
     const m = findMerchant(s, tx, req.mchId);

@@ -28,6 +28,8 @@ export interface StoreCtx {
   readonly allowPrivateCallbacks: boolean;
   /** What lifts that refusal for whoever made the request, named in it (serve's flag by default). */
   readonly privateSwitch?: string;
+  /** The CLI at the ledger file (not serve's API): the public test wallet's merchant may name inward URLs (inward-urls.ts). */
+  readonly localOperator?: boolean;
 }
 
 /** The precision of an asset the ledger holds; an unknown one is a fault of the ledger's data. */

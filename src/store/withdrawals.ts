@@ -4,6 +4,7 @@ import { conflict, invalid, notFound } from '../core/errors.js';
 import { formatAmount, parseAmount } from '../core/money.js';
 import { alreadyRecorded, claimTxKey, txKey, txKeySql, txKeyTaken } from './tx-keys.js';
 import { refuseReorgedUser } from './reorg-holds.js';
+import { inwardUrlsAllowed } from './inward-urls.js';
 import type { WithdrawApplyRequest, WithdrawConfirmRequest, WithdrawRejectRequest } from '../core/schemas.js';
 import { withdrawalAfter } from '../core/state.js';
 import type { ChainType, ListedWithdrawal, Withdrawal, WithdrawalDetail, WithdrawalStatus } from '../core/types.js';
@@ -24,7 +25,7 @@ const heavy = () => import('./heavy.js');
 export async function applyWithdrawal(s: StoreCtx, input: WithdrawApplyRequest): Promise<Withdrawal> {
   const h = await heavy();
   const req = h.parseInput(h.withdrawApplySchema, input);
-  if (req.notifyUrl && !s.allowPrivateCallbacks) {
+  if (req.notifyUrl && !inwardUrlsAllowed(s, req.mchId)) {
     const guard = await import('../callbacks/guard.js');
     guard.checkNotifyUrl(req.notifyUrl, 'notifyUrl', guard.privateHint(s.privateSwitch));
   }

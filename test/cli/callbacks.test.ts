@@ -12,6 +12,7 @@ import { BIN, cliEnv, spawnCli, type CliResult } from '../helpers/cli.js';
 import { merchantVerifies, startReceiver, type Receiver } from '../callbacks/receiver.js';
 import { httpJson, killAll, nextNonce, nextTx, spawnServe, tempDir, type Merchant } from '../server/helpers.js';
 import { sandbox } from './_support.js';
+import { addTestMerchant } from '../helpers/service.js';
 
 /**
  * Callbacks through the real binary (issue #13): serve delivers what the API, the CLI and the
@@ -177,6 +178,43 @@ describe('serve delivers callbacks', () => {
     expect(wd.stderr).toContain(cliSwitch);
     const allowed = await cli(['--db', db, '--mch-id', m.mchId, '--json', 'order', 'create', '--oid', 'p-2', '--uid', 'u1', '--amount', '1', '--notify-url', 'http://127.0.0.1:8/cb'], { CRYPTOPAY_ALLOW_PRIVATE_CALLBACKS: '1' });
     expect(allowed.code, allowed.stderr).toBe(0);
+  });
+
+  it("the CLI at the serve --dev ledger takes the development merchant's loopback notifyUrl and resends its callbacks there; a real merchant's stays refused; serve's API is not changed by it", async () => {
+    const db = newDb();
+    const real = await withMerchant(db);
+    const dev = await (async () => {
+      const ledger = openLedger(db);
+      try {
+        return await addTestMerchant(new LocalPaymentService(ledger, { now: Date.now, caller: { actor: 'test' } }), 'Sandbox');
+      } finally {
+        ledger.close();
+      }
+    })();
+    const rec = await receiver();
+    const created = await cli(['--db', db, '--mch-id', dev.mchId, '--json', 'order', 'create', '--oid', 'd-1', '--uid', 'u1', '--amount', '1', '--notify-url', rec.url]);
+    expect(created.code, created.stderr).toBe(0);
+    const o = JSON.parse(created.stdout) as { id: string };
+    expect((await cli(['--db', db, '--mch-id', real.mchId, 'order', 'create', '--oid', 'r-1', '--uid', 'u1', '--amount', '1', '--notify-url', rec.url])).stderr)
+      .toContain('--notify-url points to 127.0.0.1, a loopback address');
+    // Its event, sent from the CLI (no serve here): delivered to the loopback receiver.
+    expect((await cli(['--db', db, 'order', 'mark-paid', o.id, '--tx-hash', nextTx(), '--yes'])).code).toBe(0);
+    const listed = JSON.parse((await cli(['--db', db, '--mch-id', dev.mchId, '--json', 'callbacks', 'list'])).stdout) as { id: string }[];
+    const resent = await cli(['--db', db, 'callbacks', 'resend', listed[0]!.id]);
+    expect(resent.code, resent.stdout + resent.stderr).toBe(0);
+    expect((await rec.waitFor(1))[0]!.body).toMatchObject({ event: 'order.paid', mchId: dev.mchId });
+    const tested = await cli(['--db', db, '--mch-id', dev.mchId, 'callbacks', 'test', '--url', rec.url]);
+    expect(tested.code, tested.stderr).toBe(0);
+    const realTest = await cli(['--db', db, '--mch-id', real.mchId, 'callbacks', 'test', '--url', rec.url]);
+    expect(realTest.code).toBe(1);
+    expect(realTest.stdout).toContain('127.0.0.1 is a loopback address');
+    expect(rec.received).toHaveLength(2);
+    // serve (not --dev) on the same ledger: its API still refuses the development merchant's loopback notifyUrl.
+    const srv = await spawnServe(db);
+    const viaApi = await post(srv.url, '/api/v1/order', signed(dev, { oid: 'd-2', uid: 'u1', amount: '1', notifyUrl: rec.url }));
+    expect(viaApi.status).toBe(400);
+    expect(viaApi.json.msg).toContain('notifyUrl points to 127.0.0.1, a loopback address');
+    await srv.stop();
   });
 
   it('order.expired arrives within 5 s of the expiry', async () => {

@@ -1,6 +1,7 @@
 import { CallbackWorker } from '../../callbacks/worker.js';
 import { allowPrivateCallbacks, type Context } from '../../context.js';
 import { printJson, printRecord } from '../output.js';
+import { findCallback } from '../../store/callback-reads.js';
 
 /**
  * A new attempt now, from this process, with the same eventId. Its lease keeps a running serve
@@ -9,7 +10,10 @@ import { printJson, printRecord } from '../output.js';
  */
 export async function run(ctx: Context, opts: { allowPrivateCallbacks?: boolean }, id: string): Promise<number> {
   const service = await ctx.local('callbacks resend');
-  const worker = new CallbackWorker({ ledger: service.ledger, now: ctx.now, allowPrivate: !!opts.allowPrivateCallbacks || allowPrivateCallbacks(ctx.env) });
+  // The public test wallet's merchant's callbacks go inward from here too, as serve --dev sends them.
+  const { merchantId } = findCallback(service.ledger.db, id, ctx.globals.mchId);
+  const allowPrivate = !!opts.allowPrivateCallbacks || allowPrivateCallbacks(ctx.env) || service.inwardCallbacksAllowed(merchantId);
+  const worker = new CallbackWorker({ ledger: service.ledger, now: ctx.now, allowPrivate });
   const r = await worker.resend(id, ctx.globals.mchId);
   if (ctx.globals.json) printJson(ctx, r);
   else {
