@@ -124,6 +124,10 @@ describe('serve delivers callbacks', () => {
     const shown = await cli(['--db', db, 'callbacks', 'show', rows[1]!.id]);
     expect(shown.code, shown.stderr).toBe(0);
     expect(shown.stdout).toMatch(/^status +delivered$/m);
+    // The event's fields, as operations.md says it shows them (a new-user trial found only --json had them).
+    expect(shown.stdout).toMatch(/^data oid +cb-1$/m);
+    expect(shown.stdout).toMatch(/^data paidAmount +10$/m);
+    expect(shown.stdout).toMatch(/^data status +PAID$/m);
     expect(shown.stdout).toMatch(/^\d{4}-\d\d-\d\dT\S+\t200\t\d+ms\t-\t\S+$/m);
 
     // Found by an operator review: without the switch, this process's own guard refused the

@@ -17,6 +17,10 @@ export async function run(ctx: Context, _opts: unknown, id: string): Promise<voi
     ['next attempt', formatTime(c.nextAttemptAt)],
     ['delivered', formatTime(c.deliveredAt)],
     ['created', formatTime(c.createdAt)],
+    // What the event tells the merchant (signed anew at each attempt, with its time), as --json has it.
+    ...Object.entries(c.payload ?? {})
+      .filter(([k]) => k !== 'event' && k !== 'eventId')
+      .map(([k, v]): [string, string] => [`data ${k}`, v === null ? '-' : String(v)]),
   ]);
   ctx.io.stdout.write(ctx.io.isTTY ? '\nattempts:\n' : '');
   await printTable(
