@@ -67,7 +67,14 @@ export async function createOrder(s: StoreCtx, input: CreateOrderRequest): Promi
             ['logo', existing.logo, req.logo ?? null],
             ['expiredAt', existing.expiredAt, req.expiredAt ?? existing.expiredAt],
           ] as const
-        ).filter(([, a, b]) => a !== b).map(([k, a, b]) => (a === null ? `${k} (this request has one; the order has none)` : b === null ? `${k} (the order has one; this request has none)` : k));
+        ).filter(([, a, b]) => a !== b).map(([k, a, b]) => {
+          if (a === null) return `${k} (this request has one; the order has none)`;
+          if (b === null) return `${k} (the order has one; this request has none)`;
+          // The two values where they are short and say nothing private (a URL may carry credentials, a memo anything).
+          if (k === 'amount') return `amount (the order's ${formatAmount(a as bigint, decimals)}, this request's ${formatAmount(b as bigint, decimals)})`;
+          if (k === 'uid') return `uid (the order's ${String(a)}, this request's ${String(b)})`;
+          return k;
+        });
         if (differs.length) {
           throw conflict(`oid ${req.oid} is already used by order ${existing.id} with a different ${differs.join(', ')}`);
         }

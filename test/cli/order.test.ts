@@ -183,7 +183,7 @@ describe.concurrent('orders', { timeout: SLOW }, () => {
       expect(otherDuration.code).toBe(1);
       expect(otherDuration.stderr).toContain(`oid REL is already used by order ${first.id} with a different expiredAt`);
       expect(otherAmount.code).toBe(1);
-      expect(otherAmount.stderr).toContain(`oid REL is already used by order ${first.id} with a different amount, expiredAt`);
+      expect(otherAmount.stderr).toContain(`oid REL is already used by order ${first.id} with a different amount (the order's 5, this request's 6), expiredAt`);
       expect(absolute.code).toBe(1);
       expect(absolute.stderr).toContain(`oid REL is already used by order ${first.id} with a different expiredAt`);
       expect(await s.json(['order', 'list'])).toHaveLength(1);

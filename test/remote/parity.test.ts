@@ -80,7 +80,7 @@ const EXPECTED: Record<string, { code: number; out?: RegExp; err?: RegExp }> = {
   'refund, unknown order': { code: 1, err: /^error: Order not found: no order has the id ord_A+ \(cryptopay order find ord_A+ also searches uids, transaction hashes and deposit addresses\)\n$/ },
   'refund, without --yes': { code: 2, err: /^error: Refund: this changes money, so it needs confirmation; pass --yes/ },
   'refund, id and oid disagree': { code: 1, err: /^error: id <O1> and oid O2 name different orders\n$/ },
-  'order create, same oid other amount': { code: 1, err: /^error: oid O1 is already used by order <O1> with a different amount\n$/ },
+  'order create, same oid other amount': { code: 1, err: /^error: oid O1 is already used by order <O1> with a different amount \(the order's 10\.5, this request's 11\)\n$/ },
   // phase 3: O1 paid 10.5 (user u1), u2 credited 70 by hand
   // The refund's own id and the order after it (#15 item 3): still PAID after a partial refund.
   refund: { code: 0, out: /^refund {8}<refund>\norder {9}<O1> \(oid O1\)\namount {8}2 USDT\norder status {2}PAID\npaid {10}10\.5 USDT\nrefunded {6}2 USDT \(8\.5 USDT left to refund\)\nremark {8}partial\ntime {10}<time>\n$/ },

@@ -132,8 +132,8 @@ describe('create order (decisions §3) through HTTP', () => {
   it('refuses the same oid with different fields (409) and changes nothing', async () => {
     const fields = base();
     const first = expectOk(await s.post('/api/v1/order', s.signed(m, fields)));
-    await refused('/api/v1/order', { ...fields, amount: '11' }, 409, `oid ${fields.oid} is already used by order ${first.id} with a different amount`);
-    await refused('/api/v1/order', { ...fields, uid: 'u2', memo: 'x' }, 409, `oid ${fields.oid} is already used by order ${first.id} with a different uid, memo (this request has one; the order has none)`);
+    await refused('/api/v1/order', { ...fields, amount: '11' }, 409, `oid ${fields.oid} is already used by order ${first.id} with a different amount (the order's 10, this request's 11)`);
+    await refused('/api/v1/order', { ...fields, uid: 'u2', memo: 'x' }, 409, `oid ${fields.oid} is already used by order ${first.id} with a different uid (the order's ${fields.uid}, this request's u2), memo (this request has one; the order has none)`);
   });
 
   it('keeps oid unique per merchant: another merchant may use the same oid', async () => {
