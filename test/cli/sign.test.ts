@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { CliResult } from '../helpers/cli.js';
-import { sandbox, SLOW, type Env } from './_support.js';
+import { sandbox, SLOW, withMerchant, type Env } from './_support.js';
+import { sign as signBody } from '../../src/signing/index.js';
 
 interface Vector {
   name: string;
@@ -76,6 +77,28 @@ describe.concurrent('sign', { timeout: SLOW }, () => {
       expect(r.stdout).toBe('');
       expect(r.stderr).toMatch(/signature does not match/);
     }
+  });
+
+  it("sign verify without a secret checks with the local ledger's secret of the body's mchId, as listen does; none there: the usage error says what gives one", async () => {
+    const m = await withMerchant();
+    const fields = { mchId: m.mchId, eventId: 'evt_1', event: 'order.paid', oid: 'A-1', amount: '10', timestamp: 1_795_000_000_000 };
+    const body = JSON.stringify({ ...fields, sign: signBody(fields, m.secret) });
+    const tampered = JSON.stringify({ ...JSON.parse(body), amount: '11' });
+    const stranger = JSON.stringify({ ...JSON.parse(body), mchId: 'M999999' });
+    const [ok, bad, unknown, noLedger] = await Promise.all([
+      m.run(['sign', 'verify', '--body', body]),
+      m.run(['sign', 'verify', '--body', tampered]),
+      m.run(['sign', 'verify', '--body', stranger]),
+      sandbox().bare(['sign', 'verify', '--body', body]),
+    ]);
+    expect(ok).toEqual({ code: 0, stdout: 'signature valid\n', stderr: '' });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/signature does not match/);
+    for (const r of [unknown, noLedger]) {
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('no merchant secret: set CRYPTOPAY_SECRET, pass --secret-file FILE, use a profile that has one, or verify a body of a merchant of the local ledger (--db)');
+    }
+    for (const r of [ok, bad, unknown, noLedger]) expect(r.stdout + r.stderr).not.toContain(m.secret);
   });
 
   it('sign verify with key=value fields, --json and --explain', async () => {
