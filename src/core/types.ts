@@ -77,16 +77,16 @@ export interface Withdrawal {
 }
 
 /**
- * What the chain says about a withdrawal's transaction next to what the withdrawal expects
- * (issue #12): `withdraw verify`, the question of `withdraw confirm`, `POST /api/v1/withdraw/verify`.
- */
-/**
  * How far a payout's block time may be before its withdrawal's request and still pay it: the two
  * clocks (the chain's, the service's) may disagree by this much (decisions, "Withdrawal
  * confirmations checked on chain").
  */
 export const PAYOUT_CLOCK_SKEW_MS = 5 * 60 * 1000;
 
+/**
+ * What the chain says about a withdrawal's transaction next to what the withdrawal expects
+ * (issue #12): `withdraw verify`, the question of `withdraw confirm`, `POST /api/v1/withdraw/verify`.
+ */
 export interface VerificationReport {
   id: string;
   status: WithdrawalStatus;

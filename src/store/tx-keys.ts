@@ -97,14 +97,18 @@ export function claimTxKey(tx: Q, hash: string, use: TxUse, opts: { shared: bool
 function namedByPayouts(tx: Q, key: string, rows: KeyRow[], now: number): void {
   for (const r of rows) {
     if (r.scope === '') continue;
-    const ids = tx.all<{ id: string }>(sql`select id from withdrawals where merchant_id = ${r.scope} and tx_hash is not null and ${sql.raw(txKeySql('tx_hash'))} = ${key}`);
-    for (const { id } of ids) {
+    for (const id of payoutsNaming(tx, r.scope, key)) {
       audit(tx, {
         at: now, actor: 'ledger', action: 'withdrawal.transaction_recorded_elsewhere', merchantId: null, subjectType: 'withdrawal', subjectId: id,
         detail: { txKey: key, merchant: r.scope, note: "this payout's transaction is also a payment into another merchant's order: check the payout on chain" },
       });
     }
   }
+}
+
+/** The merchant's withdrawals whose payout transaction has this key (any spelling of the hash). */
+export function payoutsNaming(tx: Q, merchantId: string, key: string): string[] {
+  return tx.all<{ id: string }>(sql`select id from withdrawals where merchant_id = ${merchantId} and tx_hash is not null and ${sql.raw(txKeySql('tx_hash'))} = ${key}`).map((r) => r.id);
 }
 
 /**

@@ -26,12 +26,12 @@ export async function checkPayout(s: StoreCtx, w: WithdrawalRow, txHash: string,
   const registry = await s.registry();
   const chain = registry.chain(w.chainId);
   if (!chain.rpcUrl) throw invalid(`chain ${chain.chainId} (${chain.name}) has no rpcUrl configured: its transactions cannot be checked`);
-  const expected = expectedPayout(w, registry.token(chain.chainId, w.token), chain.confirmations, txHash, blockNumber ?? 0, payoutWalletsOf(s.db, w));
+  const given = expectedPayout(w, registry.token(chain.chainId, w.token), chain.confirmations, txHash, blockNumber ?? 0, payoutWalletsOf(s.db, w));
   // Loaded here, not at start-up: only a confirmation that reads the chain needs it.
   const [{ judge, observeTransaction }, { RpcError, RpcTransportError }] = await Promise.all([import('../chains/withdrawal-check.js'), import('../chains/watch/rpc.js')]);
   let observed: Awaited<ReturnType<typeof observeTransaction>>;
   try {
-    observed = await observeTransaction(await s.rpc(chain), expected);
+    observed = await observeTransaction(await s.rpc(chain), given);
   } catch (e) {
     // Down, slow, garbage, or a node error for this call: the chain could not be read.
     if (!(e instanceof RpcTransportError || e instanceof RpcError)) throw e;
@@ -39,17 +39,14 @@ export async function checkPayout(s: StoreCtx, w: WithdrawalRow, txHash: string,
       cause: e, shown: `chain ${chain.chainId} (${chain.name}) cannot be read: its node did not answer as expected; nothing was changed`,
     });
   }
-  if (blockNumber === null) {
-    // No block given: the one its receipt names, once there is one. Before that there is no
-    // block to report or confirm with, which is said as the refusal it is.
-    if (observed.blockNumber === null) {
-      throw conflict(observed.known
-        ? `transaction ${txHash} is not mined yet on chain ${chain.chainId}: it has no block to check it in; ask again once it is mined`
-        : `chain ${chain.chainId} does not know transaction ${txHash}: check the hash and the chain (the withdrawal is on chain ${chain.chainId}, ${chain.name})`);
-    }
-    expected.blockNumber = observed.blockNumber;
+  // No block given: the one its receipt names, once there is one. Before that there is no block
+  // to report or confirm with, which is said as the refusal it is.
+  if (blockNumber === null && observed.blockNumber === null) {
+    throw conflict(observed.known
+      ? `transaction ${txHash} is not mined yet on chain ${chain.chainId}: it has no block to check it in; ask again once it is mined`
+      : `chain ${chain.chainId} does not know transaction ${txHash}: check the hash and the chain (the withdrawal is on chain ${chain.chainId}, ${chain.name})`);
   }
-  return judge(expected, observed);
+  return judge({ ...given, blockNumber: blockNumber ?? observed.blockNumber! }, observed);
 }
 
 /** The merchant's payout wallets on the withdrawal's chain type: a payout's tokens must come from one of them, when there are any. */

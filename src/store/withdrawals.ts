@@ -2,7 +2,7 @@ import { and, desc, eq, gte, lt, sql, type SQL } from 'drizzle-orm';
 import type { ChainCheck } from '../chains/withdrawal-check.js';
 import { conflict, invalid, notFound } from '../core/errors.js';
 import { formatAmount, parseAmount } from '../core/money.js';
-import { alreadyRecorded, claimTxKey, txKey, txKeySql, txKeyTaken } from './tx-keys.js';
+import { alreadyRecorded, claimTxKey, payoutsNaming, txKey, txKeyTaken } from './tx-keys.js';
 import { refuseReorgedUser } from './reorg-holds.js';
 import { inwardUrlsAllowed } from './inward-urls.js';
 import type { WithdrawApplyRequest, WithdrawConfirmRequest, WithdrawRejectRequest } from '../core/schemas.js';
@@ -197,9 +197,9 @@ function assertCanTake(q: Q, w: WithdrawalRow, txHash: string): void {
   if (w.txHash === null && txKeyTaken(q, txHash, { merchantId: w.merchantId })) {
     // Its merchant's own withdrawal is named (a batch payout's second payee, the usual case:
     // decisions §6 lets a transaction confirm one withdrawal); anyone else's use is not.
-    const own = q.get<{ id: string }>(sql`select id from withdrawals where merchant_id = ${w.merchantId} and id <> ${w.id} and tx_hash is not null and ${sql.raw(txKeySql('tx_hash'))} = ${txKey(txHash)} limit 1`);
+    const own = payoutsNaming(q, w.merchantId, txKey(txHash)).find((id) => id !== w.id);
     if (!own) throw alreadyRecorded(txHash);
-    throw conflict(`${alreadyRecorded(txHash).message}: it confirms withdrawal ${own.id}, and a transaction confirms at most one withdrawal (pay each withdrawal with a transaction of its own)`);
+    throw conflict(`${alreadyRecorded(txHash).message}: it confirms withdrawal ${own}, and a transaction confirms at most one withdrawal (pay each withdrawal with a transaction of its own)`);
   }
 }
 

@@ -1,5 +1,5 @@
 import { CallbackWorker } from '../../callbacks/worker.js';
-import { allowPrivateCallbacks, type Context } from '../../context.js';
+import type { Context } from '../../context.js';
 import { printJson, printRecord } from '../output.js';
 import { findCallback } from '../../store/callback-reads.js';
 
@@ -10,9 +10,10 @@ import { findCallback } from '../../store/callback-reads.js';
  */
 export async function run(ctx: Context, opts: { allowPrivateCallbacks?: boolean }, id: string): Promise<number> {
   const service = await ctx.local('callbacks resend');
-  // The public test wallet's merchant's callbacks go inward from here too, as serve --dev sends them.
+  // The flag, else what the ledger's service allows (CRYPTOPAY_ALLOW_PRIVATE_CALLBACKS=1, or the
+  // public test wallet's merchant, whose callbacks serve --dev sends inward too).
   const { merchantId } = findCallback(service.ledger.db, id, ctx.globals.mchId);
-  const allowPrivate = !!opts.allowPrivateCallbacks || allowPrivateCallbacks(ctx.env) || service.inwardCallbacksAllowed(merchantId);
+  const allowPrivate = !!opts.allowPrivateCallbacks || service.inwardCallbacksAllowed(merchantId);
   const worker = new CallbackWorker({ ledger: service.ledger, now: ctx.now, allowPrivate });
   const r = await worker.resend(id, ctx.globals.mchId);
   if (ctx.globals.json) printJson(ctx, r);

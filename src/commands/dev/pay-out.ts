@@ -4,7 +4,7 @@ import { AppError } from '../../core/errors.js';
 import { parseLedgerAmount, toTokenUnits } from '../../core/money.js';
 import { actForOwner } from '../owner.js';
 import { printJson, printRecord } from '../output.js';
-import { fundedAccount } from './from.js';
+import { fundedAccount, sentRows } from './from.js';
 import { shellQuote } from '../shell-quote.js';
 
 /**
@@ -41,16 +41,7 @@ export async function run(ctx: Context, opts: { from?: string }, id: string): Pr
     txHash: sent.txHash, blockNumber: sent.blockNumber, confirm,
   };
   if (ctx.globals.json) return printJson(ctx, result);
-  await printRecord(ctx, [
-    ['withdrawal', w.id],
-    ['sent', `${w.amount} ${asset} (test token)`],
-    ['chain', `${chain.chainId} (development)`],
-    ['token', token.address],
-    ['from', sent.from],
-    ['to', w.to],
-    ['tx hash', sent.txHash],
-    ['block', sent.blockNumber],
-  ]);
+  await printRecord(ctx, [['withdrawal', w.id], ...sentRows(result)]);
   // Sent, not recorded: the withdrawal stays PENDING until the operator confirms it.
   ctx.io.stderr.write(`sent, not recorded: the withdrawal is still PENDING; record the payout with\n  ${confirm}\n`);
 }

@@ -6,7 +6,7 @@ import { amountDue, formatAmount, parseAmount, toTokenUnits } from '../../core/m
 import type { OrderDetail, OrderStatus } from '../../core/types.js';
 import { printJson, printRecord } from '../output.js';
 import { checked } from '../common.js';
-import { fundedAccount } from './from.js';
+import { fundedAccount, sentRows } from './from.js';
 
 interface PayOptions {
   amount?: string;
@@ -117,17 +117,7 @@ export async function run(ctx: Context, opts: PayOptions, id: string): Promise<v
   }
 }
 
-async function print(ctx: Context, r: Record<string, string | number>): Promise<void> {
+async function print(ctx: Context, r: Parameters<typeof sentRows>[0] & { order: string; status: string }): Promise<void> {
   if (ctx.globals.json) return printJson(ctx, r);
-  await printRecord(ctx, [
-    ['order', r.order],
-    ['sent', `${r.amount} ${r.asset} (test token)`],
-    ['chain', `${r.chainId} (development)`],
-    ['token', r.token],
-    ['from', r.from],
-    ['to', r.to],
-    ['tx hash', r.txHash],
-    ['block', r.blockNumber],
-    ['status', r.status],
-  ]);
+  await printRecord(ctx, [['order', r.order], ...sentRows(r), ['status', r.status]]);
 }

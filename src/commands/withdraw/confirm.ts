@@ -19,9 +19,11 @@ const noRpcUrl = (e: unknown) => e instanceof AppError && e.kind === 'invalid' &
  * rpcUrl: nothing is checked) or `older` (a remote from before the block was read for the
  * operator, which refuses a hash on its own: the block is asked for, and checked as before).
  */
-async function ask(ctx: Context, ext: OperatorExtensions, id: string, txHash: string, blockNumber: string | undefined): Promise<VerificationReport | { noChain: string } | { older: string }> {
+type ChainSays = { report: VerificationReport } | { noChain: string } | { older: string };
+
+async function ask(ctx: Context, ext: OperatorExtensions, id: string, txHash: string, blockNumber: string | undefined): Promise<ChainSays> {
   try {
-    return await ext.verifyWithdrawal({ mchId: ctx.globals.mchId, id, txHash, ...(blockNumber !== undefined ? { blockNumber: Number(blockNumber) } : {}) });
+    return { report: await ext.verifyWithdrawal({ mchId: ctx.globals.mchId, id, txHash, ...(blockNumber !== undefined ? { blockNumber: Number(blockNumber) } : {}) }) };
   } catch (e) {
     if (noRpcUrl(e)) return { noChain: (e as AppError).message.replace(/: its transactions cannot be checked$/, '') };
     if (blockNumber === undefined && e instanceof AppError && e.kind === 'invalid' && /go together/.test(e.message)) {
@@ -57,36 +59,21 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
   // Skipping the chain is for an operator at a local ledger only: the API can never do it.
   const local = unverified ? await ctx.local('withdraw confirm --unverified') : undefined;
   const service = local ?? (await ctx.service());
-  const remote = ctx.isRemote() && !local;
   let blockNumber = (opts.blockNumber as string | undefined) || undefined;
   // What the chain says, read once: for the block when it is not given, and for the question.
-  let report: VerificationReport | undefined;
-  let noChain: string | undefined;
-  let older: string | undefined;
-  const read = async () => {
-    const r = await ask(ctx, service, logId, txHash, blockNumber);
-    if ('noChain' in r) noChain = r.noChain;
-    else if ('older' in r) older = r.older;
-    else report = r;
-  };
-  let blockFrom = '';
-  if (blockNumber === undefined && !unverified) {
-    // The operator has the hash at hand; the block is the one its receipt names (a transaction
-    // not mined yet, or unknown to the chain, is refused: there is nothing to confirm yet).
-    await read();
-    if (report) {
-      blockNumber = String(report.blockNumber);
-      blockFrom = ' (read from the chain)';
-    }
-  }
+  // The operator has the hash at hand; the block is the one its receipt names (a transaction not
+  // mined yet, or unknown to the chain, is refused: there is nothing to confirm yet).
+  let says = blockNumber === undefined && !unverified ? await ask(ctx, service, logId, txHash, undefined) : undefined;
+  const blockFrom = says && 'report' in says ? ' (read from the chain)' : '';
+  if (says && 'report' in says) blockNumber = String(says.report.blockNumber);
   if (blockNumber === undefined) {
-    if (noChain && !ctx.io.interactive) throw usage(`missing required option --block-number: ${noChain}, so the block of the transaction cannot be read from it`);
-    if (older && !ctx.io.interactive) throw usage(`missing required option --block-number: ${older}`);
+    const why = says && 'noChain' in says ? `${says.noChain}, so the block of the transaction cannot be read from it` : says && 'older' in says ? says.older : undefined;
+    if (why && !ctx.io.interactive) throw usage(`missing required option --block-number: ${why}`);
     blockNumber = await need(ctx, undefined, 'block-number', 'Block number');
   }
   // Read already (for the block) and not paying it: said first, whatever else is missing (a
   // new-user trial was asked for --yes before it learnt the transaction paid something else).
-  if (report && !report.matches && !asking(ctx)) throw new AppError('conflict', `${report.message}; nothing was changed`);
+  if (says && 'report' in says && !says.report.matches && !asking(ctx)) throw new AppError('conflict', `${says.report.message}; nothing was changed`);
   const summary: [string, string][] = [['withdrawal', logId]];
   let from: string | undefined;
   if (asking(ctx)) {
@@ -105,18 +92,16 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
       );
       if (unverified) summary.push(['chain', `NOT verified on chain: ${reason}`]);
       else {
-        // A malformed block number is refused by the operation itself, with its usual message.
-        if (!report && !noChain && /^[1-9][0-9]{0,15}$/.test(blockNumber)) {
-          older = undefined;
-          await read();
-        }
-        if (report) await preview(ctx, summary, report);
-        else if (noChain) summary.push(['chain', `${noChain}: recorded as not verified on chain`]);
+        // Not read yet (a block given, or asked for): read in it now. A malformed block number is
+        // refused by the operation itself, with its usual message.
+        if ((!says || 'older' in says) && /^[1-9][0-9]{0,15}$/.test(blockNumber)) says = await ask(ctx, service, logId, txHash, blockNumber);
+        if (says && 'report' in says) await preview(ctx, summary, says.report);
+        else if (says && 'noChain' in says) summary.push(['chain', `${says.noChain}: recorded as not verified on chain`]);
       }
     }
   }
   if (from) {
-    const waits = report !== undefined && !report.deep;
+    const waits = says !== undefined && 'report' in says && !says.report.deep;
     summary.push(['status', waits ? `${from}, with this transaction, until its confirmations; then CONFIRMED by the watcher` : `${from} -> CONFIRMED`]);
   }
   summary.push(['transaction', `${txHash} in block ${blockNumber}${blockFrom}`]);
