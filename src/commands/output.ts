@@ -55,13 +55,13 @@ export function terminalWidth(ctx: Context): number {
 
 /**
  * A list whose rows are of more than one merchant (a ledger with several, and no --mch-id): a
- * `merchant` column after the first, else two rows that differ only in whose they are (the same
+ * `merchant` column after the first (or at `at`), else two rows that differ only in whose they are (the same
  * oid at two shops) cannot be told apart. A list of one merchant's rows is unchanged.
  */
-export function merchantColumn(items: ReadonlyArray<{ mchId: string }>, head: Array<string | Column>, rows: Cell[][]): void {
+export function merchantColumn(items: ReadonlyArray<{ mchId?: string }>, head: Array<string | Column>, rows: Cell[][], at = 1): void {
   if (new Set(items.map((i) => i.mchId)).size < 2) return;
-  head.splice(1, 0, { name: 'merchant', priority: 8 });
-  rows.forEach((r, k) => r.splice(1, 0, items[k]!.mchId));
+  head.splice(at, 0, { name: 'merchant', priority: 8 });
+  rows.forEach((r, k) => r.splice(at, 0, items[k]!.mchId ?? '?'));
 }
 
 /** A list of rows; a column is its header, or a Column saying how it gives way on a narrow terminal. */

@@ -171,6 +171,8 @@ export interface HeldPaymentView {
 export interface ListedWithdrawal extends Withdrawal {
   /** Always answered by this service; absent only from a server that predates it (remote mode). */
   asset?: string;
+  /** Whose it is (a list of a ledger with several merchants); absent from a server that predates it. */
+  mchId?: string;
 }
 
 /** Everything `withdraw show` tells: the record, its merchant, and how its confirmation was trusted. */

@@ -106,11 +106,11 @@ const withdrawalFields = {
 };
 
 /**
- * The extension reads' withdrawal: the record with its asset. The asset is optional here: a
- * server from before it answered one leaves this CLI to its own registry
- * (src/commands/withdraw/asset.ts), not to a refusal.
+ * The extension reads' withdrawal: the record with its asset and merchant. Both are optional
+ * here: a server from before them answered without, which leaves this CLI to its own registry
+ * (src/commands/withdraw/asset.ts) and a list without a merchant column, not to a refusal.
  */
-const listedWithdrawalFields = { ...withdrawalFields, asset: text.optional() };
+const listedWithdrawalFields = { ...withdrawalFields, asset: text.optional(), mchId: text.optional() };
 
 /** Which address and hash forms are right depends on the chain the record names. */
 function checkWithdrawal(w: { chainType: 'EVM' | 'TRON'; to: string; token: string; txHash: string | null }, ctx: z.RefinementCtx): void {

@@ -184,18 +184,17 @@ export const ORDER_SHOW = {
     },
   },
 };
-/** The extension reads' withdrawal: the record with the asset its amount is in. */
+/** The extension reads' withdrawal: the record with the asset its amount is in and whose it is. */
 export const LISTED_WITHDRAWAL = {
   ...WITHDRAWAL,
-  required: [...WITHDRAWAL.required, 'asset'],
-  properties: { ...WITHDRAWAL.properties, asset: { type: 'string', description: 'the asset the amount is in, as an order\'s asset' } },
+  required: [...WITHDRAWAL.required, 'asset', 'mchId'],
+  properties: { ...WITHDRAWAL.properties, asset: { type: 'string', description: 'the asset the amount is in, as an order\'s asset' }, mchId: { type: 'string' } },
 };
 export const WITHDRAWAL_DETAIL = {
   ...LISTED_WITHDRAWAL,
-  required: [...LISTED_WITHDRAWAL.required, 'mchId', 'verification', 'verificationNote'],
+  required: [...LISTED_WITHDRAWAL.required, 'verification', 'verificationNote'],
   properties: {
     ...LISTED_WITHDRAWAL.properties,
-    mchId: { type: 'string' },
     verification: { anyOf: [{ type: 'string', enum: ['confirming', 'verified', 'unverified'] }, { type: 'null' }] },
     verificationNote: NULLABLE_STRING,
   },
@@ -273,7 +272,7 @@ export const FIND = {
   required: ['orders', 'withdrawals', 'more'],
   properties: {
     orders: listOf({ ...ORDER_DETAIL, required: [...ORDER_DETAIL.required, 'matchedBy'], properties: { ...ORDER_DETAIL.properties, matchedBy: MATCHED_BY } }),
-    withdrawals: listOf({ ...LISTED_WITHDRAWAL, required: [...LISTED_WITHDRAWAL.required, 'mchId', 'matchedBy'], properties: { ...LISTED_WITHDRAWAL.properties, mchId: { type: 'string' }, matchedBy: MATCHED_BY } }),
+    withdrawals: listOf({ ...LISTED_WITHDRAWAL, required: [...LISTED_WITHDRAWAL.required, 'matchedBy'], properties: { ...LISTED_WITHDRAWAL.properties, matchedBy: MATCHED_BY } }),
     more: { type: 'boolean', description: 'more orders match than were answered' },
   },
 };

@@ -309,9 +309,9 @@ export function pageWithdrawals(s: StoreCtx, filter: WithdrawalFilter & { limit?
   return pageOf(rows, limit, count(), before, (w) => w.id, listedWithdrawal);
 }
 
-/** The extension reads' withdrawal: the record with its asset (src/core/types.ts ListedWithdrawal). */
+/** The extension reads' withdrawal: the record with its asset and merchant (src/core/types.ts ListedWithdrawal). */
 export function listedWithdrawal(w: WithdrawalRow): ListedWithdrawal {
-  return { ...withdrawalView(w), asset: w.asset };
+  return { ...withdrawalView(w), asset: w.asset, mchId: w.merchantId };
 }
 
 export function withdrawalView(w: WithdrawalRow): Withdrawal {

@@ -215,24 +215,29 @@ describe.concurrent('in a pipe and for a spreadsheet', { timeout: SLOW }, () => 
 });
 
 describe('lists of a ledger with more than one merchant', { timeout: SLOW }, () => {
-  it('order, refund and callbacks lists add a merchant column when their rows are of several merchants, and not for one', async () => {
+  it('order, refund, withdraw and callbacks lists and order find add a merchant column when their rows are of several merchants, and not for one', async () => {
     const s = await withMerchant('A');
     const b = await s.json<{ mchId: string }>(['merchant', 'add', '--name', 'B', '--generate-wallet']);
-    // The same oid at both merchants: the rows differ only in whose they are.
+    // The same oid, uid and amounts at both merchants: the rows differ only in whose they are.
     const ids: Record<string, string> = {};
+    const payouts: Record<string, string> = {};
     for (const m of [s.mchId, b.mchId]) {
       const o = await s.json<{ id: string }>(['--mch-id', m, 'order', 'create', '--oid', 'SAME-1', '--uid', 'u1', '--amount', '2', '--notify-url', 'https://shop.example/cb']);
       await s.json(['--mch-id', m, 'order', 'mark-paid', o.id, '--tx-hash', evmTx(), '--yes']);
       await s.json(['--mch-id', m, 'refund', '--id', o.id, '--amount', '1', '--remark', 'r', '--yes']);
+      const w = await s.json<{ id: string }>(['--mch-id', m, 'withdraw', 'apply', '--uid', 'u1', '--amount', '0.5', '--to', EVM_TO, '--chain-id', '1', '--chain-type', 'EVM', '--token', USDT_ETH]);
       ids[m] = o.id;
+      payouts[m] = w.id;
     }
-    for (const list of [['order', 'list'], ['refund', 'list'], ['callbacks', 'list']]) {
+    const lists = [['order', 'list'], ['refund', 'list'], ['callbacks', 'list'], ['withdraw', 'list'], ['order', 'find', 'u1']];
+    for (const list of lists) {
       const tsv = (await s.ok(list)).trim().split('\n').map((l) => l.split('\t'));
       const col = tsv[0]!.indexOf('merchant');
       expect(col, `${list.join(' ')}: ${tsv[0]!.join(' ')}`).toBeGreaterThan(-1);
       for (const m of [s.mchId, b.mchId]) {
-        const rows = tsv.slice(1).filter((r) => r.some((cell) => cell === ids[m] || cell === `order:${ids[m]}`));
-        expect(rows.length, `${list.join(' ')} rows of ${ids[m]}`).toBeGreaterThan(0);
+        const mine = [ids[m], `order:${ids[m]}`, payouts[m], `withdrawal:${payouts[m]}`];
+        const rows = tsv.slice(1).filter((r) => r.some((cell) => mine.includes(cell)));
+        expect(rows.length, `${list.join(' ')} rows of ${m}`).toBeGreaterThan(0);
         for (const r of rows) expect(r[col]).toBe(m);
       }
       // One merchant's rows: no column to read.

@@ -1,7 +1,7 @@
 import type { Context } from '../../context.js';
 import { AppError } from '../../core/errors.js';
 import { parseLimit } from '../common.js';
-import { formatTime, printJson, printTable } from '../output.js';
+import { formatTime, merchantColumn, printJson, printTable, type Column } from '../output.js';
 import { amountIn, commandRegistry } from '../withdraw/asset.js';
 
 const LABEL = { id: 'id', oid: 'oid', uid: 'uid', txHash: 'tx hash', address: 'address' } as const;
@@ -20,13 +20,13 @@ export async function run(ctx: Context, opts: Record<string, string | undefined>
   }
   if (ctx.globals.json) return printJson(ctx, { orders: found.orders, withdrawals: found.withdrawals });
   const registry = found.withdrawals.length ? await commandRegistry(ctx, 'order find') : undefined;
-  await printTable(
-    ctx,
-    ['matched by', 'id', 'oid', 'uid', 'amount', 'status', 'paid', 'refunded', 'created'],
-    [
-      ...found.orders.map((o) => [o.matchedBy.map((b) => LABEL[b]).join(', '), o.id, o.oid, o.uid, `${o.amount} ${o.asset}`, o.status, o.paidAmount, o.refundedAmount, formatTime(o.createdAt)]),
-      ...found.withdrawals.map((w) => ['tx hash (withdrawal)', w.id, null, w.uid, amountIn(registry!, w), w.status, null, null, formatTime(w.createdAt)]),
-    ],
-  );
+  const head: Array<string | Column> = ['matched by', 'id', 'oid', 'uid', 'amount', 'status', 'paid', 'refunded', 'created'];
+  const rows = [
+    ...found.orders.map((o) => [o.matchedBy.map((b) => LABEL[b]).join(', '), o.id, o.oid, o.uid, `${o.amount} ${o.asset}`, o.status, o.paidAmount, o.refundedAmount, formatTime(o.createdAt)]),
+    ...found.withdrawals.map((w) => ['tx hash (withdrawal)', w.id, null, w.uid, amountIn(registry!, w), w.status, null, null, formatTime(w.createdAt)]),
+  ];
+  // Whose each row is, when they are of several merchants: after the id.
+  merchantColumn([...found.orders, ...found.withdrawals], head, rows, 2);
+  await printTable(ctx, head, rows);
   if (found.more) ctx.io.stderr.write(`showing the newest ${found.orders.length} orders that match: narrow it with --mch-id, or see them all with cryptopay order list --uid ${q}\n`);
 }

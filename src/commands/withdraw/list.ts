@@ -1,7 +1,7 @@
 import type { Context } from '../../context.js';
 import { WITHDRAWAL_STATUSES } from '../../core/types.js';
 import { oneOf, pageNote, parseCursor, parseLimit, parseTimeRange } from '../common.js';
-import { formatTime, printJson, printTable } from '../output.js';
+import { formatTime, merchantColumn, printJson, printTable, type Column } from '../output.js';
 import { amountIn, commandRegistry } from './asset.js';
 
 export async function run(ctx: Context, opts: Record<string, string | undefined>): Promise<void> {
@@ -11,11 +11,10 @@ export async function run(ctx: Context, opts: Record<string, string | undefined>
   const page = await (await ctx.service()).pageWithdrawals(filter);
   if (ctx.globals.json) return printJson(ctx, page.items);
   const registry = await commandRegistry(ctx, 'withdraw list');
-  await printTable(
-    ctx,
-    // At 80 columns the id, who, how much, where to and the state stay; the rest goes first.
-    ['id', { name: 'uid', text: true, minWidth: 8, priority: 8 }, { name: 'amount', priority: 9 }, { name: 'to', priority: 7 }, { name: 'chain', priority: 6 }, { name: 'status', text: true, minWidth: 10, priority: 9 }, { name: 'tx hash', priority: 3 }, { name: 'created', priority: 2 }],
-    page.items.map((w) => [w.id, w.uid, amountIn(registry, w), w.to, `${w.chainType} ${w.chainId}`, w.status === 'PENDING' && w.txHash ? 'PENDING (confirmations)' : w.status, w.txHash, formatTime(w.createdAt)]),
-  );
+  // At 80 columns the id, who, how much, where to and the state stay; the rest goes first.
+  const head: Array<string | Column> = ['id', { name: 'uid', text: true, minWidth: 8, priority: 8 }, { name: 'amount', priority: 9 }, { name: 'to', priority: 7 }, { name: 'chain', priority: 6 }, { name: 'status', text: true, minWidth: 10, priority: 9 }, { name: 'tx hash', priority: 3 }, { name: 'created', priority: 2 }];
+  const rows = page.items.map((w) => [w.id, w.uid, amountIn(registry, w), w.to, `${w.chainType} ${w.chainId}`, w.status === 'PENDING' && w.txHash ? 'PENDING (confirmations)' : w.status, w.txHash, formatTime(w.createdAt)]);
+  merchantColumn(page.items, head, rows);
+  await printTable(ctx, head, rows);
   pageNote(ctx, page);
 }
