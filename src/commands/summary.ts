@@ -18,7 +18,7 @@ export async function run(ctx: Context): Promise<void> {
   if (ctx.globals.json) return printJson(ctx, s);
   const p = s.pendingWithdrawals;
   const rows: [string, Cell][] = [
-    ['ledger', `${s.mchId ? `merchant ${s.mchId}` : 'every merchant'}, at ${formatTime(s.at)}`],
+    ['ledger', `${s.mchId ? `merchant ${s.mchId}` : `every merchant${await whose(ctx)}`}, at ${formatTime(s.at)}`],
     ['pending withdrawals', p.count === 0 ? 'none' : `${p.count}, ${totals(p.total)}${p.confirming ? ` (${p.confirming} waiting for confirmations)` : ''}: cryptopay withdraw list --status PENDING`],
     ['today', `since ${formatTime(s.today.since)}`],
     ['  payments', tallied(s.today.payments)],
@@ -46,3 +46,13 @@ export async function run(ctx: Context): Promise<void> {
   rows.push(['failed callbacks', s.failedCallbacks === 0 ? 'none' : `${s.failedCallbacks}: cryptopay callbacks list --status failed`]);
   await printRecord(ctx, rows);
 }
+
+/** Which merchants a whole-ledger summary adds together, when more than one: its totals are theirs. */
+async function whose(ctx: Context): Promise<string> {
+  if (ctx.isRemote()) return '';
+  const ids = (await (await ctx.local('summary')).listMerchants()).map((m) => m.mchId);
+  if (ids.length < 2) return '';
+  const named = ids.length > MERCHANTS_NAMED ? `${ids.slice(0, MERCHANTS_NAMED).join(', ')}, ...` : ids.join(', ');
+  return ` (${ids.length}: ${named}; one alone with --mch-id)`;
+}
+const MERCHANTS_NAMED = 5;

@@ -92,8 +92,11 @@ describe.concurrent('at a glance (#15 item 10)', { timeout: SLOW }, () => {
     expect(await s.json(['balance', 'u3'])).toMatchObject({ available: '2' });
     expect((await s.run(['ledger', 'check'])).code).toBe(0);
 
+    expect(/^ledger\s+(.*)$/m.exec(after.stdout)?.[1]).toMatch(/^every merchant, at /);
     // One merchant's view: another merchant's money is not in it.
     const two = await s.json<{ mchId: string }>(['merchant', 'add', '--name', 'Two', '--generate-wallet']);
+    // The whole ledger's says whose totals it adds together.
+    expect(/^ledger\s+(.*)$/m.exec((await s.run(['summary'])).stdout)?.[1]).toMatch(new RegExp(`^every merchant \\(2: ${s.mchId}, ${two.mchId}; one alone with --mch-id\\), at `));
     const [mine, theirs, unknown] = await Promise.all([
       s.json(['--mch-id', s.mchId, 'summary']),
       s.json(['--mch-id', two.mchId, 'summary']),
