@@ -164,6 +164,24 @@ describe.concurrent('orders', { timeout: SLOW }, () => {
       expect((await s.json(['order', 'list'])).map((o: { id: string }) => o.id)).toEqual([first.id]);
     });
 
+    // Found by new-user trials: a re-run answered the old order (even a PAID one) as if just made.
+    it('a re-run of order create that finds the order already made says so on stderr, with its creation time and status; a first run says nothing', async () => {
+      const s = await withMerchant();
+      const first = await s.run(['order', 'create', '--oid', 'AGAIN', '--uid', 'u1', '--amount', '5']);
+      expect(first.code, first.stderr).toBe(0);
+      expect(first.stderr).toBe('');
+      const made = await s.json<{ id: string; createdAt: number }>(['order', 'show', 'AGAIN']);
+      await s.json(['order', 'mark-paid', made.id, '--tx-hash', evmTx(), '--yes']);
+      const note = `order AGAIN already existed (created ${new Date(made.createdAt).toISOString()}, PAID): this is that order; nothing new was created\n`;
+      for (const json of [[], ['--json']]) {
+        const again = await s.run(['order', 'create', '--oid', 'AGAIN', '--uid', 'u1', '--amount', '5', ...json]);
+        expect(again.code, again.stderr).toBe(0);
+        expect(again.stdout).toContain(made.id);
+        expect(again.stderr).toBe(note);
+      }
+      expect(await s.json(['order', 'list'])).toHaveLength(1);
+    });
+
     // Found by an integrator review: a retry of `order create ... --expired-at 2h` was refused,
     // its expiry worked out again from the retry's own now.
     it('a retry with the same duration as --expired-at returns the order the first run made, saying its expiry stays; another field or an absolute time still differs', async () => {

@@ -28,6 +28,8 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
     redirectUrl: text(opts.redirectUrl),
     logo: text(opts.logo),
   };
+  const before = ctx.now();
+  let retried = false;
   const order = await service.createOrder(request).catch(async (e: unknown) => {
     // A retry with the same duration (--expired-at 2h) works the expiry out again from its own
     // now, so the order the first run made "differs" in expiredAt alone: it is the same order,
@@ -42,14 +44,20 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
     const { expiredAt: _again, ...rest } = request;
     const existing = await service.createOrder(rest);
     ctx.io.stderr.write(`order ${oid} was created by an earlier run with --expired-at ${given} too; counted from that run, its expiry stays ${new Date(existing.expiredAt).toISOString()}\n`);
+    retried = true;
     return existing;
   });
   // A remote answers with its payUrl; on the local ledger it is where `serve` said it is.
   const shown: Order = order.payUrl || ctx.isRemote() ? order : { ...order, payUrl: await localPayUrl(ctx, order.id) };
-  // The interface's answer does not name the asset; the order read back does (bare if that fails:
-  // the order is created either way).
-  const asset = ctx.globals.json ? undefined : await service.showOrder({ mchId: ctx.globals.mchId, id: order.id }).then((d) => d.asset, () => undefined);
-  await printOrder(ctx, shown, asset);
+  // The interface's answer does not name the asset, nor whether the order was made now (a retry
+  // with the same fields answers the order made before, by design); the order read back does
+  // (nothing said if that read fails: the order is there either way).
+  const detail = await service.showOrder({ mchId: ctx.globals.mchId, id: order.id }).catch(() => undefined);
+  // Made before this run began: on a remote, by the remote's clock, so a minute of difference is allowed.
+  if (detail && !retried && detail.createdAt < before - (ctx.isRemote() ? 60_000 : 0)) {
+    ctx.io.stderr.write(`order ${oid} already existed (created ${new Date(detail.createdAt).toISOString()}, ${detail.status}): this is that order; nothing new was created\n`);
+  }
+  await printOrder(ctx, shown, ctx.globals.json ? undefined : detail?.asset);
   if (opts.qr && !ctx.globals.json) {
     const { qrText } = await import('../../qr/text.js');
     for (const [chain, address] of Object.entries(shown.addresses)) {
