@@ -154,6 +154,16 @@ describe('serve --dev', () => {
       expect(more.from).not.toBe(paid.from);
       expect(await tokenBalance(a, order.addresses.EVM)).toBe(13_250_000n);
 
+      // An expired order: sent anyway, said first, and counted late.
+      const lateOrder = await s.json<{ id: string; expiredAt: number }>(['order', 'create', '--oid', 'LATE-1', '--uid', 'user-2', '--amount', '2', '--expired-at', '1s']);
+      await new Promise((r) => setTimeout(r, Math.max(0, lateOrder.expiredAt - Date.now() + 1100)));
+      const late = await s.run(['dev', 'pay', lateOrder.id, '--wait', '30', '--json']);
+      expect(late.code, late.stderr).toBe(0);
+      expect(late.stderr).toBe(`order ${lateOrder.id} expired at ${new Date(lateOrder.expiredAt).toISOString()}: this payment arrives late; the watcher counts it as late (late: true in order show and in the order.paid callback)\n`);
+      expect(await s.json(['order', 'show', lateOrder.id])).toMatchObject({ status: 'PAID', late: true });
+      const onTime = await s.json<{ id: string }>(['order', 'create', '--oid', 'ONTIME-1', '--uid', 'user-2', '--amount', '1']);
+      expect(await s.run(['dev', 'pay', onTime.id, '--json'])).toMatchObject({ code: 0, stderr: '' });
+
       // Withdrawals on the dev chain pass the registry's checks like any chain's.
       await s.json(['balance', 'adjust', 'user-1', '--amount', '+3', '--reason', 'test', '--yes']);
       // Not to the order's own address (the dev wallet's index 0, TEST_EVM_0): the watcher would

@@ -2,6 +2,7 @@ import type { Context } from '../../context.js';
 import { orderByRef } from '../order/ref.js';
 import { ASSETS } from '../../core/assets.js';
 import { AppError, usage } from '../../core/errors.js';
+import { LATE_WINDOW_MS } from '../../core/state.js';
 import { amountDue, formatAmount, parseAmount, toTokenUnits } from '../../core/money.js';
 import type { OrderDetail, OrderStatus } from '../../core/types.js';
 import { printJson, printRecord } from '../output.js';
@@ -57,6 +58,17 @@ export async function run(ctx: Context, opts: PayOptions, id: string): Promise<v
   }
   const onChain = toTokenUnits(units, assetDecimals, token.decimals);
 
+  // Sent anyway (trying a late payment is what a developer may want), but said first: the
+  // watcher judges it by its block's time (docs/decisions.md, "Late and held").
+  const now = ctx.now();
+  if (order.status === 'EXPIRED') {
+    const when = new Date(order.expiredAt).toISOString();
+    ctx.io.stderr.write(
+      now > order.expiredAt + LATE_WINDOW_MS
+        ? `order ${order.id} expired at ${when}, more than 24 hours ago: the watcher will hold this payment, uncredited, for an operator to decide (cryptopay order held)\n`
+        : `order ${order.id} expired at ${when}: this payment arrives late; the watcher counts it as late (late: true in order show and in the order.paid callback)\n`,
+    );
+  }
   const { sendTestTokens } = await import('../../chains/sandbox/dev-pay.js');
   const sent = await sendTestTokens({ rpcUrl: chain.rpcUrl, chainId: Number(chain.chainId), token: token.address, to, units: onChain, from });
   const result = {
