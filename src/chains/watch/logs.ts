@@ -150,6 +150,20 @@ export class NodesDisagree extends RpcTransportError {
 }
 
 /**
+ * The node does not have blocks this watcher already scanned: its head is below them, or it
+ * answers no header for one (a node syncing or restarted, or a load-balanced endpoint's slower
+ * backend). That is not a reorg: nothing is concluded or changed until it has them again, when
+ * their hashes are compared as usual (an outside review saw a node 4 blocks behind for seconds
+ * taken for a deep reorg of a counted payment). The watcher tries again after a pause.
+ */
+export class NodeBehind extends RpcTransportError {
+  constructor(what: string) {
+    super(`the node is behind the blocks already scanned (${what}); nothing changed, waiting for it to catch up`);
+    this.name = 'NodeBehind';
+  }
+}
+
+/**
  * A block's time in milliseconds. Ethereum nodes (and TRON's /jsonrpc) give seconds; a value
  * too large to be seconds (after the year 5000) is taken as milliseconds already.
  */

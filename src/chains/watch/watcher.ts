@@ -9,7 +9,7 @@ import * as state from '../../store/chain-state.js';
 import type { PaymentRecord, RecordedPayment } from '../../store/payments.js';
 import type { ChainInfo, TokenInfo } from '../registry.js';
 import { adapterFor } from './adapter.js';
-import { createRangeScanner, NodesDisagree, parseHeader, type BlockHeader, type RangeScanner, type TransferLog } from './logs.js';
+import { createRangeScanner, NodeBehind, NodesDisagree, parseHeader, type BlockHeader, type RangeScanner, type TransferLog } from './logs.js';
 import { findMinedAgain } from './mined-again.js';
 import { settlePayouts } from './payouts.js';
 import { hexQuantity, quantity, redactUrl, RpcTransportError, type RpcClient } from './rpc.js';
@@ -130,7 +130,7 @@ export class ChainWatcher {
       const c = state.readCursor(this.d.ledger.db, chain.chainId);
       return { leasedBy: c?.leaseHolder ?? undefined, caughtUp: true, counted: 0 };
     }
-    await this.checkTip();
+    await this.checkTip(head);
     let next = state.readCursor(this.d.ledger.db, chain.chainId)!.nextBlock;
     const deadline = this.d.now() + (this.d.tickBudgetMs ?? 2_000);
     if (next > head) await this.write((q) => state.noteHead(q, chain.chainId, this.d.holder, head, this.d.now(), headReadAt));
@@ -264,13 +264,29 @@ export class ChainWatcher {
     });
   }
 
-  /** The newest block we scanned must still be on the chain; else walk back to the fork. */
-  private async checkTip(): Promise<void> {
+  /**
+   * The newest block we scanned must still be on the chain; else walk back to the fork. A node
+   * that does not have it (its head is below it, or it answers no header for it) is behind, not
+   * reorganised: NodeBehind, and nothing is judged until it has the block again. A chain that
+   * really lost blocks is judged then, once it is that long again.
+   */
+  private async checkTip(head: number): Promise<void> {
     const [tip] = state.recentBlocks(this.d.ledger.db, this.d.chain.chainId, 1);
     if (!tip) return;
+    if (head < tip.number) throw new NodeBehind(`its head is block ${head}; block ${tip.number} was scanned`);
     const [now] = await this.headers([tip.number]);
-    if (now && now.hash === tip.hash) return;
+    if (!now) throw new NodeBehind(`it has no block ${tip.number}, which was scanned`);
+    if (now.hash === tip.hash) return;
     await this.walkBack(tip.number + 1);
+  }
+
+  /** Headers of blocks the node must have (at or below its head): one it lacks is NodeBehind. */
+  private async knownHeaders(numbers: number[]): Promise<BlockHeader[]> {
+    const out = await this.headers(numbers);
+    return out.map((h, i) => {
+      if (!h) throw new NodeBehind(`it has no block ${numbers[i]}, which was scanned`);
+      return h;
+    });
   }
 
   /**
@@ -284,9 +300,9 @@ export class ChainWatcher {
     for (let page = below; fork === undefined; ) {
       const stored = state.recentBlocks(this.d.ledger.db, chain.chainId, 32, page);
       if (stored.length === 0) break;
-      const current = await this.headers(stored.map((b) => b.number));
+      const current = await this.knownHeaders(stored.map((b) => b.number));
       for (let i = 0; i < stored.length; i++) {
-        if (current[i]?.hash === stored[i]!.hash) {
+        if (current[i]!.hash === stored[i]!.hash) {
           fork = stored[i]!.number;
           break;
         }
@@ -305,8 +321,9 @@ export class ChainWatcher {
     const counted = state.countedAbove(this.d.ledger.db, chain.chainId, fork);
     // A counted payment is final: it is never taken back. If its block is gone and its transfer
     // is not on the chain again, say so loudly.
-    const heads = await this.headers([...new Set(counted.map((p) => p.blockNumber))]);
-    const byNumber = new Map(heads.filter((h): h is BlockHeader => !!h).map((h) => [h.number, h.hash]));
+    // A block the node does not have is not judged replaced: a node behind is waited for.
+    const heads = await this.knownHeaders([...new Set(counted.map((p) => p.blockNumber))]);
+    const byNumber = new Map(heads.map((h) => [h.number, h.hash]));
     const replaced = counted.filter((p) => byNumber.get(p.blockNumber) !== p.blockHash);
     const { found, gone: orphaned } = await findMinedAgain({
       rpc: this.d.rpc, adapter: this.adapter, tokenByNode: this.tokenByNode, replaced, readJustNow: byNumber, headers: (numbers) => this.headers(numbers),
@@ -339,9 +356,9 @@ export class ChainWatcher {
     const due = state.duePayments(this.d.ledger.db, chain.chainId, head - chain.confirmations + 1);
     if (due.length === 0) return 0;
     const numbers = [...new Set(due.map((p) => p.blockNumber))];
-    const current = await this.headers(numbers);
-    const hashOf = new Map(numbers.map((n, i) => [n, current[i]?.hash]));
-    const timeOf = new Map(numbers.map((n, i) => [n, current[i]?.timestamp]));
+    const current = await this.knownHeaders(numbers);
+    const hashOf = new Map(numbers.map((n, i) => [n, current[i]!.hash]));
+    const timeOf = new Map(numbers.map((n, i) => [n, current[i]!.timestamp]));
     const gone = due.filter((p) => hashOf.get(p.blockNumber) !== p.blockHash);
     if (gone.length) {
       await this.walkBack(Math.min(...gone.map((p) => p.blockNumber)));

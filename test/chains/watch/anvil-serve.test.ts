@@ -26,6 +26,7 @@ afterEach(() => {
   proxy.maxRange = Infinity;
   proxy.rateLimited = 0;
   proxy.beforeLogs = undefined;
+  proxy.behind = 0;
 });
 afterAll(async () => {
   await proxy?.close();
@@ -273,9 +274,9 @@ describe('serve watches the chain', () => {
   });
 
   /** A serve at 2 confirmations whose one order (5 USDT, user-0) is paid and counted. */
-  async function countedUnderServe() {
+  async function countedUnderServe(opts: { rpcUrl?: string } = {}) {
     const db = newDb();
-    const chains = await config({ confirmations: 2 });
+    const chains = await config({ confirmations: 2, ...opts });
     const { orders } = await ledgerWithOrders(db, ['5']);
     const o = orders[0]!;
     const cli = (args: string[]) => runCliEnv([...args, '--db', db], { env: { CRYPTOPAY_CHAINS: chains } });
@@ -286,6 +287,31 @@ describe('serve watches the chain', () => {
     await paid(srv.url, o.id);
     return { db, chains, o, cli, srv, tx };
   }
+
+  // An outside attacker review: a node 4 blocks behind for seconds was taken for a deep reorg of
+  // a counted payment, and the alarm held the user's money after the node had caught up.
+  it('a node that falls behind the blocks already scanned, then catches up: waited for, shown in chains meanwhile; no reorg, no alarm, the money free', async () => {
+    const { db, chains, o, cli, srv } = await countedUnderServe({ rpcUrl: proxy.url });
+    proxy.behind = 4;
+    await srv.waitFor(/chain 31337: the node is behind the blocks already scanned \(its head is block \d+; block \d+ was scanned\); nothing changed, waiting for it to catch up/);
+    const meanwhile = JSON.parse((await cli(['chains', '--json'])).stdout).find((c: { chainId: string }) => c.chainId === '31337').watch;
+    expect(meanwhile).toMatchObject({ deepReorg: null, lastError: expect.stringMatching(/the node is behind the blocks already scanned/) });
+    proxy.behind = 0;
+    await pc.chain.mine(2);
+    await srv.waitFor(/chain 31337: the node answers again/);
+    // A few more ticks over the blocks it had lost sight of.
+    await pc.chain.mine(2);
+    await new Promise((r) => setTimeout(r, 800));
+    expect(srv.stderr()).not.toMatch(/reorg/i);
+    const after = JSON.parse((await cli(['chains', '--json'])).stdout).find((c: { chainId: string }) => c.chainId === '31337').watch;
+    expect(after).toMatchObject({ deepReorg: null, lastError: null });
+    const log = JSON.parse((await cli(['log', '--order', o.id, '--json'])).stdout) as { action: string }[];
+    expect(log.map((e) => e.action)).not.toContain('chain.deep_reorg');
+    const apply = await cli(['withdraw', 'apply', '--uid', 'user-0', '--amount', '1', '--chain-id', '31337', '--token', await pc.usdt.getAddress(), '--to', '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed']);
+    expect(apply.code, apply.stderr).toBe(0);
+    expect(await status(srv.url, o.id)).toBe('PAID');
+    await ledgerCheck(db, chains);
+  });
 
   it('a reorg deeper than the confirmations: reported in chains (table, --json), on stderr and in the audit; nobody un-credited; acknowledged with a reason', async () => {
     const { db, chains, o, cli, srv, tx } = await countedUnderServe();

@@ -21,11 +21,17 @@ export interface RpcProxy {
   beforeLogs?: (n: number) => Promise<void>;
   /** Blocks' timestamps answered in milliseconds, as some java-tron versions answer TRON's own clock. */
   millisTimestamps: boolean;
+  /**
+   * The node plays this many blocks behind anvil (syncing, restarted, a load balancer's slower
+   * backend): its head is that much lower, and it answers nothing of the blocks above it (no
+   * header, no logs, no receipt).
+   */
+  behind: number;
   close(): Promise<void>;
 }
 
 export async function startRpcProxy(target: string): Promise<RpcProxy> {
-  const state = { mode: 'pass' as RpcProxy['mode'], maxRange: Infinity, refusedRanges: 0, rateLimited: 0, spans: [] as number[], logsCalls: 0, beforeLogs: undefined as RpcProxy['beforeLogs'], millisTimestamps: false };
+  const state = { mode: 'pass' as RpcProxy['mode'], maxRange: Infinity, refusedRanges: 0, rateLimited: 0, spans: [] as number[], logsCalls: 0, beforeLogs: undefined as RpcProxy['beforeLogs'], millisTimestamps: false, behind: 0 };
   const server: Server = createServer(handler(async (req, res) => {
     if (state.mode === 'down') {
       req.socket.destroy();
@@ -56,6 +62,21 @@ export async function startRpcProxy(target: string): Promise<RpcProxy> {
         refused.set(c.id, { jsonrpc: '2.0', id: c.id, error: { code: -32005, message: `query exceeds max block range ${state.maxRange}` } });
       }
     }
+    // Behind: the calls rewritten to what a node that far back knows, their answers cut to it.
+    let known = Infinity;
+    if (state.behind > 0) {
+      const r = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'eth_blockNumber', params: [] }) });
+      known = Number.parseInt(((await r.json()) as { result: string }).result, 16) - state.behind;
+      const hex = `0x${known.toString(16)}`;
+      for (const c of calls) {
+        if (c.method === 'eth_getBlockByNumber' && !/^0x/.test(c.params[0])) c.params[0] = hex;
+        if (c.method === 'eth_getLogs') {
+          const f = c.params[0];
+          if (Number.parseInt(f.fromBlock, 16) > known) refused.set(c.id, { jsonrpc: '2.0', id: c.id, result: [] });
+          else if (Number.parseInt(f.toBlock, 16) > known) f.toBlock = hex;
+        }
+      }
+    }
     const forward = calls.filter((c) => !refused.has(c.id));
     let answers: any[] = [];
     if (forward.length) {
@@ -68,6 +89,13 @@ export async function startRpcProxy(target: string): Promise<RpcProxy> {
       if (state.millisTimestamps && /^eth_getBlockBy(Hash|Number)$/.test(c.method) && block && typeof block.timestamp === 'string') {
         block.timestamp = `0x${(BigInt(block.timestamp) * 1000n).toString(16)}`;
       }
+    }
+    for (const c of calls) {
+      const a = byId.get(c.id);
+      if (!a || known === Infinity) continue;
+      if (c.method === 'eth_blockNumber') a.result = `0x${known.toString(16)}`;
+      const at = a.result && typeof a.result === 'object' ? Number.parseInt(a.result.number ?? a.result.blockNumber ?? '0x0', 16) : -1;
+      if (/^eth_getBlockBy(Hash|Number)$|^eth_getTransactionReceipt$/.test(c.method) && at > known) a.result = null;
     }
     const out = calls.map((c) => refused.get(c.id) ?? byId.get(c.id));
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(Array.isArray(body) ? out : out[0]));
@@ -105,6 +133,12 @@ export async function startRpcProxy(target: string): Promise<RpcProxy> {
     },
     set beforeLogs(f) {
       state.beforeLogs = f;
+    },
+    get behind() {
+      return state.behind;
+    },
+    set behind(n) {
+      state.behind = n;
     },
     get millisTimestamps() {
       return state.millisTimestamps;

@@ -61,6 +61,14 @@ export class SimChain {
 
   /** What eth_chainId answers: the chain this node is on. */
   chainId = 31337;
+  /**
+   * The node is this many blocks behind the chain (a node syncing, restarted, or one backend of a
+   * load-balanced endpoint): its head is that much lower, and it knows nothing of the blocks above
+   * it: no header, no logs, no receipt. `headersBehind`: only headers and receipts lag (another
+   * backend of the endpoint than the one that answered eth_blockNumber).
+   */
+  behind = 0;
+  headersBehind = 0;
 
   constructor(height = 10, clock?: () => number) {
     if (clock) this.clock = clock;
@@ -69,6 +77,11 @@ export class SimChain {
 
   get head(): number {
     return this.blocks.length - 1;
+  }
+
+  /** The newest block this node knows of (the head, or lower while it is behind). */
+  private get known(): number {
+    return this.head - this.behind;
   }
 
   mine(transfers: SimTransfer[] = []): number {
@@ -109,7 +122,7 @@ export class SimChain {
 
   private receipt(hash: string): unknown {
     if (this.receiptOverride) return this.receiptOverride(hash);
-    for (const b of this.blocks) {
+    for (const b of this.blocks.slice(0, this.known - this.headersBehind + 1)) {
       const logs = this.logsOf(b, true).filter((l) => l.transactionHash === hash);
       if (logs.length === 0) continue;
       const reverted = b.transfers.some((t, i) => t.reverted && (t.hash ?? h32(`tx:${b.hash}:${t.tx ?? i}`)) === hash);
@@ -128,14 +141,14 @@ export class SimChain {
       case 'eth_chainId':
         return `0x${this.chainId.toString(16)}`;
       case 'eth_blockNumber':
-        return `0x${this.head.toString(16)}`;
+        return `0x${this.known.toString(16)}`;
       case 'eth_getBlockByNumber': {
         const n = Number.parseInt(String(params[0]).slice(2), 16);
-        const b = this.blocks[n];
+        const b = n <= this.known - this.headersBehind ? this.blocks[n] : undefined;
         return b ? { number: `0x${n.toString(16)}`, hash: b.hash, parentHash: b.parentHash, timestamp: `0x${b.timestamp.toString(16)}` } : null;
       }
       case 'eth_getBlockByHash': {
-        const b = this.blocks.find((x) => x.hash === String(params[0]).toLowerCase());
+        const b = this.blocks.slice(0, this.known - this.headersBehind + 1).find((x) => x.hash === String(params[0]).toLowerCase());
         return b ? { number: `0x${b.number.toString(16)}`, hash: b.hash, parentHash: b.parentHash, timestamp: `0x${b.timestamp.toString(16)}` } : null;
       }
       case 'eth_getLogs': {
@@ -148,7 +161,7 @@ export class SimChain {
         }
         if (to - from + 1 > this.maxRange) throw new RpcError('eth_getLogs', -32005, `block range is too large, max ${this.maxRange}`);
         const tokens = new Set(f.address.map((a) => a.toLowerCase()));
-        return (this.logsFrom ?? this.blocks).slice(from, to + 1).flatMap((b) => this.logsOf(b)).filter((l) => tokens.has(l.address));
+        return (this.logsFrom ?? this.blocks).slice(from, Math.min(to, this.known) + 1).flatMap((b) => this.logsOf(b)).filter((l) => tokens.has(l.address));
       }
       case 'eth_getTransactionReceipt':
         return this.receipt(String(params[0]));

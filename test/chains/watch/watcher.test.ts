@@ -388,6 +388,38 @@ describe('the chain watcher (simulated node)', () => {
     expect(await service.refund({ mchId, id: o.id, amount: '1' })).toMatchObject({ amount: '1' });
   });
 
+  // Found by an outside attacker review: a node 4 blocks behind for a few seconds (restarted,
+  // syncing, or a load balancer's slower backend) was taken for a deep reorg of a counted payment
+  // (its block unknown, its receipt unknown), and the alarm held the user's money until an
+  // operator acknowledged it, after the node had caught up with the very same blocks.
+  it.each([
+    ['the whole node is behind', (sim: SimChain, n: number) => (sim.behind = n)],
+    ['headers and receipts come from a backend behind the one that names the head', (sim: SimChain, n: number) => (sim.headersBehind = n)],
+  ])('a node that falls behind blocks already scanned is waited for, not taken for a reorg: %s', async (_name, lag) => {
+    const { service, ledger } = h();
+    const { mchId } = await addOtherMerchant(service);
+    const o = await order(service, { mchId, uid: 'u', amount: '10' });
+    const sim = new SimChain(4, () => h().clock.now);
+    const { w, lines } = watcherFor(h(), sim);
+    sim.mine([{ token: TOKEN, to: o.addresses.EVM!, value: 10_000_000n }]);
+    sim.mineEmpty(4);
+    await untilCaughtUp(w);
+    expect(await service.getOrderStatus(o.id)).toBe('PAID');
+    const scanned = readCursor(ledger.db, '31337')!.nextBlock;
+    lag(sim, 4);
+    for (let i = 0; i < 3; i++) await w.tick().catch(() => undefined);
+    // Nothing concluded while it is behind: no rollback below what was scanned, no alarm.
+    expect(readCursor(ledger.db, '31337')).toMatchObject({ nextBlock: scanned, deepReorg: null });
+    lag(sim, 0);
+    sim.mineEmpty(2);
+    await untilCaughtUp(w);
+    expect(readCursor(ledger.db, '31337')?.deepReorg).toBeNull();
+    expect(lines.join('\n')).not.toMatch(/DEEP REORG|reorg/);
+    expect((await service.log({ mchId, orderId: o.id })).map((e) => e.action)).not.toContain('chain.deep_reorg');
+    expect(await service.getOrder(o.id)).toMatchObject({ status: 'PAID', paidAmount: '10' });
+    expect(await service.applyWithdrawal({ mchId, uid: 'u', amount: '4', to: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', chainId: '1', chainType: 'EVM', token: USDT.ETH })).toMatchObject({ status: 'PENDING' });
+  });
+
   describe('a reorg deeper than the confirmations that mines the counted transaction again', () => {
     const H1 = `0x${'a1'.repeat(32)}`;
     const H2 = `0x${'b2'.repeat(32)}`;
