@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { Ledger } from '../../store/db.js';
 import { LeaseLost } from '../../store/chain-state.js';
 import type { Registry } from '../registry.js';
-import { createRpcClient, redactUrl, type Fetch } from './rpc.js';
+import { createRpcClient, redactUrl, RpcError, RpcTransportError, type Fetch } from './rpc.js';
 import { ChainWatcher, type PaymentSink, type TickResult } from './watcher.js';
 
 export interface RunWatchersOptions {
@@ -61,13 +61,16 @@ export async function runWatchers(o: RunWatchersOptions): Promise<void> {
       });
       o.log(`watching chain ${chain.chainId} (${chain.name}) at ${redactUrl(chain.rpcUrl!)}, ${chain.confirmations} confirmation${chain.confirmations === 1 ? '' : 's'}, every ${poll} ms`);
       let failures = 0;
+      // Whether the last failure was the node's (down, garbage, an error answer) or this side's
+      // (the ledger locked by another process): the recovery is said of the one that failed.
+      let nodeFailed = false;
       let lastMessage = '';
       let leasedBy: string | undefined;
       while (!o.signal.aborted) {
         let delay = poll;
         try {
           const r = await watcher.tick();
-          if (failures > 0) o.log(`chain ${chain.chainId}: the node answers again`);
+          if (failures > 0) o.log(`chain ${chain.chainId}: ${nodeFailed ? 'the node answers again' : 'scanning again'}`);
           failures = 0;
           lastMessage = '';
           if (r.leasedBy !== leasedBy) {
@@ -82,6 +85,7 @@ export async function runWatchers(o: RunWatchersOptions): Promise<void> {
             o.log(message);
           } else {
             failures++;
+            nodeFailed = e instanceof RpcTransportError || e instanceof RpcError;
             delay = Math.min(MAX_BACKOFF_MS, poll * 2 ** Math.min(failures, 10));
             if (message !== lastMessage) o.log(`chain ${chain.chainId}: ${message}; retrying in ${delay} ms`);
             lastMessage = message;
