@@ -303,8 +303,11 @@ export class RemotePaymentService implements PaymentService, OperatorExtensions 
     try {
       // Never followed: fetch would send a 307/308's signed body on to whatever the Location names.
       res = await this.fetch(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(this.timeoutMs) });
-      text = await res.text();
+      text = await readCapped(res, MAX_ANSWER_BYTES);
     } catch (e) {
+      if (e === TOO_LARGE) {
+        throw new AppError('unavailable', `the remote ${this.base} answered more than ${MAX_ANSWER_BYTES / 1024 / 1024} MiB, which no answer of this service is: refused, the rest unread (is --remote the service's base URL?)${signed ? notRetried : ''}`);
+      }
       const name = (e as Error)?.name;
       if (name === 'TimeoutError' || name === 'AbortError') {
         throw new AppError('unavailable', `the remote ${this.base} did not answer within ${this.timeoutMs / 1000} s${signed ? notRetried : ''}`);
@@ -349,6 +352,40 @@ export class RemotePaymentService implements PaymentService, OperatorExtensions 
     }
     return printableDeep(data.data);
   }
+}
+
+/**
+ * The most of an answer read. The largest this service gives is a page of 1,000 rows (a list's
+ * --limit at most) or 500 log entries, a few MB at most; a remote that sends more is not this
+ * service, and reading it whole held it all in memory (an attacker review: 400 MB took the CLI
+ * to ~1.7 GB within the timeout).
+ */
+const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
+const TOO_LARGE = new Error('answer too large');
+
+/** The body as text, refused (TOO_LARGE, the connection dropped) once it passes `max` bytes. */
+async function readCapped(res: Response, max: number): Promise<string> {
+  const declared = Number(res.headers.get('content-length'));
+  if (declared > max) {
+    await res.body?.cancel().catch(() => {});
+    throw TOO_LARGE;
+  }
+  if (!res.body) return res.text();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = res.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel().catch(() => {});
+      throw TOO_LARGE;
+    }
+    chunks.push(value);
+  }
+  // As res.text() decodes: UTF-8, a leading BOM dropped, bad bytes replaced.
+  return new TextDecoder().decode(Buffer.concat(chunks));
 }
 
 /**

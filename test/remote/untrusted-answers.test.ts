@@ -181,6 +181,39 @@ describe('other text from the server is printed with control and format characte
   });
 });
 
+describe('an answer larger than any this service gives', () => {
+  // An attacker review: a hostile remote answering 400 MB took the CLI to ~1.7 GB of memory
+  // (the whole answer read into one string), within the timeout.
+  it.each([
+    ['streamed without a length', false],
+    ['with a Content-Length', true],
+  ])('is refused once past 16 MiB, unread beyond: exit 3, nothing printed (%s)', async (_name, withLength) => {
+    const total = 256 * 1024 * 1024;
+    let written = 0;
+    let closed: () => void = () => {};
+    const gone = new Promise<void>((r) => (closed = r));
+    const server = await tiny((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', ...(withLength ? { 'content-length': String(total) } : {}) });
+      const chunk = Buffer.alloc(64 * 1024, 0x20);
+      res.write('{"code":1,"msg":"ok","data":{"id":"');
+      const more = () => {
+        while (written < total && !res.destroyed) {
+          written += chunk.length;
+          if (!res.write(chunk)) return void res.once('drain', more);
+        }
+        res.end();
+      };
+      res.on('close', closed);
+      more();
+    });
+    const r = await home().cli(['--remote', server.url, 'order', 'status', ORDER]);
+    expect(r).toMatchObject({ code: 3, stdout: '' });
+    expect(r.stderr).toContain(`the remote ${server.url} answered more than 16 MiB, which no answer of this service is: refused, the rest unread (is --remote the service's base URL?)`);
+    await gone;
+    expect(written).toBeLessThan(64 * 1024 * 1024);
+  });
+});
+
 describe('a remote from before withdraw confirm read the block by itself', () => {
   // Its POST /withdraw/verify refuses a hash without its block (400); the CLI then needs the
   // block: a usage error without a terminal, naming why, and nothing is sent to confirm.
