@@ -66,10 +66,10 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   const allowPrivate = !!opts.allowPrivateCallbacks || !!opts.dev || allowPrivateCallbacks(ctx.env);
   const service = (await ctx.local('serve', { create: true })).withPrivateCallbacks(allowPrivate);
   // Many requests in flight: COMMIT's fsync moves off the event loop, answers still wait for it.
-  syncInBackground(service.ledger);
+  const err = (s: string) => ctx.io.stderr.write(`${s}\n`);
+  syncInBackground(service.ledger, (message) => err(`error: ${message}`));
   // The GETs of one turn share SQLite's file locks instead of each taking them anew.
   const anchor = anchorReads(service.ledger, sqliteAddon());
-  const err = (s: string) => ctx.io.stderr.write(`${s}\n`);
   // A chains config that does not hold stops serve here, before it binds a port or starts a
   // chain, rather than after it says it serves.
   await service.registry();

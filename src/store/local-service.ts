@@ -234,9 +234,11 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
     return merchants.merchantAuth(this.s, mchId);
   }
 
-  /** Health: the ledger answers a query. */
+  /** Health: the ledger answers a query, and takes changes (not refused for good: a failed fsync, the file gone). */
   ping(): void {
     this.ledger.sqlite.prepare('select 1').get();
+    const failure = groupCommit(this.ledger.sqlite).failure;
+    if (failure) throw failure;
   }
 
   walletCursors(limit: number) {

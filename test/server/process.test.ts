@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, readdirSync, readFileSync, renameSync, unlinkSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -90,6 +90,34 @@ describe('a public URL on a port browsers refuse', () => {
     await plain.waitFor(/payment pages at .*\n/);
     expect(plain.stderr()).not.toContain('warning: port');
     expect((await plain.stop()).code, plain.stderr()).toBe(0);
+  });
+});
+
+// A durability review: with the ledger file deleted, or replaced (a backup restored with mv)
+// while serve ran, serve went on answering 200 to hundreds of creates that were gone once it
+// stopped, and /healthz said ok.
+describe('the ledger file deleted or replaced under serve', () => {
+  it.each([
+    ['deleted', (db: string) => unlinkSync(db)],
+    ['replaced by a backup', (db: string) => renameSync(`${db}.bak`, db)],
+  ])('%s: no change is acknowledged from then on: 503 saying so, healthz 503, logged', async (_name, swap) => {
+    const db = newDb();
+    const m = await ledgerWithMerchant(db);
+    copyFileSync(db, `${db}.bak`);
+    const srv = await spawnServe(db);
+    const create = () => postJson(srv.url, '/api/v1/order', signedText(m, { oid: nextOid(), uid: 'u1', amount: '10' }).text);
+    const before = await create();
+    expect(before.json, before.text).toMatchObject({ code: 1 });
+    swap(db);
+    const after = [await create(), await create()];
+    for (const r of after) {
+      expect(r.status, r.text).toBe(503);
+      expect(r.json).toMatchObject({ code: 0, msg: expect.stringContaining(`the ledger file ${db} is not the file serve opened any more (deleted, moved or replaced while serve ran)`) });
+    }
+    const health = await httpJson(srv.url, '/healthz');
+    expect(health.status).toBe(503);
+    await srv.waitFor(/the ledger file .* is not the file serve opened any more/);
+    await srv.stop();
   });
 });
 
