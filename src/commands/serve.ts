@@ -123,14 +123,17 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   const fallback = defaultPublicUrl(server.url);
   const publicUrl = givenPublicUrl ?? fallback.url;
   app.setPublicUrl(publicUrl);
-  const { writeSetting } = await import('../store/settings.js');
-  writeSetting(service.ledger, 'public_url', publicUrl, ctx.now());
   // Only --dev creates anything (decisions §10), and only once the port is ours: a failed start
   // leaves the ledger as it was. A plain serve on an empty ledger says how to add a merchant,
   // and serves it as soon as it exists (merchants are read per request).
   let dev: DevMode | undefined;
   let watching: Awaited<ReturnType<typeof import('../chains/watch/start.js').startWatching>>;
   try {
+    // The first write of the start (a lock held too long, a full disk fail it here): inside this
+    // try, so that a failure closes the port and ends the process instead of leaving it serving
+    // 500s (a durability review found serve held the port and ignored SIGTERM).
+    const { writeSetting } = await import('../store/settings.js');
+    writeSetting(service.ledger, 'public_url', publicUrl, ctx.now());
     dev = opts.dev ? await startDev(ctx, service, err) : undefined;
     const empty = !dev && service.countMerchants() === 0;
     err(`cryptopay serving ${server.url}/api/v1 on the ledger ${service.ledger.path}`);

@@ -121,6 +121,27 @@ describe('the ledger file deleted or replaced under serve', () => {
   });
 });
 
+// A durability review: a start that failed after the port was open (the ledger's write lock
+// held by another process past the busy timeout, a full disk) printed the error and went on
+// holding the port, answering 500 to everything and ignoring SIGTERM.
+describe('a start that fails after the port is open', () => {
+  it('closes the port and exits with the error', async () => {
+    const db = newDb();
+    await ledgerWithMerchant(db);
+    // The first write of serve's start refused, as a full disk or a lock held too long refuses it.
+    const ledger = openLedger(db);
+    try {
+      ledger.sqlite.exec(`CREATE TRIGGER refuse_settings BEFORE INSERT ON settings BEGIN SELECT RAISE(ABORT, 'disk I/O error (test)'); END`);
+    } finally {
+      ledger.close();
+    }
+    const r = await runCli(['serve', '--host', '127.0.0.1', '--port', '0', '--db', db]);
+    expect(r.code, r.stderr).not.toBe(0);
+    expect(r.stderr).toContain('disk I/O error (test)');
+    expect(r.stderr).not.toContain('cryptopay serving');
+  }, 20_000);
+});
+
 describe('replay across a restart', () => {
   it('refuses the same signed body after serve was stopped and started again on the same ledger', async () => {
     const db = newDb();
