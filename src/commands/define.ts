@@ -80,6 +80,8 @@ export function defineCommands(program: Command, run: Runner, wanted: (group: st
       .option('--chain-type <type>', 'EVM or TRON')
       .option('--chain-id <id>', 'chain of the payment')
       .option('--token <address>', 'token contract of the payment')
+      .option('--unverified', 'on a chain with an rpcUrl, record it without reading the chain (needs --reason)')
+      .option('--reason <text>', 'why the chain is not read (kept in the audit log)')
       .action(run(() => import('./order/mark-paid.js')));
     order
       .command('held')

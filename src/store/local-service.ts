@@ -26,6 +26,8 @@ import type { MerchantView, NewMerchant } from './merchants.js';
 import * as held from './held-payments.js';
 import type { HeldPaymentRef, HeldPaymentView } from './held-payments.js';
 import * as orders from './orders.js';
+import { formatAmount } from '../core/money.js';
+import { decimalsOf } from './store-context.js';
 import { ownerOf, type Owned, type Owner } from './owners.js';
 import { changePayoutWallet, listPayoutWallets, type PayoutWalletChange, type PayoutWallets } from './payout-wallets.js';
 import * as outbox from './outbox.js';
@@ -373,6 +375,20 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
 
   markPaid(input: MarkPaidInput): Promise<OrderDetail> {
     return markPaid(this.s, input);
+  }
+
+  /**
+   * What a chain with an rpcUrl says a transaction paid into an order (`order mark-paid` asks
+   * before its question); null on a chain without one. Refusals as markPaid's.
+   */
+  async paymentOnChain(input: { id: string; txHash: string; chainId: string; token?: string }): Promise<{ amount: string; confirmations: number } | null> {
+    const registry = await this.registry();
+    const chain = registry.chain(input.chainId);
+    const token = input.token === undefined ? null : registry.token(chain.chainId, input.token).address;
+    const said = await (await import('./payment-on-chain.js')).paidOnChain(this.s, registry, { orderId: input.id, chain, txHash: input.txHash, token });
+    if (!said) return null;
+    const { asset } = orders.getOrder(this.s, input.id);
+    return { amount: formatAmount(said.amount, decimalsOf(asset)), confirmations: said.confirmations };
   }
 
   /** Payments found on chain more than 24 h after their order expired, waiting for an operator. */

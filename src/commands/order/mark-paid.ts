@@ -1,13 +1,22 @@
 import type { Context } from '../../context.js';
 import { AppError, usage } from '../../core/errors.js';
 import { ASSETS } from '../../core/assets.js';
-import { amountDue, formatAmount } from '../../core/money.js';
+import { amountDue, formatAmount, parseAmount } from '../../core/money.js';
 import type { ChainType } from '../../core/types.js';
 import { checked, confirmChange, credited, need } from '../common.js';
 import { printOrder } from '../views.js';
 import { orderByRef } from './ref.js';
 
-export async function run(ctx: Context, opts: Record<string, string | undefined>, id: string): Promise<void> {
+export async function run(ctx: Context, opts: Record<string, string | boolean | undefined>, id: string): Promise<void> {
+  const text = (v: string | boolean | undefined) => (typeof v === 'string' ? v : undefined);
+  const unverified = opts.unverified === true;
+  const reason = text(opts.reason)?.trim();
+  if (unverified && !reason) throw usage('--unverified needs --reason TEXT: why the chain is not read (kept in the audit log)');
+  if (!unverified && opts.reason !== undefined) throw usage('--reason goes with --unverified');
+  await record(ctx, { txHash: text(opts.txHash), amount: text(opts.amount), chainType: text(opts.chainType), chainId: text(opts.chainId), token: text(opts.token) }, id, unverified ? reason : undefined);
+}
+
+async function record(ctx: Context, opts: Record<string, string | undefined>, id: string, unverified: string | undefined): Promise<void> {
   checked(opts.txHash, 'tx-hash');
   checked(opts.amount, 'amount');
   checked(opts.chainType, 'chain-type');
@@ -19,7 +28,7 @@ export async function run(ctx: Context, opts: Record<string, string | undefined>
   const { hashOnChain, nothingDue, paymentChain } = await import('../../store/payments.js');
   // The chain and token as the ledger knows them, before the question (markPaid asks again).
   const chain = opts.chainId === undefined
-    ? { chainType: (opts.chainType?.toUpperCase() as ChainType | undefined) ?? null }
+    ? { chainType: (opts.chainType?.toUpperCase() as ChainType | undefined) ?? null, chainId: null, token: null }
     : paymentChain(await service.registry(), { chainType: opts.chainType?.toUpperCase(), chainId: opts.chainId, token: opts.token });
   // The hash in its chain's form (a TRON one loses a 0x): a usage error naming the option.
   const txHash = asUsage(() => hashOnChain(given, chain.chainType ?? undefined, '--tx-hash'));
@@ -29,13 +38,23 @@ export async function run(ctx: Context, opts: Record<string, string | undefined>
   // again): the amount must then be given.
   const decimals = ASSETS[order.asset]!.decimals;
   const due = amountDue(order, decimals);
-  if (opts.amount === undefined && due <= 0n) throw usage(nothingDue(order.id, order.status, '--amount'));
-  const amount = opts.amount ?? formatAmount(due, decimals);
+  // On a chain with an rpcUrl, what the transaction paid into this order, read there (refused,
+  // nothing asked, when it paid nothing of it): the amount to record, unless --unverified.
+  const said = chain.chainId !== null && unverified === undefined
+    ? await service.paymentOnChain({ id: order.id, txHash, chainId: chain.chainId, ...(chain.token ? { token: chain.token } : {}) })
+    : null;
+  if (said && opts.amount !== undefined && parseAmount(opts.amount, decimals) !== parseAmount(said.amount, decimals)) {
+    throw new AppError('conflict', `chain ${chain.chainId} says transaction ${txHash} paid ${said.amount} ${order.asset} to order ${order.id}'s address, not ${opts.amount}: nothing was recorded`);
+  }
+  if (!said && opts.amount === undefined && due <= 0n) throw usage(nothingDue(order.id, order.status, '--amount'));
+  const amount = said?.amount ?? opts.amount ?? formatAmount(due, decimals);
+  const over = parseAmount(amount, decimals) - (due > 0n ? due : 0n);
   const before = await service.balance(order.uid, { mchId: order.mchId, asset: order.asset });
   await confirmChange(ctx, 'Record a payment', [
     ['order', `${order.id} (oid ${order.oid}, ${order.status})`],
     ['order amount', `${order.amount} ${order.asset}, paid so far ${order.paidAmount} ${order.asset}${due > 0n ? `, ${formatAmount(due, decimals)} due` : ', nothing due'}`],
-    ['payment', `${amount} ${order.asset} in tx ${txHash}`],
+    ['payment', `${amount} ${order.asset} in tx ${txHash}${chain.chainId !== null ? ` on chain ${chain.chainId}` : ''}${over > 0n ? ` (${formatAmount(over, decimals)} more than is due: an overpayment, credited to the user)` : ''}`],
+    ['chain', said ? `read: it paid ${said.amount} ${order.asset} to the order's address (${said.confirmations} confirmations)` : unverified !== undefined ? `NOT read (--unverified): ${unverified}` : chain.chainId === null ? 'not given: not checked' : `chain ${chain.chainId} has no rpcUrl: not checked`],
     ['user', `${order.uid}: available ${credited(before.available, amount, order.asset)}`],
   ]);
   const updated = await service.markPaid({
@@ -44,10 +63,11 @@ export async function run(ctx: Context, opts: Record<string, string | undefined>
     // What the question showed: the amount, and with a default one what was paid so far, so a
     // payment recorded meanwhile is refused rather than credited on top.
     amount,
-    ...(opts.amount === undefined ? { paidBefore: order.paidAmount } : {}),
+    ...(opts.amount === undefined && !said ? { paidBefore: order.paidAmount } : {}),
     chainType: opts.chainType?.toUpperCase(),
     chainId: opts.chainId,
     token: opts.token,
+    ...(unverified !== undefined ? { unverified } : {}),
   });
   await printOrder(ctx, updated);
 }

@@ -38,6 +38,12 @@ async function untilCaughtUp(w: ChainWatcher) {
 
 const HASH = `0x${'ab'.repeat(32)}`;
 
+/**
+ * These records by hand come before the chain has their transfer (or its depth): on a chain with
+ * an rpcUrl that is a record without reading the chain, said so (src/store/payment-on-chain.ts).
+ */
+const BY_HAND = 'the payer sent the hash; recorded before the chain shows it';
+
 /** The harness's ledger, served with the test chain in its registry (as serve and the CLI with its chains config). */
 const withChain = (h: Harness) => new LocalPaymentService(h.ledger, { now: () => h.clock.now, caller: { actor: 'tester' }, registry });
 
@@ -50,7 +56,7 @@ describe('a payment recorded by hand, then found on chain', () => {
     await addShopMerchant(service);
     const o = await order(service, { uid: 'payer', amount: '10' });
     // The payer sends their hash; the operator records it before the block is deep enough.
-    await service.markPaid({ id: o.id, txHash: HASH, chainId: '31337' });
+    await service.markPaid({ id: o.id, txHash: HASH, chainId: '31337', unverified: BY_HAND });
     expect(await service.balance('payer')).toMatchObject({ available: '10' });
     const sim = new SimChain(5, () => h().clock.now);
     sim.mine([{ token: TOKEN, to: o.addresses.EVM!, value: 10_000_000n, hash: HASH }]);
@@ -188,7 +194,7 @@ describe('a payment recorded by hand whose transaction has more Transfer logs', 
     await addShopMerchant(service);
     const a = await order(service, { uid: 'ua', amount: '10' });
     const b = await order(service, { uid: 'ub', amount: '5' });
-    await service.markPaid({ id: a.id, txHash: HASH, chainId: '31337' });
+    await service.markPaid({ id: a.id, txHash: HASH, chainId: '31337', unverified: BY_HAND });
     const lines = await mineAndWatch([{ to: a.addresses.EVM!, value: 10_000_000n }, { to: b.addresses.EVM!, value: 5_000_000n }]);
     expect(lines.join('\n')).not.toMatch(/refused|difference/);
     expect(onChainPayments(ledger.db, registry, b.id)).toMatchObject([{ status: 'counted' }]);
@@ -201,7 +207,7 @@ describe('a payment recorded by hand whose transaction has more Transfer logs', 
     const service = withChain(h());
     await addShopMerchant(service);
     const a = await order(service, { uid: 'ua', amount: '15' });
-    await service.markPaid({ id: a.id, txHash: HASH, chainId: '31337' });
+    await service.markPaid({ id: a.id, txHash: HASH, chainId: '31337', unverified: BY_HAND });
     const lines = await mineAndWatch([{ to: a.addresses.EVM!, value: 10_000_000n }, { to: a.addresses.EVM!, value: 5_000_000n }]);
     expect(lines.join('\n')).not.toMatch(/refused|difference/);
     expect(onChainPayments(ledger.db, registry, a.id).map((p) => p.status)).toEqual(['counted', 'counted']);
@@ -333,7 +339,7 @@ describe('a batch transaction recorded by hand for one order, whose log to anoth
     const shopB = (await addOtherMerchant(service, 'B')).mchId;
     const a = await order(service, { mchId: shopA, uid: 'ua', amount: '10' });
     const b = await order(service, { mchId: shopB, uid: 'ub', amount: '5' });
-    await service.markPaid({ id: a.id, txHash: HASH, chainId: '31337' });
+    await service.markPaid({ id: a.id, txHash: HASH, chainId: '31337', unverified: BY_HAND });
     const sim = new SimChain(5, () => h().clock.now);
     sim.mine([{ token: TOKEN, to: b.addresses.EVM!, value: 5_000_000n, hash: HASH }, { token: TOKEN, to: a.addresses.EVM!, value: 10_000_000n, hash: HASH }]);
     sim.mineEmpty(3);
@@ -364,7 +370,7 @@ describe('a held payment and a record by hand of the same transfer', () => {
 
   it('recorded by hand, it cannot be recorded as sent back (the user has the money)', async () => {
     const { service, o } = await late();
-    await service.markPaid({ id: o.id, txHash: HASH, chainId: '31337' });
+    await service.markPaid({ id: o.id, txHash: HASH, chainId: '31337', unverified: BY_HAND });
     await refused(service.returnHeldPayment({ orderId: o.id, txHash: HASH, reason: 'too late, sent back' }), 'conflict', 'cannot be recorded as sent back; decide it with cryptopay order credit-held');
     expect(onChainPayments(h().ledger.db, registry, o.id)).toMatchObject([{ status: 'held' }]);
   });
@@ -372,7 +378,7 @@ describe('a held payment and a record by hand of the same transfer', () => {
   it('recorded as sent back, it is not credited by hand afterwards', async () => {
     const { service, o } = await late();
     await service.returnHeldPayment({ orderId: o.id, txHash: HASH, reason: 'too late, sent back' });
-    await refused(service.markPaid({ id: o.id, txHash: HASH, chainId: '31337' }), 'conflict', 'was seen on chain and recorded as sent back to its payer');
+    await refused(service.markPaid({ id: o.id, txHash: HASH, chainId: '31337', unverified: BY_HAND }), 'conflict', 'was seen on chain and recorded as sent back to its payer');
     expect(await service.getOrder(o.id)).toMatchObject({ paidAmount: '0' });
     // Nor for another order: the transfer's key is held.
     const other = await order(service, { uid: 'someone', amount: '10' });
