@@ -55,6 +55,22 @@ describe.concurrent('refunds that read right (#15 item 3)', { timeout: SLOW }, (
     expect(await balanceOf(s, 'u1')).toEqual({ available: '5', held: '0' });
   });
 
+  // A new-user trial: 49.5 of 50 arrived (an exchange's fee), the order expired, and the refusal
+  // ("order status is not Paid") did not say where the money was or how it goes back.
+  it('a refusal of an order not Paid that was partly paid says where that money is and how it goes back; --json keeps the interface\'s words', async () => {
+    const s = await withMerchant();
+    const o = await s.json<{ id: string }>(['order', 'create', '--oid', 'PART-1', '--uid', 'hank', '--amount', '50']);
+    await s.json(['order', 'mark-paid', o.id, '--tx-hash', `0x${'4a'.repeat(32)}`, '--amount', '49.5', '--yes']);
+    const r = await s.run(['refund', '--oid', 'PART-1', '--amount', '49.5', '--yes']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(`error: order status is not Paid (it is PENDING_PAY): 49.5 USDT of it arrived and is in user hank's available balance (cryptopay balance hank); an order that is not Paid is not refunded: pay it back with cryptopay withdraw apply --uid hank --amount 49.5 --to ADDRESS, or the rest paid (0.5 USDT) makes the order PAID\n`);
+    const json = await s.run(['refund', '--oid', 'PART-1', '--amount', '49.5', '--yes', '--json']);
+    expect(json.code).toBe(1);
+    expect(json.stderr).toContain('order status is not Paid (it is PENDING_PAY)');
+    expect(json.stderr).not.toContain('withdraw apply');
+    expect(await balanceOf(s, 'hank')).toEqual({ available: '49.5', held: '0' });
+  });
+
   it('withdraw confirm on a chain it cannot read says the withdrawal was confirmed without an on-chain check, and why', async () => {
     // Found by an operator walkthrough: with --yes it printed "status CONFIRMED" and nothing else.
     const s = await withMerchant();

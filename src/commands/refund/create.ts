@@ -1,5 +1,5 @@
 import type { Context } from '../../context.js';
-import { AppError, usage } from '../../core/errors.js';
+import { AppError, isAppError, usage } from '../../core/errors.js';
 import { ASSETS } from '../../core/assets.js';
 import { formatAmount, parseAmount, parseLedgerAmount } from '../../core/money.js';
 import type { RefundRequest } from '../../core/schemas.js';
@@ -29,6 +29,7 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
  * words): an oid given as --id names its order and --oid; an unknown oid points to order find.
  */
 async function notFoundSaysWhy(ctx: Context, e: unknown, opts: Record<string, string | boolean | undefined>): Promise<unknown> {
+  if (!ctx.globals.json && isAppError(e) && e.kind === 'conflict' && /^order status is not Paid \(it is /.test(e.message)) return notPaidSaysWhere(ctx, e, opts);
   if (ctx.globals.json || !isNotFound(e) || (e as Error).message !== 'Order not found') return e;
   if (typeof opts.id === 'string') {
     const byOid = await (await ctx.service()).showOrder({ mchId: ctx.globals.mchId, oid: opts.id }).catch(() => undefined);
@@ -38,6 +39,25 @@ async function notFoundSaysWhy(ctx: Context, e: unknown, opts: Record<string, st
   }
   if (typeof opts.oid === 'string') return new AppError('not_found', `Order not found: no order has the oid ${opts.oid} ${findHint(opts.oid)}`);
   return e;
+}
+
+/**
+ * An order not Paid is not refunded (the interface's words stay the message), but what of it
+ * arrived is the user's: said where it is and how it goes back (a new-user trial: 49.5 of 50
+ * arrived, the order expired, and support did not know what to do with the money).
+ */
+async function notPaidSaysWhere(ctx: Context, e: AppError, opts: Record<string, string | boolean | undefined>): Promise<AppError> {
+  const ref = typeof opts.id === 'string' ? { id: opts.id } : typeof opts.oid === 'string' ? { oid: opts.oid } : undefined;
+  const o = ref && (await (await ctx.service()).showOrder({ mchId: ctx.globals.mchId, ...ref }).catch(() => undefined));
+  if (!o) return e;
+  const d = ASSETS[o.asset]?.decimals ?? 6;
+  const paid = parseLedgerAmount(o.paidAmount, d) - parseLedgerAmount(o.refundedAmount, d);
+  if (paid <= 0n) return e;
+  const due = parseLedgerAmount(o.amount, d) - parseLedgerAmount(o.paidAmount, d);
+  const rest = o.status === 'PENDING_PAY' && due > 0n ? `, or the rest paid (${formatAmount(due, d)} ${o.asset}) makes the order PAID` : '';
+  return new AppError(e.kind, e.message, {
+    hint: `${formatAmount(paid, d)} ${o.asset} of it arrived and is in user ${o.uid}'s available balance (cryptopay balance ${o.uid}); an order that is not Paid is not refunded: pay it back with cryptopay withdraw apply --uid ${o.uid} --amount ${formatAmount(paid, d)} --to ADDRESS${rest}`,
+  });
 }
 
 async function refund(ctx: Context, opts: Record<string, string | boolean | undefined>): Promise<void> {
