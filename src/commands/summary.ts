@@ -43,6 +43,8 @@ export async function run(ctx: Context): Promise<void> {
     const trouble = [c.lastError && `last error: ${c.lastError}`, c.deepReorg && `deep reorg: ${c.deepReorg}`].filter(Boolean).join('; ');
     rows.push([`chain ${c.chainId}`, `${c.name ?? 'not in the registry'}: ${state}${trouble ? `; ${trouble}` : ''}`]);
   }
+  const r = s.retryingCallbacks;
+  if (r) rows.push(['retrying callbacks', r.count === 0 ? 'none' : `${r.count} after a failed attempt (the oldest made ${formatTime(r.since!)}): cryptopay callbacks list --status pending; each is retried for about 2 days before it counts as failed`]);
   rows.push(['failed callbacks', s.failedCallbacks === 0 ? 'none' : `${s.failedCallbacks}: cryptopay callbacks list --status failed`]);
   await printRecord(ctx, rows);
 }

@@ -349,6 +349,12 @@ export interface Summary {
   chains: { chainId: string; name: string | null; head: number | null; scannedTo: number | null; lag: number | null; headAt: number | null; lastError: string | null; deepReorg: string | null }[];
   /** Callbacks that used up their retries. */
   failedCallbacks: number;
+  /**
+   * Callbacks still being retried after a failed attempt, and when the oldest of them was made: a
+   * receiver failing now (a callback only counts as failed after ~2 days of retries). Absent from
+   * a server that predates it.
+   */
+  retryingCallbacks?: { count: number; since: number | null };
 }
 
 /** How `order find` found an order. */

@@ -319,6 +319,7 @@ export const summarySchema = z.object({
     }),
   ),
   failedCallbacks: count,
+  retryingCallbacks: z.object({ count, since: millis.nullable() }).optional(),
 });
 
 const callbackFields = {

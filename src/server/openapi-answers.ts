@@ -290,7 +290,7 @@ const PERIOD = { type: 'object', required: ['since', 'payments', 'refunds', 'wit
 const NULLABLE_COUNT = { anyOf: [{ type: 'integer', minimum: 0 }, { type: 'null' }] };
 export const SUMMARY = {
   type: 'object',
-  required: ['at', 'mchId', 'pendingWithdrawals', 'today', 'week', 'balances', 'heldPayments', 'refusedPayments', 'chains', 'failedCallbacks'],
+  required: ['at', 'mchId', 'pendingWithdrawals', 'today', 'week', 'balances', 'heldPayments', 'refusedPayments', 'chains', 'failedCallbacks', 'retryingCallbacks'],
   properties: {
     at: { type: 'integer' },
     mchId: NULLABLE_STRING,
@@ -313,6 +313,11 @@ export const SUMMARY = {
       },
     }),
     failedCallbacks: { type: 'integer', minimum: 0 },
+    retryingCallbacks: {
+      type: 'object', additionalProperties: false, required: ['count', 'since'],
+      description: 'callbacks still retried after a failed attempt, and when the oldest was made',
+      properties: { count: { type: 'integer', minimum: 0 }, since: NULLABLE_TIME },
+    },
   },
 };
 

@@ -78,12 +78,15 @@ export function summarize(s: StoreCtx, opts: { mchId?: string; chainName: (chain
 
   // Callbacks that used up their retries (the outbox, migration 0005): the merchant missed them.
   const failedCallbacks = Number(s.db.get<{ n: bigint }>(sql`select count(*) as n from callbacks where status = 'failed' and ${byMerchant('merchant_id')}`)?.n ?? 0);
+  // Still retried after a failed attempt: a receiver failing now, days before any counts as failed.
+  const retrying = s.db.get<{ n: bigint; since: bigint | null }>(sql`select count(*) as n, min(created_at) as since from callbacks where status = 'pending' and attempts > 0 and ${byMerchant('merchant_id')}`);
+  const retryingCallbacks = { count: Number(retrying?.n ?? 0), since: retrying?.since == null ? null : Number(retrying.since) };
 
   return {
     at: now, mchId: m,
     pendingWithdrawals: { ...pending, confirming },
     today: period(starts.today), week: period(starts.week),
     balances: { available: fmt(available), held: fmt(held) },
-    heldPayments, refusedPayments, chains, failedCallbacks,
+    heldPayments, refusedPayments, chains, failedCallbacks, retryingCallbacks,
   };
 }

@@ -319,6 +319,29 @@ describe('callbacks run, test and listen', () => {
     expect(await run.stop(), run.err()).toBe(0);
   });
 
+  // A new-user trial: summary said "failed callbacks none" while a receiver refused every attempt
+  // (a callback counts as failed only after ~2 days of retries).
+  it('summary counts the callbacks being retried after a failed attempt, before any has failed', async () => {
+    const db = newDb();
+    const rec = await receiver(() => 503);
+    let made = 0;
+    await withMerchant(db, async (s) => {
+      const o = await s.createOrder({ oid: 'retry-1', uid: 'u1', amount: '5', notifyUrl: rec.url });
+      await s.markPaid({ id: o.id, txHash: nextTx() });
+      made = (await s.listCallbacks({}))[0]!.createdAt;
+    });
+    const quiet = await cli(['--db', db, 'summary']);
+    expect(/^retrying callbacks\s+(.*)$/m.exec(quiet.stdout)?.[1]).toBe('none');
+    const run = spawnLong(['--db', db, 'callbacks', 'run', '--allow-private-callbacks']);
+    await rec.waitFor(1, 8000);
+    await run.waitFor(/callback order\.paid \S+ \S+ 503/, 'out');
+    expect(await run.stop(), run.err()).toBe(0);
+    const r = await cli(['--db', db, 'summary']);
+    expect(/^retrying callbacks\s+(.*)$/m.exec(r.stdout)?.[1]).toBe(`1 after a failed attempt (the oldest made ${new Date(made).toISOString()}): cryptopay callbacks list --status pending; each is retried for about 2 days before it counts as failed`);
+    expect(/^failed callbacks\s+(.*)$/m.exec(r.stdout)?.[1]).toBe('none');
+    expect(JSON.parse((await cli(['--db', db, 'summary', '--json'])).stdout)).toMatchObject({ retryingCallbacks: { count: 1, since: made }, failedCallbacks: 0 });
+  });
+
   it('callbacks test sends a signed sample; listen verifies it, prints one line, refuses a forged one and forwards', async () => {
     const db = newDb();
     const m = await withMerchant(db);

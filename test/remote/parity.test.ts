@@ -149,7 +149,7 @@ const EXPECTED: Record<string, { code: number; out?: RegExp; err?: RegExp }> = {
   summary: {
     code: 0,
     // Today's figures (1 payment of 10.5, 3 refunds, 2 withdrawals) unless the run crossed midnight UTC: both sides alike.
-    out: /^ledger {15}merchant <mchId>, at <time>\npending withdrawals {2}none\ntoday {16}since <time>\n {2}payments {11}(1, 10\.5 USDT|none)\n {2}refunds {12}(3, 10\.5 USDT|[^\n]+)\n {2}withdrawals {8}(2, 6 USDT|[^\n]+)\n[\s\S]*users hold {11}available 64 USDT; held for withdrawals 0 USDT\nheld payments {8}none\nrefused payments {5}none\nchains {15}none watched on this ledger\nfailed callbacks {5}none\n$/,
+    out: /^ledger {15}merchant <mchId>, at <time>\npending withdrawals {2}none\ntoday {16}since <time>\n {2}payments {11}(1, 10\.5 USDT|none)\n {2}refunds {12}(3, 10\.5 USDT|[^\n]+)\n {2}withdrawals {8}(2, 6 USDT|[^\n]+)\n[\s\S]*users hold {11}available 64 USDT; held for withdrawals 0 USDT\nheld payments {8}none\nrefused payments {5}none\nchains {15}none watched on this ledger\nretrying callbacks {3}none\nfailed callbacks {5}none\n$/,
   },
   'summary --json': { code: 0, out: /^\{\n {2}"at": <ms>,\n {2}"mchId": "<mchId>",[\s\S]*"balances": \{\n {4}"available": \{\n {6}"USDT": "64"\n {4}\},\n {4}"held": \{\n {6}"USDT": "0"/ },
 };
