@@ -201,7 +201,7 @@ export function createContext(deps: ContextDeps, globals: Globals): Context {
     const [{ openLedger }, { LocalPaymentService }] = await Promise.all([import('./store/db.js'), import('./store/local-service.js')]);
     const path = await ledgerPath(create);
     const registryConfig = readChainsConfig(deps.env);
-    const ledger = openLedger(path);
+    const ledger = openLedger(path, { create });
     local = new LocalPaymentService(ledger, {
       now, caller: { actor: operatorName(globals, deps.env) }, registryConfig, allowPrivateCallbacks: allowPrivateCallbacks(deps.env),
       // The refusal names what lifts it here: this variable, not serve's flag (an integrator review).

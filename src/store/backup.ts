@@ -1,4 +1,5 @@
-import { closeSync, existsSync, openSync, rmSync, statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, existsSync, linkSync, openSync, rmSync, statSync, unlinkSync } from 'node:fs';
 import { AppError } from '../core/errors.js';
 import { openLedger, type Ledger } from './db.js';
 import { LocalPaymentService } from './local-service.js';
@@ -21,19 +22,23 @@ export interface BackupReport {
  */
 export async function backupLedger(ledger: Ledger, target: string): Promise<BackupReport> {
   if (target === ledger.path) throw new AppError('usage', 'the backup must go to another file than the ledger itself');
+  const exists = () => new AppError('usage', `${target} already exists: a backup never overwrites a file; choose a new path`);
+  if (existsSync(target)) throw exists();
+  // Written under a name of its own, and given the target's name only once it is whole and
+  // checked: a backup killed half way (a durability review found one at the target's path, which
+  // `ledger check` then took for an empty ledger) leaves only a file named as unfinished.
+  const partial = `${target}.partial-${randomBytes(4).toString('hex')}`;
   try {
     // 'wx': refuses an existing path (no overwrite, no following a planted symlink) and creates
     // the file 0600 before SQLite writes a byte into it.
-    closeSync(openSync(target, 'wx', 0o600));
+    closeSync(openSync(partial, 'wx', 0o600));
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') throw new AppError('usage', `${target} already exists: a backup never overwrites a file; choose a new path`);
-    throw new AppError('unavailable', `cannot create ${target}: ${(e as Error).message}`);
+    throw new AppError('unavailable', `cannot create ${partial}: ${(e as Error).message}`);
   }
   let copy: Ledger | undefined;
   try {
-    const progress = await ledger.sqlite.backup(target);
-    copy = openLedger(target);
+    const progress = await ledger.sqlite.backup(partial);
+    copy = openLedger(partial);
     // The backup API copies the pages; the copy is a plain database file (journal mode of the
     // source is kept in its header, WAL here). Checked through the same code that serves.
     const integrity = copy.sqlite.pragma('integrity_check', { simple: true });
@@ -43,12 +48,20 @@ export async function backupLedger(ledger: Ledger, target: string): Promise<Back
     copy.sqlite.pragma('wal_checkpoint(TRUNCATE)');
     copy.close();
     copy = undefined;
-    for (const side of [`${target}-wal`, `${target}-shm`]) if (existsSync(side)) rmSync(side);
+    for (const side of [`${partial}-wal`, `${partial}-shm`]) if (existsSync(side)) rmSync(side);
+    // A link, not a rename: it fails on a file made at the target meanwhile instead of replacing it.
+    try {
+      linkSync(partial, target);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw exists();
+      throw new AppError('unavailable', `cannot name the backup ${target}: ${(e as Error).message}`);
+    }
+    unlinkSync(partial);
     const { size } = statSync(target);
     return { path: target, bytes: size, pages: progress.totalPages, integrity: 'ok', violations };
   } catch (e) {
     copy?.close();
-    for (const f of [target, `${target}-wal`, `${target}-shm`]) rmSync(f, { force: true });
+    for (const f of [partial, `${partial}-wal`, `${partial}-shm`]) rmSync(f, { force: true });
     throw e;
   }
 }

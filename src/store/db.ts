@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
-import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AppError } from '../core/errors.js';
@@ -23,7 +23,12 @@ export { resolveLedgerPath, sqliteAddon } from './ledger-file.js';
 /** Migrations sit beside the schema in src/store; dist/store resolves to the same folder. */
 const MIGRATIONS = fileURLToPath(new URL('../../src/store/migrations', import.meta.url));
 
-export function openLedger(path: string): Ledger {
+/**
+ * Opens (and brings up to date) the ledger at `path`. `create: false` (a command that only reads
+ * or changes an existing ledger, spec decisions §10): a file with nothing of a ledger in it (empty,
+ * or a backup that never finished) is refused, exit 3, and nothing is written to it.
+ */
+export function openLedger(path: string, opts: { create?: boolean } = {}): Ledger {
   let sqlite: Database.Database;
   try {
     if (path !== ':memory:') {
@@ -35,6 +40,8 @@ export function openLedger(path: string): Ledger {
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
         refuseReadableByOthers(path);
+        // An empty file is refused before SQLite writes its header into it.
+        if (opts.create === false && statSync(path).size === 0) throw notALedger(path, 'the file is empty');
       }
     }
     sqlite = connectLedger(path);
@@ -43,6 +50,7 @@ export function openLedger(path: string): Ledger {
   }
   const db = drizzle(sqlite, { schema }) as Db;
   try {
+    if (opts.create === false && path !== ':memory:') refuseNotALedger(sqlite, path);
     applyMigrations(sqlite, db);
   } catch (e) {
     sqlite.close();
@@ -51,6 +59,26 @@ export function openLedger(path: string): Ledger {
     throw new AppError('unavailable', `cannot prepare the ledger at ${path}: ${rootOf(e).message ?? String(e)}`, { cause: e });
   }
   return { path, db, sqlite, close: () => sqlite.close() };
+}
+
+/**
+ * A file with no table at all is not a ledger. Asked under the write lock when it looks new, so
+ * that a file another process is turning into a ledger right now is waited for, not refused.
+ */
+function refuseNotALedger(sqlite: Database.Database, path: string): void {
+  if (Number(sqlite.pragma('user_version', { simple: true })) > 0) return;
+  sqlite.exec('BEGIN IMMEDIATE');
+  let tables: number;
+  try {
+    tables = Number((sqlite.prepare(`select count(*) as n from sqlite_master where type = 'table'`).get() as { n: number | bigint }).n);
+  } finally {
+    sqlite.exec('ROLLBACK');
+  }
+  if (tables === 0) throw notALedger(path, 'the file holds no table of one');
+}
+
+function notALedger(path: string, why: string): AppError {
+  return new AppError('unavailable', `${path} is not a ledger: ${why} (a copy that never finished, or the wrong file); it was not made into one. Check --db or CRYPTOPAY_DB; cryptopay merchant add starts a new ledger`);
 }
 
 /** The innermost cause of an error (drizzle wraps SQLite's). */

@@ -1,5 +1,7 @@
 import Database from 'better-sqlite3';
-import { chmodSync, existsSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { chmodSync, existsSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { BIN, cliEnv } from '../helpers/cli.js';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SLOW, paidOrder, withMerchant } from './_support.js';
@@ -45,6 +47,7 @@ describe.concurrent('the ledger file: who may read it, and its backups', { timeo
     expect(r.stdout).toMatch(/^invariants\s+every invariant holds$/m);
     expect(statSync(target).mode & 0o777).toBe(0o600);
     expect(existsSync(`${target}-wal`)).toBe(false);
+    expect(readdirSync(s.dir).filter((f) => f.includes('.partial-'))).toEqual([]);
     // The copy is a ledger: the same order, the same balance, its own check passes.
     const fromCopy = await s.bare(['--db', target, '--json', 'order', 'show', id]);
     expect(JSON.parse(fromCopy.stdout)).toMatchObject({ id, status: 'PAID', paidAmount: '10' });
@@ -52,6 +55,37 @@ describe.concurrent('the ledger file: who may read it, and its backups', { timeo
 
     const json = await s.run(['--json', 'ledger', 'backup', join(s.dir, 'copy2.db')]);
     expect(JSON.parse(json.stdout)).toMatchObject({ ok: true, integrity: 'ok', violations: [] });
+  });
+
+  // A durability review: a backup killed after 0.1 s left a file at the backup's path, which
+  // `ledger check` then made into an empty ledger and called sound (the source had 16,848 orders).
+  it('a backup killed half way leaves nothing at the backup\'s path', async () => {
+    const s = await withMerchant();
+    await paidOrder(s, 'K-1', 'u1', '10');
+    const pad = new Database(s.db);
+    pad.exec('CREATE TABLE padding (b BLOB)');
+    const insert = pad.prepare('INSERT INTO padding VALUES (randomblob(1000000))');
+    pad.transaction(() => { for (let i = 0; i < 120; i++) insert.run(); })();
+    pad.close();
+    const target = join(s.dir, 'killed.db');
+    const child = spawn(process.execPath, [BIN, '--db', s.db, 'ledger', 'backup', target], { env: cliEnv({}), stdio: 'ignore' });
+    const exited = new Promise((r) => child.once('exit', r));
+    for (let i = 0; i < 400 && !readdirSync(s.dir).some((f) => f.startsWith('killed.db.partial-')); i++) await new Promise((r) => setTimeout(r, 5));
+    child.kill('SIGKILL');
+    await exited;
+    expect(existsSync(target)).toBe(false);
+  });
+
+  it('a read command on an empty file refuses it as no ledger, exit 3, and leaves it empty', async () => {
+    const s = await withMerchant();
+    const empty = join(s.dir, 'empty.db');
+    writeFileSync(empty, '', { mode: 0o600 });
+    for (const args of [['ledger', 'check'], ['order', 'list']]) {
+      const r = await s.bare(['--db', empty, ...args]);
+      expect(r.code, r.stderr).toBe(3);
+      expect(r.stderr).toContain(`${empty} is not a ledger: the file is empty`);
+    }
+    expect(statSync(empty).size).toBe(0);
   });
 
   it('ledger backup never overwrites: an existing file or a symlink is refused and left as it was, exit 2 (a path to choose again, not a ledger that fails a check: that is 1)', async () => {
