@@ -12,6 +12,23 @@ const apply = (s: Sandbox, uid: string, amount: string, extra: string[] = []) =>
 
 // Every test has its own ledger: they run side by side.
 describe.concurrent('money commands', { timeout: SLOW }, () => {
+  // A new-user trial: withdraw apply run twice 0.2 s apart made two PENDING withdrawals, each
+  // holding the money, and nothing said so; an operator working down the list pays both.
+  it('withdraw apply that makes a twin of a PENDING withdrawal (same user, amount, address, chain) says so on stderr; a different one says nothing', async () => {
+    const s = await withMerchant();
+    await paidOrder(s, 'W-1', 'u1', '10');
+    const first = await s.run([...apply(s, 'u1', '2'), '--json']);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stderr).toBe('');
+    const a = JSON.parse(first.stdout) as { id: string };
+    const second = await s.run([...apply(s, 'u1', '2'), '--json']);
+    expect(second.code, second.stderr).toBe(0);
+    const b = JSON.parse(second.stdout) as { id: string };
+    expect(second.stderr).toMatch(new RegExp(`^note: withdrawal ${a.id} of user u1 for the same 2 to the same address on chain 1 is PENDING too \\(applied \\d+ s before this one\\): if this one is a repeat, reject it: cryptopay withdraw reject ${b.id}\n$`));
+    const other = await s.run([...apply(s, 'u1', '3'), '--json']);
+    expect(other).toMatchObject({ code: 0, stderr: '' });
+  });
+
   describe('order mark-paid', () => {
     it('records a payment by hand and credits the user; refuses without --yes, a reused or malformed hash, an unknown order', async () => {
       const s = await withMerchant();

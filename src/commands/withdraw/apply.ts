@@ -1,6 +1,7 @@
 import type { Context } from '../../context.js';
 import { AppError, usage } from '../../core/errors.js';
 import type { ChainInfo } from '../../chains/registry.js';
+import type { Withdrawal } from '../../core/types.js';
 import { checked, need } from '../common.js';
 import type { Field } from '../fields.js';
 import { printWithdrawal } from '../views.js';
@@ -91,4 +92,23 @@ export async function run(ctx: Context, opts: Record<string, string | undefined>
     notifyUrl: opts.notifyUrl,
   });
   await printWithdrawal(ctx, w);
+  await noteTwin(ctx, service, w);
+}
+
+/** How far back a PENDING withdrawal with the same user, amount, address and chain reads as a repeat. */
+const TWIN_WINDOW_MS = 10 * 60_000;
+
+/**
+ * A withdrawal just made that repeats one still PENDING (a double click, a shell retry: a
+ * new-user trial made two 0.2 s apart, each holding the money) is said on stderr, with the
+ * command that takes it back. Both stay: two equal payouts can be meant. A list that cannot be
+ * read says nothing (the withdrawal is made either way).
+ */
+async function noteTwin(ctx: Context, service: Awaited<ReturnType<Context['service']>>, w: Withdrawal): Promise<void> {
+  const same = (a: string, b: string) => (w.chainType === 'EVM' ? a.toLowerCase() === b.toLowerCase() : a === b);
+  const pending = await service.listWithdrawals({ mchId: ctx.globals.mchId, uid: w.uid, status: 'PENDING', limit: 50 }).catch(() => []);
+  const twin = pending.find((p) => p.id !== w.id && p.amount === w.amount && p.chainId === w.chainId && same(p.to, w.to) && same(p.token, w.token) && w.createdAt - p.createdAt <= TWIN_WINDOW_MS);
+  if (!twin) return;
+  const seconds = Math.max(0, Math.round((w.createdAt - twin.createdAt) / 1000));
+  ctx.io.stderr.write(`note: withdrawal ${twin.id} of user ${w.uid} for the same ${w.amount} to the same address on chain ${w.chainId} is PENDING too (applied ${seconds} s before this one): if this one is a repeat, reject it: cryptopay withdraw reject ${w.id}\n`);
 }
