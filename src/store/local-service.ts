@@ -381,14 +381,12 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
    * What a chain with an rpcUrl says a transaction paid into an order (`order mark-paid` asks
    * before its question); null on a chain without one. Refusals as markPaid's.
    */
-  async paymentOnChain(input: { id: string; txHash: string; chainId: string; token?: string }): Promise<{ amount: string; confirmations: number } | null> {
+  async paymentOnChain(input: { id: string; txHash: string; chainId: string; token?: string; amount?: string }): Promise<{ amount: string; confirmations: number } | null> {
     const registry = await this.registry();
     const chain = registry.chain(input.chainId);
     const token = input.token === undefined ? null : registry.token(chain.chainId, input.token).address;
-    const said = await (await import('./payment-on-chain.js')).paidOnChain(this.s, registry, { orderId: input.id, chain, txHash: input.txHash, token });
-    if (!said) return null;
-    const { asset } = orders.getOrder(this.s, input.id);
-    return { amount: formatAmount(said.amount, decimalsOf(asset)), confirmations: said.confirmations };
+    const said = await (await import('./payment-on-chain.js')).paidOnChain(this.s, registry, { orderId: input.id, chain, txHash: input.txHash, token, amount: input.amount });
+    return said && { amount: formatAmount(said.amount, decimalsOf(said.asset)), confirmations: said.confirmations };
   }
 
   /** Payments found on chain more than 24 h after their order expired, waiting for an operator. */

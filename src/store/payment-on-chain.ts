@@ -1,6 +1,6 @@
 import type { ChainInfo, Registry } from '../chains/registry.js';
 import { AppError, conflict } from '../core/errors.js';
-import { formatAmount } from '../core/money.js';
+import { formatAmount, parseAmount } from '../core/money.js';
 import { getAddresses } from './orders.js';
 import { orders } from './schema.js';
 import { eq } from 'drizzle-orm';
@@ -9,6 +9,8 @@ import { decimalsOf, type StoreCtx } from './store-context.js';
 /** What a watched chain says a transaction paid into an order (`order mark-paid`). */
 export interface PaidOnChain {
   chainId: string;
+  /** The order's asset. */
+  asset: string;
   /** In the order's asset, in ledger base units: every transfer of a token of that asset to the order's address. */
   amount: bigint;
   /** Its block's time, ms: late is judged by it, as the watcher judges. */
@@ -23,10 +25,10 @@ const unverifiedHint = 'or record it without the chain: --unverified --reason TE
  * mistyped hash on the watched chain was credited, and the real transfer counted on top: 60 paid
  * on a 30 order). Refused, nothing recorded: a transaction the node does not know, not mined,
  * failed, paying nothing of the order's asset to the order's address on that chain, or short of
- * the chain's confirmations (the watcher counts it then). Null on a chain without an rpcUrl:
- * there is nothing to ask.
+ * the chain's confirmations (the watcher counts it then), or another amount than `amount` (the
+ * operator's, when given). Null on a chain without an rpcUrl: there is nothing to ask.
  */
-export async function paidOnChain(s: StoreCtx, registry: Registry, a: { orderId: string; chain: ChainInfo; txHash: string; token: string | null }): Promise<PaidOnChain | null> {
+export async function paidOnChain(s: StoreCtx, registry: Registry, a: { orderId: string; chain: ChainInfo; txHash: string; token: string | null; amount?: string }): Promise<PaidOnChain | null> {
   const { chain, txHash } = a;
   if (!chain.rpcUrl) return null;
   const order = s.db.select({ asset: orders.asset, merchantId: orders.merchantId }).from(orders).where(eq(orders.id, a.orderId)).get();
@@ -65,5 +67,9 @@ export async function paidOnChain(s: StoreCtx, registry: Registry, a: { orderId:
   if (seen.confirmations < chain.confirmations) {
     throw conflict(`transaction ${txHash} has ${seen.confirmations} of the ${chain.confirmations} confirmations ${where} needs: nothing was recorded; the chain watcher counts it once it has them (it pays ${formatAmount(amount, decimals)} ${order.asset})`);
   }
-  return { chainId: chain.chainId, amount, blockTime: seen.blockTime!, confirmations: seen.confirmations };
+  const given = a.amount === undefined ? undefined : parseAmount(a.amount, decimals);
+  if (given !== undefined && given !== amount) {
+    throw conflict(`chain ${chain.chainId} says transaction ${txHash} paid ${formatAmount(amount, decimals)} ${order.asset} to order ${a.orderId}'s address, not ${formatAmount(given, decimals)}: nothing was recorded`);
+  }
+  return { chainId: chain.chainId, asset: order.asset, amount, blockTime: seen.blockTime!, confirmations: seen.confirmations };
 }

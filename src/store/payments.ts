@@ -60,8 +60,8 @@ export interface PaymentRecord {
    * pays only orders of a merchant on the public test wallet (src/chains/sandbox/public-wallet.ts).
    */
   testMoney?: boolean;
-  /** Added to the audit entry: how a payment recorded by hand was checked (`order mark-paid`). */
-  checked?: { onChain: true } | { unverified: string };
+  /** Added to the audit entry's detail: how a payment recorded by hand was checked (`order mark-paid`). */
+  checked?: { verifiedOnChain: true } | { unverified: string };
 }
 
 export interface RecordedPayment {
@@ -173,7 +173,7 @@ export function recordPayment(tx: Q, p: PaymentRecord, ctx: { now: number; actor
     detail: {
       txHash: p.txHash, amount: formatAmount(p.amount, d), paidTotal: formatAmount(paid, d), statusBefore: readStatus(o.status, o.expiredAt, now),
       statusAfter: status, late, ...(p.blockTime != null ? { blockTime: p.blockTime } : {}), chainType: p.chainType, chainId: p.chainId, token: p.token,
-      ...(p.checked ? ('onChain' in p.checked ? { verifiedOnChain: true } : { unverified: p.checked.unverified }) : {}),
+      ...p.checked,
     },
   });
   return { orderId: o.id, status, late };
@@ -307,8 +307,10 @@ export async function markPaid(s: StoreCtx, input: MarkPaidInput): Promise<Order
   // After the chain is known, so a chain id alone also fixes the hash form (TRON has no 0x).
   const txHash = hashOnChain(input.txHash, chainType ?? undefined, 'tx-hash');
   if (input.unverified !== undefined && !input.unverified.trim()) throw invalid('unverified needs a reason: why the chain is not asked (kept in the audit log)');
+  // Read here even when the CLI read it before its question: that question may have waited for
+  // minutes, and what is recorded is what the chain says now.
   const onChain = chainId !== null && input.unverified === undefined
-    ? await (await import('./payment-on-chain.js')).paidOnChain(s, registry!, { orderId: input.id, chain: registry!.chain(chainId), txHash, token })
+    ? await (await import('./payment-on-chain.js')).paidOnChain(s, registry!, { orderId: input.id, chain: registry!.chain(chainId), txHash, token, amount: input.amount })
     : null;
   const id = await s.write((tx) => {
     const o = tx.select({ asset: orders.asset, amount: orders.amount, paid: orders.paidAmount, status: orders.status, expiredAt: orders.expiredAt })
@@ -320,12 +322,9 @@ export async function markPaid(s: StoreCtx, input: MarkPaidInput): Promise<Order
       throw conflict(`order ${input.id} was paid meanwhile (${paidNow} ${o.asset} so far, ${input.paidBefore} when asked): nothing was changed; look again (cryptopay order show ${input.id})`);
     }
     let amount: bigint;
-    if (input.amount !== undefined) {
-      amount = parseAmount(input.amount, decimalsOf(o.asset));
-      if (onChain && amount !== onChain.amount) {
-        throw conflict(`chain ${chainId} says transaction ${txHash} paid ${formatAmount(onChain.amount, decimalsOf(o.asset))} ${o.asset} to order ${input.id}'s address, not ${formatAmount(amount, decimalsOf(o.asset))}: nothing was recorded`);
-      }
-    } else if (onChain) amount = onChain.amount;
+    // What the chain says (paidOnChain refused any other amount given), else the operator's.
+    if (onChain) amount = onChain.amount;
+    else if (input.amount !== undefined) amount = parseAmount(input.amount, decimalsOf(o.asset));
     else {
       // What is still due, as the operator saw it in the question; nothing due is not a default.
       amount = o.amount - o.paid;
@@ -334,7 +333,7 @@ export async function markPaid(s: StoreCtx, input: MarkPaidInput): Promise<Order
     return recordPayment(tx, {
       orderId: input.id, txHash, logIndex: null, amount, rawAmount: null, chainType, chainId, token, blockNumber: null, blockHash: null,
       blockTime: seenBlockTime(tx, input.id, txHash, chainId) ?? onChain?.blockTime ?? null, source: 'manual', testMoney,
-      ...(onChain ? { checked: { onChain: true as const } } : input.unverified !== undefined ? { checked: { unverified: input.unverified.trim() } } : {}),
+      ...(onChain ? { checked: { verifiedOnChain: true as const } } : input.unverified !== undefined ? { checked: { unverified: input.unverified.trim() } } : {}),
     }, { now, actor: s.caller.actor }).orderId;
   });
   return getOrder(s, id);
