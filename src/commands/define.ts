@@ -160,8 +160,10 @@ export function defineCommands(program: Command, run: Runner, wanted: (group: st
     withdraw
       .command('reject')
       .argument('<id>')
-      .description('reject a pending withdrawal; the hold returns to the user')
+      .description('reject a pending withdrawal; the hold returns to the user (refused when the chain shows it paid out)')
       .option('--remark <text>', 'reason')
+      .option('--unverified', 'reject without asking the chain whether it was paid out (local ledger only; needs --reason)')
+      .option('--reason <text>', 'why the chain is not asked (kept in the audit log)')
       .action(run(() => import('./withdraw/reject.js')));
     withdraw
       .command('list')

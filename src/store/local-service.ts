@@ -461,6 +461,20 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
     return this.signedOp(() => withdrawals.rejectWithdrawal(this.s, input));
   }
 
+  /**
+   * An operator at a local terminal rejecting without asking the chain whether the withdrawal was
+   * paid out, with the reason the audit log keeps. Not part of PaymentService, as confirm's.
+   */
+  rejectWithdrawalUnverified(input: WithdrawRejectRequest, reason: string): Promise<Withdrawal> {
+    return this.signedOp(() => withdrawals.rejectWithdrawal(this.s, input, { unverifiedReason: reason }));
+  }
+
+  /** Transfers on chain that could be a withdrawal's payout (`dev pay-out` asks before it sends); null on a chain without an rpcUrl. */
+  async payoutOnChain(id: string, mchId?: string): Promise<verification.PayoutLookup | null> {
+    const w = withdrawals.findWithdrawal(this.s.db, mchId, id);
+    return verification.lookForPayout(this.s, w, 'nothing was sent');
+  }
+
   async getWithdrawal(id: string, mchId?: string): Promise<WithdrawalDetail> {
     return this.signedRead(() => withdrawals.getWithdrawal(this.s, id, mchId));
   }

@@ -1,4 +1,5 @@
 import { and, eq } from 'drizzle-orm';
+import type { FoundPayout } from '../chains/payout-search.js';
 import type { TokenInfo } from '../chains/registry.js';
 import type { ChainCheck, ExpectedPayout } from '../chains/withdrawal-check.js';
 import { AppError, conflict, invalid } from '../core/errors.js';
@@ -11,6 +12,7 @@ import { withdrawals } from './schema.js';
 import { decimalsOf, type StoreCtx } from './store-context.js';
 import { claimTxKey, releaseTxKey, txKey, txKeyTaken } from './tx-keys.js';
 import { listPayoutWallets } from './payout-wallets.js';
+import { onPublicTestWallet } from './payments.js';
 import { findWithdrawal, payoutHash, settleConfirmed, type WithdrawalRow } from './withdrawals.js';
 
 /**
@@ -47,6 +49,45 @@ export async function checkPayout(s: StoreCtx, w: WithdrawalRow, txHash: string,
       : `chain ${chain.chainId} does not know transaction ${txHash}: check the hash and the chain (the withdrawal is on chain ${chain.chainId}, ${chain.name})`);
   }
   return judge({ ...given, blockNumber: blockNumber ?? observed.blockNumber! }, observed);
+}
+
+/** What a search for a withdrawal's payout found: transfers that could be it, and the blocks looked at. */
+export interface PayoutLookup {
+  chainId: string;
+  chainName: string;
+  tokenSymbol: string;
+  found: FoundPayout[];
+  fromBlock: number;
+  toBlock: number;
+}
+
+/**
+ * Transfers on chain that could be a withdrawal's payout (src/chains/payout-search.ts), less any
+ * transaction the ledger already holds for this merchant (a payment, or another of its payouts:
+ * it cannot pay this one). Null on a chain without an rpcUrl: there is nothing to ask. A node that
+ * cannot say is `unavailable` (503, exit 3), with `what` saying what was not done.
+ */
+export async function lookForPayout(s: StoreCtx, w: WithdrawalRow, what: string): Promise<PayoutLookup | null> {
+  const registry = await s.registry();
+  const chain = registry.chain(w.chainId);
+  if (!chain.rpcUrl) return null;
+  // A development chain's test token pays out nothing of a real merchant's (refuseTestPayout).
+  if (chain.development && !onPublicTestWallet(s.db, w.merchantId, chain.chainType)) return null;
+  const token = registry.token(chain.chainId, w.token);
+  const [{ findPayouts }, { RpcError, RpcTransportError }] = await Promise.all([import('../chains/payout-search.js'), import('../chains/watch/rpc.js')]);
+  let search: Awaited<ReturnType<typeof findPayouts>>;
+  try {
+    search = await findPayouts(await s.rpc(chain), {
+      chainType: w.chainType as ChainType, chainId: w.chainId, token: token.address, to: w.to, requestedAt: w.createdAt,
+      rawAmount: toTokenUnits(w.amount, decimalsOf(w.asset), token.decimals), payoutWallets: payoutWalletsOf(s.db, w),
+    });
+  } catch (e) {
+    if (!(e instanceof RpcTransportError || e instanceof RpcError)) throw e;
+    const why = `chain ${chain.chainId} (${chain.name}) cannot be read to see whether withdrawal ${w.id} was paid out${chain.development ? ' (it runs while cryptopay serve --dev runs on this ledger)' : ''}`;
+    throw new AppError('unavailable', `${why}: ${(e as Error).message}; ${what}`, { cause: e, shown: `${why}: its node did not answer as expected; ${what}` });
+  }
+  const found = search.found.filter((f) => !txKeyTaken(s.db, f.txHash, { merchantId: w.merchantId }));
+  return { chainId: chain.chainId, chainName: chain.name, tokenSymbol: token.symbol, found, fromBlock: search.fromBlock, toBlock: search.toBlock };
 }
 
 /** The merchant's payout wallets on the withdrawal's chain type: a payout's tokens must come from one of them, when there are any. */

@@ -16,7 +16,7 @@ import { afterCursor, pageOf, type Page } from './paging.js';
 import { addressMatch } from './address-match.js';
 import { orderAddresses, withdrawals } from './schema.js';
 import { decimalsOf, type StoreCtx } from './store-context.js';
-import { checkPayout } from './withdrawal-verification.js';
+import { checkPayout, lookForPayout, type PayoutLookup } from './withdrawal-verification.js';
 
 export type WithdrawalRow = typeof withdrawals.$inferSelect;
 
@@ -231,9 +231,22 @@ export function settleConfirmed(
   return withdrawalView(row);
 }
 
-export async function rejectWithdrawal(s: StoreCtx, input: WithdrawRejectRequest): Promise<Withdrawal> {
+/**
+ * PENDING to REJECTED: the hold returns to the user. On a chain with an rpcUrl the chain is asked
+ * first whether the withdrawal was paid out already (a transfer of its amount to its address since
+ * it was requested): then it is refused, nothing changed, and the answer names the transaction to
+ * confirm it with (a new-user trial paid one out by hand and rejected it: the user was paid
+ * twice). Only an operator at a local terminal skips that, with a reason the audit log keeps.
+ */
+export async function rejectWithdrawal(s: StoreCtx, input: WithdrawRejectRequest, opts: { unverifiedReason?: string } = {}): Promise<Withdrawal> {
   const h = await heavy();
   const req = h.parseInput(h.withdrawRejectSchema, input);
+  const pending = findWithdrawal(s.db, findMerchant(s, s.db, req.mchId).id, req.id);
+  // Another state is refused below, in the operation's words, without asking the chain.
+  const searched = pending.status === 'PENDING' && pending.verification !== 'confirming' && opts.unverifiedReason === undefined
+    ? await lookForPayout(s, pending, 'nothing was changed (an operator at the ledger\'s terminal can reject it without the chain: --unverified --reason TEXT)')
+    : null;
+  if (searched && searched.found.length > 0) throw conflict(looksPaidOut(pending, searched));
   const now = s.now();
   return s.write((tx) => {
     const m = findMerchant(s, tx, req.mchId);
@@ -252,10 +265,24 @@ export async function rejectWithdrawal(s: StoreCtx, input: WithdrawRejectRequest
     withdrawalEvent(tx, 'withdraw.rejected', row, { ...withdrawalView(row) }, now);
     audit(tx, {
       at: now, actor: s.caller.actor, action: 'withdrawal.rejected', merchantId: m.id, subjectType: 'withdrawal', subjectId: w.id,
-      detail: { remark: req.remark ?? null, amount: formatAmount(w.amount, decimalsOf(w.asset)) },
+      detail: {
+        remark: req.remark ?? null, amount: formatAmount(w.amount, decimalsOf(w.asset)),
+        ...(searched ? { payoutSearched: { chainId: searched.chainId, fromBlock: searched.fromBlock, toBlock: searched.toBlock, found: 0 } } : {}),
+        ...(opts.unverifiedReason !== undefined ? { unverified: opts.unverifiedReason } : {}),
+      },
     });
     return withdrawalView(row);
   });
+}
+
+/** The refusal of a reject whose payout the chain shows, naming the transaction(s) to confirm it with. */
+export function looksPaidOut(w: WithdrawalRow, l: PayoutLookup): string {
+  const amount = `${formatAmount(w.amount, decimalsOf(w.asset))} ${l.tokenSymbol}`;
+  const [first, ...more] = l.found;
+  const txs = [first!, ...more].map((f) => `${f.txHash} (block ${f.blockNumber}, from ${f.from})`).join(', ');
+  return `withdrawal ${w.id} looks paid out already: on chain ${l.chainId} (${l.chainName}), ${more.length ? 'transactions' : 'transaction'} ${txs} moved ${amount} to ${w.to} after it was requested. `
+    + `Rejecting it would return the ${amount} to user ${w.uid} as well: paid twice. Confirm it with that transaction instead (cryptopay withdraw confirm ${w.id} --tx-hash ${first!.txHash}); `
+    + `if it paid something else, an operator at the ledger's terminal can reject it with --unverified --reason TEXT. Nothing was changed`;
 }
 
 export function findWithdrawal(q: Q, merchantId: string | undefined, id: string): WithdrawalRow {

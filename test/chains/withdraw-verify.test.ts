@@ -150,7 +150,10 @@ describe('withdraw confirm checks the transaction on chain', () => {
       /^chain 1 \(Ethereum\) cannot be read: the node at http:\/\/127\.0\.0\.1:\d+ is on chain 31337, not on chain 1: the rpcUrl of chain 1 in the chains config points at another network; nothing was changed$/,
     );
     expect(state(w.id)).toEqual(before);
-    await wrong.rejectWithdrawal({ mchId, id: w.id });
+    // Nor is it asked whether the withdrawal was paid out: the reject is 503 as well, until an operator skips the chain.
+    await refused(wrong.rejectWithdrawal({ mchId, id: w.id }), 'unavailable', 'is on chain 31337, not on chain 1');
+    expect(state(w.id)).toEqual(before);
+    await wrong.rejectWithdrawalUnverified({ mchId, id: w.id }, 'test: the node is on another network');
   });
 
   it('a matching payout at depth confirms, verified, and settles the hold', async () => {
@@ -234,7 +237,8 @@ describe('withdraw confirm checks the transaction on chain', () => {
   it('a transfer mined before the withdrawal was requested is refused: it cannot be its payout; nothing changes', async () => {
     const w0 = await apply('10');
     const old = await payout(w0.to, 10_000_000n);
-    await service.rejectWithdrawal({ mchId, id: w0.id });
+    // That transfer pays w0 (a reject is refused: test/chains/withdraw-reject-chain.test.ts); here it stands for an older one.
+    await service.rejectWithdrawalUnverified({ mchId, id: w0.id }, 'test: the transfer stands for an older payment');
     await pc.chain.mine(CONFIRMATIONS);
     // The same user asks to withdraw the same amount to the same address an hour later.
     const later = new LocalPaymentService(ledger, { now: () => Date.now() + 3_600_000, caller: { actor: 'tester' }, registryConfig: registryConfig(pc.chain.rpcUrl) });

@@ -351,6 +351,16 @@ describe('dev pay-out', () => {
       expect(printed, out.stderr).toMatch(new RegExp(`^\\S+ --db ${s.db} withdraw confirm ${w.id} --tx-hash ${tx}$`));
       expect(await tokenBalance(a, to)).toBe(2_500_000n);
       expect(await s.json(['withdraw', 'show', w.id])).toMatchObject({ status: 'PENDING', txHash: null });
+      // Sent once (a new-user trial clicked twice and paid twice): run again, it names the payout and sends nothing.
+      const twice = await s.run(['dev', 'pay-out', w.id]);
+      expect(twice.code).toBe(1);
+      expect(twice.stderr).toBe(`error: withdrawal ${w.id} is paid out already: transaction ${tx} (block ${block}) moved 2.5 USDT to ${to} after it was requested; nothing was sent. Record the payout with\n  ${printed}\n`);
+      expect(await tokenBalance(a, to)).toBe(2_500_000n);
+      // Nor is it rejected: the hold would go back to the user on top of the payout.
+      const rejected = await s.run(['withdraw', 'reject', w.id, '--yes']);
+      expect(rejected.code).toBe(1);
+      expect(rejected.stderr).toContain(`error: withdrawal ${w.id} looks paid out already: on chain 31337 (Development (anvil)), transaction ${tx} (block ${block}`);
+      expect(await s.json(['withdraw', 'show', w.id])).toMatchObject({ status: 'PENDING' });
       // The printed command, run as printed by a shell (with --yes: no terminal here), confirms it, verified on chain.
       const confirmed = JSON.parse(execFileSync('sh', ['-c', `${printed} --yes --json`], { env: { PATH: process.env.PATH, HOME: s.dir }, encoding: 'utf8' }));
       expect(confirmed).toMatchObject({ status: 'CONFIRMED', txHash: tx, blockNumber: Number(block) });

@@ -105,17 +105,18 @@ describe.concurrent('usage', { timeout: SLOW }, () => {
       expect((await m.json<{ actor: string }[]>(['log'])).map((e) => e.actor)).toContain('alice.o-brien+ops@example.com');
     });
 
-    it('--reason, kept in the audit log, holds no control or hidden characters and at most 256 characters: balance adjust, withdraw confirm --unverified, order credit-held', async () => {
+    it('--reason, kept in the audit log, holds no control or hidden characters and at most 256 characters: balance adjust, withdraw confirm --unverified, order credit-held, withdraw reject --unverified', async () => {
       const m = await withMerchant();
       const bad = ['a\u001b[2Jb', 'a\u202eb', 'x'.repeat(3000)];
       const runs = await Promise.all(bad.flatMap((reason) => [
         m.run(['balance', 'adjust', 'u1', '--amount', '+1', '--reason', reason, '--yes']),
         m.run(['withdraw', 'confirm', 'wd_AAAAAAAAAAAAAAAAAAAAAA', '--tx-hash', `0x${'1'.repeat(64)}`, '--block-number', '5', '--unverified', '--reason', reason, '--yes']),
         m.run(['order', 'credit-held', 'ord_AAAAAAAAAAAAAAAAAAAAAA', '--tx-hash', `0x${'2'.repeat(64)}`, '--reason', reason, '--yes']),
+        m.run(['withdraw', 'reject', 'wd_AAAAAAAAAAAAAAAAAAAAAA', '--unverified', '--reason', reason, '--yes']),
       ]));
       const why = [/^error: --reason must not contain control characters\n$/, /^error: --reason must not contain invisible or direction-changing characters/, /^error: --reason must be at most 256 characters\n$/];
       expect(runs.map((r) => r.code)).toEqual(runs.map(() => 2));
-      runs.forEach((r, i) => expect(r.stderr).toMatch(why[Math.floor(i / 3)]!));
+      runs.forEach((r, i) => expect(r.stderr).toMatch(why[Math.floor(i / 4)]!));
       expect(await m.run(['balance', 'u1'])).toMatchObject({ code: 1 });
     });
 
@@ -131,6 +132,16 @@ describe.concurrent('usage', { timeout: SLOW }, () => {
       expect(amp).toMatchObject({ code: 2, stdout: '', stderr: expect.stringMatching(/^error: --remark must not contain "&"/) });
       expect(long).toEqual({ code: 2, stdout: '', stderr: 'error: --remark must be at most 256 characters\n' });
       expect(unknown).toMatchObject({ code: 2, stderr: expect.stringMatching(/^error: --remark must not contain "&"/) });
+      expect(await m.json(['withdraw', 'show', w.id])).toMatchObject({ status: 'PENDING' });
+      // Rejecting without asking the chain whether it was paid out needs the reason the audit log keeps, and only then takes one.
+      const [bare, reasonOnly, blank] = await Promise.all([
+        m.run(['withdraw', 'reject', w.id, '--unverified', '--yes']),
+        m.run(['withdraw', 'reject', w.id, '--reason', 'paid elsewhere', '--yes']),
+        m.run(['withdraw', 'reject', w.id, '--unverified', '--reason', '  ', '--yes']),
+      ]);
+      expect(bare).toEqual({ code: 2, stdout: '', stderr: 'error: --unverified needs --reason TEXT: why the chain is not asked whether it was paid out (kept in the audit log)\n' });
+      expect(reasonOnly).toEqual({ code: 2, stdout: '', stderr: 'error: --reason goes with --unverified\n' });
+      expect(blank).toEqual(bare);
       expect(await m.json(['withdraw', 'show', w.id])).toMatchObject({ status: 'PENDING' });
     });
 

@@ -154,7 +154,11 @@ describe('withdrawal apply', () => {
     );
     expect(state(service)).toEqual(before);
     // The development merchant's users hold test money: they may withdraw it there.
-    await expect(service.applyWithdrawal(evmApply({ ...onDev, mchId: sandbox.mchId }))).resolves.toMatchObject({ status: 'PENDING', chainId: '31337' });
+    const test = await service.applyWithdrawal(evmApply({ ...onDev, mchId: sandbox.mchId }));
+    expect(test).toMatchObject({ status: 'PENDING', chainId: '31337' });
+    // Its reject asks the development chain whether it was paid out: not running, it says where it runs.
+    await refused(service.rejectWithdrawal({ id: test.id, mchId: sandbox.mchId }), 'unavailable',
+      `chain 31337 (Development (anvil)) cannot be read to see whether withdrawal ${test.id} was paid out (it runs while cryptopay serve --dev runs on this ledger)`);
 
     // A real merchant's withdrawal on that chain from before (made here on chain 1, then moved).
     const old = await service.applyWithdrawal(evmApply({ mchId: real.mchId }));
@@ -169,6 +173,7 @@ describe('withdrawal apply', () => {
       );
     }
     expect(state(service)).toEqual(pending);
+    // A real merchant's: test money paid out nothing of it, so the chain is not asked.
     await expect(service.rejectWithdrawal({ id: old.id, mchId: real.mchId })).resolves.toMatchObject({ status: 'REJECTED' });
     expect(await service.balance('alice', { mchId: real.mchId })).toMatchObject({ available: '10', held: '0' });
   });

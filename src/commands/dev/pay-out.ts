@@ -32,6 +32,13 @@ export async function run(ctx: Context, opts: { from?: string }, id: string): Pr
   const asset = token.asset;
   const assetDecimals = ASSETS[asset]!.decimals;
   const units = toTokenUnits(parseLedgerAmount(w.amount, assetDecimals), assetDecimals, token.decimals);
+  // Sent once: a second run (a double click, a retry after a slow answer) would pay the address twice.
+  const earlier = await service.payoutOnChain(w.id, ctx.globals.mchId);
+  if (earlier && earlier.found.length > 0) {
+    const f = earlier.found[0]!;
+    const confirm = `${shellQuote(ctx.command())} --db ${shellQuote(service.ledger.path)} withdraw confirm ${w.id} --tx-hash ${f.txHash}`;
+    throw new AppError('conflict', `withdrawal ${w.id} is paid out already: transaction ${f.txHash} (block ${f.blockNumber}) moved ${w.amount} ${asset} to ${w.to} after it was requested; nothing was sent. Record the payout with\n  ${confirm}`);
+  }
   const { sendTestTokens } = await import('../../chains/sandbox/dev-pay.js');
   const sent = await sendTestTokens({ rpcUrl: chain.rpcUrl, chainId: Number(chain.chainId), token: token.address, to: w.to, units, from });
   // As serve --dev prints its commands: this CLI as it was run, on this ledger; the block is read from the chain.

@@ -1,14 +1,22 @@
 import type { Context } from '../../context.js';
 import { withdrawalAfter } from '../../core/state.js';
+import { usage } from '../../core/errors.js';
 import { asking, beforeAfter, checked, isNotFound, confirmChange } from '../common.js';
 import { actForOwner } from '../owner.js';
 import { printWithdrawal } from '../views.js';
 
-export async function run(ctx: Context, opts: Record<string, string | undefined>, id: string): Promise<void> {
+export async function run(ctx: Context, opts: Record<string, string | boolean | undefined>, id: string): Promise<void> {
+  const remark = typeof opts.remark === 'string' ? opts.remark : undefined;
+  const unverified = opts.unverified === true;
+  const reason = typeof opts.reason === 'string' ? opts.reason.trim() : undefined;
+  if (unverified && !reason) throw usage('--unverified needs --reason TEXT: why the chain is not asked whether it was paid out (kept in the audit log)');
+  if (!unverified && opts.reason !== undefined) throw usage('--reason goes with --unverified');
   // By the interface's rule, before anything is read or asked (as refund's --remark).
-  checked(opts.remark, 'remark');
+  checked(remark, 'remark');
+  checked(reason, 'reason');
+  const local = unverified ? await ctx.local('withdraw reject --unverified') : undefined;
   await actForOwner(ctx, { withdrawal: id });
-  const service = await ctx.service();
+  const service = local ?? (await ctx.service());
   const summary: [string, string][] = [['withdrawal', id]];
   if (asking(ctx)) {
     // Not there, or no longer pending: refused before the question, in the operation's words
@@ -26,8 +34,10 @@ export async function run(ctx: Context, opts: Record<string, string | undefined>
       );
     }
   }
-  if (opts.remark) summary.push(['remark', opts.remark]);
+  if (remark) summary.push(['remark', remark]);
+  if (unverified) summary.push(['chain', `NOT asked whether it was paid out: ${reason}`]);
   await confirmChange(ctx, 'Reject withdrawal', summary);
-  const w = await service.rejectWithdrawal({ mchId: ctx.globals.mchId, id, remark: opts.remark });
+  const input = { mchId: ctx.globals.mchId, id, remark };
+  const w = local ? await local.rejectWithdrawalUnverified(input, reason!) : await service.rejectWithdrawal(input);
   await printWithdrawal(ctx, w);
 }

@@ -1,0 +1,246 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { tronAddressFromEvm } from '../../src/chains/address.js';
+import { firstBlockAtOrAfter } from '../../src/chains/payout-search.js';
+import type { RegistryConfig } from '../../src/chains/registry.js';
+import { adapterFor } from '../../src/chains/watch/adapter.js';
+import type { RpcClient } from '../../src/chains/watch/rpc.js';
+import { openLedger, type Ledger } from '../../src/store/db.js';
+import { LocalPaymentService } from '../../src/store/local-service.js';
+import { accountRows, refused } from '../helpers/service.js';
+import { closedPort } from '../helpers/closed-port.js';
+import { pay, startPayChain, type PayChain } from './watch/anvil-support.js';
+import { startRpcProxy } from './watch/rpc-proxy.js';
+
+/**
+ * A withdrawal the chain shows paid out is not rejected (a new-user trial, session 23: an
+ * operator paid one out by hand, then rejected it; the hold went back to the user, paid twice).
+ * Against a real anvil running the test token: the reject asks the chain for a transfer of the
+ * withdrawal's amount to its address since it was requested, and refuses, naming it.
+ */
+
+let pc: PayChain;
+let tokenAddr: string;
+let dir: string;
+let ledger: Ledger;
+let service: LocalPaymentService;
+let mchId: string;
+let n = 0;
+
+beforeAll(async () => {
+  pc = await startPayChain();
+  tokenAddr = await pc.usdt.getAddress();
+});
+afterAll(async () => {
+  await pc?.stop();
+});
+
+function serviceWith(rpcUrl: string | undefined, opts: { actor?: string; offset?: number } = {}): LocalPaymentService {
+  const registryConfig: RegistryConfig = {
+    chains: [{ chainId: 31337, chainType: 'EVM', name: 'Anvil', ...(rpcUrl ? { rpcUrl } : {}), confirmations: 2 }],
+    tokens: [{ chainId: 31337, address: tokenAddr, symbol: 'USDT', asset: 'USDT', decimals: 6 }],
+  };
+  return new LocalPaymentService(ledger, { now: () => Date.now() + (opts.offset ?? 0), caller: { actor: opts.actor ?? 'tester' }, registryConfig });
+}
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'cryptopay-wreject-'));
+  ledger = openLedger(join(dir, 'ledger.db'));
+  service = serviceWith(pc.chain.rpcUrl);
+  const m = await service.addMerchant({ name: 'Shop', generateWallet: true });
+  mchId = m.merchant.mchId;
+  await service.adjustBalance({ uid: 'u1', amount: '+100', reason: 'test funds', mchId });
+});
+afterEach(async () => {
+  try {
+    expect(await service.check()).toEqual([]);
+  } finally {
+    ledger.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/** A fresh recipient per withdrawal, so no two tests' transfers can be mistaken for each other. */
+async function recipient(): Promise<string> {
+  const { getAddress } = await import('ethers');
+  return getAddress(`0x${'ab'.repeat(14)}${(++n).toString(16).padStart(12, '0')}`);
+}
+
+async function apply(amount: string, on = service, to?: string) {
+  return on.applyWithdrawal({ mchId, uid: 'u1', amount, to: to ?? (await recipient()), chainId: '31337', chainType: 'EVM', token: tokenAddr });
+}
+
+const blockOf = async (hash: string) => (await pc.chain.provider.getTransactionReceipt(hash))!.blockNumber;
+
+/** What a refusal must leave alone: the withdrawal's row, every account, the audit log's length. */
+function state(id: string) {
+  return {
+    row: ledger.sqlite.prepare('select status, tx_hash, remark, updated_at from withdrawals where id = ?').get(id),
+    accounts: accountRows(ledger),
+    audit: ledger.sqlite.prepare('select count(*) as n from audit_log').get(),
+  };
+}
+
+const balanceOf = async () => service.balance('u1', { mchId });
+
+describe('withdraw reject asks the chain whether it was paid out', () => {
+  it('paid out exactly after the request: refused, naming the transaction and the confirm that records it; nothing changes; that confirm then settles it', async () => {
+    const w = await apply('7.5');
+    const hash = await pay(pc.usdt, w.to, 7_500_000n);
+    const before = state(w.id);
+    const e = await refused(service.rejectWithdrawal({ mchId, id: w.id, remark: 'customer cancelled' }), 'conflict', 'looks paid out');
+    expect(e.message).toBe(
+      `withdrawal ${w.id} looks paid out already: on chain 31337 (Anvil), transaction ${hash} (block ${await blockOf(hash)}, from ${pc.chain.signers[0]!.address}) moved 7.5 USDT to ${w.to} after it was requested. `
+      + `Rejecting it would return the 7.5 USDT to user u1 as well: paid twice. Confirm it with that transaction instead (cryptopay withdraw confirm ${w.id} --tx-hash ${hash}); `
+      + "if it paid something else, an operator at the ledger's terminal can reject it with --unverified --reason TEXT. Nothing was changed",
+    );
+    expect(state(w.id)).toEqual(before);
+    expect(await balanceOf()).toMatchObject({ available: '92.5', held: '7.5' });
+    await pc.chain.mine(2);
+    expect(await service.confirmWithdrawal({ mchId, logId: w.id, txHash: hash, blockNumber: await blockOf(hash) })).toMatchObject({ status: 'CONFIRMED' });
+    expect(await balanceOf()).toMatchObject({ available: '92.5', held: '0' });
+  });
+
+  it('another amount, another token, or the same transfer to another address: not its payout, rejected; the audit log says which blocks were searched', async () => {
+    const w = await apply('5');
+    await pay(pc.usdt, w.to, 4_999_999n);
+    await pay(pc.stranger, w.to, 5_000_000n);
+    await pay(pc.usdt, await recipient(), 5_000_000n);
+    const head = await pc.chain.provider.getBlockNumber();
+    expect(await service.rejectWithdrawal({ mchId, id: w.id, remark: 'cancelled' })).toMatchObject({ status: 'REJECTED', remark: 'cancelled' });
+    expect(await balanceOf()).toMatchObject({ available: '100', held: '0' });
+    const [entry] = await service.log({ withdrawalId: w.id });
+    expect(entry).toMatchObject({ action: 'withdrawal.rejected', detail: { payoutSearched: { chainId: '31337', toBlock: head, found: 0 } } });
+    expect((entry!.detail as { payoutSearched: { fromBlock: number } }).payoutSearched.fromBlock).toBeLessThanOrEqual(head);
+  });
+
+  it('a transfer mined before the withdrawal was requested (more than the clocks may disagree) cannot be its payout: rejected', async () => {
+    const to = await recipient();
+    await pay(pc.usdt, to, 3_000_000n);
+    // The service's clock an hour ahead: the transfer is an hour older than the request.
+    const later = serviceWith(pc.chain.rpcUrl, { offset: 3_600_000 });
+    const w = await apply('3', later, to);
+    expect(await later.rejectWithdrawal({ mchId, id: w.id })).toMatchObject({ status: 'REJECTED' });
+  });
+
+  it("a transfer that already confirmed another of the merchant's withdrawals cannot pay this one too: rejected", async () => {
+    const to = await recipient();
+    const a = await apply('2', service, to);
+    const b = await apply('2', service, to);
+    const hash = await pay(pc.usdt, to, 2_000_000n);
+    await pc.chain.mine(2);
+    expect(await service.confirmWithdrawal({ mchId, logId: a.id, txHash: hash, blockNumber: await blockOf(hash) })).toMatchObject({ status: 'CONFIRMED' });
+    expect(await service.rejectWithdrawal({ mchId, id: b.id })).toMatchObject({ status: 'REJECTED' });
+    expect(await balanceOf()).toMatchObject({ available: '98', held: '0' });
+  });
+
+  it("with payout wallets named, only a transfer from one of them looks like the payout", async () => {
+    const stranger = pc.chain.signers[2]!;
+    const asStranger = pc.usdt.connect(stranger) as typeof pc.usdt;
+    await (await asStranger.getFunction('mint')(stranger.address, 10_000_000n)).wait();
+    await service.changePayoutWallet({ mchId, address: pc.chain.signers[0]!.address }, 'add');
+    const w = await apply('4');
+    await (await asStranger.getFunction('transfer')(w.to, 4_000_000n)).wait();
+    expect(await service.rejectWithdrawal({ mchId, id: w.id })).toMatchObject({ status: 'REJECTED' });
+    const v = await apply('4');
+    const hash = await pay(pc.usdt, v.to, 4_000_000n);
+    expect((await refused(service.rejectWithdrawal({ mchId, id: v.id }), 'conflict', `transaction ${hash}`)).message).toContain('looks paid out');
+  });
+
+  it('a node that ranges are refused by (more than 3 blocks per eth_getLogs) is searched in smaller ranges: the payout is still found', async () => {
+    const proxy = await startRpcProxy(pc.chain.rpcUrl);
+    try {
+      proxy.maxRange = 3;
+      const viaProxy = serviceWith(proxy.url);
+      const w = await apply('6', viaProxy);
+      await pc.chain.mine(5);
+      const hash = await pay(pc.usdt, w.to, 6_000_000n);
+      await pc.chain.mine(5);
+      expect((await refused(viaProxy.rejectWithdrawal({ mchId, id: w.id }), 'conflict', `transaction ${hash}`)).message).toContain('looks paid out');
+      expect(proxy.refusedRanges).toBeGreaterThan(0);
+      expect(Math.max(...proxy.spans.slice(-3))).toBeLessThanOrEqual(3);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('a node that cannot be reached: 503 kind, nothing changed; an operator rejects without the chain only with a reason, which the audit log keeps', async () => {
+    const down = serviceWith(`http://127.0.0.1:${await closedPort()}`, { actor: 'alice' });
+    const w = await apply('1');
+    const before = state(w.id);
+    const e = await refused(down.rejectWithdrawal({ mchId, id: w.id }), 'unavailable', 'cannot be read');
+    expect(e.message).toMatch(new RegExp(`^chain 31337 \\(Anvil\\) cannot be read to see whether withdrawal ${w.id} was paid out: .*; nothing was changed \\(an operator at the ledger's terminal can reject it without the chain: --unverified --reason TEXT\\)$`));
+    expect(state(w.id)).toEqual(before);
+    expect(await down.rejectWithdrawalUnverified({ mchId, id: w.id, remark: 'cancelled' }, 'node down; checked the explorer: nothing sent')).toMatchObject({ status: 'REJECTED' });
+    expect((await service.log({ withdrawalId: w.id }))[0]).toMatchObject({ actor: 'alice', detail: { unverified: 'node down; checked the explorer: nothing sent', remark: 'cancelled' } });
+  });
+
+  it('a chain without an rpcUrl: rejected as before, nothing searched', async () => {
+    const plain = serviceWith(undefined);
+    const w = await apply('1', plain);
+    await pay(pc.usdt, w.to, 1_000_000n);
+    expect(await plain.rejectWithdrawal({ mchId, id: w.id })).toMatchObject({ status: 'REJECTED' });
+    expect((await service.log({ withdrawalId: w.id }))[0]!.detail).not.toHaveProperty('payoutSearched');
+  });
+
+  it('TRON: a payout to a base58 address is found through the Ethereum-compatible JSON-RPC, and named as TRON writes hashes', async () => {
+    const TRON = 728126428;
+    const tc = await startPayChain(TRON);
+    try {
+      const token = tronAddressFromEvm(await tc.usdt.getAddress());
+      const tron = new LocalPaymentService(ledger, {
+        now: Date.now, caller: { actor: 'tester' },
+        registryConfig: { chains: [{ chainId: TRON, rpcUrl: tc.chain.rpcUrl, confirmations: 1 }], tokens: [{ chainId: TRON, address: token, symbol: 'USDT', asset: 'USDT', decimals: 6 }] },
+      });
+      const to = tronAddressFromEvm(`0x${'cd'.repeat(14)}${(++n).toString(16).padStart(12, '0')}`);
+      const w = await tron.applyWithdrawal({ mchId, uid: 'u1', amount: '3', to, chainId: TRON, chainType: 'TRON', token });
+      const hash = await pay(tc.usdt, adapterFor('TRON').toNodeAddress(to), 3_000_000n);
+      const e = await refused(tron.rejectWithdrawal({ mchId, id: w.id }), 'conflict', 'looks paid out');
+      expect(e.message).toContain(`transaction ${hash.slice(2)} (block ${(await tc.chain.provider.getTransactionReceipt(hash))!.blockNumber}, from ${tronAddressFromEvm(tc.chain.signers[0]!.address)}) moved 3 USDT to ${to}`);
+      expect(await tron.confirmWithdrawal({ mchId, logId: w.id, txHash: hash.slice(2), blockNumber: (await tc.chain.provider.getTransactionReceipt(hash))!.blockNumber })).toMatchObject({ status: 'CONFIRMED' });
+    } finally {
+      await tc.stop();
+    }
+  });
+});
+
+describe('the first block mined at or after a time', () => {
+  /** A node whose blocks have these times (seconds, never going back), counting the headers asked for. */
+  function nodeOf(times: { length: number; at(n: number): number | undefined }): RpcClient & { asked: number } {
+    const header = (n: number) => (n < times.length ? { number: `0x${n.toString(16)}`, hash: `0x${n.toString(16).padStart(64, '0')}`, parentHash: `0x${'0'.repeat(64)}`, timestamp: `0x${times.at(n)!.toString(16)}` } : null);
+    const node = {
+      url: 'http://node', asked: 0,
+      call: async () => {
+        throw new Error('not used');
+      },
+      batch: async (calls: { method: string; params: unknown[] }[]) => calls.map((c) => {
+        node.asked++;
+        return { ok: true as const, result: header(Number.parseInt(c.params[0] as string, 16)) };
+      }),
+    };
+    return node;
+  }
+
+  it('is the first block whose time is at or after it, whatever the chain (fast-check, against reading every block)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.integer({ min: 0, max: 5 }), { minLength: 1, maxLength: 300 }), fc.integer({ min: -2, max: 800 }), async (gaps, t) => {
+        let at = 1_000;
+        const times = gaps.map((g) => (at += g));
+        const timeMs = (1_000 + t) * 1000;
+        const expected = times.findIndex((s) => s * 1000 >= timeMs);
+        expect(await firstBlockAtOrAfter(nodeOf(times), timeMs, times.length - 1)).toBe(expected === -1 ? times.length : expected);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('asks for a few dozen headers of a 20-million-block chain, not millions', async () => {
+    const times = { length: 20_000_001, at: (i: number) => 1_600_000_000 + i * 12 };
+    const node = nodeOf(times);
+    expect(await firstBlockAtOrAfter(node, (1_600_000_000 + 12 * 12_345_678 - 5) * 1000, times.length - 1)).toBe(12_345_678);
+    expect(node.asked).toBeLessThanOrEqual(80);
+  });
+});
