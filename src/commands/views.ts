@@ -5,8 +5,8 @@ import type { OnChainPayment } from '../chains/watch/seen.js';
 import { formatTime, printJson, printRecord, type Cell } from './output.js';
 import { amountIn, commandRegistry } from './withdraw/asset.js';
 
-/** `asset`: what the amount is in, for the interface's order record, which does not say. */
-export async function printOrder(ctx: Context, o: Order | (OrderDetail & { onChain?: OnChainPayment[] }), asset?: string): Promise<void> {
+/** `asset`: what the amount is in, for the interface's order record, which does not say; `after`: rows shown after the record's. */
+export async function printOrder(ctx: Context, o: Order | (OrderDetail & { onChain?: OnChainPayment[] }), asset?: string, after: [string, Cell][] = []): Promise<void> {
   if (ctx.globals.json) return printJson(ctx, o);
   const d = 'mchId' in o ? o : undefined;
   const shownAsset = d?.asset ?? asset;
@@ -44,7 +44,7 @@ export async function printOrder(ctx: Context, o: Order | (OrderDetail & { onCha
       else if (p.status === 'refused') pairs.push(['refused', `${p.amount} tx ${p.txHash} log ${p.logIndex}: refused by the ledger (see cryptopay log --order ${o.id})`]);
     }
   }
-  await printRecord(ctx, pairs);
+  await printRecord(ctx, [...pairs, ...after]);
 }
 
 export async function printWithdrawal(ctx: Context, w: Withdrawal | ListedWithdrawal): Promise<void> {

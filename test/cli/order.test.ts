@@ -54,6 +54,38 @@ describe.concurrent('orders', { timeout: SLOW }, () => {
       expect(JSON.parse(addrJson.stdout)).toEqual(o.addresses);
     });
 
+    // A new-user trial (session 23): support needed three commands to tell one order's story.
+    it("order show tells the order's story after the record: what is still due, each refund oldest first, each callback; --json keeps the record alone", async () => {
+      const s = await withMerchant();
+      const o = await s.json<{ id: string }>(['order', 'create', '--oid', 'STORY-1', '--uid', 'u1', '--amount', '10', '--notify-url', 'https://shop.example/cb']);
+      await s.json(['order', 'mark-paid', o.id, '--tx-hash', evmTx(), '--amount', '4', '--yes']);
+      const part = await s.run(['order', 'show', 'STORY-1']);
+      expect(part.stdout).toMatch(/^status\s+PENDING_PAY$/m);
+      expect(part.stdout).toMatch(/^due\s+6 USDT$/m);
+      expect(part.stdout).not.toMatch(/^(refund|callback)\s/m);
+      await s.json(['order', 'mark-paid', o.id, '--tx-hash', evmTx(), '--yes']);
+      await s.json(['refund', '--id', o.id, '--amount', '1.5', '--remark', 'scratched', '--yes']);
+      await s.json(['refund', '--id', o.id, '--amount', '2', '--yes']);
+      const [shown, json, refunds, callbacks] = await Promise.all([
+        s.run(['order', 'show', o.id]),
+        s.run(['order', 'show', o.id, '--json']),
+        s.json<{ refundId: string }[]>(['refund', 'list', '--order', o.id]),
+        s.json<{ id: string }[]>(['callbacks', 'list', '--order', o.id]),
+      ]);
+      expect(shown.code, shown.stderr).toBe(0);
+      expect(shown.stdout).not.toMatch(/^due\s/m);
+      const story = shown.stdout.split('\n').filter((l) => /^(refund|callback)\s/.test(l)).map((l) => l.replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/, '<time>'));
+      expect(story).toEqual([
+        expect.stringMatching(new RegExp(`^refund\\s+1\\.5 USDT at <time> \\(${refunds[1]!.refundId}\\): scratched$`)),
+        expect.stringMatching(new RegExp(`^refund\\s+2 USDT at <time> \\(${refunds[0]!.refundId}\\)$`)),
+        expect.stringMatching(new RegExp(`^callback\\s+order\\.paid PENDING \\(not tried yet, next <time>\\) ${callbacks[2]!.id}$`)),
+        expect.stringMatching(new RegExp(`^callback\\s+order\\.refunded PENDING \\(not tried yet, next <time>\\) ${callbacks[1]!.id}$`)),
+        expect.stringMatching(new RegExp(`^callback\\s+order\\.refunded PENDING \\(not tried yet, next <time>\\) ${callbacks[0]!.id}$`)),
+      ]);
+      expect(JSON.parse(json.stdout)).not.toHaveProperty('refunds');
+      expect(Object.keys(JSON.parse(json.stdout))).not.toContain('callbacks');
+    });
+
     // Found by a new user: order status, show and log took an oid, but address and order
     // mark-paid (and dev pay) answered "Order not found" to one.
     it('address and order mark-paid take an oid too, as order status and show do', async () => {

@@ -4,6 +4,7 @@
  * refunds what remains; the questions before a change show each balance before -> after, every
  * amount with its asset.
  */
+import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { balanceOf, EVM_TO, HAS_SCRIPT, paidOrder, runPty, SLOW, USDT_ETH, withMerchant } from './_support.js';
 
@@ -38,6 +39,27 @@ describe.concurrent('refunds that read right (#15 item 3)', { timeout: SLOW }, (
     // The ids printed are the ones the ledger keeps.
     const listed = (await s.json<{ refundId: string }[]>(['refund', 'list', '--order', id])).map((r) => r.refundId);
     expect(listed).toEqual([second.refundId, refundId]);
+  });
+
+  // A new-user trial (session 23): the same refund run twice (the shell's up-arrow) refunded twice, and nothing was said.
+  it('a refund of the same amount on the same order within 10 minutes says so on stderr, with the balance adjust that gives the second debit back; both stay', async () => {
+    const s = await withMerchant();
+    const id = await paidOrder(s, 'RR-1', 'u1', '10');
+    const first = await s.run(['refund', '--oid', 'RR-1', '--amount', '2', '--yes']);
+    const other = await s.run(['refund', '--oid', 'RR-1', '--amount', '3', '--yes', '--json']);
+    expect([first.code, first.stderr, other.code, other.stderr]).toEqual([0, '', 0, '']);
+    const again = await s.run(['refund', '--oid', 'RR-1', '--amount', '2', '--yes']);
+    expect(again.code).toBe(0);
+    const idOf = (out: string) => /^refund\s+(rf_\S+)$/m.exec(out)![1]!;
+    const note = new RegExp(`^note: refund ${idOf(first.stdout)} of the same 2 USDT on order ${id} was made \\d+ s before this one: if this one is a repeat, user u1 was debited twice; a refund is final: give back this one's debit with\\n  cryptopay (.*)\\n$`);
+    expect(again.stderr).toMatch(note);
+    expect(await balanceOf(s, 'u1')).toEqual({ available: '3', held: '0' });
+    // The printed command's words, as a shell reads them, give the second debit back.
+    const words = execFileSync('sh', ['-c', `set -- ${note.exec(again.stderr)![1]}; printf '%s\\0' "$@"`], { encoding: 'utf8' }).split('\0').slice(0, -1);
+    expect(words).toEqual(['balance', 'adjust', 'u1', '--mch-id', s.mchId, '--amount', '+2', '--reason', `refund ${idOf(again.stdout)} repeated ${idOf(first.stdout)}`]);
+    expect((await s.run([...words, '--yes'])).code).toBe(0);
+    expect(await balanceOf(s, 'u1')).toEqual({ available: '5', held: '0' });
+    expect(await s.json(['order', 'show', id])).toMatchObject({ refundedAmount: '7' });
   });
 
   it('an oid given as --id, or an oid nobody has, is refused with what to type instead; --json keeps the interface\'s "Order not found"', async () => {

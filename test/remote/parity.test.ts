@@ -124,7 +124,7 @@ const EXPECTED: Record<string, { code: number; out?: RegExp; err?: RegExp }> = {
   'order list --uid u1': { code: 0, out: /^id\toid\tuid\tamount\tstatus\tpaid\trefunded\texpires\n<O1>\tO1\tu1\t10\.5\tREFUNDED\t10\.5\t10\.5\t<time>\n$/ },
   // O2 and O4 are created side by side, so which is newer is a race: --uid makes the answer one order on both sides.
   'order list --json --status PENDING_PAY --uid u2 --limit 1': { code: 0, out: /^\[\n {2}\{\n {4}"id": "<O2>"[\s\S]*"payments": \[\]\n {2}\}\n\]\n$/ },
-  'order show': { code: 0, out: /^id {12}<O1>\n[\s\S]*status {8}REFUNDED\n[\s\S]*merchant {6}<mchId>\npaid {10}10\.5 USDT\nrefunded {6}10\.5 USDT\npaid at {7}<time>\n[\s\S]*payment {7}10\.5 tx 0x0{63}1\n$/ },
+  'order show': { code: 0, out: /^id {12}<O1>\n[\s\S]*status {8}REFUNDED\n[\s\S]*merchant {6}<mchId>\npaid {10}10\.5 USDT\nrefunded {6}10\.5 USDT\npaid at {7}<time>\n[\s\S]*payment {7}10\.5 tx 0x0{63}1\nrefund {8}2 USDT at <time> \(<refund>\): partial\nrefund {8}1 USDT at <time> \(<refund>\)\nrefund {8}7\.5 USDT at <time> \(<refund>\)\n$/ },
   'order show --json': { code: 0, out: /"id": "<O4>"[\s\S]*"memo": "gift card"[\s\S]*"payments": \[\],\n {2}"onChain": \[\]\n\}\n$/ },
   'order show, unknown': { code: 1, err: /^error: Order not found: no order of merchant <mchId> has the id or oid ord_\S+ \(cryptopay order find/ },
   'withdraw list': { code: 0, out: /^id\tuid\tamount\tto\tchain\tstatus\ttx hash\tcreated\n<W4>\tu2\t1 USDT\t0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed\tEVM 1\tCONFIRMED\t0x0{63}3\t<time>\n<W3>\tu2\t6 USDT\tTLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7\tTRON 728126428\tREJECTED\t-\t<time>\n<W2>\t[\s\S]*<W1>\tu1\t7 USDT\t[\s\S]*REJECTED\t-\t<time>\n$/ },

@@ -1,8 +1,51 @@
 import type { Context } from '../../context.js';
+import { ASSETS } from '../../core/assets.js';
+import { formatAmount, parseLedgerAmount } from '../../core/money.js';
+import type { CallbackView, OrderDetail, RefundView } from '../../core/types.js';
+import { lastAnswer } from '../callbacks/list.js';
+import { formatTime, type Cell } from '../output.js';
 import { printOrder } from '../views.js';
 import { orderByRef } from './ref.js';
 
-/** `order show ID|OID`. */
+/** How many refunds and callbacks `order show` lists; past that it names the list command. */
+const SHOWN = 20;
+
+/**
+ * `order show ID|OID`: the order, and on a terminal its story after it (a new-user trial needed
+ * three commands to tell one): what is still due, each refund, each callback. `--json` keeps the
+ * order record alone; `refund list --order` and `callbacks list --order` give the rest as JSON.
+ * A list that cannot be read (a remote without the extension reads) is left out.
+ */
 export async function run(ctx: Context, _opts: unknown, ref: string): Promise<void> {
-  await printOrder(ctx, await orderByRef(ctx, ref, { onChain: true }));
+  const o = await orderByRef(ctx, ref, { onChain: true });
+  if (ctx.globals.json) return printOrder(ctx, o);
+  const service = await ctx.service();
+  const [refunds, callbacks] = await Promise.all([
+    service.listRefunds({ mchId: o.mchId, orderId: o.id, limit: SHOWN + 1 }).catch(() => undefined),
+    service.listCallbacks({ mchId: o.mchId, orderId: o.id, limit: SHOWN + 1 }).catch(() => undefined),
+  ]);
+  await printOrder(ctx, o, undefined, storyRows(o, refunds, callbacks));
+}
+
+function storyRows(o: OrderDetail, refunds: RefundView[] | undefined, callbacks: CallbackView[] | undefined): [string, Cell][] {
+  const rows: [string, Cell][] = [];
+  const d = ASSETS[o.asset]?.decimals ?? 6;
+  const due = parseLedgerAmount(o.amount, d) - parseLedgerAmount(o.paidAmount, d);
+  if (o.status === 'PENDING_PAY' && due > 0n) rows.push(['due', `${formatAmount(due, d)} ${o.asset}`]);
+  if (refunds) {
+    // Newest first, as refund list; shown oldest first, as the order's story reads.
+    for (const r of refunds.slice(0, SHOWN).reverse()) {
+      rows.push(['refund', `${r.amount} ${o.asset} at ${formatTime(r.refundTime)} (${r.refundId})${r.remark ? `: ${r.remark}` : ''}`]);
+    }
+    if (refunds.length > SHOWN) rows.push(['refunds', `more than ${SHOWN}: cryptopay refund list --order ${o.id}`]);
+  }
+  if (callbacks) {
+    for (const c of callbacks.slice(0, SHOWN).reverse()) {
+      const tried = c.attempts === 0 ? 'not tried yet' : `${c.attempts} attempt${c.attempts === 1 ? '' : 's'}, last answer ${lastAnswer(c)}`;
+      const next = c.status === 'pending' && c.nextAttemptAt !== null ? `, next ${formatTime(c.nextAttemptAt)}` : '';
+      rows.push(['callback', `${c.event} ${c.status.toUpperCase()} (${tried}${next}) ${c.id}`]);
+    }
+    if (callbacks.length > SHOWN) rows.push(['callbacks', `more than ${SHOWN}: cryptopay callbacks list --order ${o.id}`]);
+  }
+  return rows;
 }

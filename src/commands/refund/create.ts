@@ -10,6 +10,7 @@ import { asking, checked, confirmChange, isNotFound, need } from '../common.js';
 import { findHint } from '../order/ref.js';
 import { actForOwner } from '../owner.js';
 import { formatTime, printJson, printRecord, type Cell } from '../output.js';
+import { shellQuote } from '../shell-quote.js';
 
 /**
  * `refund --id ID | --oid OID (--amount A | --rest)`. The question shows what the refund does to
@@ -87,8 +88,29 @@ async function refund(ctx: Context, opts: Record<string, string | boolean | unde
   await confirmChange(ctx, 'Refund', summary.filter(([, v]) => v !== undefined));
   const input: RefundRequest = { mchId: ctx.globals.mchId, id, oid, amount, remark };
   const done = ctx.isRemote() ? await remoteRefund(service, input) : await (await ctx.local('refund')).refundWithId(input);
-  if (ctx.globals.json) return printJson(ctx, done);
-  await printRefund(ctx, done);
+  if (ctx.globals.json) printJson(ctx, done);
+  else await printRefund(ctx, done);
+  await noteRepeat(ctx, service, done, order?.uid);
+}
+
+/** How far back a refund of the same amount on the same order reads as a repeat. */
+const REPEAT_WINDOW_MS = 10 * 60_000;
+
+/**
+ * A refund that repeats one of the same amount on the same order made within 10 minutes (the
+ * shell's up-arrow, a retry after a slow answer: a new-user trial refunded twice and nothing was
+ * said) is said on stderr, with what gives the user back the second debit. Both stay: two equal
+ * partial refunds can be meant, and a refund is final. A list that cannot be read says nothing
+ * (the refund is done either way).
+ */
+async function noteRepeat(ctx: Context, service: OperatorService, done: RefundDone, uid: string | undefined): Promise<void> {
+  const earlier = await service.listRefunds({ mchId: done.mchId, orderId: done.id, limit: 20 }).catch(() => []);
+  const twin = earlier.find((r) => r.refundId !== done.refundId && r.amount === done.amount && r.refundTime <= done.refundTime && done.refundTime - r.refundTime <= REPEAT_WINDOW_MS);
+  if (!twin) return;
+  const user = uid ?? (await service.showOrder({ mchId: done.mchId, id: done.id }).then((o) => o.uid, () => 'UID'));
+  const seconds = Math.round((done.refundTime - twin.refundTime) / 1000);
+  const back = `cryptopay balance adjust ${shellQuote(user)} --mch-id ${done.mchId} --amount +${done.amount} --reason ${shellQuote(`refund ${done.refundId || 'of ' + done.id} repeated ${twin.refundId}`)}`;
+  ctx.io.stderr.write(`note: refund ${twin.refundId} of the same ${done.amount} ${done.asset} on order ${done.id} was made ${seconds} s before this one: if this one is a repeat, user ${user} was debited twice; a refund is final: give back this one's debit with\n  ${back}\n`);
 }
 
 /**
