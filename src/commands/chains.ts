@@ -13,8 +13,11 @@ export async function run(ctx: Context, opts: { ackReorg?: string; reason?: stri
     const cur = cursors.get(c.chainId);
     const scannedTo = cur && cur.nextBlock >= 0 ? cur.nextBlock - 1 : null;
     const leased = cur?.leaseHolder && (cur.leaseExpiresAt ?? 0) > now ? cur.leaseHolder : null;
+    // The rpcUrl often holds the node provider's key (a path segment, a password, a query): only
+    // its redacted form is shown (an attacker review found it whole under --json).
+    const { rpcUrl: _key, ...chain } = c;
     return {
-      ...c,
+      ...chain,
       tokens: registry.tokens().filter((t) => t.chainId === c.chainId),
       watch: {
         rpc: c.rpcUrl ? redactUrl(c.rpcUrl) : null,

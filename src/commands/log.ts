@@ -4,7 +4,7 @@ import type { OperatorService } from '../core/service.js';
 import type { LogFilter } from '../store/audit-log.js';
 import { pageNote, parseCursor, parseLimit, parseTimeRange } from './common.js';
 import { usage } from '../core/errors.js';
-import { formatTime, jsonLine, printJson, printTable } from './output.js';
+import { formatTime, jsonLine, printJson, printTable, shownText } from './output.js';
 import { orderIdOf, withdrawalIdOf } from './order/ref.js';
 
 const detailText = (e: AuditView) => Object.entries(e.detail).filter(([, v]) => v !== null && v !== '').map(([k, v]) => `${k}=${v}`).join(' ');
@@ -47,10 +47,14 @@ async function followLog(ctx: Context, service: OperatorService, filter: LogFilt
   const stop = ctx.stopSignal().then(() => {
     stopped = true;
   });
+  // Every field through shownText, as every other view of the log: a merchant's remark or memo
+  // in an entry's detail may hold escapes or newlines (an attacker review erased a real line,
+  // wrote a forged one and set the operator's clipboard with a refund remark here).
   const print = (e: AuditView) => {
-    if (ctx.globals.json) ctx.io.stdout.write(jsonLine(e));
-    else if (!ctx.io.isTTY) ctx.io.stdout.write(`${[formatTime(e.at), e.actor, e.action, e.subject, detailText(e)].join('\t')}\n`);
-    else ctx.io.stdout.write(`${formatTime(e.at)}  ${e.actor.padEnd(10)}  ${e.action.padEnd(24)}  ${e.subject}  ${detailText(e)}\n`);
+    if (ctx.globals.json) return void ctx.io.stdout.write(jsonLine(e));
+    const [actor, action, subject, detail] = [e.actor, e.action, e.subject, detailText(e)].map((f) => shownText(ctx, f));
+    if (!ctx.io.isTTY) ctx.io.stdout.write(`${[formatTime(e.at), actor, action, subject, detail].join('\t')}\n`);
+    else ctx.io.stdout.write(`${formatTime(e.at)}  ${actor!.padEnd(10)}  ${action!.padEnd(24)}  ${subject}  ${detail}\n`);
   };
   // The ledger (or the remote's) answers what was committed after a mark, and the next mark:
   // asking from each mark in turn misses nothing and shows nothing twice (store/audit-log.ts).

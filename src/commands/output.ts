@@ -84,6 +84,15 @@ export async function printTable(ctx: Context, head: Array<string | Column>, row
   }
 }
 
+/**
+ * Stored text as one field of a line: a terminal could act on a control character in it (an ESC
+ * or OSC 52 clipboard write in a remark): shown as a mark on one; in a pipe, escaped
+ * (escapeForPipe), so each field stays one line there and a newline cannot forge another.
+ */
+export function shownText(ctx: Context, text: string): string {
+  return ctx.io.isTTY ? text.replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu, ctx.env.TERM === 'dumb' ? '?' : '\ufffd') : escapeForPipe(text);
+}
+
 /** One record, as aligned "label  value" lines; with --format csv, rows of field,value. */
 export async function printRecord(ctx: Context, pairs: [string, Cell][]): Promise<void> {
   if (ctx.globals.format === 'csv') return void ctx.io.stdout.write(csv([{ name: 'field' }, { name: 'value' }], pairs));
@@ -96,9 +105,7 @@ export async function printRecord(ctx: Context, pairs: [string, Cell][]): Promis
   const indent = ' '.repeat(width + 2);
   for (const [k, v] of pairs) {
     const label = k.padEnd(width);
-    // A terminal could act on a control character in stored text (an ESC in a remark): shown
-    // as a mark on one; in a pipe, escaped (escapeForPipe), so each field stays one line there.
-    const value = ctx.io.isTTY ? show(v).replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/gu, ctx.env.TERM === 'dumb' ? '?' : '\ufffd') : escapeForPipe(show(v));
+    const value = shownText(ctx, show(v));
     const lines = room >= 20 ? wrap(value, room, true) : [value];
     ctx.io.stdout.write(`${chalk ? chalk.dim(label) : label}  ${lines.join(`\n${indent}`)}\n`);
   }

@@ -235,6 +235,7 @@ export function escapeForPipe(value: string): string {
 }
 const PIPE_UNSAFE = /[\\\p{Cc}\p{Zl}\p{Zp}\p{Cs}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu;
 const NAMED_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
+const CSV_UNSAFE = /[\p{Cc}\p{Zl}\p{Zp}\p{Cs}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu;
 
 /** Tab-separated, whole values (escapeForPipe), a header row: every row is one line. */
 export function tsv(columns: Column[], rows: Cell[][]): string {
@@ -252,7 +253,10 @@ export function tsv(columns: Column[], rows: Cell[][]): string {
  */
 export function csv(columns: Column[], rows: Cell[][]): string {
   const cell = (v: Cell) => {
-    let s = v === null || v === undefined ? '' : String(v);
+    // Control and direction characters of stored text become U+FFFD, a line break and a tab
+    // excepted (a quoted cell keeps them for the spreadsheet): a terminal that shows the file
+    // would act on an ESC, an OSC 52 clipboard write or a carriage return (an attacker review).
+    let s = v === null || v === undefined ? '' : String(v).replace(CSV_UNSAFE, (c) => (c === '\n' || c === '\t' ? c : '\ufffd'));
     if (/^[\s]*[=+\-@\t\r]/.test(s) && !/^[+-]?\d+(\.\d+)?$/.test(s)) s = `'${s}`;
     return /[",\r\n]/.test(s) || s !== s.trim() ? `"${s.replace(/"/g, '""')}"` : s;
   };

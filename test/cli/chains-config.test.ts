@@ -14,7 +14,7 @@ describe('the chain registry from a config file', () => {
     t = tempLedger();
     const chains = join(t.dir, 'chains.json');
     writeFileSync(chains, JSON.stringify({
-      chains: [{ chainId: 11155111, chainType: 'EVM', name: 'Sepolia', confirmations: 2 }, { chainId: 1, rpcUrl: 'https://eth.example' }],
+      chains: [{ chainId: 11155111, chainType: 'EVM', name: 'Sepolia', confirmations: 2 }, { chainId: 1, rpcUrl: 'https://ops:hunter2@eth.example/v3/SUPERSECRETAPIKEY0123456789?key=QUERYKEY' }],
       tokens: [{ chainId: 11155111, address: SEPOLIA_USDT, symbol: 'USDT', asset: 'USDT', decimals: 6 }],
     }));
     const env = { CRYPTOPAY_DB: t.db, CRYPTOPAY_CHAINS: chains, XDG_CONFIG_HOME: t.dir };
@@ -22,9 +22,12 @@ describe('the chain registry from a config file', () => {
 
     const list = await runCli(['chains', '--json'], { env });
     expect(list.code).toBe(0);
-    const known = JSON.parse(list.stdout) as { chainId: string; name: string; rpcUrl?: string; confirmations: number; tokens: { address: string }[] }[];
+    const known = JSON.parse(list.stdout) as { chainId: string; name: string; watch: { rpc: string | null }; confirmations: number; tokens: { address: string }[] }[];
     expect(known.find((c) => c.chainId === '11155111')).toMatchObject({ name: 'Sepolia', confirmations: 2, tokens: [{ address: SEPOLIA_USDT }] });
-    expect(known.find((c) => c.chainId === '1')).toMatchObject({ rpcUrl: 'https://eth.example', confirmations: 12 });
+    expect(known.find((c) => c.chainId === '1')).toMatchObject({ watch: { rpc: 'https://eth.example/…' }, confirmations: 12 });
+    // The node provider's key, password and query never appear: only the redacted form (an attacker review found the whole rpcUrl here).
+    expect(list.stdout).not.toMatch(/hunter2|SUPERSECRET|QUERYKEY|"rpcUrl"/);
+    expect((await runCli(['chains'], { env })).stdout).not.toMatch(/hunter2|SUPERSECRET|QUERYKEY/);
 
     expect((await runCli(['balance', 'adjust', 'u1', '--amount', '+5', '--reason', 'seed', '--yes'], { env })).code).toBe(0);
     const apply = await runCli(['withdraw', 'apply', '--uid', 'u1', '--amount', '2', '--to', TO, '--chain-id', '11155111', '--chain-type', 'EVM', '--token', SEPOLIA_USDT, '--json'], { env });

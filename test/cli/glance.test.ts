@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { BIN, cliEnv } from '../helpers/cli.js';
 import { utcDay } from '../helpers/service.js';
-import { CLEAN_ENV, EVM_TO, evmTx, paidOrder, SLOW, USDT_ETH, withMerchant } from './_support.js';
+import { CLEAN_ENV, EVM_TO, evmTx, HAS_SCRIPT, paidOrder, runPty, SLOW, USDT_ETH, withMerchant } from './_support.js';
 
 const apply = (uid: string, amount: string) => ['withdraw', 'apply', '--uid', uid, '--amount', amount, '--to', EVM_TO, '--chain-id', '1', '--chain-type', 'EVM', '--token', USDT_ETH];
 
@@ -139,6 +139,36 @@ describe.concurrent('at a glance (#15 item 10)', { timeout: SLOW }, () => {
     }
     expect(await closed).toBe(0);
     expect(err).toBe('');
+  });
+
+  // An attacker review (session 24): a refund remark erased the real line on the operator's
+  // terminal, wrote a forged chain entry and set the clipboard (OSC 52); in a pipe a newline in it
+  // forged a whole entry. Every field now goes out as in every other view of the log.
+  const FORGED = '\r\u001b[2K2026-11-25T05:50:00.000Z  chain:1  order.payment_recorded\u001b]52;c;MHhCQUQ=\u0007\n2026-11-25T05:50:00.000Z\tchain:1\twithdrawal.confirmed\twithdrawal:wd_x\tamount=2';
+  it('log --follow shows a remark with escapes and newlines as text, in a pipe (escaped, one line per entry) and on a terminal (marked)', async () => {
+    const s = await withMerchant();
+    await paidOrder(s, 'E-1', 'u1', '10');
+    await s.json(['refund', '--oid', 'E-1', '--amount', '1', '--remark', FORGED, '--yes']);
+    const child = spawn(process.execPath, [BIN, '--db', s.db, 'log', '--follow'], { env: cliEnv(CLEAN_ENV as Record<string, string>), stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    const closed = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    try {
+      for (let i = 0; i < 400 && !/order\.refunded/.test(out); i++) await new Promise((r) => setTimeout(r, 50));
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await closed).toBe(0);
+    const lines = out.split('\n').filter(Boolean);
+    expect(lines.map((l) => l.split('\t')[2])).toEqual(['merchant.created', 'order.payment_recorded', 'order.refunded']);
+    expect(out).not.toMatch(/[\u001b\u0007\r]/);
+    expect(lines[2]).toContain('remark=\\r\\u001b[2K2026-11-25T05:50:00.000Z  chain:1  order.payment_recorded\\u001b]52;c;MHhCQUQ=\\u0007\\n2026-11-25T05:50:00.000Z\\tchain:1');
+    if (HAS_SCRIPT) {
+      const tty = await runPty(['--db', s.db, 'log', '--follow'], { steps: [{ waitFor: /order\.refunded/, send: '\u0003' }] });
+      expect(tty.out).not.toMatch(/\u001b\]52|\u001b\[2K|\u0007/);
+      const entry = tty.out.split(/\r?\n/).find((l) => l.includes('order.refunded'))!;
+      expect(entry).toContain('remark=\ufffd\ufffd[2K2026-11-25T05:50:00.000Z  chain:1  order.payment_recorded\ufffd]52;c;MHhCQUQ=\ufffd\ufffd2026-11-25T05:50:00.000Z\ufffdchain:1');
+    }
   });
 
   it('log --follow --json writes one entry per line, filtered by an oid; --follow with --cursor is a usage error', async () => {

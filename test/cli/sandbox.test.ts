@@ -129,8 +129,10 @@ describe('serve --dev', () => {
       expect(err).toContain(`  ./bin/cryptopay --db ${s.db} dev pay <order id> [--amount A]`);
 
       // The registry of that ledger, as every other command sees it.
-      const chains = await s.json<{ chainId: string; development?: boolean; rpcUrl?: string; confirmations: number; tokens: { address: string; decimals: number }[] }[]>(['chains']);
-      expect(chains.find((c) => c.chainId === '31337')).toMatchObject({ development: true, rpcUrl: a.rpcUrl, confirmations: 1, tokens: [{ address: a.token, decimals: 6 }] });
+      const chains = await s.json<{ chainId: string; development?: boolean; rpcUrl?: string; watch: { rpc: string | null }; confirmations: number; tokens: { address: string; decimals: number }[] }[]>(['chains']);
+      expect(chains.find((c) => c.chainId === '31337')).toMatchObject({ development: true, watch: { rpc: a.rpcUrl }, confirmations: 1, tokens: [{ address: a.token, decimals: 6 }] });
+      // Only the redacted form: an rpcUrl often holds the node provider's key (an attacker review found it whole here).
+      expect(chains.every((c) => !('rpcUrl' in c))).toBe(true);
       expect(chains.filter((c) => c.development).map((c) => c.chainId)).toEqual(['31337']);
       expect(await s.ok(['chains'])).toMatch(/^31337\tEVM\tDevelopment \(anvil\) \[development: test money only\]\t1\t.*\tUSDT 0x/m);
 
@@ -264,9 +266,9 @@ describe('serve --dev', () => {
 
       const second = await serveDev(s, { CRYPTOPAY_ANVIL: `${s.dir}/no-such-anvil` });
       expect(second.stderr()).toContain('serving without a development chain');
-      const dev = (await s.json<{ chainId: string; rpcUrl?: string; development?: boolean; tokens: { address: string }[] }[]>(['chains'])).find((c) => c.chainId === '31337');
+      const dev = (await s.json<{ chainId: string; watch: { rpc: string | null }; development?: boolean; tokens: { address: string }[] }[]>(['chains'])).find((c) => c.chainId === '31337');
       expect(dev).toMatchObject({ development: true, tokens: [{ address: a.token }] });
-      expect(dev!.rpcUrl).toBeUndefined();
+      expect(dev!.watch.rpc).toBeNull();
       const pay = await s.run(['dev', 'pay', o.id, '--amount', '1']);
       expect(pay.code).toBe(3);
       expect(pay.stderr).toContain('the development chain 31337 is not running: start cryptopay serve --dev on this ledger');
@@ -402,8 +404,8 @@ describe('serve --dev, again', () => {
         const b = announced(second);
         expect(b.rpcUrl).not.toBe(a.rpcUrl);
         expect(b.token).toBe(a.token);
-        const chains = await s.json<{ chainId: string; rpcUrl?: string }[]>(['chains']);
-        expect(chains.find((c) => c.chainId === '31337')?.rpcUrl).toBe(b.rpcUrl);
+        const chains = await s.json<{ chainId: string; watch: { rpc: string | null } }[]>(['chains']);
+        expect(chains.find((c) => c.chainId === '31337')?.watch.rpc).toBe(b.rpcUrl);
         await s.json(['dev', 'pay', o.id]);
         expect(await tokenBalance(b, o.addresses.EVM)).toBe(2_000_000n);
         await ledgerCheck(s);

@@ -186,6 +186,14 @@ describe.concurrent('in a pipe and for a spreadsheet', { timeout: SLOW }, () => 
     // A blank before the = still starts a formula (an id may no longer start with one; a remark may).
     await s.ok(['refund', '--id', id, '--amount', '1', '--remark', ' =1+1', '--yes']);
     expect(await s.ok(['--format', 'csv', 'refund', 'list'])).toContain(",' =1+1,");
+    // Escapes, a carriage return, a C1 control and a bidi override become U+FFFD: shown on a
+    // terminal the file would clear it, set the clipboard (OSC 52) or overwrite a line (an
+    // attacker review, session 24). A line break and a tab stay, quoted, for the spreadsheet.
+    await s.ok(['refund', '--id', id, '--amount', '1', '--remark', 'a\u001b[2J\u001b]52;c;cm0=\u0007b\rc\u009b31m\u202ed\ne\tf', '--yes']);
+    const [list, show] = await Promise.all([s.ok(['--format', 'csv', 'refund', 'list']), s.ok(['--format', 'csv', 'order', 'show', id])]);
+    expect(list).toContain(',"a\ufffd[2J\ufffd]52;c;cm0=\ufffdb\ufffdc\ufffd31m\ufffdd\ne\tf",');
+    expect(show).toMatch(/^refund,"1 USDT at \S+ \(rf_\S+\): a\ufffd\[2J\ufffd\]52;c;cm0=\ufffdb\ufffdc\ufffd31m\ufffdd\ne\tf"\r$/m);
+    expect(list + show).not.toMatch(/[\u001b\u0007\u009b\u202e]/);
   });
 
   it('--format json is --json; --format with --json is a usage error; an unknown format is a usage error', async () => {
