@@ -1,5 +1,5 @@
-import { lookup } from 'node:dns/promises';
 import { REFUSED, UNRESOLVED } from './attempt-errors.js';
+import { systemResolver, type Resolver } from './resolve.js';
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from 'node:https';
 import { isIP } from 'node:net';
@@ -11,8 +11,7 @@ import { unusablePort } from '../core/blocked-ports.js';
 /** Decisions §9: an attempt that has no answer after 10 s is cut. */
 export const DELIVERY_TIMEOUT_MS = 10_000;
 
-/** The addresses a name resolves to. Injected in tests, so no test ever asks a real DNS for them. */
-export type Resolver = (host: string) => Promise<string[]>;
+export type { Resolver };
 
 /**
  * Opens the connection of an attempt to an address the guard allowed. Injected in tests, which
@@ -35,8 +34,6 @@ export interface DeliveryResult {
   /** Why there is no 2xx answer: the guard, the network, the timeout. Never holds the body or a secret. */
   error: string | null;
 }
-
-export const systemResolver: Resolver = async (host) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
 // Keep-alive connections, pooled per (address, port, servername): each was opened to an address
 // the guard allowed, so reusing one sends nothing anywhere else.

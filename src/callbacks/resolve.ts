@@ -1,0 +1,38 @@
+import { lookup, Resolver as DnsResolver } from 'node:dns/promises';
+
+/** The addresses a name resolves to. Injected in tests, so no test ever asks a real DNS for them. */
+export type Resolver = (host: string) => Promise<string[]>;
+
+/** c-ares' first wait for a DNS server's answer, doubled on its retry: about 4.5 s in all, inside the attempt's 10 s. */
+const DNS_TIMEOUT_MS = 1_500;
+const DNS_TRIES = 2;
+
+/** The DNS answers that say the name has no address there: only then may the hosts file know it. */
+const NO_SUCH_NAME = new Set(['ENOTFOUND', 'ENODATA', 'ECONNREFUSED']);
+
+/**
+ * Names of callback URLs resolved with c-ares (node:dns Resolver): asynchronous, each with its own
+ * timeout. getaddrinfo (dns.lookup), used before, runs on libuv's thread pool, of which at most
+ * two threads take such slow work for the whole process, and cannot be cancelled: an attacker
+ * review made 20 callbacks to names whose DNS server never answers, and every other merchant's
+ * attempts waited behind them until they were cut at 10 s and counted as their receivers'
+ * failures. c-ares asks DNS servers only; the hosts file is read (getaddrinfo) when they answer
+ * that there is no such name, or when there is no DNS server to ask, never when one does not
+ * answer or fails (SERVFAIL, timeout: a name the attacker's zone holds up).
+ */
+export function dnsResolver(opts: { servers?: string[]; timeoutMs?: number; tries?: number; hostsFile?: Resolver } = {}): Resolver {
+  const dns = new DnsResolver({ timeout: opts.timeoutMs ?? DNS_TIMEOUT_MS, tries: opts.tries ?? DNS_TRIES });
+  if (opts.servers) dns.setServers(opts.servers);
+  const hostsFile = opts.hostsFile ?? (async (host: string) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address));
+  return async (host) => {
+    const [v4, v6] = await Promise.allSettled([dns.resolve4(host), dns.resolve6(host)]);
+    const addresses = [...(v4.status === 'fulfilled' ? v4.value : []), ...(v6.status === 'fulfilled' ? v6.value : [])];
+    if (addresses.length > 0) return addresses;
+    const failures = [v4, v6].flatMap((r) => (r.status === 'rejected' ? [r.reason as NodeJS.ErrnoException] : []));
+    if (failures.every((e) => NO_SUCH_NAME.has(e.code ?? ''))) return hostsFile(host);
+    throw failures.find((e) => !NO_SUCH_NAME.has(e.code ?? '')) ?? failures[0]!;
+  };
+}
+
+/** serve's resolver: the system's DNS servers (/etc/resolv.conf), read once. */
+export const systemResolver: Resolver = dnsResolver();
