@@ -62,6 +62,11 @@ export interface WorkerOptions {
   maxInFlight?: number;
   /** Attempts in flight at once to one host:port: a slow or dead receiver holds only these. */
   perHost?: number;
+  /**
+   * Attempts in flight at once for one merchant, whatever its receivers: a merchant whose
+   * receivers all hang holds only these (an attacker review filled all 128 with eight).
+   */
+  perMerchant?: number;
   /** How long a leased row is this sender's; past it another sender may take it over. */
   leaseMs?: number;
   random?: () => number;
@@ -99,6 +104,7 @@ export class CallbackWorker {
   private stopHandoff: (() => void) | undefined;
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly perHostNow = new Map<string, number>();
+  private readonly perMerchantNow = new Map<string, number>();
   /** Attempts waiting for their receiver (inFlight also holds those being recorded). */
   private sending = 0;
   /** The tick under way, and writes not tied to an attempt: stop() waits for both. */
@@ -124,6 +130,7 @@ export class CallbackWorker {
       watchedChains: [],
       maxInFlight: 128,
       perHost: 16,
+      perMerchant: 32,
       leaseMs: 60_000,
       random: Math.random,
       handoff: true,
@@ -192,7 +199,7 @@ export class CallbackWorker {
     }
     const back: string[] = [];
     for (const row of rows) {
-      if (this.running && this.sending < this.o.maxInFlight && (this.perHostNow.get(row.host) ?? 0) < this.o.perHost) this.track(row);
+      if (this.running && this.sending < this.o.maxInFlight && (this.perHostNow.get(row.host) ?? 0) < this.o.perHost && (this.perMerchantNow.get(row.merchantId) ?? 0) < this.o.perMerchant) this.track(row);
       else back.push(row.id);
     }
     if (back.length) {
@@ -228,7 +235,10 @@ export class CallbackWorker {
       // Each row's merchant secret is read in the claim's transaction (inside a transaction a
       // read costs a fraction of one on its own), a moment before the row is signed and sent.
       const claimed = await this.write(() =>
-        claimDue(db, { now: this.o.now(), owner: this.o.owner, leaseMs: this.o.leaseMs, limit: room, perHost: this.o.perHost, inFlight: this.perHostNow })
+        claimDue(db, {
+          now: this.o.now(), owner: this.o.owner, leaseMs: this.o.leaseMs, limit: room, perHost: this.o.perHost, inFlight: this.perHostNow,
+          perMerchant: this.o.perMerchant, merchantsInFlight: this.perMerchantNow,
+        })
           .map((row) => ({ row, secret: merchantSecret(db, row.merchantId) ?? null })),
       );
       this.moreDue = claimed.length === room;
@@ -246,6 +256,7 @@ export class CallbackWorker {
   private track(row: CallbackRow, secret?: string | null): Promise<AttemptReport> {
     this.sending++;
     this.perHostNow.set(row.host, (this.perHostNow.get(row.host) ?? 0) + 1);
+    this.perMerchantNow.set(row.merchantId, (this.perMerchantNow.get(row.merchantId) ?? 0) + 1);
     let freed = false;
     // The slot is the receiver's: it is free as soon as the answer is in, and the next due row
     // is leased in the same turn as this attempt is recorded, so both share one commit.
@@ -256,6 +267,9 @@ export class CallbackWorker {
       const n = (this.perHostNow.get(row.host) ?? 1) - 1;
       if (n > 0) this.perHostNow.set(row.host, n);
       else this.perHostNow.delete(row.host);
+      const m = (this.perMerchantNow.get(row.merchantId) ?? 1) - 1;
+      if (m > 0) this.perMerchantNow.set(row.merchantId, m);
+      else this.perMerchantNow.delete(row.merchantId);
       this.wake();
     };
     const attempt = this.attempt(row, free, secret);

@@ -169,7 +169,7 @@ const DUE = `status = 'pending' AND next_attempt_at <= @now AND (lease_until IS 
 function prepareSender(sqlite: Database.Database) {
   return {
     due: sqlite.prepare<{ now: number }, number>(`SELECT 1 FROM callbacks WHERE ${DUE} LIMIT 1`).pluck(),
-    candidates: sqlite.prepare<{ now: number; limit: number }, [string, string]>(`SELECT id, host FROM callbacks WHERE ${DUE} ORDER BY next_attempt_at LIMIT @limit`).raw(),
+    candidates: sqlite.prepare<{ now: number; limit: number }, Candidate>(`SELECT id, host, merchant_id FROM callbacks WHERE ${DUE} ORDER BY next_attempt_at LIMIT @limit`).raw(),
     // With hosts left out (full), the due rows are read host by host (index callbacks_pending_host,
     // 0009): the next host that has pending rows, then that host's due rows. Read in due order with
     // the full hosts filtered out, a backlog of one full host was stepped over row by row on every
@@ -177,8 +177,8 @@ function prepareSender(sqlite: Database.Database) {
     nextHost: sqlite.prepare<[string], string>(
       `SELECT host FROM callbacks INDEXED BY callbacks_pending_host WHERE status = 'pending' AND host > ? ORDER BY host LIMIT 1`,
     ).pluck(),
-    hostCandidates: sqlite.prepare<{ host: string; now: number; limit: number }, [string, string, bigint]>(
-      `SELECT id, host, next_attempt_at FROM callbacks INDEXED BY callbacks_pending_host WHERE host = @host AND ${DUE} ORDER BY next_attempt_at LIMIT @limit`,
+    hostCandidates: sqlite.prepare<{ host: string; now: number; limit: number }, [string, string, string, bigint]>(
+      `SELECT id, host, merchant_id, next_attempt_at FROM callbacks INDEXED BY callbacks_pending_host WHERE host = @host AND ${DUE} ORDER BY next_attempt_at LIMIT @limit`,
     ).raw().safeIntegers(),
     lease: sqlite.prepare<{ owner: string; until: number; id: string; now: number }, RawRow>(
       `UPDATE callbacks SET lease_owner = @owner, lease_until = @until WHERE id = @id AND ${DUE} RETURNING ${ROW}`,
@@ -205,6 +205,8 @@ function prepareSender(sqlite: Database.Database) {
   };
 }
 type SenderStatements = ReturnType<typeof prepareSender>;
+/** A due row as a claim reads it first: id, host:port, merchant. */
+type Candidate = [string, string, string];
 const prepared = new WeakMap<Database.Database, SenderStatements>();
 function senderStatements(q: Q): SenderStatements {
   const sqlite = (q as unknown as { $client: Database.Database }).$client;
@@ -268,14 +270,15 @@ function pendingHosts(st: SenderStatements, now: number): string[] {
  * turn, and of each the first `limit` due rows. Costs a few index steps per host that has pending
  * rows, whatever the full hosts' backlog.
  */
-function otherHostsDue(st: SenderStatements, now: number, busy: ReadonlySet<string>, limit: number): [string, string][] {
-  const found: [string, string, bigint][] = [];
+function otherHostsDue(st: SenderStatements, now: number, busy: ReadonlySet<string>, limit: number, fullMerchants: ReadonlySet<string> = new Set()): Candidate[] {
+  const found: [string, string, string, bigint][] = [];
   for (const host of pendingHosts(st, now)) {
     if (busy.has(host)) continue;
-    found.push(...st.hostCandidates.all({ host, now, limit }));
+    // A full merchant's rows are left out before the earliest are kept: they would fill the list.
+    for (const row of st.hostCandidates.all({ host, now, limit })) if (!fullMerchants.has(row[2])) found.push(row);
   }
-  found.sort((a, b) => (a[2] < b[2] ? -1 : a[2] > b[2] ? 1 : 0));
-  return found.slice(0, limit).map(([id, host]) => [id, host]);
+  found.sort((a, b) => (a[3] < b[3] ? -1 : a[3] > b[3] ? 1 : 0));
+  return found.slice(0, limit).map(([id, host, merchant]) => [id, host, merchant]);
 }
 
 /**
@@ -283,24 +286,41 @@ function otherHostsDue(st: SenderStatements, now: number, busy: ReadonlySet<stri
  * already at their limit in this process. Inside one BEGIN IMMEDIATE transaction, so two
  * processes never lease one row: each attempt is sent by one process.
  */
-export function claimDue(tx: Q, c: { now: number; owner: string; leaseMs: number; limit: number; perHost: number; inFlight: ReadonlyMap<string, number> }): CallbackRow[] {
+export function claimDue(
+  tx: Q,
+  c: {
+    now: number; owner: string; leaseMs: number; limit: number; perHost: number; inFlight: ReadonlyMap<string, number>;
+    /** A merchant's share of the process, whatever its receivers, and what each has in flight (by merchant id). */
+    perMerchant?: number; merchantsInFlight?: ReadonlyMap<string, number>;
+  },
+): CallbackRow[] {
   if (c.limit <= 0) return [];
   const busy = new Set(busyHosts(c.inFlight, c.perHost));
   const st = senderStatements(tx);
   const page = candidatePage(c.limit, c.perHost);
   const counts = new Map(c.inFlight);
+  const perMerchant = c.perMerchant ?? Infinity;
+  const merchants = new Map(c.merchantsInFlight ?? []);
   const claimed: CallbackRow[] = [];
   const tried = new Set<string>();
   let filled = false;
-  const lease = (candidates: [string, string][]) => {
-    for (const [id, host] of candidates) {
+  const lease = (candidates: Candidate[]) => {
+    for (const [id, host, merchant] of candidates) {
       if (claimed.length >= c.limit) break;
       const n = counts.get(host) ?? 0;
       if (n >= c.perHost || tried.has(id)) continue;
+      const m = merchants.get(merchant) ?? 0;
+      if (m >= perMerchant) {
+        // Its rows may lead the page (an attacker review: one merchant's backlog to eight hanging
+        // receivers held every slot): the other hosts' rows are read too.
+        filled = true;
+        continue;
+      }
       tried.add(id);
       const leased = st.lease.get({ owner: c.owner, until: c.now + c.leaseMs, id, now: c.now });
       if (!leased) continue;
       counts.set(host, n + 1);
+      merchants.set(merchant, m + 1);
       if (n + 1 >= c.perHost) {
         busy.add(host);
         filled = true;
@@ -308,10 +328,11 @@ export function claimDue(tx: Q, c: { now: number; owner: string; leaseMs: number
       claimed.push(rowOf(leased));
     }
   };
-  lease(busy.size === 0 ? st.candidates.all({ now: c.now, limit: page }) : otherHostsDue(st, c.now, busy, page));
-  // A host filled up while its rows led the page (a backlog behind a receiver one below its
-  // limit): the other hosts' due rows, host by host, so they do not wait behind it.
-  if (filled && claimed.length < c.limit) lease(otherHostsDue(st, c.now, busy, page));
+  const full = () => new Set([...merchants].filter(([, n]) => n >= perMerchant).map(([m]) => m));
+  lease(busy.size === 0 && full().size === 0 ? st.candidates.all({ now: c.now, limit: page }) : otherHostsDue(st, c.now, busy, page, full()));
+  // A host or a merchant filled up while its rows led the page (a backlog behind a receiver one
+  // below its limit): the other hosts' due rows, host by host, so they do not wait behind it.
+  if (filled && claimed.length < c.limit) lease(otherHostsDue(st, c.now, busy, page, full()));
   return claimed;
 }
 

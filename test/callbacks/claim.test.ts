@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type Database from 'better-sqlite3';
 import { groupCommit } from '../../src/store/group-commit.js';
 import { claimDue, deliveryDue, findCallback, recordAttempt } from '../../src/store/outbox.js';
-import { MINUTE, addTestMerchant, paidOrder, useHarness } from '../helpers/service.js';
+import { MINUTE, addOtherMerchant, addTestMerchant, paidOrder, useHarness } from '../helpers/service.js';
 
 /**
  * The sender's claim (src/store/outbox.ts claimDue) with serve's limits: 128 in flight in all,
@@ -18,7 +18,7 @@ function countCandidateReads(sqlite: Database.Database): number[] {
   const prepare = sqlite.prepare.bind(sqlite);
   sqlite.prepare = ((source: string) => {
     const st = prepare(source);
-    if (/^SELECT id, host FROM callbacks/.test(source)) {
+    if (/^SELECT id, host, merchant_id FROM callbacks WHERE/.test(source)) {
       const all = st.all.bind(st);
       st.all = ((...args: unknown[]) => {
         const rows = all(...(args as [])) as unknown[];
@@ -53,6 +53,23 @@ describe("the sender's claim", () => {
 
     // A still full: nothing else is due but A's.
     expect(await claim(new Map([['shop.example:443', 16], ['other.example:443', 5]]))).toEqual([]);
+  });
+
+  // An attacker review (session 24): one merchant's callbacks to eight hanging receivers held every slot.
+  it("a merchant at its share leases nothing more, on any host, and another merchant's rows behind its backlog are leased in the same claim", async () => {
+    const { service, ledger, clock } = h();
+    const attacker = await addTestMerchant(service);
+    const victim = await addOtherMerchant(service, 'Victim');
+    const hosts = ['https://h1.example/cb', 'https://h2.example/cb', 'https://h3.example/cb'];
+    for (let i = 0; i < 90; i++) await paidOrder(service, { mchId: attacker.mchId, notifyUrl: hosts[i % 3] });
+    for (let i = 0; i < 3; i++) await paidOrder(service, { mchId: victim.mchId, notifyUrl: B });
+    const claim = (merchantsInFlight: Map<string, number>, inFlight: Map<string, number>) => groupCommit(ledger.sqlite).submit(() =>
+      claimDue(ledger.db, { now: clock.now, owner: 'me', leaseMs: 60_000, limit: 64, perHost: 16, inFlight, perMerchant: 32, merchantsInFlight }));
+    // 30 of its 32 in flight, 10 on each host: two more of its rows, then the victim's three.
+    const got = await claim(new Map([[attacker.mchId, 30]]), new Map(hosts.map((u) => [`${new URL(u).hostname}:443`, 10])));
+    expect(got.map((r) => r.merchantId)).toEqual([attacker.mchId, attacker.mchId, victim.mchId, victim.mchId, victim.mchId]);
+    // At its share: none of its rows, though each of its hosts has room.
+    expect(await claim(new Map([[attacker.mchId, 32]]), new Map())).toEqual([]);
   });
 
   it('with full hosts left out, the due rows of every other host are found in due order, and a row not yet due is not', async () => {

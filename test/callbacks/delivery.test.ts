@@ -11,7 +11,7 @@ import { openLedger, type Ledger } from '../../src/store/db.js';
 import { groupCommit } from '../../src/store/group-commit.js';
 import { recordPayment } from '../../src/store/payments.js';
 import { LocalPaymentService } from '../../src/store/local-service.js';
-import { addTestMerchant, evmTx } from '../helpers/service.js';
+import { addOtherMerchant, addTestMerchant, evmTx } from '../helpers/service.js';
 import { merchantVerifies, startReceiver, type Receiver } from './receiver.js';
 
 /**
@@ -298,6 +298,32 @@ describe('delivery and retries', () => {
     // Well before the slow host's two attempts time out and free their slots.
     await fine.waitFor(3, 3_500);
     expect(slow.received).toHaveLength(2);
+  });
+
+  // An attacker review (session 24): one merchant spread its callbacks over eight receivers that
+  // accept and never answer, held all 128 attempts, and another merchant's callback waited 261 s
+  // behind its backlog. A merchant's share of the process is bounded, whatever its receivers.
+  it("one merchant's hanging receivers hold only its own share: another merchant's callback goes at once", async () => {
+    const s = await setup();
+    const other = await addOtherMerchant(s.service, 'Victim');
+    const hanging = await Promise.all(Array.from({ length: 4 }, () => receiver(() => 'hang')));
+    const fine = await receiver();
+    const paid = async (mchId: string, url: string, oid: string) => {
+      const o = await s.service.createOrder({ mchId, oid, uid: 'u1', amount: '10', notifyUrl: url });
+      await s.service.markPaid({ id: o.id, txHash: evmTx(++tx) });
+    };
+    for (let i = 0; i < 24; i++) await paid(s.mchId, hanging[i % 4]!.url, `att-${i}`);
+    const started = Date.now();
+    worker(s.ledger, { maxInFlight: 8, perHost: 2, perMerchant: 4, timeoutMs: 4_000, schedule: [60_000] });
+    // Time enough for the sender to fill every slot it will take.
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(hanging.reduce((n, h) => n + h.received.length, 0)).toBe(4);
+    await paid(other.mchId, fine.url, 'victim-1');
+    // Well before any hanging attempt is cut (4 s) and frees a slot.
+    const [got] = await fine.waitFor(1, 2_000);
+    expect(got!.at - started).toBeLessThan(3_000);
+    // The attacker's merchant never had more than its share in flight.
+    expect(hanging.reduce((n, h) => n + h.received.length, 0)).toBe(4);
   });
 });
 
