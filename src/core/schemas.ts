@@ -38,6 +38,10 @@ const url = (field: string, opts: { plainHost?: boolean } = {}) =>
     // One parse for every rule (create order's notifyUrl is on the hot path); the first rule
     // broken is the refusal.
     const refuse = (message: string) => ctx.addIssue({ code: 'custom', message });
+    // The URL parser keeps an ESC or a C1 control in the text, which is stored and shown to
+    // operators (an attacker review); it drops a tab or a line break, so the URL stored would not
+    // be the one used. Either way not a URL anyone means.
+    if (CONTROL.test(v)) return refuse(controlRefusal(field));
     let u: URL | undefined;
     try {
       u = new URL(v);

@@ -80,7 +80,13 @@ export async function createOrder(s: StoreCtx, input: CreateOrderRequest): Promi
         }
         return orderView(s, existing, now);
       }
-      if (expiredAt <= now) throw invalid('expiredAt must lie in the future');
+      if (expiredAt <= now) {
+        // Seconds are the common mistake (an integration trial): said, with what they would be.
+        const seconds = expiredAt > now / 1000 - 86_400 && expiredAt < now / 100;
+        throw invalid(seconds
+          ? `expiredAt must lie in the future: it is in milliseconds, and ${expiredAt} is ${new Date(expiredAt).toISOString()}; as seconds it would be ${new Date(expiredAt * 1000).toISOString()} (send ${expiredAt * 1000})`
+          : 'expiredAt must lie in the future');
+      }
       if (expiredAt > now + MAX_ORDER_AHEAD) throw invalid('expiredAt must be at most 7 days ahead');
       // Refused by the primary key: a random id of 128 bits met another (not to be expected).
       throw new AppError('internal', 'a new order id collided with an existing one; try again');
@@ -317,7 +323,13 @@ export function findOrders(s: StoreCtx, q: string, opts: { mchId?: string; limit
   if (addressOf) {
     ids(s.db.select({ id: orderAddresses.orderId }).from(orderAddresses).innerJoin(orders, eq(orders.id, orderAddresses.orderId)).where(scope(addressMatch(addressOf, q))).all(), 'address');
   }
-  const rows = hits.size ? s.db.select().from(orders).where(inArray(orders.id, [...hits.keys()])).orderBy(desc(orders.createdAt), desc(orders.id)).all() : [];
+  // What the ledger itself gave out or saw (an id, an address, a transaction) before what a
+  // merchant named (an oid, a uid), then newest first: a merchant can name an order after another
+  // merchant's deposit address, which an attacker review listed first under it.
+  const own = (id: string) => (['id', 'txHash', 'address'] as MatchedBy[]).some((b) => hits.get(id)!.has(b));
+  const rows = hits.size
+    ? s.db.select().from(orders).where(inArray(orders.id, [...hits.keys()])).orderBy(desc(orders.createdAt), desc(orders.id)).all().sort((a, b) => Number(own(b.id)) - Number(own(a.id)))
+    : [];
   const order: MatchedBy[] = ['id', 'oid', 'uid', 'txHash', 'address'];
   return {
     orders: rows.slice(0, limit).map((o) => ({ ...orderDetail(s, o), matchedBy: order.filter((b) => hits.get(o.id)!.has(b)) })),

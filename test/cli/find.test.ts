@@ -106,6 +106,11 @@ describe.concurrent('find anything (#15 item 2)', { timeout: SLOW }, () => {
     expect(nothing.code).toBe(1);
     expect(nothing.stdout).toBe('');
     expect(nothing.stderr).toMatch(/^error: nothing matches nobody: no order has it as id, oid, uid, transaction hash or deposit address/);
+
+    // An attacker review (session 24): a newer order named after another order's deposit address
+    // (an oid is the merchant's text) was listed first under it. The address match comes first.
+    const lookAlike = await s.json<{ id: string }>(['order', 'create', '--oid', o.addresses.EVM, '--uid', o.addresses.EVM, '--amount', '1']);
+    expect(ids(await find(o.addresses.EVM))).toEqual([[o.id, ['address']], [lookAlike.id, ['oid', 'uid']]]);
   });
 
   it('order list: --oid, --since and --until (times and durations), pages with --cursor that say "showing 2 of 5"', async () => {

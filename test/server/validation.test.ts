@@ -102,7 +102,12 @@ describe('create order (decisions §3) through HTTP', () => {
     ['expiredAt in the past', { expiredAt: T0 - 1 }, 'expiredAt must lie in the future'],
     ['expiredAt now', { expiredAt: T0 }, 'expiredAt must lie in the future'],
     ['expiredAt 7 days and 1 ms ahead', { expiredAt: T0 + 7 * DAY + 1 }, 'expiredAt must be at most 7 days ahead'],
-    ['expiredAt in seconds', { expiredAt: Math.floor((T0 + DAY) / 1000) }, 'expiredAt must lie in the future'],
+    // Seconds, the common mistake (an integration trial): said, with what they would be.
+    ['expiredAt in seconds', { expiredAt: Math.floor((T0 + DAY) / 1000) },
+      `expiredAt must lie in the future: it is in milliseconds, and ${Math.floor((T0 + DAY) / 1000)} is 1970-01-21T02:30:28.800Z; as seconds it would be 2025-01-16T12:00:00.000Z (send ${T0 + DAY})`],
+    ['a notifyUrl with an ESC', { notifyUrl: 'https://x.example/a\u001b[2Jb' }, 'notifyUrl must not contain control characters'],
+    ['a redirectUrl with a tab the URL parser would drop', { redirectUrl: 'https://x.example/a\tb' }, 'redirectUrl must not contain control characters'],
+    ['a logo with a C1 control', { logo: 'https://x.example/\u009b31m.png' }, 'logo must not contain control characters'],
     ['expiredAt as an ISO date', { expiredAt: '2025-01-16T00:00:00Z' }, 'expiredAt must be a milliseconds timestamp (digits)'],
     ['a negative expiredAt', { expiredAt: -5 }, 'expiredAt must be a milliseconds timestamp (digits)'],
   ])('refuses %s', async (_name, extra, msg) => {
