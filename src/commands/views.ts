@@ -34,12 +34,17 @@ export async function printOrder(ctx: Context, o: Order | (OrderDetail & { onCha
       ['logo', d.logo],
       ['created', formatTime(d.createdAt)],
     );
-    for (const p of d.payments) pairs.push(['payment', `${p.amount} tx ${p.txHash}${p.late ? ' (late)' : ''}`]);
+    // Who paid, where the watcher saw the transfer: where a refund goes back to.
+    const payer = (txHash: string) => d.onChain?.find((c) => c.txHash === txHash && c.from)?.from;
+    for (const p of d.payments) {
+      const from = payer(p.txHash);
+      pairs.push(['payment', `${p.amount} tx ${p.txHash}${from ? ` from ${from}` : ''}${p.late ? ' (late)' : ''}`]);
+    }
     // Counted ones are listed above as payments; these wait for their confirmations, or for an
     // operator (held), or were refused or sent back.
     for (const p of d.onChain ?? []) {
-      if (p.status === 'seen') pairs.push(['seen', `${p.amount} tx ${p.txHash} log ${p.logIndex} block ${p.blockNumber}: ${p.confirmations} of ${p.required || '?'} confirmations`]);
-      else if (p.status === 'held') pairs.push(['held', `${p.amount} tx ${p.txHash} log ${p.logIndex}: more than 24 h after the order expired, not credited (cryptopay order credit-held or return-held)`]);
+      if (p.status === 'seen') pairs.push(['seen', `${p.amount} tx ${p.txHash} log ${p.logIndex} block ${p.blockNumber}${p.from ? ` from ${p.from}` : ''}: ${p.confirmations} of ${p.required || '?'} confirmations`]);
+      else if (p.status === 'held') pairs.push(['held', `${p.amount} tx ${p.txHash} log ${p.logIndex}${p.from ? ` from ${p.from}` : ''}: more than 24 h after the order expired, not credited (cryptopay order credit-held or return-held)`]);
       else if (p.status === 'returned') pairs.push(['returned', `${p.amount} tx ${p.txHash} log ${p.logIndex}: held, then sent back (see cryptopay log --order ${o.id})`]);
       else if (p.status === 'refused') pairs.push(['refused', `${p.amount} tx ${p.txHash} log ${p.logIndex}: refused by the ledger (see cryptopay log --order ${o.id})`]);
     }

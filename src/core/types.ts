@@ -199,6 +199,8 @@ export interface OnChainPayment {
   required: number;
   /** When it arrived on chain: its block's timestamp, ms (null for a payment seen before the ledger kept it). */
   blockTime: number | null;
+  /** Who paid: whose tokens the transfer moved (the payer's wallet, or the exchange it paid from); null for a payment seen before the ledger kept it. */
+  from: string | null;
 }
 
 /** `order show`: the order, and its payments as the watcher saw them. */
@@ -358,7 +360,8 @@ export interface Summary {
 }
 
 /** How `order find` found an order. */
-export type MatchedBy = 'id' | 'oid' | 'uid' | 'txHash' | 'address';
+/** `payer`: the address an order's payment came from (the watcher's Transfer log). */
+export type MatchedBy = 'id' | 'oid' | 'uid' | 'txHash' | 'address' | 'payer';
 
 /**
  * `order find`: the orders whose id, oid, uid, payment transaction or deposit address is the

@@ -219,7 +219,7 @@ export const orderDetailSchema = z.object(orderDetailFields);
 export const orderListSchema = list(orderDetailSchema);
 export const orderPageSchema = pageOf(orderDetailSchema);
 
-const matchedBy = list(z.enum(['id', 'oid', 'uid', 'txHash', 'address']));
+const matchedBy = list(z.enum(['id', 'oid', 'uid', 'txHash', 'address', 'payer']));
 export const findResultSchema = z.object({
   orders: list(z.object({ ...orderDetailFields, matchedBy })),
   withdrawals: list(z.object({ ...listedWithdrawalFields, mchId: text, matchedBy }).superRefine(checkWithdrawal)),
@@ -239,6 +239,7 @@ const onChainSchema = z.object({
   required: count,
   // A server of an earlier release does not send it.
   blockTime: z.number().int().nonnegative().nullable().default(null),
+  from: anyAddress.nullable().default(null),
 });
 export const orderShowSchema = z.object({ ...orderDetailFields, onChain: list(onChainSchema) });
 

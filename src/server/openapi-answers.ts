@@ -173,12 +173,13 @@ export const ORDER_SHOW = {
       description: 'payments as the chain watcher saw them: seen (k of n confirmations), counted, held, returned or refused',
       items: {
         type: 'object',
-        required: ['chainId', 'txHash', 'logIndex', 'blockNumber', 'token', 'amount', 'rawAmount', 'status', 'confirmations', 'required', 'blockTime'],
+        required: ['chainId', 'txHash', 'logIndex', 'blockNumber', 'token', 'amount', 'rawAmount', 'status', 'confirmations', 'required', 'blockTime', 'from'],
         properties: {
           chainId: { type: 'string' }, txHash: { type: 'string', pattern: TX_HASH_PATTERN }, logIndex: { type: 'integer', minimum: 0 }, blockNumber: { type: 'integer', minimum: 0 },
           token: ADDRESS, amount: CANONICAL_AMOUNT, rawAmount: { type: 'string', pattern: '^\\d+$' }, status: { type: 'string', enum: ['seen', 'counted', 'held', 'returned', 'refused'] },
           confirmations: { type: 'integer', minimum: 0 }, required: { type: 'integer', minimum: 0 },
           blockTime: { type: ['integer', 'null'], description: "when it arrived on chain: its block's timestamp, ms (null: seen before the ledger kept it)" },
+          from: { type: ['string', 'null'], description: "who paid: whose tokens the transfer moved (the payer's wallet, or the exchange it paid from); null: seen before the ledger kept it" },
         },
       },
     },
@@ -266,7 +267,7 @@ export const listOrPage = (item: Json) => ({
     },
   ],
 });
-const MATCHED_BY = { type: 'array', items: { type: 'string', enum: ['id', 'oid', 'uid', 'txHash', 'address'] } };
+const MATCHED_BY = { type: 'array', items: { type: 'string', enum: ['id', 'oid', 'uid', 'txHash', 'address', 'payer'] } };
 export const FIND = {
   type: 'object',
   required: ['orders', 'withdrawals', 'more'],

@@ -107,7 +107,7 @@ function seenStatements(sqlite: Database.Database) {
         "select 1 from chain_payments where chain_id = ? and tx_hash = ? and status <> 'seen' and token = ? and to_address = ? and raw_amount = ? and (block_hash <> ? or log_index <> ?)",
       ),
       insert: sqlite.prepare(
-        "insert into chain_payments (chain_id, tx_hash, log_index, block_number, block_hash, block_time, order_id, token, to_address, raw_amount, amount, status, seen_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'seen', ?) on conflict do nothing",
+        "insert into chain_payments (chain_id, tx_hash, log_index, block_number, block_hash, block_time, order_id, token, to_address, raw_amount, amount, status, seen_at, from_address) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'seen', ?, ?) on conflict do nothing",
       ),
       // A range stores the hash of every block a payment is in (each of its 500 blocks on a busy token).
       block: sqlite.prepare('insert into chain_blocks (chain_id, number, hash) values (?, ?, ?) on conflict (chain_id, number) do update set hash = excluded.hash'),
@@ -127,6 +127,8 @@ export interface SeenPayment {
   orderId: string;
   token: string;
   toAddress: string;
+  /** Whose tokens moved, in the ledger's form (EIP-55, base58check). */
+  fromAddress: string;
   rawAmount: string;
   amount: bigint;
 }
@@ -156,7 +158,7 @@ export function commitRange(
   const st = seenStatements(sqlite);
   for (const p of a.payments) {
     if (st.again.get(a.chainId, p.txHash, p.token, p.toAddress, p.rawAmount, p.blockHash, p.logIndex)) continue;
-    stored += st.insert.run(a.chainId, p.txHash, p.logIndex, p.blockNumber, p.blockHash, p.blockTime, p.orderId, p.token, p.toAddress, p.rawAmount, p.amount, a.now).changes;
+    stored += st.insert.run(a.chainId, p.txHash, p.logIndex, p.blockNumber, p.blockHash, p.blockTime, p.orderId, p.token, p.toAddress, p.rawAmount, p.amount, a.now, p.fromAddress).changes;
   }
   for (const b of a.blocks) st.block.run(a.chainId, b.number, b.hash);
   const seenThrough = seenThroughAfter(c.seenThrough, a.toTime, a.to >= a.head ? a.headReadAt : undefined, a.now);

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gte, inArray, lt, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, gte, inArray, isNotNull, lt, sql, type SQL } from 'drizzle-orm';
 import { inwardUrlsAllowed } from './inward-urls.js';
 import { MAX_ORDER_AHEAD } from '../core/duration.js';
 import { AppError, conflict, invalid, notFound } from '../core/errors.js';
@@ -322,15 +322,20 @@ export function findOrders(s: StoreCtx, q: string, opts: { mchId?: string; limit
   const addressOf: ChainType | undefined = /^0x[0-9a-f]{40}$/i.test(q) ? 'EVM' : /^T[1-9A-HJ-NP-Za-km-z]{33}$/.test(q) ? 'TRON' : undefined;
   if (addressOf) {
     ids(s.db.select({ id: orderAddresses.orderId }).from(orderAddresses).innerJoin(orders, eq(orders.id, orderAddresses.orderId)).where(scope(addressMatch(addressOf, q))).all(), 'address');
+    // The wallet a payment came from, as the watcher saw it: what a customer names ("I paid
+    // from 0x…"). Index chain_payments_from (0017); TRON's base58check exactly as written.
+    const from = sql`lower(${chainPayments.fromAddress}) = ${q.toLowerCase()}`;
+    ids(s.db.selectDistinct({ id: chainPayments.orderId }).from(chainPayments).innerJoin(orders, eq(orders.id, chainPayments.orderId))
+      .where(scope(and(isNotNull(chainPayments.fromAddress), from, addressOf === 'TRON' ? eq(chainPayments.fromAddress, q) : undefined)!)).all(), 'payer');
   }
   // What the ledger itself gave out or saw (an id, an address, a transaction) before what a
   // merchant named (an oid, a uid), then newest first: a merchant can name an order after another
   // merchant's deposit address, which an attacker review listed first under it.
-  const own = (id: string) => (['id', 'txHash', 'address'] as MatchedBy[]).some((b) => hits.get(id)!.has(b));
+  const own = (id: string) => (['id', 'txHash', 'address', 'payer'] as MatchedBy[]).some((b) => hits.get(id)!.has(b));
   const rows = hits.size
     ? s.db.select().from(orders).where(inArray(orders.id, [...hits.keys()])).orderBy(desc(orders.createdAt), desc(orders.id)).all().sort((a, b) => Number(own(b.id)) - Number(own(a.id)))
     : [];
-  const order: MatchedBy[] = ['id', 'oid', 'uid', 'txHash', 'address'];
+  const order: MatchedBy[] = ['id', 'oid', 'uid', 'txHash', 'address', 'payer'];
   return {
     orders: rows.slice(0, limit).map((o) => ({ ...orderDetail(s, o), matchedBy: order.filter((b) => hits.get(o.id)!.has(b)) })),
     withdrawals: withdrawalHits,

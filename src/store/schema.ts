@@ -336,11 +336,14 @@ export const chainPayments = sqliteTable(
     status: text('status').notNull(),
     seenAt: int('seen_at').notNull(),
     countedAt: int('counted_at'),
+    /** Whose tokens moved (the Transfer log's `from`), in the ledger's form; null on rows seen before 0017. */
+    fromAddress: text('from_address'),
   },
   (t) => [
     primaryKey({ columns: [t.chainId, t.txHash, t.logIndex] }),
     index('chain_payments_order').on(t.orderId),
     index('chain_payments_due').on(t.chainId, t.status, t.blockNumber),
+    index('chain_payments_from').on(sql`lower(${t.fromAddress})`).where(sql`${t.fromAddress} IS NOT NULL`),
   ],
 );
 

@@ -105,7 +105,7 @@ describe.concurrent('find anything (#15 item 2)', { timeout: SLOW }, () => {
     expect(rows(plain.stdout)).toEqual([expect.stringMatching(new RegExp(`^tx hash\\t${o.id}\\tF-1\\tcarol\\t10 USDT\\tPAID\\t`))]);
     expect(nothing.code).toBe(1);
     expect(nothing.stdout).toBe('');
-    expect(nothing.stderr).toMatch(/^error: nothing matches nobody: no order has it as id, oid, uid, transaction hash or deposit address/);
+    expect(nothing.stderr).toMatch(/^error: nothing matches nobody: no order has it as id, oid, uid, transaction hash, deposit address or payer's address/);
 
     // An attacker review (session 24): a newer order named after another order's deposit address
     // (an oid is the merchant's text) was listed first under it. The address match comes first.

@@ -138,7 +138,7 @@ describe("a merchant's signed reads on the remote", () => {
       expect(found.withdrawals).toEqual([]);
     }
     for (const [r, q] of [[bOid, 'B-1'], [bHash, txHash(0xb1)], [bPayout, ids.b1]] as const) {
-      expect(r).toEqual({ code: 1, stdout: '', stderr: `error: nothing of merchant ${a.mchId} matches ${q}: no order has it as id, oid, uid, transaction hash or deposit address, and no withdrawal as transaction hash\n` });
+      expect(r).toEqual({ code: 1, stdout: '', stderr: `error: nothing of merchant ${a.mchId} matches ${q}: no order has it as id, oid, uid, transaction hash, deposit address or payer's address, and no withdrawal as transaction hash\n` });
     }
   });
 

@@ -82,7 +82,7 @@ describe('a well-formed answer is printed as before (so the refusals below are a
     expect(json).toMatchObject({ code: 0, stderr: '' });
     expect(JSON.parse(json.stdout)).toEqual({ ...refund(), refundId: 'rf_AAAAAAAAAAAAAAAAAAAAAA', mchId: 'M100001', asset: 'USDT', orderStatus: 'PAID', paidAmount: '10.5', refundedAmount: '1' });
   });
-  it("order show from a server of an earlier release (its payments seen on chain carry no blockTime): read as null, not refused", async () => {
+  it("order show from a server of an earlier release (its payments seen on chain carry no blockTime, no from): read as null, not refused", async () => {
     const seen = { chainId: '1', txHash: HASH, logIndex: 0, blockNumber: 5, token: USDT_ETH, amount: '10.5', rawAmount: '10500000', status: 'counted', confirmations: 12, required: 12 };
     const shown = {
       ...order({ status: 'PAID' }), mchId: 'M100001', asset: 'USDT', memo: null, notifyUrl: null, redirectUrl: null, logo: null,
@@ -91,7 +91,7 @@ describe('a well-formed answer is printed as before (so the refusals below are a
     const [plain, json] = await run(shown, ['order', 'show', ORDER]);
     expect(plain).toMatchObject({ code: 0, stderr: '' });
     expect(json).toMatchObject({ code: 0, stderr: '' });
-    expect(JSON.parse(json.stdout).onChain).toEqual([{ ...seen, blockTime: null }]);
+    expect(JSON.parse(json.stdout).onChain).toEqual([{ ...seen, blockTime: null, from: null }]);
   });
 });
 

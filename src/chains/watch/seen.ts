@@ -23,7 +23,7 @@ export function onChainPayments(q: Q, registry: Registry, orderId: string): OnCh
     return {
       chainId: p.chainId, txHash: p.txHash, logIndex: p.logIndex, blockNumber: p.blockNumber, token: p.token,
       amount: formatAmount(p.amount, asset?.decimals ?? 6), rawAmount: p.rawAmount, status: p.status,
-      confirmations: Math.max(0, Math.min(required || Infinity, head - p.blockNumber + 1)), required, blockTime: p.blockTime ?? null,
+      confirmations: Math.max(0, Math.min(required || Infinity, head - p.blockNumber + 1)), required, blockTime: p.blockTime ?? null, from: p.fromAddress ?? null,
     };
   });
 }

@@ -220,7 +220,7 @@ export class ChainWatcher {
       }
       payments.push({
         txHash: this.adapter.txHash(log.txHash), logIndex: log.logIndex, blockNumber: log.blockNumber, blockHash: log.blockHash,
-        blockTime: 0, orderId: order.orderId, token: token.address, toAddress: to, rawAmount: log.value.toString(), amount,
+        blockTime: 0, orderId: order.orderId, token: token.address, toAddress: to, fromAddress: this.adapter.fromNodeAddress(log.from), rawAmount: log.value.toString(), amount,
       });
     }
     // A payment's block header gives its time (late and held are judged by it, decisions §6b)

@@ -4,7 +4,7 @@ import { parseLimit } from '../common.js';
 import { formatTime, merchantColumn, printJson, printTable, type Column } from '../output.js';
 import { amountIn, commandRegistry } from '../withdraw/asset.js';
 
-const LABEL = { id: 'id', oid: 'oid', uid: 'uid', txHash: 'tx hash', address: 'address' } as const;
+const LABEL = { id: 'id', oid: 'oid', uid: 'uid', txHash: 'tx hash', address: 'address', payer: 'paid from' } as const;
 
 /**
  * `order find TEXT`: the orders whose id, oid, uid, payment transaction or deposit address is
@@ -16,7 +16,7 @@ export async function run(ctx: Context, opts: Record<string, string | undefined>
   const found = await (await ctx.service()).findOrders(q, { mchId: ctx.globals.mchId, limit });
   if (found.orders.length === 0 && found.withdrawals.length === 0) {
     const scope = ctx.globals.mchId ? ` of merchant ${ctx.globals.mchId}` : '';
-    throw new AppError('not_found', `nothing${scope} matches ${q}: no order has it as id, oid, uid, transaction hash or deposit address, and no withdrawal as transaction hash`);
+    throw new AppError('not_found', `nothing${scope} matches ${q}: no order has it as id, oid, uid, transaction hash, deposit address or payer's address, and no withdrawal as transaction hash`);
   }
   if (ctx.globals.json) return printJson(ctx, { orders: found.orders, withdrawals: found.withdrawals });
   const registry = found.withdrawals.length ? await commandRegistry(ctx, 'order find') : undefined;

@@ -83,7 +83,7 @@ describe('payments after expiry, on a real chain', () => {
     }
     expect(await json(['balance', 'user-1'])).toMatchObject({ available: '0' });
     const shown = await cli(['order', 'show', held!.id]);
-    expect(shown.stdout).toMatch(new RegExp(`held +5 tx ${heldTx} log \\d+: more than 24 h after the order expired, not credited`));
+    expect(shown.stdout).toMatch(new RegExp(`held +5 tx ${heldTx} log \\d+ from 0x[0-9a-fA-F]{40}: more than 24 h after the order expired, not credited`));
     const list = await json<{ orderId: string; txHash: string; amount: string; logIndex: number }[]>(['order', 'held']);
     expect(list.map((p) => [p.orderId, p.txHash, p.amount])).toEqual([
       [held!.id, heldTx, '5'],

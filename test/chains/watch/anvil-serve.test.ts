@@ -108,6 +108,38 @@ describe('serve watches the chain', () => {
     expect((await srv.stop()).code, srv.stderr()).toBe(0);
   });
 
+  // A merchant integration trial and a new-user trial (sessions 23, 24): support could not tell
+  // where a payment came from (a refund goes back there), nor find an order by the wallet a
+  // customer says it paid from.
+  it("who paid: order show names the wallet the tokens came from, and order find finds the order by it, in any case", async () => {
+    const db = newDb();
+    const chains = await config({ confirmations: 1 });
+    const { orders } = await ledgerWithOrders(db, ['10', '10']);
+    const [o, other] = orders;
+    const customer = pc.chain.signers[2]!;
+    const asCustomer = pc.usdt.connect(customer) as typeof pc.usdt;
+    await (await asCustomer.getFunction('mint')(customer.address, 10_000_000n)).wait();
+    const srv = await spawnServe(db, { CRYPTOPAY_CHAINS: chains });
+    await srv.waitFor(/watching chain 31337/);
+    const sent = await (await asCustomer.getFunction('transfer')(o!.addresses.EVM!, 10_000_000n)).wait();
+    await pay(pc.usdt, other!.addresses.EVM!, 10_000_000n);
+    await paid(srv.url, o!.id);
+    await paid(srv.url, other!.id);
+    const env = { env: { CRYPTOPAY_CHAINS: chains } };
+    const [json, text, found, foundJson] = await Promise.all([
+      runCliEnv(['order', 'show', o!.id, '--db', db, '--json'], env),
+      runCliEnv(['order', 'show', o!.id, '--db', db], env),
+      runCliEnv(['order', 'find', customer.address.toLowerCase(), '--db', db], env),
+      runCliEnv(['order', 'find', customer.address, '--db', db, '--json'], env),
+    ]);
+    expect(JSON.parse(json.stdout).onChain).toEqual([expect.objectContaining({ txHash: sent!.hash, status: 'counted', from: customer.address })]);
+    expect(text.stdout).toMatch(new RegExp(`^payment +10 tx ${sent!.hash} from ${customer.address}$`, 'm'));
+    expect(JSON.parse(foundJson.stdout).orders.map((x: { id: string; matchedBy: string[] }) => [x.id, x.matchedBy])).toEqual([[o!.id, ['payer']]]);
+    expect(found.stdout).toMatch(new RegExp(`^paid from\t${o!.id}\t`, 'm'));
+    expect(found.stdout).not.toContain(other!.id);
+    expect((await srv.stop()).code, srv.stderr()).toBe(0);
+  });
+
   it('two Transfer logs in one transaction are two payments of one order', async () => {
     const db = newDb();
     const chains = await config({ confirmations: 1 });

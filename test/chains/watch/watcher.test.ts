@@ -140,7 +140,7 @@ describe('the chain watcher (simulated node)', () => {
     await untilCaughtUp(w);
     expect(onChainPayments(ledger.db, registry, o.id)).toMatchObject([{ status: 'seen', confirmations: 2 }]);
     const shown = await cli(h(), ['order', 'show', o.id]);
-    expect(shown.stdout).toMatch(new RegExp(`^seen +12\\.5 tx 0x[0-9a-f]{64} log 0 block ${block}: 2 of 3 confirmations$`, 'm'));
+    expect(shown.stdout).toMatch(new RegExp(`^seen +12\\.5 tx 0x[0-9a-f]{64} log 0 block ${block} from 0x[0-9a-fA-F]{40}: 2 of 3 confirmations$`, 'm'));
     expect(shown.stdout).toMatch(/^status +PENDING_PAY$/m);
     const json = JSON.parse((await cli(h(), ['order', 'show', o.id, '--json'])).stdout);
     expect(json.onChain).toMatchObject([{ chainId: '31337', logIndex: 0, blockNumber: block, amount: '12.5', rawAmount: '12500000', status: 'seen', confirmations: 2, required: 3, blockTime: T0 }]);
