@@ -1,6 +1,7 @@
 /**
- * Whether a withdrawal already looks paid out on chain: a transfer of exactly its amount of its
- * token to its address, mined after it was requested. Asked before a withdrawal is rejected (a
+ * Whether a withdrawal already looks paid out on chain: a transfer of its amount of its token (or
+ * less by a fee, down to 90%) to its address, from anyone but that address, mined after it was
+ * requested. Asked before a withdrawal is rejected (a
  * new-user trial paid one out by hand, then rejected it: the hold went back to the user, who was
  * paid twice) and before `dev pay-out` sends (a double click sent twice). Read with the token's
  * Transfer logs to the address (eth_getLogs with a topic filter, which TRON's JSON-RPC serves
@@ -22,8 +23,6 @@ export interface PayoutSought {
   rawAmount: bigint;
   /** When the withdrawal was requested (ms): a transfer mined before cannot be its payout. */
   requestedAt: number;
-  /** The merchant's payout wallets on this chain type (ledger form): when any, only transfers from one of them. */
-  payoutWallets: string[];
 }
 
 export interface FoundPayout {
@@ -32,7 +31,16 @@ export interface FoundPayout {
   blockNumber: number;
   /** Whose tokens moved, in the ledger's form. */
   from: string;
+  /** What it moved, in the token's base units: the amount, or less by a fee (at least FEE_FLOOR of it). */
+  rawAmount: bigint;
 }
+
+/**
+ * A transfer of less than the amount still reads as its payout down to this share of it (a wallet
+ * or an exchange that takes its fee off what it sends: a new-user trial paid 0.95 for 1, confirm
+ * refused it as another amount, and the reject then returned the whole hold).
+ */
+export const FEE_FLOOR = { num: 9n, den: 10n };
 
 export interface PayoutSearch {
   found: FoundPayout[];
@@ -69,7 +77,7 @@ export async function findPayouts(rpc: RpcClient, e: PayoutSought, opts: { span?
   }
   const token = adapter.toNodeAddress(e.token);
   const to = adapter.toNodeAddress(e.to).slice(2);
-  const wallets = new Set(e.payoutWallets.map((w) => adapter.toNodeAddress(w).slice(2)));
+  const least = (e.rawAmount * FEE_FLOOR.num + FEE_FLOOR.den - 1n) / FEE_FLOOR.den;
   const found = new Map<string, FoundPayout>();
   let span = opts.span ?? 10_000;
   for (let from = fromBlock; from <= head; ) {
@@ -87,12 +95,12 @@ export async function findPayouts(rpc: RpcClient, e: PayoutSought, opts: { span?
     if (!Array.isArray(logs)) throw new RpcTransportError('the node answered eth_getLogs with something that is not a list');
     for (const raw of logs) {
       const t = decodeTransfer(raw);
-      // Exactly the amount, someone else's tokens (the payee's own moved to itself pay nothing),
-      // from a payout wallet when the merchant names them: what a confirmation would accept.
-      if (!t || t.token !== token || t.to !== to || t.value !== e.rawAmount || t.from === to) continue;
-      if (wallets.size > 0 && !wallets.has(t.from)) continue;
+      // The amount, or less by a fee, of someone else's tokens (the payee's own moved to itself
+      // pay nothing), from anyone: a payout from a wallet the merchant has not named yet has
+      // paid the user all the same (a new-user trial's was refused by confirm, then rejected).
+      if (!t || t.token !== token || t.to !== to || t.value > e.rawAmount || t.value < least || t.from === to) continue;
       if (t.blockNumber < from || t.blockNumber > end) continue;
-      if (!found.has(t.txHash)) found.set(t.txHash, { txHash: adapter.txHash(t.txHash), blockNumber: t.blockNumber, from: adapter.fromNodeAddress(t.from) });
+      if (!found.has(t.txHash)) found.set(t.txHash, { txHash: adapter.txHash(t.txHash), blockNumber: t.blockNumber, from: adapter.fromNodeAddress(t.from), rawAmount: t.value });
     }
     from = end + 1;
   }

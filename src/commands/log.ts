@@ -7,7 +7,8 @@ import { usage } from '../core/errors.js';
 import { formatTime, jsonLine, printJson, printTable, shownText } from './output.js';
 import { orderIdOf, withdrawalIdOf } from './order/ref.js';
 
-const detailText = (e: AuditView) => Object.entries(e.detail).filter(([, v]) => v !== null && v !== '').map(([k, v]) => `${k}=${v}`).join(' ');
+/** An entry's detail as key=value words; a nested value as its JSON (a new-user trial read `payoutSearched=[object Object]`). */
+const detailText = (e: AuditView) => Object.entries(e.detail).filter(([, v]) => v !== null && v !== '').map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : v}`).join(' ');
 
 /** How often `log --follow` looks for new entries. */
 const FOLLOW_POLL_MS = 500;

@@ -56,6 +56,9 @@ export interface PayoutLookup {
   chainId: string;
   chainName: string;
   tokenSymbol: string;
+  tokenDecimals: number;
+  /** The merchant's payout wallets on the chain type (a transfer from another is named as such). */
+  payoutWallets: string[];
   found: FoundPayout[];
   fromBlock: number;
   toBlock: number;
@@ -68,6 +71,7 @@ export interface PayoutLookup {
  * cannot say is `unavailable` (503, exit 3), with `what` saying what was not done.
  */
 export async function lookForPayout(s: StoreCtx, w: WithdrawalRow, what: string): Promise<PayoutLookup | null> {
+  // `what` may name the request's time ({since}) and the recipient ({to}).
   const registry = await s.registry();
   const chain = registry.chain(w.chainId);
   if (!chain.rpcUrl) return null;
@@ -79,15 +83,19 @@ export async function lookForPayout(s: StoreCtx, w: WithdrawalRow, what: string)
   try {
     search = await findPayouts(await s.rpc(chain), {
       chainType: w.chainType as ChainType, chainId: w.chainId, token: token.address, to: w.to, requestedAt: w.createdAt,
-      rawAmount: toTokenUnits(w.amount, decimalsOf(w.asset), token.decimals), payoutWallets: payoutWalletsOf(s.db, w),
+      rawAmount: toTokenUnits(w.amount, decimalsOf(w.asset), token.decimals),
     });
   } catch (e) {
     if (!(e instanceof RpcTransportError || e instanceof RpcError)) throw e;
     const why = `chain ${chain.chainId} (${chain.name}) cannot be read to see whether withdrawal ${w.id} was paid out${chain.development ? ' (it runs while cryptopay serve --dev runs on this ledger)' : ''}`;
+    what = what.replace('{since}', new Date(w.createdAt).toISOString()).replace('{to}', w.to);
     throw new AppError('unavailable', `${why}: ${(e as Error).message}; ${what}`, { cause: e, shown: `${why}: its node did not answer as expected; ${what}` });
   }
   const found = search.found.filter((f) => !txKeyTaken(s.db, f.txHash, { merchantId: w.merchantId }));
-  return { chainId: chain.chainId, chainName: chain.name, tokenSymbol: token.symbol, found, fromBlock: search.fromBlock, toBlock: search.toBlock };
+  return {
+    chainId: chain.chainId, chainName: chain.name, tokenSymbol: token.symbol, tokenDecimals: token.decimals, payoutWallets: payoutWalletsOf(s.db, w),
+    found, fromBlock: search.fromBlock, toBlock: search.toBlock,
+  };
 }
 
 /** The merchant's payout wallets on the withdrawal's chain type: a payout's tokens must come from one of them, when there are any. */
@@ -113,7 +121,16 @@ export async function verifyWithdrawal(s: StoreCtx, input: WithdrawVerifyRequest
   // A transaction given without its block is looked at in the block the chain names (what an
   // operator has at hand is the hash; `withdraw confirm` then confirms with that block).
   const blockNumber = req.txHash !== undefined ? req.blockNumber ?? null : w.blockNumber;
-  if (txHash === null || (req.txHash === undefined && blockNumber === null)) throw conflict(`withdrawal ${w.id} is ${w.status} with no transaction recorded: nothing to verify`);
+  if (txHash === null || (req.txHash === undefined && blockNumber === null)) {
+    // A payout sent and not recorded yet is looked for (a new-user trial's `dev pay-out` was
+    // found again only by a reject that refused): named with the confirm that records it.
+    const seen = w.status === 'PENDING' ? await lookForPayout(s, w, 'nothing to verify') : null;
+    const what = `withdrawal ${w.id} is ${w.status} with no transaction recorded: nothing to verify`;
+    if (!seen) throw conflict(what);
+    if (seen.found.length === 0) throw conflict(`${what}; chain ${seen.chainId} shows no transfer of it to ${w.to} since it was requested (blocks ${seen.fromBlock} to ${seen.toBlock})`);
+    const f = seen.found[0]!;
+    throw conflict(`${what}; chain ${seen.chainId} shows ${seen.found.map((x) => `transaction ${x.txHash} (block ${x.blockNumber}: ${formatAmount(x.rawAmount, seen.tokenDecimals)} ${seen.tokenSymbol} from ${x.from})`).join(', ')} to ${w.to} since it was requested: if it is the payout, check it with cryptopay withdraw verify ${w.id} --tx-hash ${f.txHash}, and record it with cryptopay withdraw confirm ${w.id} --tx-hash ${f.txHash}`);
+  }
   const c = await checkPayout(s, w, txHash, blockNumber);
   const { sender: _sender, ...chain } = c.observed;
   return {

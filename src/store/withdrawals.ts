@@ -1,7 +1,7 @@
 import { and, desc, eq, gte, lt, sql, type SQL } from 'drizzle-orm';
 import type { ChainCheck } from '../chains/withdrawal-check.js';
 import { conflict, invalid, notFound } from '../core/errors.js';
-import { formatAmount, parseAmount } from '../core/money.js';
+import { formatAmount, parseAmount, toTokenUnits } from '../core/money.js';
 import { alreadyRecorded, claimTxKey, payoutsNaming, txKey, txKeyTaken } from './tx-keys.js';
 import { refuseReorgedUser } from './reorg-holds.js';
 import { inwardUrlsAllowed } from './inward-urls.js';
@@ -244,7 +244,7 @@ export async function rejectWithdrawal(s: StoreCtx, input: WithdrawRejectRequest
   const pending = findWithdrawal(s.db, findMerchant(s, s.db, req.mchId).id, req.id);
   // Another state is refused below, in the operation's words, without asking the chain.
   const searched = pending.status === 'PENDING' && pending.verification !== 'confirming' && opts.unverifiedReason === undefined
-    ? await lookForPayout(s, pending, 'nothing was changed (an operator at the ledger\'s terminal can reject it without the chain: --unverified --reason TEXT)')
+    ? await lookForPayout(s, pending, 'nothing was changed; try again once it can be read. Rejecting without the chain returns the hold even if it was paid out: only after checking on an explorer that nothing was sent to {to} since {since}, an operator at the ledger\'s terminal can: --unverified --reason TEXT')
     : null;
   if (searched && searched.found.length > 0) throw conflict(looksPaidOut(pending, searched));
   const now = s.now();
@@ -261,7 +261,9 @@ export async function rejectWithdrawal(s: StoreCtx, input: WithdrawRejectRequest
       );
     }
     resolvePending(tx, w.transferId, 'voided', now);
-    const row = tx.update(withdrawals).set({ status, remark: req.remark ?? null, updatedAt: now }).where(eq(withdrawals.id, w.id)).returning().get();
+    // Said on the record too (withdraw show), not only in the audit log: a new-user trial could not tell a blind reject from a checked one.
+    const note = opts.unverifiedReason !== undefined ? `rejected without asking the chain whether it was paid out, by an operator: ${opts.unverifiedReason}` : w.verificationNote;
+    const row = tx.update(withdrawals).set({ status, remark: req.remark ?? null, verificationNote: note, updatedAt: now }).where(eq(withdrawals.id, w.id)).returning().get();
     withdrawalEvent(tx, 'withdraw.rejected', row, { ...withdrawalView(row) }, now);
     audit(tx, {
       at: now, actor: s.caller.actor, action: 'withdrawal.rejected', merchantId: m.id, subjectType: 'withdrawal', subjectId: w.id,
@@ -275,13 +277,19 @@ export async function rejectWithdrawal(s: StoreCtx, input: WithdrawRejectRequest
   });
 }
 
-/** The refusal of a reject whose payout the chain shows, naming the transaction(s) to confirm it with. */
+/** The refusal of a reject whose payout the chain shows, naming the transaction(s) and how to record the payout. */
 export function looksPaidOut(w: WithdrawalRow, l: PayoutLookup): string {
   const amount = `${formatAmount(w.amount, decimalsOf(w.asset))} ${l.tokenSymbol}`;
+  const exact = toTokenUnits(w.amount, decimalsOf(w.asset), l.tokenDecimals);
+  const same = (a: string, b: string) => (w.chainType === 'EVM' ? a.toLowerCase() === b.toLowerCase() : a === b);
+  const fromWallet = (a: string) => l.payoutWallets.length === 0 || l.payoutWallets.some((p) => same(p, a));
   const [first, ...more] = l.found;
-  const txs = [first!, ...more].map((f) => `${f.txHash} (block ${f.blockNumber}, from ${f.from})`).join(', ');
-  return `withdrawal ${w.id} looks paid out already: on chain ${l.chainId} (${l.chainName}), ${more.length ? 'transactions' : 'transaction'} ${txs} moved ${amount} to ${w.to} after it was requested. `
-    + `Rejecting it would return the ${amount} to user ${w.uid} as well: paid twice. Confirm it with that transaction instead (cryptopay withdraw confirm ${w.id} --tx-hash ${first!.txHash}); `
+  const txs = l.found.map((f) => `${f.txHash} (block ${f.blockNumber}: ${formatAmount(f.rawAmount, l.tokenDecimals)} ${l.tokenSymbol} from ${f.from}${fromWallet(f.from) ? '' : ', not a payout wallet of this merchant'})`).join(', ');
+  const record = first!.rawAmount === exact && fromWallet(first!.from)
+    ? `Confirm it with that transaction instead (cryptopay withdraw confirm ${w.id} --tx-hash ${first!.txHash})`
+    : `If it is this payout (${first!.rawAmount === exact ? '' : 'a fee taken off; '}${fromWallet(first!.from) ? '' : 'a wallet not named yet: cryptopay merchant payout-wallet add ' + first!.from + '; '}confirm checks the exact amount from a named wallet), record it at the ledger's terminal: cryptopay withdraw confirm ${w.id} --tx-hash ${first!.txHash} --block-number ${first!.blockNumber} --unverified --reason TEXT`;
+  return `withdrawal ${w.id} looks paid out already: on chain ${l.chainId} (${l.chainName}), ${more.length ? 'transactions' : 'transaction'} ${txs} moved to ${w.to} after it was requested (it pays ${amount}). `
+    + `Rejecting it would return the ${amount} to user ${w.uid} as well: paid twice. ${record}; `
     + `if it paid something else, an operator at the ledger's terminal can reject it with --unverified --reason TEXT. Nothing was changed`;
 }
 

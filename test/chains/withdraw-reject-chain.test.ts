@@ -93,7 +93,7 @@ describe('withdraw reject asks the chain whether it was paid out', () => {
     const before = state(w.id);
     const e = await refused(service.rejectWithdrawal({ mchId, id: w.id, remark: 'customer cancelled' }), 'conflict', 'looks paid out');
     expect(e.message).toBe(
-      `withdrawal ${w.id} looks paid out already: on chain 31337 (Anvil), transaction ${hash} (block ${await blockOf(hash)}, from ${pc.chain.signers[0]!.address}) moved 7.5 USDT to ${w.to} after it was requested. `
+      `withdrawal ${w.id} looks paid out already: on chain 31337 (Anvil), transaction ${hash} (block ${await blockOf(hash)}: 7.5 USDT from ${pc.chain.signers[0]!.address}) moved to ${w.to} after it was requested (it pays 7.5 USDT). `
       + `Rejecting it would return the 7.5 USDT to user u1 as well: paid twice. Confirm it with that transaction instead (cryptopay withdraw confirm ${w.id} --tx-hash ${hash}); `
       + "if it paid something else, an operator at the ledger's terminal can reject it with --unverified --reason TEXT. Nothing was changed",
     );
@@ -104,9 +104,21 @@ describe('withdraw reject asks the chain whether it was paid out', () => {
     expect(await balanceOf()).toMatchObject({ available: '92.5', held: '0' });
   });
 
-  it('another amount, another token, or the same transfer to another address: not its payout, rejected; the audit log says which blocks were searched', async () => {
+  // A new-user trial (session 24): a payout of 0.95 for 1 (a fee taken off) was refused by confirm, and the reject then returned the whole hold.
+  it('a payout less a fee (down to 90% of the amount) looks paid out too: refused, saying how to record it', async () => {
     const w = await apply('5');
-    await pay(pc.usdt, w.to, 4_999_999n);
+    const hash = await pay(pc.usdt, w.to, 4_750_000n);
+    const block = await blockOf(hash);
+    const e = await refused(service.rejectWithdrawal({ mchId, id: w.id }), 'conflict', `transaction ${hash} (block ${block}: 4.75 USDT from ${pc.chain.signers[0]!.address}) moved to ${w.to} after it was requested (it pays 5 USDT)`);
+    expect(e.message).toContain(`If it is this payout (a fee taken off; confirm checks the exact amount from a named wallet), record it at the ledger's terminal: cryptopay withdraw confirm ${w.id} --tx-hash ${hash} --block-number ${block} --unverified --reason TEXT`);
+    await pc.chain.mine(2);
+    expect(await service.confirmWithdrawalUnverified({ mchId, logId: w.id, txHash: hash, blockNumber: await blockOf(hash) }, 'paid 4.75: the exchange took 0.25')).toMatchObject({ status: 'CONFIRMED' });
+  });
+
+  it('another amount (more, or less than 90% of it), another token, or the same transfer to another address: not its payout, rejected; the audit log says which blocks were searched', async () => {
+    const w = await apply('5');
+    await pay(pc.usdt, w.to, 4_499_999n);
+    await pay(pc.usdt, w.to, 5_000_001n);
     await pay(pc.stranger, w.to, 5_000_000n);
     await pay(pc.usdt, await recipient(), 5_000_000n);
     const head = await pc.chain.provider.getBlockNumber();
@@ -137,17 +149,22 @@ describe('withdraw reject asks the chain whether it was paid out', () => {
     expect(await balanceOf()).toMatchObject({ available: '98', held: '0' });
   });
 
-  it("with payout wallets named, only a transfer from one of them looks like the payout", async () => {
+  // A new-user trial (session 24): paid out from a wallet not named yet, confirm refused it, and the reject returned the hold.
+  it("with payout wallets named, a transfer from another wallet still looks paid out: refused, naming the wallet and how to add it", async () => {
     const stranger = pc.chain.signers[2]!;
     const asStranger = pc.usdt.connect(stranger) as typeof pc.usdt;
     await (await asStranger.getFunction('mint')(stranger.address, 10_000_000n)).wait();
     await service.changePayoutWallet({ mchId, address: pc.chain.signers[0]!.address }, 'add');
     const w = await apply('4');
-    await (await asStranger.getFunction('transfer')(w.to, 4_000_000n)).wait();
-    expect(await service.rejectWithdrawal({ mchId, id: w.id })).toMatchObject({ status: 'REJECTED' });
+    const other = (await (await asStranger.getFunction('transfer')(w.to, 4_000_000n)).wait())!.hash as string;
+    const block = await blockOf(other);
+    const e = await refused(service.rejectWithdrawal({ mchId, id: w.id }), 'conflict', `transaction ${other} (block ${block}: 4 USDT from ${stranger.address}, not a payout wallet of this merchant)`);
+    expect(e.message).toContain(`If it is this payout (a wallet not named yet: cryptopay merchant payout-wallet add ${stranger.address}; confirm checks the exact amount from a named wallet)`);
     const v = await apply('4');
     const hash = await pay(pc.usdt, v.to, 4_000_000n);
-    expect((await refused(service.rejectWithdrawal({ mchId, id: v.id }), 'conflict', `transaction ${hash}`)).message).toContain('looks paid out');
+    expect((await refused(service.rejectWithdrawal({ mchId, id: v.id }), 'conflict', `transaction ${hash}`)).message).toContain(`Confirm it with that transaction instead (cryptopay withdraw confirm ${v.id} --tx-hash ${hash})`);
+    await service.rejectWithdrawalUnverified({ mchId, id: w.id }, 'test: the stranger paid something else');
+    await service.rejectWithdrawalUnverified({ mchId, id: v.id }, 'test');
   });
 
   it('a node that ranges are refused by (more than 3 blocks per eth_getLogs) is searched in smaller ranges: the payout is still found', async () => {
@@ -172,10 +189,12 @@ describe('withdraw reject asks the chain whether it was paid out', () => {
     const w = await apply('1');
     const before = state(w.id);
     const e = await refused(down.rejectWithdrawal({ mchId, id: w.id }), 'unavailable', 'cannot be read');
-    expect(e.message).toMatch(new RegExp(`^chain 31337 \\(Anvil\\) cannot be read to see whether withdrawal ${w.id} was paid out: .*; nothing was changed \\(an operator at the ledger's terminal can reject it without the chain: --unverified --reason TEXT\\)$`));
+    expect(e.message).toMatch(new RegExp(`^chain 31337 \\(Anvil\\) cannot be read to see whether withdrawal ${w.id} was paid out: .*; nothing was changed; try again once it can be read\\. Rejecting without the chain returns the hold even if it was paid out: only after checking on an explorer that nothing was sent to ${w.to} since ${new Date(w.createdAt).toISOString().replace(/\./g, '\\.')}, an operator at the ledger's terminal can: --unverified --reason TEXT$`));
     expect(state(w.id)).toEqual(before);
     expect(await down.rejectWithdrawalUnverified({ mchId, id: w.id, remark: 'cancelled' }, 'node down; checked the explorer: nothing sent')).toMatchObject({ status: 'REJECTED' });
     expect((await service.log({ withdrawalId: w.id }))[0]).toMatchObject({ actor: 'alice', detail: { unverified: 'node down; checked the explorer: nothing sent', remark: 'cancelled' } });
+    // And on the record, as withdraw show shows it.
+    expect(await service.getWithdrawal(w.id)).toMatchObject({ verificationNote: 'rejected without asking the chain whether it was paid out, by an operator: node down; checked the explorer: nothing sent' });
   });
 
   it('a chain without an rpcUrl: rejected as before, nothing searched', async () => {
@@ -199,7 +218,7 @@ describe('withdraw reject asks the chain whether it was paid out', () => {
       const w = await tron.applyWithdrawal({ mchId, uid: 'u1', amount: '3', to, chainId: TRON, chainType: 'TRON', token });
       const hash = await pay(tc.usdt, adapterFor('TRON').toNodeAddress(to), 3_000_000n);
       const e = await refused(tron.rejectWithdrawal({ mchId, id: w.id }), 'conflict', 'looks paid out');
-      expect(e.message).toContain(`transaction ${hash.slice(2)} (block ${(await tc.chain.provider.getTransactionReceipt(hash))!.blockNumber}, from ${tronAddressFromEvm(tc.chain.signers[0]!.address)}) moved 3 USDT to ${to}`);
+      expect(e.message).toContain(`transaction ${hash.slice(2)} (block ${(await tc.chain.provider.getTransactionReceipt(hash))!.blockNumber}: 3 USDT from ${tronAddressFromEvm(tc.chain.signers[0]!.address)}) moved to ${to}`);
       expect(await tron.confirmWithdrawal({ mchId, logId: w.id, txHash: hash.slice(2), blockNumber: (await tc.chain.provider.getTransactionReceipt(hash))!.blockNumber })).toMatchObject({ status: 'CONFIRMED' });
     } finally {
       await tc.stop();

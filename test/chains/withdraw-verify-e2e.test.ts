@@ -185,7 +185,8 @@ describe('POST /api/v1/withdraw/verify (extension)', () => {
     expect(blockAlone.json.msg).toBe('blockNumber goes with txHash: give the transaction too, or neither for the recorded one');
     const nothing = await post('/api/v1/withdraw/verify', { op: 'withdraw/verify', id: w.id });
     expect(nothing.status).toBe(409);
-    expect(nothing.json.msg).toBe(`withdrawal ${w.id} is PENDING with no transaction recorded: nothing to verify`);
+    // Sent and not recorded yet: the payout on chain is named, with the commands that check and record it.
+    expect(nothing.json.msg).toMatch(new RegExp(`^withdrawal ${w.id} is PENDING with no transaction recorded: nothing to verify; chain 31337 shows transaction ${tx.hash} \\(block ${tx.block}: [\\d.]+ USDT from 0x[0-9a-fA-F]{40}\\) to ${w.to} since it was requested: if it is the payout, check it with cryptopay withdraw verify ${w.id} --tx-hash ${tx.hash}, and record it with cryptopay withdraw confirm ${w.id} --tx-hash ${tx.hash}$`));
     expect(await show(w.id)).toMatchObject({ status: 'PENDING', txHash: null, verification: null });
   });
 });

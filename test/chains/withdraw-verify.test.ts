@@ -400,7 +400,9 @@ describe('short of the confirmations, the watcher settles it', () => {
     expect(after).toMatchObject({ status: 'PENDING', txHash: null, verification: null });
     expect(after.verificationNote).toContain(`which is not a payout wallet of this merchant (0x000000000000000000000000000000000000bEEF)`);
     expect(await service.balance('u1', { mchId })).toMatchObject({ available: '94', held: '6' });
-    await service.rejectWithdrawal({ mchId, id: w.id });
+    // The transfer paid the user all the same: a reject is refused, naming it (test/chains/withdraw-reject-chain.test.ts).
+    await refused(service.rejectWithdrawal({ mchId, id: w.id }), 'conflict', `${tx.hash} (block ${tx.block}: 6 USDT from ${pc.chain.signers[0]!.address}, not a payout wallet of this merchant)`);
+    await service.rejectWithdrawalUnverified({ mchId, id: w.id }, 'test: the hold is released for the next test');
   });
 
   it('a withdrawal waiting for its confirmations cannot be rejected; ledger check holds the states together', async () => {

@@ -51,7 +51,7 @@ describe.concurrent('refunds that read right (#15 item 3)', { timeout: SLOW }, (
     const again = await s.run(['refund', '--oid', 'RR-1', '--amount', '2', '--yes']);
     expect(again.code).toBe(0);
     const idOf = (out: string) => /^refund\s+(rf_\S+)$/m.exec(out)![1]!;
-    const note = new RegExp(`^note: refund ${idOf(first.stdout)} of the same 2 USDT on order ${id} was made \\d+ s before this one: if this one is a repeat, user u1 was debited twice; a refund is final: give back this one's debit with\\n  cryptopay (.*)\\n$`);
+    const note = new RegExp(`^note: refund ${idOf(first.stdout)} of the same 2 USDT on order ${id} was made \\d+ s before this one: if this one is a repeat, user u1 was debited twice; a refund is final \\(the order keeps both\\): give back this one's debit with\\n  cryptopay (.*)\\n$`);
     expect(again.stderr).toMatch(note);
     expect(await balanceOf(s, 'u1')).toEqual({ available: '3', held: '0' });
     // The printed command's words, as a shell reads them, give the second debit back.
@@ -60,6 +60,12 @@ describe.concurrent('refunds that read right (#15 item 3)', { timeout: SLOW }, (
     expect((await s.run([...words, '--yes'])).code).toBe(0);
     expect(await balanceOf(s, 'u1')).toEqual({ available: '5', held: '0' });
     expect(await s.json(['order', 'show', id])).toMatchObject({ refundedAmount: '7' });
+    // On a terminal the question says so before the money moves (a new-user trial: the note came only after).
+    if (HAS_SCRIPT) {
+      const tty = await runPty(['--db', s.db, 'refund', '--oid', 'RR-1', '--amount', '2.0'], { steps: [{ waitFor: /Go ahead\?/, send: 'n\r' }] });
+      expect(tty.text).toMatch(new RegExp(`REPEAT\\?\\s+refund ${idOf(again.stdout)} of the same 2 USDT was made\\s+\\d+ s ago: a refund is final`));
+      expect(await s.json(['order', 'show', id])).toMatchObject({ refundedAmount: '7' });
+    }
   });
 
   it('an oid given as --id, or an oid nobody has, is refused with what to type instead; --json keeps the interface\'s "Order not found"', async () => {

@@ -363,6 +363,10 @@ describe('dev pay-out', () => {
       expect(rejected.code).toBe(1);
       expect(rejected.stderr).toContain(`error: withdrawal ${w.id} looks paid out already: on chain 31337 (Development (anvil)), transaction ${tx} (block ${block}`);
       expect(await s.json(['withdraw', 'show', w.id])).toMatchObject({ status: 'PENDING' });
+      // withdraw verify, with no transaction recorded yet, names the payout the chain shows.
+      const verify = await s.run(['withdraw', 'verify', w.id]);
+      expect(verify.code).toBe(1);
+      expect(verify.stderr).toContain(`chain 31337 shows transaction ${tx} (block ${block}: 2.5 USDT from `);
       // The printed command, run as printed by a shell (with --yes: no terminal here), confirms it, verified on chain.
       const confirmed = JSON.parse(execFileSync('sh', ['-c', `${printed} --yes --json`], { env: { PATH: process.env.PATH, HOME: s.dir }, encoding: 'utf8' }));
       expect(confirmed).toMatchObject({ status: 'CONFIRMED', txHash: tx, blockNumber: Number(block) });
@@ -380,6 +384,11 @@ describe('dev pay-out', () => {
       expect(realOut.code).toBe(1);
       expect(realOut.stderr).toBe(`error: withdrawal ${rw.id} pays out on chain 1 (Ethereum), not on a development chain: dev pay-out sends test money only; pay it from the merchant's wallet and record it with cryptopay withdraw confirm; nothing was sent\n`);
       expect(await tokenBalance(a, to)).toBe(2_500_000n);
+      // A withdrawal nothing paid: rejected, and the log says which blocks were searched (a new-user trial read [object Object]).
+      const devMch = (await s.json<{ mchId: string }>(['withdraw', 'show', w.id])).mchId;
+      const none = await s.json<{ id: string }>(['withdraw', 'apply', '--uid', 'wu', '--amount', '1', '--to', to, '--chain-id', '31337', '--mch-id', devMch]);
+      expect((await s.run(['withdraw', 'reject', none.id, '--yes'])).code).toBe(0);
+      expect(await s.ok(['log', '--withdrawal', none.id])).toMatch(/\twithdrawal\.rejected\t.*payoutSearched=\{"chainId":"31337","fromBlock":\d+,"toBlock":\d+,"found":0\}/);
       await ledgerCheck(s);
       expect((await srv.stop()).code, srv.stderr()).toBe(0);
     },

@@ -1,7 +1,7 @@
 import type { Context } from '../../context.js';
 import { ASSETS } from '../../core/assets.js';
 import { AppError } from '../../core/errors.js';
-import { parseLedgerAmount, toTokenUnits } from '../../core/money.js';
+import { formatAmount, parseLedgerAmount, toTokenUnits } from '../../core/money.js';
 import { actForOwner } from '../owner.js';
 import { printJson, printRecord } from '../output.js';
 import { fundedAccount, sentRows } from './from.js';
@@ -37,7 +37,7 @@ export async function run(ctx: Context, opts: { from?: string }, id: string): Pr
   if (earlier && earlier.found.length > 0) {
     const f = earlier.found[0]!;
     const confirm = `${shellQuote(ctx.command())} --db ${shellQuote(service.ledger.path)} withdraw confirm ${w.id} --tx-hash ${f.txHash}`;
-    throw new AppError('conflict', `withdrawal ${w.id} is paid out already: transaction ${f.txHash} (block ${f.blockNumber}) moved ${w.amount} ${asset} to ${w.to} after it was requested; nothing was sent. Record the payout with\n  ${confirm}`);
+    throw new AppError('conflict', `withdrawal ${w.id} is paid out already: transaction ${f.txHash} (block ${f.blockNumber}) moved ${formatAmount(f.rawAmount, token.decimals)} ${asset} to ${w.to} after it was requested; nothing was sent. Record the payout with\n  ${confirm}`);
   }
   const { sendTestTokens } = await import('../../chains/sandbox/dev-pay.js');
   const sent = await sendTestTokens({ rpcUrl: chain.rpcUrl, chainId: Number(chain.chainId), token: token.address, to: w.to, units, from });

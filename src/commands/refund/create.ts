@@ -4,7 +4,7 @@ import { ASSETS } from '../../core/assets.js';
 import { formatAmount, parseAmount, parseLedgerAmount } from '../../core/money.js';
 import type { RefundRequest } from '../../core/schemas.js';
 import type { OperatorService } from '../../core/service.js';
-import type { OrderDetail, RefundDone } from '../../core/types.js';
+import type { OrderDetail, RefundDone, RefundView } from '../../core/types.js';
 import { applyRefund } from '../../core/state.js';
 import { asking, checked, confirmChange, isNotFound, need } from '../common.js';
 import { findHint } from '../order/ref.js';
@@ -85,6 +85,9 @@ async function refund(ctx: Context, opts: Record<string, string | boolean | unde
   const summary: [string, Cell][] = order
     ? await preview(order, amount, remark, (uid) => service.balance(uid, { mchId: order.mchId, asset: order.asset }))
     : [['order', id ?? `oid ${oid}`], ['refund', amount], ['remark', remark]];
+  // Asked before the money moves, not only said after (a new-user trial): a refund of the same amount just made.
+  const twin = order && asking(ctx) ? await repeatOf(service, { mchId: order.mchId, id: order.id, amount, at: ctx.now() }) : undefined;
+  if (twin) summary.push(['REPEAT?', `refund ${twin.refundId} of the same ${twin.amount} ${order!.asset} was made ${Math.round((ctx.now() - twin.refundTime) / 1000)} s ago: a refund is final`]);
   await confirmChange(ctx, 'Refund', summary.filter(([, v]) => v !== undefined));
   const input: RefundRequest = { mchId: ctx.globals.mchId, id, oid, amount, remark };
   const done = ctx.isRemote() ? await remoteRefund(service, input) : await (await ctx.local('refund')).refundWithId(input);
@@ -104,13 +107,21 @@ const REPEAT_WINDOW_MS = 10 * 60_000;
  * (the refund is done either way).
  */
 async function noteRepeat(ctx: Context, service: OperatorService, done: RefundDone, uid: string | undefined): Promise<void> {
-  const earlier = await service.listRefunds({ mchId: done.mchId, orderId: done.id, limit: 20 }).catch(() => []);
-  const twin = earlier.find((r) => r.refundId !== done.refundId && r.amount === done.amount && r.refundTime <= done.refundTime && done.refundTime - r.refundTime <= REPEAT_WINDOW_MS);
+  const twin = await repeatOf(service, { mchId: done.mchId, id: done.id, amount: done.amount, at: done.refundTime, not: done.refundId });
   if (!twin) return;
   const user = uid ?? (await service.showOrder({ mchId: done.mchId, id: done.id }).then((o) => o.uid, () => 'UID'));
   const seconds = Math.round((done.refundTime - twin.refundTime) / 1000);
   const back = `cryptopay balance adjust ${shellQuote(user)} --mch-id ${done.mchId} --amount +${done.amount} --reason ${shellQuote(`refund ${done.refundId || 'of ' + done.id} repeated ${twin.refundId}`)}`;
-  ctx.io.stderr.write(`note: refund ${twin.refundId} of the same ${done.amount} ${done.asset} on order ${done.id} was made ${seconds} s before this one: if this one is a repeat, user ${user} was debited twice; a refund is final: give back this one's debit with\n  ${back}\n`);
+  // balance adjust needs the ledger itself: on a remote it is the service's operator's to run.
+  const how = ctx.isRemote() ? `the service's operator can give back this one's debit on its ledger with` : `give back this one's debit with`;
+  ctx.io.stderr.write(`note: refund ${twin.refundId} of the same ${done.amount} ${done.asset} on order ${done.id} was made ${seconds} s before this one: if this one is a repeat, user ${user} was debited twice; a refund is final (the order keeps both): ${how}\n  ${back}\n`);
+}
+
+/** A refund of the same amount on the order made in the 10 minutes before `at` (not `not`), if any. A list that cannot be read: none. */
+async function repeatOf(service: OperatorService, a: { mchId: string; id: string; amount: string; at: number; not?: string }): Promise<RefundView | undefined> {
+  const earlier = await service.listRefunds({ mchId: a.mchId, orderId: a.id, limit: 20 }).catch(() => []);
+  const same = (x: string) => { try { return parseAmount(x, 18) === parseAmount(a.amount, 18); } catch { return false; } };
+  return earlier.find((r) => r.refundId !== a.not && same(r.amount) && r.refundTime <= a.at && a.at - r.refundTime <= REPEAT_WINDOW_MS);
 }
 
 /**
