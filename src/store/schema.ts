@@ -131,6 +131,7 @@ export const payments = sqliteTable(
     index('payments_order').on(t.orderId),
     index('payments_reorged').on(t.orderId).where(sql`${t.reorgedAt} IS NOT NULL`),
     index('payments_tx_key').on(t.txKey),
+    index('payments_created').on(t.createdAt),
     uniqueIndex('payments_chain_log').on(t.chainId, t.txKey, t.logIndex).where(sql`${t.logIndex} IS NOT NULL`),
     check('payments_amount', sql`typeof(${t.amount}) = 'integer' AND ${t.amount} > 0`),
   ],
@@ -161,7 +162,7 @@ export const refunds = sqliteTable(
     transferId: int('transfer_id').notNull(),
     createdAt: int('created_at').notNull(),
   },
-  (t) => [index('refunds_order').on(t.orderId)],
+  (t) => [index('refunds_order').on(t.orderId), index('refunds_created').on(t.createdAt)],
 );
 
 export const withdrawals = sqliteTable(
@@ -344,6 +345,7 @@ export const chainPayments = sqliteTable(
     index('chain_payments_order').on(t.orderId),
     index('chain_payments_due').on(t.chainId, t.status, t.blockNumber),
     index('chain_payments_from').on(sql`lower(${t.fromAddress})`).where(sql`${t.fromAddress} IS NOT NULL`),
+    index('chain_payments_status').on(t.status),
   ],
 );
 

@@ -36,12 +36,16 @@ export function summarize(s: StoreCtx, opts: { mchId?: string; chainName: (chain
   const now = s.now();
   const m = opts.mchId ?? null;
   const byMerchant = (col: string) => (m === null ? sql`1` : sql`${sql.raw(col)} = ${m}`);
+  // The order's merchant as a filter, not a way in (unary +): the period's payments and refunds
+  // (payments_created, refunds_created, 0018) or the undecided ones are read first, each order by
+  // its key, never every order of the merchant (a scale review: 3.1 s at 240,000 orders).
+  const ofOrderMerchant = m === null ? sql`1` : sql`+o.merchant_id = ${m}`;
   const period = (since: number): Period => ({
     since,
     payments: tally(s, sql`select o.asset as asset, count(*) as n, coalesce(sum(p.amount), 0) as total from payments p join orders o on o.id = p.order_id
-      where p.created_at >= ${since} and ${byMerchant('o.merchant_id')} group by o.asset`),
+      where p.created_at >= ${since} and ${ofOrderMerchant} group by o.asset`),
     refunds: tally(s, sql`select o.asset as asset, count(*) as n, coalesce(sum(r.amount), 0) as total from refunds r join orders o on o.id = r.order_id
-      where r.created_at >= ${since} and ${byMerchant('o.merchant_id')} group by o.asset`),
+      where r.created_at >= ${since} and ${ofOrderMerchant} group by o.asset`),
     withdrawals: tally(s, sql`select asset, count(*) as n, coalesce(sum(amount), 0) as total from withdrawals
       where status = 'CONFIRMED' and updated_at >= ${since} and ${byMerchant('merchant_id')} group by asset`),
   });
@@ -58,14 +62,14 @@ export function summarize(s: StoreCtx, opts: { mchId?: string; chainName: (chain
   const fmt = (t: Record<string, bigint>): Totals => Object.fromEntries(Object.entries(t).map(([asset, v]) => [asset, formatAmount(v, decimalsOf(asset))]));
 
   const heldPayments = tally(s, sql`select o.asset as asset, count(*) as n, coalesce(sum(c.amount), 0) as total from chain_payments c join orders o on o.id = c.order_id
-    where c.status = 'held' and ${byMerchant('o.merchant_id')} group by o.asset`);
+    where c.status = 'held' and ${ofOrderMerchant} group by o.asset`);
 
   // Until an operator decides each (order credit-held or return-held): then no longer counted.
   const refusedPayments = {
     ...tally(s, sql`select o.asset as asset, count(*) as n, coalesce(sum(c.amount), 0) as total from chain_payments c join orders o on o.id = c.order_id
-      where c.status = 'refused' and ${byMerchant('o.merchant_id')} group by o.asset`),
+      where c.status = 'refused' and ${ofOrderMerchant} group by o.asset`),
     orders: s.db.all<{ id: string }>(sql`select distinct c.order_id as id from chain_payments c join orders o on o.id = c.order_id
-      where c.status = 'refused' and ${byMerchant('o.merchant_id')} order by c.order_id limit ${REFUSED_ORDERS_LISTED}`).map((r) => r.id),
+      where c.status = 'refused' and ${ofOrderMerchant} order by c.order_id limit ${REFUSED_ORDERS_LISTED}`).map((r) => r.id),
   };
 
   const chains = allCursors(s.db).map((c) => {
