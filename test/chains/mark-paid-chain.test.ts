@@ -92,4 +92,14 @@ describe('order mark-paid on a chain with an rpcUrl', () => {
     const log = JSON.parse((await cli(['log', '--order', o.id, '--json'])).stdout) as { action: string; detail: Record<string, unknown> }[];
     expect(log.find((e) => e.action === 'order.payment_recorded')?.detail).toMatchObject({ txHash: hash, unverified: 'the bank statement shows it' });
   });
+
+  // A new-user trial (session 24), from the README's example without --chain-id: a mistyped hash
+  // was credited, and the watcher counted the real transfer on top (6 paid on a 3 order).
+  it('without --chain-id it records unchecked, as before, and says which watched chain it could have been checked on', async () => {
+    const { db, cli, other } = await setUp();
+    const r = await cli(['order', 'mark-paid', other.id, '--tx-hash', `0x${'7a'.repeat(32)}`, '--yes']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toBe('warning: recorded without --chain-id, not checked on chain; the watcher reads chain 31337 (Anvil): had the hash been wrong, the real transfer is counted on top when it is seen\n');
+    expect(await state(db, other.id)).toMatchObject({ status: 'PAID', paid: '5' });
+  });
 });

@@ -46,12 +46,20 @@ async function record(ctx: Context, opts: Record<string, string | undefined>, id
   if (!said && opts.amount === undefined && due <= 0n) throw usage(nothingDue(order.id, order.status, '--amount'));
   const amount = said?.amount ?? opts.amount ?? formatAmount(due, decimals);
   const over = parseAmount(amount, decimals) - (due > 0n ? due : 0n);
+  // No chain named while the ledger reads some: a mistyped hash is not caught, and the watcher
+  // counts the real transfer on top (a new-user trial: 6 paid on a 3 order). Said in the question and after.
+  const watched = chain.chainId === null && unverified === undefined
+    ? (await service.registry()).chains().filter((c) => c.rpcUrl).map((c) => `${c.chainId} (${c.name})`)
+    : [];
+  const unchecked = watched.length
+    ? `not given: not checked; the watcher reads chain ${watched.join(', chain ')}: if it was paid there, give --chain-id to check it (a wrong hash recorded here, the real transfer is counted on top)`
+    : 'not given: not checked';
   const before = await service.balance(order.uid, { mchId: order.mchId, asset: order.asset });
   await confirmChange(ctx, 'Record a payment', [
     ['order', `${order.id} (oid ${order.oid}, ${order.status})`],
     ['order amount', `${order.amount} ${order.asset}, paid so far ${order.paidAmount} ${order.asset}${due > 0n ? `, ${formatAmount(due, decimals)} due` : ', nothing due'}`],
     ['payment', `${amount} ${order.asset} in tx ${txHash}${chain.chainId !== null ? ` on chain ${chain.chainId}` : ''}${over > 0n ? ` (${formatAmount(over, decimals)} more than is due: an overpayment, credited to the user)` : ''}`],
-    ['chain', said ? `read: it paid ${said.amount} ${order.asset} to the order's address (${said.confirmations} confirmations)` : unverified !== undefined ? `NOT read (--unverified): ${unverified}` : chain.chainId === null ? 'not given: not checked' : `chain ${chain.chainId} has no rpcUrl: not checked`],
+    ['chain', said ? `read: it paid ${said.amount} ${order.asset} to the order's address (${said.confirmations} confirmations)` : unverified !== undefined ? `NOT read (--unverified): ${unverified}` : chain.chainId === null ? unchecked : `chain ${chain.chainId} has no rpcUrl: not checked`],
     ['user', `${order.uid}: available ${credited(before.available, amount, order.asset)}`],
   ]);
   const updated = await service.markPaid({
@@ -67,6 +75,7 @@ async function record(ctx: Context, opts: Record<string, string | undefined>, id
     ...(unverified !== undefined ? { unverified } : {}),
   });
   await printOrder(ctx, updated);
+  if (watched.length) ctx.io.stderr.write(`warning: recorded without --chain-id, not checked on chain; the watcher reads chain ${watched.join(', chain ')}: had the hash been wrong, the real transfer is counted on top when it is seen\n`);
 }
 
 /** An input refusal of the ledger's rules, as a usage error (exit 2): the option is wrong, not the state. */
