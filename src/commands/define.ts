@@ -110,12 +110,13 @@ export function defineCommands(program: Command, run: Runner, wanted: (group: st
 
   const refund = program
     .command('refund')
-    .description('refund a paid order, in full or in part')
+    .description('refund a paid order, in full or in part (an entry in the ledger: sends nothing on chain)')
     .option('--id <id>', 'order id')
     .option('--oid <oid>', 'merchant order number')
     .option('--amount <amount>', 'amount to refund')
     .option('--rest', 'refund all that remains (paid less refunded so far)')
     .option('--remark <text>', 'reason')
+    .option('--repeat', 'a second refund of the same amount on the order within 10 minutes is meant (else it is refused as a repeat)')
     // Words after it are looked at by main's run (a mistyped `refund list`), not refused as extra.
     .allowExcessArguments(true)
     .action(run(() => import('./refund/create.js')));

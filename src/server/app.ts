@@ -166,7 +166,7 @@ export function createApp(deps: AppDeps) {
     run: (service: PaymentService & OperatorExtensions, input: Record<string, unknown>) => Promise<unknown>,
     /**
      * rateLimited: the merchant's limit per minute applies, counted in this bucket: `orders` (create
-     * order, spec §4.2), `chain` (verify and confirm, which read the chain's node: one merchant must
+     * order, spec §4.2), `chain` (verify, confirm and reject, which read the chain's node: one merchant must
      * not spend the node's quota that the watcher needs; an outside review).
      */
     opts: { mchIdRequired?: boolean; rateLimited?: 'orders' | 'chain'; parsedOnce?: boolean } = {},
@@ -235,7 +235,8 @@ export function createApp(deps: AppDeps) {
   signed('/api/v1/refund', refundSchema, (s, i) => s.refund(i as never));
   signed('/api/v1/withdraw/apply', withdrawApplySchema, (s, i) => s.applyWithdrawal(i as never));
   signed('/api/v1/withdraw/confirm', withdrawConfirmSchema, (s, i) => s.confirmWithdrawal(i as never), { rateLimited: 'chain' });
-  signed('/api/v1/withdraw/reject', withdrawRejectSchema, (s, i) => s.rejectWithdrawal(i as never));
+  // Reject looks on chain for a payout of the withdrawal first (src/chains/payout-search.ts).
+  signed('/api/v1/withdraw/reject', withdrawRejectSchema, (s, i) => s.rejectWithdrawal(i as never), { rateLimited: 'chain' });
   // Extension (decisions §12): what confirm would find on chain, for remote mode's question and withdraw verify.
   signed('/api/v1/withdraw/verify', withOp('withdraw/verify', withdrawVerifySchema), (s, { op: _op, ...i }) => s.verifyWithdrawal(i as never), { rateLimited: 'chain' });
 

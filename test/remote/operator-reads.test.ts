@@ -307,7 +307,7 @@ describe('following the log on the remote', () => {
     // B changes something, then A does: only A's entry follows.
     const other = await h.json(['--db', h.db, '--mch-id', b.mchId, 'refund', '--id', ids.b1, '--amount', '1', '--remark', 'followed by B', '--yes']);
     expect(other.refundId).toBeTruthy();
-    const mine = await asA(['--json', 'refund', '--id', ids.a1, '--amount', '1', '--remark', 'followed by A', '--yes']);
+    const mine = await asA(['--json', 'refund', '--id', ids.a1, '--amount', '1', '--remark', 'followed by A', '--repeat', '--yes']);
     expect(mine).toMatchObject({ code: 0 });
     await until("A's new refund", () => lines().some((e) => e.action === 'order.refunded' && e.subject === `order:${ids.a1}` && out.includes('followed by A')));
     const seen = lines();

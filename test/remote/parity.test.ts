@@ -83,7 +83,7 @@ const EXPECTED: Record<string, { code: number; out?: RegExp; err?: RegExp }> = {
   'order create, same oid other amount': { code: 1, err: /^error: oid O1 is already used by order <O1> with a different amount \(the order's 10\.5, this request's 11\)\n$/ },
   // phase 3: O1 paid 10.5 (user u1), u2 credited 70 by hand
   // The refund's own id and the order after it (#15 item 3): still PAID after a partial refund.
-  refund: { code: 0, out: /^refund {8}<refund>\norder {9}<O1> \(oid O1\)\namount {8}2 USDT\norder status {2}PAID\npaid {10}10\.5 USDT\nrefunded {6}2 USDT \(8\.5 USDT left to refund\)\nremark {8}partial\ntime {10}<time>\n$/ },
+  refund: { code: 0, out: /^refund {8}<refund>\norder {9}<O1> \(oid O1\)\namount {8}2 USDT\norder status {2}PAID\npaid {10}10\.5 USDT\nrefunded {6}2 USDT \(8\.5 USDT left to refund\)\nremark {8}partial\ntime {10}<time>\non chain {6}nothing sent: a refund is an entry in the ledger; the merchant pays the customer back\n$/ },
   'refund --json by oid': { code: 0, out: /^\{\n {2}"refundId": "<refund>",\n {2}"mchId": "<mchId>",\n {2}"id": "<O1>",\n {2}"oid": "O1",\n {2}"amount": "1",\n {2}"status": "REFUNDED",\n {2}"remark": "",\n {2}"refundTime": <ms>,\n {2}"asset": "USDT",\n {2}"orderStatus": "PAID",\n {2}"paidAmount": "10\.5",\n {2}"refundedAmount": "3"\n\}\n$/ },
   'order status, partly refunded': { code: 0, out: /^PAID\n$/ },
   'refund, more than paid': { code: 1, err: /^error: refund amount 100 is above the original payment 10\.5\n$/ },

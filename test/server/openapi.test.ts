@@ -66,10 +66,10 @@ describe('the document', () => {
       for (const [method, op] of Object.entries<any>(ops)) {
         for (const status of ['400', '405', '408', '417', '431', '500', '503']) expect(op.responses[status], `${method} ${path} ${status}`).toBeDefined();
         if (method === 'post') expect(op.responses['413'], path).toBeDefined();
-        expect(op.responses['429'] !== undefined, `${method} ${path} 429`).toBe(['/api/v1/order', '/api/v1/withdraw/confirm', '/api/v1/withdraw/verify'].includes(path));
+        expect(op.responses['429'] !== undefined, `${method} ${path} 429`).toBe(['/api/v1/order', '/api/v1/withdraw/confirm', '/api/v1/withdraw/reject', '/api/v1/withdraw/verify'].includes(path));
       }
     }
-    for (const path of ['/api/v1/order', '/api/v1/withdraw/confirm', '/api/v1/withdraw/verify']) expect(doc.paths[path].post.responses['429'].headers['Retry-After']).toBeDefined();
+    for (const path of ['/api/v1/order', '/api/v1/withdraw/confirm', '/api/v1/withdraw/reject', '/api/v1/withdraw/verify']) expect(doc.paths[path].post.responses['429'].headers['Retry-After']).toBeDefined();
     expect(doc.paths['/api/v1/refund'].post.responses['405'].headers.Allow).toBeDefined();
     expect(doc.paths['/healthz'].get.responses['200'].content['application/json'].schema.properties.data).toMatchObject({ properties: { status: { const: 'ok' } } });
   });

@@ -10,7 +10,6 @@ import { asking, checked, confirmChange, isNotFound, need } from '../common.js';
 import { findHint } from '../order/ref.js';
 import { actForOwner } from '../owner.js';
 import { formatTime, printJson, printRecord, type Cell } from '../output.js';
-import { shellQuote } from '../shell-quote.js';
 
 /**
  * `refund --id ID | --oid OID (--amount A | --rest)`. The question shows what the refund does to
@@ -73,55 +72,50 @@ async function refund(ctx: Context, opts: Record<string, string | boolean | unde
     id = await need(ctx, undefined, 'id', 'Order id');
   }
   const remark = text(opts.remark);
+  const repeat = opts.repeat === true;
   await actForOwner(ctx, id !== undefined ? { orderId: id } : { oid });
   const service = await ctx.service();
-  // The order is read for --rest, and for the question. An order that is not there is refused
-  // before anything is asked (a mistyped id must not get a question it can only fail after);
-  // another failure to read it leaves the refusal to the refund itself, unless --rest needs it.
-  const order = rest || asking(ctx)
-    ? await service.showOrder({ mchId: ctx.globals.mchId, id, oid }).catch((e) => (rest || isNotFound(e) ? Promise.reject(e) : undefined))
+  // The order is read for --rest, for the question, and to look for a refund this one repeats.
+  // An order that is not there is refused before anything is asked (a mistyped id must not get a
+  // question it can only fail after), as is a read the refund would fail the same way (a secret or
+  // a remote refused); another failure to read it leaves the refusal to the refund itself, unless
+  // --rest needs it.
+  const order = rest || asking(ctx) || (ctx.globals.yes && !repeat)
+    ? await service.showOrder({ mchId: ctx.globals.mchId, id, oid }).catch((e) => (rest || isNotFound(e) || refusesAll(e) ? Promise.reject(e) : undefined))
     : undefined;
   const amount = rest ? restOf(order!) : await need(ctx, text(opts.amount), 'amount', 'Amount to refund');
-  const summary: [string, Cell][] = order
+  // A refund of the same amount on the order within 10 minutes (the shell's up-arrow, a retry
+  // after a slow answer) is asked about on a terminal and refused under --yes unless --repeat
+  // says it is meant: a refund is final, and a new-user trial ran one three times with --yes.
+  // Only of a Paid order: another is refused by the refund itself, in the interface's words.
+  const twin = order?.status === 'PAID' && !repeat ? await repeatOf(service, { mchId: order.mchId, id: order.id, amount, at: ctx.now() }) : undefined;
+  const ago = twin && `${Math.round((ctx.now() - twin.refundTime) / 1000)} s ago`;
+  if (twin && ctx.globals.yes) {
+    throw new AppError('conflict', `refund ${twin.refundId} of the same ${twin.amount} ${order!.asset} was made on order ${order!.id} ${ago}: this one looks like a repeat, so nothing was done (a refund is final); if a second refund of ${twin.amount} ${order!.asset} is meant, run it again with --repeat`);
+  }
+  // The question's rows; under --yes there is no question, and the refund itself refuses what it must.
+  const summary: [string, Cell][] = !asking(ctx) ? [] : order
     ? await preview(order, amount, remark, (uid) => service.balance(uid, { mchId: order.mchId, asset: order.asset }))
     : [['order', id ?? `oid ${oid}`], ['refund', amount], ['remark', remark]];
-  // Asked before the money moves, not only said after (a new-user trial): a refund of the same amount just made.
-  const twin = order && asking(ctx) ? await repeatOf(service, { mchId: order.mchId, id: order.id, amount, at: ctx.now() }) : undefined;
-  if (twin) summary.push(['REPEAT?', `refund ${twin.refundId} of the same ${twin.amount} ${order!.asset} was made ${Math.round((ctx.now() - twin.refundTime) / 1000)} s ago: a refund is final`]);
+  if (twin) summary.push(['REPEAT?', `refund ${twin.refundId} of the same ${twin.amount} ${order!.asset} was made ${ago}: a refund is final`]);
   await confirmChange(ctx, 'Refund', summary.filter(([, v]) => v !== undefined));
   const input: RefundRequest = { mchId: ctx.globals.mchId, id, oid, amount, remark };
   const done = ctx.isRemote() ? await remoteRefund(service, input) : await (await ctx.local('refund')).refundWithId(input);
   if (ctx.globals.json) printJson(ctx, done);
   else await printRefund(ctx, done);
-  await noteRepeat(ctx, service, done, order?.uid);
 }
+
+/** A refusal of the signature or of the remote itself, which the refund would get too. */
+const refusesAll = (e: unknown): boolean => isAppError(e) && (e.kind === 'unauthorized' || e.kind === 'unavailable');
 
 /** How far back a refund of the same amount on the same order reads as a repeat. */
 const REPEAT_WINDOW_MS = 10 * 60_000;
 
-/**
- * A refund that repeats one of the same amount on the same order made within 10 minutes (the
- * shell's up-arrow, a retry after a slow answer: a new-user trial refunded twice and nothing was
- * said) is said on stderr, with what gives the user back the second debit. Both stay: two equal
- * partial refunds can be meant, and a refund is final. A list that cannot be read says nothing
- * (the refund is done either way).
- */
-async function noteRepeat(ctx: Context, service: OperatorService, done: RefundDone, uid: string | undefined): Promise<void> {
-  const twin = await repeatOf(service, { mchId: done.mchId, id: done.id, amount: done.amount, at: done.refundTime, not: done.refundId });
-  if (!twin) return;
-  const user = uid ?? (await service.showOrder({ mchId: done.mchId, id: done.id }).then((o) => o.uid, () => 'UID'));
-  const seconds = Math.round((done.refundTime - twin.refundTime) / 1000);
-  const back = `cryptopay balance adjust ${shellQuote(user)} --mch-id ${done.mchId} --amount +${done.amount} --reason ${shellQuote(`refund ${done.refundId || 'of ' + done.id} repeated ${twin.refundId}`)}`;
-  // balance adjust needs the ledger itself: on a remote it is the service's operator's to run.
-  const how = ctx.isRemote() ? `the service's operator can give back this one's debit on its ledger with` : `give back this one's debit with`;
-  ctx.io.stderr.write(`note: refund ${twin.refundId} of the same ${done.amount} ${done.asset} on order ${done.id} was made ${seconds} s before this one: if this one is a repeat, user ${user} was debited twice; a refund is final (the order keeps both): ${how}\n  ${back}\n`);
-}
-
-/** A refund of the same amount on the order made in the 10 minutes before `at` (not `not`), if any. A list that cannot be read: none. */
-async function repeatOf(service: OperatorService, a: { mchId: string; id: string; amount: string; at: number; not?: string }): Promise<RefundView | undefined> {
+/** A refund of the same amount on the order made in the 10 minutes before `at`, if any. A list that cannot be read: none. */
+async function repeatOf(service: OperatorService, a: { mchId: string; id: string; amount: string; at: number }): Promise<RefundView | undefined> {
   const earlier = await service.listRefunds({ mchId: a.mchId, orderId: a.id, limit: 20 }).catch(() => []);
   const same = (x: string) => { try { return parseAmount(x, 18) === parseAmount(a.amount, 18); } catch { return false; } };
-  return earlier.find((r) => r.refundId !== a.not && same(r.amount) && r.refundTime <= a.at && a.at - r.refundTime <= REPEAT_WINDOW_MS);
+  return earlier.find((r) => same(r.amount) && r.refundTime <= a.at && a.at - r.refundTime <= REPEAT_WINDOW_MS);
 }
 
 /**
@@ -196,5 +190,7 @@ async function printRefund(ctx: Context, r: RefundDone): Promise<void> {
     ['refunded', `${r.refundedAmount} ${r.asset}${left > 0n ? ` (${formatAmount(left, d)} ${r.asset} left to refund)` : ''}`],
     ['remark', r.remark],
     ['time', formatTime(r.refundTime)],
+    // A refund moves no coins (a new-user trial: support told a customer it was sent).
+    ['on chain', 'nothing sent: a refund is an entry in the ledger; the merchant pays the customer back'],
   ]);
 }
