@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dnsResolver } from '../../src/callbacks/resolve.js';
 import { startDnsServer, type DnsServer } from '../helpers/dns-server.js';
@@ -27,9 +30,29 @@ describe('the callback resolver', () => {
     expect(good.queries.sort()).toEqual(['shop.example/1', 'shop.example/28']);
   });
 
-  it('a name the DNS server says does not exist is looked up in the hosts file (localhost, by getaddrinfo)', async () => {
+  it('a name the DNS server says does not exist is looked up in the hosts file (localhost)', async () => {
     const good = await server({ names: {} });
     expect(await dnsResolver({ servers: [good.address] })('localhost')).toContain('127.0.0.1');
+  });
+
+  // Session 24's attacker review: the hosts file was read by getaddrinfo, which asks the DNS
+  // servers again after the file; a zone that answers NXDOMAIN to c-ares and then stays silent
+  // held libuv's two slow-work threads (and the chain watcher's lookups behind them) once more.
+  it('the hosts file is read as a file: a name it lacks is not found, without asking anybody else', async () => {
+    const none = await server({ names: {} });
+    const dir = mkdtempSync(join(tmpdir(), 'cryptopay-hosts-'));
+    const hostsPath = join(dir, 'hosts');
+    writeFileSync(hostsPath, '# comment\n192.0.2.5\tshop.internal  Shop-Alias # trailing\n2001:db8::5 shop.internal\n\n  198.51.100.1 other.internal\n');
+    const resolve = dnsResolver({ servers: [none.address], hostsPath });
+    expect(await resolve('shop.internal')).toEqual(['192.0.2.5', '2001:db8::5']);
+    expect(await resolve('SHOP-ALIAS')).toEqual(['192.0.2.5']);
+    expect(await resolve('other.internal')).toEqual(['198.51.100.1']);
+    // localhost is in this machine's hosts file, which getaddrinfo would have read: not in this one.
+    await expect(resolve('localhost')).rejects.toMatchObject({ code: 'ENOTFOUND' });
+    await expect(resolve('cb1.evil.example')).rejects.toMatchObject({ code: 'ENOTFOUND' });
+    // A change of the file is seen at the next lookup.
+    writeFileSync(hostsPath, '192.0.2.77 late.internal\n');
+    expect(await resolve('late.internal')).toEqual(['192.0.2.77']);
   });
 
   it("a DNS server that never answers: the lookup fails within its timeout, the hosts file is not asked, and 20 such lookups hold up nobody else's", async () => {
