@@ -62,6 +62,11 @@ export function checkLedger(s: StoreCtx): string[] {
   const refunded = new Map<string, bigint>();
   for (const p of rows('select order_id as o, amount from payments')) add(paid, String(p.o), big(p.amount));
   for (const r of rows('select order_id as o, amount from refunds')) add(refunded, String(r.o), big(r.amount));
+  // A payment or refund counts in its merchant's summary by its own merchant_id (0019).
+  for (const x of rows(`select 'payment' as kind, p.id, p.order_id as o from payments p join orders o on o.id = p.order_id where p.merchant_id is not o.merchant_id
+      union all select 'refund', r.id, r.order_id from refunds r join orders o on o.id = r.order_id where r.merchant_id is not o.merchant_id`)) {
+    v.push(`${x.kind} ${x.id} of order ${x.o} does not name the order's merchant`);
+  }
   // An order's status depends on the order of its payments and refunds once it has refunds
   // (state.ts statusFor): those orders' histories, in the order their transfers were posted.
   const history = new Map<string, { kind: 'payment' | 'refund'; amount: bigint }[]>();

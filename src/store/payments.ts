@@ -102,7 +102,7 @@ function preparePaymentStatements(tx: Q) {
     seen: tx.select({ id: payments.id }).from(payments)
       .where(and(eq(payments.chainId, p('chainId')), eq(payments.txKey, p('txKey')), eq(payments.logIndex, p('logIndex')))).prepare(),
     insert: tx.insert(payments).values({
-      orderId: p('orderId'), txHash: p('txHash'), txKey: p('txKey'), logIndex: p('logIndex'), amount: p('amount'), rawAmount: p('rawAmount'),
+      orderId: p('orderId'), merchantId: p('merchantId'), txHash: p('txHash'), txKey: p('txKey'), logIndex: p('logIndex'), amount: p('amount'), rawAmount: p('rawAmount'),
       chainType: p('chainType'), chainId: p('chainId'), token: p('token'), blockNumber: p('blockNumber'), blockHash: p('blockHash'),
       blockTime: p('blockTime'), late: p('late'), source: p('source'), transferId: p('transferId'), createdAt: p('createdAt'),
     }).prepare(),
@@ -152,7 +152,7 @@ export function recordPayment(tx: Q, p: PaymentRecord, ctx: { now: number; actor
     credit: accountId(tx, { merchantId: o.merchantId, asset: o.asset, kind: 'user', uid: o.uid }),
   });
   st.insert.run({
-    orderId: o.id, txHash: p.txHash, txKey, logIndex: p.logIndex, amount: p.amount, rawAmount: p.rawAmount, chainType: p.chainType, chainId: p.chainId,
+    orderId: o.id, merchantId: o.merchantId, txHash: p.txHash, txKey, logIndex: p.logIndex, amount: p.amount, rawAmount: p.rawAmount, chainType: p.chainType, chainId: p.chainId,
     token: p.token, blockNumber: p.blockNumber, blockHash: p.blockHash, blockTime: p.blockTime ?? null, late, source: p.source, transferId, createdAt: now,
   });
   const status = statusFor(o.amount, paid, o.refundedAmount, o.status as StoredOrderStatus);

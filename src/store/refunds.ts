@@ -41,7 +41,7 @@ export async function refund(s: StoreCtx, input: RefundRequest): Promise<RefundD
     });
     const refundId = s.randomId('rf');
     const remark = req.remark ?? '';
-    tx.insert(refunds).values({ id: refundId, orderId: o.id, amount, remark, transferId, createdAt: now }).run();
+    tx.insert(refunds).values({ id: refundId, orderId: o.id, merchantId: m.id, amount, remark, transferId, createdAt: now }).run();
     tx.update(orders).set({ refundedAmount: next.refunded, status: next.status }).where(eq(orders.id, o.id)).run();
     orderRefundedEvent(tx, o, { refundId, amount, refundedAmount: next.refunded, status: next.status, remark, refundTime: now });
     audit(tx, {

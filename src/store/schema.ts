@@ -104,6 +104,8 @@ export const payments = sqliteTable(
   {
     id: integer('id').primaryKey({ autoIncrement: true }),
     orderId: text('order_id').notNull().references(() => orders.id),
+    /** The order's merchant (0019): a merchant's summary reads its own payments of a period. */
+    merchantId: text('merchant_id'),
     /** As recorded (lower-case; with 0x on EVM). */
     txHash: text('tx_hash').notNull(),
     /** The canonical key of the hash (src/store/tx-keys.ts): one transaction, one key. */
@@ -132,6 +134,7 @@ export const payments = sqliteTable(
     index('payments_reorged').on(t.orderId).where(sql`${t.reorgedAt} IS NOT NULL`),
     index('payments_tx_key').on(t.txKey),
     index('payments_created').on(t.createdAt),
+    index('payments_merchant_created').on(t.merchantId, t.createdAt),
     uniqueIndex('payments_chain_log').on(t.chainId, t.txKey, t.logIndex).where(sql`${t.logIndex} IS NOT NULL`),
     check('payments_amount', sql`typeof(${t.amount}) = 'integer' AND ${t.amount} > 0`),
   ],
@@ -157,12 +160,14 @@ export const refunds = sqliteTable(
   {
     id: text('id').primaryKey(),
     orderId: text('order_id').notNull().references(() => orders.id),
+    /** The order's merchant (0019), as on payments. */
+    merchantId: text('merchant_id'),
     amount: money('amount').notNull(),
     remark: text('remark').notNull().default(''),
     transferId: int('transfer_id').notNull(),
     createdAt: int('created_at').notNull(),
   },
-  (t) => [index('refunds_order').on(t.orderId), index('refunds_created').on(t.createdAt)],
+  (t) => [index('refunds_order').on(t.orderId), index('refunds_created').on(t.createdAt), index('refunds_merchant_created').on(t.merchantId, t.createdAt)],
 );
 
 export const withdrawals = sqliteTable(

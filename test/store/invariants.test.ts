@@ -109,6 +109,11 @@ const TAMPERING: [string, (w: World) => string, (w: World) => string[]][] = [
     (w) => [`the payment in tx ${evmTx(1)} to order ${w.paid} is recorded as sent back, and credited by hand`],
   ],
   [
+    "a payment and a refund that name another merchant than their order's",
+    (w) => `update payments set merchant_id = 'M999999' where order_id = '${w.paid}'; update refunds set merchant_id = null`,
+    (w) => [`of order ${w.paid} does not name the order's merchant`, `of order ${w.refunded} does not name the order's merchant`],
+  ],
+  [
     'a transfer amount changed',
     () => "update transfers set amount = amount + 1 where kind = 'adjustment'",
     () => ['(user dave) records 1000000 but its transfers give 1000001', '(adjustments ) records -1000000 but its transfers give -1000001'],
