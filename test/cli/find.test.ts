@@ -3,6 +3,7 @@
  * any spelling or deposit address; lists filtered by oid and time and paged with --cursor; a
  * mistyped uid in `balance` said out loud.
  */
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { EVM_TO, evmTx, paidOrder, SLOW, USDT_ETH, withMerchant } from './_support.js';
 
@@ -32,6 +33,25 @@ describe.concurrent('find anything (#15 item 2)', { timeout: SLOW }, () => {
     expect(unknown.stderr).toBe('error: Order not found: no order has the id or oid B-1 (cryptopay order find B-1 also searches uids, transaction hashes and deposit addresses)\n');
     // Scripts keep the interface's exact text.
     expect(JSON.parse(unknownJson.stderr)).toEqual({ error: { kind: 'not_found', message: 'Order not found' } });
+  });
+
+  // An attacker review (session 24): the hint under a page of payer matches named order list --uid with the address.
+  it('a page that is not all says how to see the rest: order list --uid for a uid, --limit for a payer', async () => {
+    const s = await withMerchant();
+    const ids = [await paidOrder(s, 'U-1', 'u 1', '1'), await paidOrder(s, 'U-2', 'u 1', '1')];
+    const byUid = await s.run(['order', 'find', 'u 1', '--limit', '1']);
+    expect(byUid.code).toBe(0);
+    expect(byUid.stderr).toBe("showing the newest 1 orders that match: narrow it with --mch-id, or see them all with cryptopay order list --uid 'u 1'\n");
+    const payer = '0x28C6c06298d514Db089934071355E5743bf21d60';
+    const db = new Database(s.db);
+    const seen = db.prepare(`insert into chain_payments (chain_id, tx_hash, log_index, block_number, block_hash, order_id, token, to_address, raw_amount, amount, status, seen_at, from_address)
+      values ('1', ?, 0, 1, ?, ?, '0xdac17f958d2ee523a2206206994597c13d831ec7', '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed', '1000000', 1000000, 'refused', 1, ?)`);
+    ids.forEach((id, i) => seen.run(evmTx(900 + i), evmTx(900 + i), id, payer));
+    db.close();
+    const byPayer = await s.run(['order', 'find', payer.toLowerCase(), '--limit', '1']);
+    expect(byPayer.code).toBe(0);
+    expect(rows(byPayer.stdout)).toHaveLength(1);
+    expect(byPayer.stderr).toBe('showing the newest 1 orders that match: narrow it with --mch-id, or show more with --limit N (up to 1000)\n');
   });
 
   it('an oid two merchants use is ambiguous without --mch-id: exit 2 naming both; an oid only one uses needs none', async () => {

@@ -2,6 +2,7 @@ import type { Context } from '../../context.js';
 import { AppError } from '../../core/errors.js';
 import { parseLimit } from '../common.js';
 import { formatTime, merchantColumn, printJson, printTable, type Column } from '../output.js';
+import { shellQuote } from '../shell-quote.js';
 import { amountIn, commandRegistry } from '../withdraw/asset.js';
 
 const LABEL = { id: 'id', oid: 'oid', uid: 'uid', txHash: 'tx hash', address: 'address', payer: 'paid from' } as const;
@@ -28,5 +29,10 @@ export async function run(ctx: Context, opts: Record<string, string | undefined>
   // Whose each row is, when they are of several merchants: after the id.
   merchantColumn([...found.orders, ...found.withdrawals], head, rows, 2);
   await printTable(ctx, head, rows);
-  if (found.more) ctx.io.stderr.write(`showing the newest ${found.orders.length} orders that match: narrow it with --mch-id, or see them all with cryptopay order list --uid ${q}\n`);
+  if (found.more) {
+    // order list filters by uid; there is no list of what one address paid (an attacker review:
+    // the hint named a uid for a payer's address).
+    const all = found.orders.every((o) => o.matchedBy.includes('uid')) ? `see them all with cryptopay order list --uid ${shellQuote(q)}` : 'show more with --limit N (up to 1000)';
+    ctx.io.stderr.write(`showing the newest ${found.orders.length} orders that match: narrow it with --mch-id, or ${all}\n`);
+  }
 }
