@@ -46,7 +46,10 @@ describe.concurrent('find anything (#15 item 2)', { timeout: SLOW }, () => {
     const db = new Database(s.db);
     const seen = db.prepare(`insert into chain_payments (chain_id, tx_hash, log_index, block_number, block_hash, order_id, token, to_address, raw_amount, amount, status, seen_at, from_address)
       values ('1', ?, 0, 1, ?, ?, '0xdac17f958d2ee523a2206206994597c13d831ec7', '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed', '1000000', 1000000, 'refused', 1, ?)`);
-    ids.forEach((id, i) => seen.run(evmTx(900 + i), evmTx(900 + i), id, payer));
+    for (const id of ids) {
+      const tx = evmTx();
+      seen.run(tx, tx, id, payer);
+    }
     db.close();
     const byPayer = await s.run(['order', 'find', payer.toLowerCase(), '--limit', '1']);
     expect(byPayer.code).toBe(0);

@@ -181,7 +181,7 @@ describe.concurrent('refunds that read right (#15 item 3)', { timeout: SLOW }, (
       [1, `error: Order not found: Q-1 is not an order id but the oid of order ${id}: give it as --oid Q-1`],
       [1, 'error: order status is not Paid (it is PENDING_PAY)'],
       [1, 'error: refund amount 11 is above the original payment 10'],
-      [1, 'error: insufficient balance: user u1 has 7 USDT available (and 3 USDT held by pending withdrawals), 9 needed; nothing was changed'],
+      [1, 'error: insufficient balance: user u1 has 7 USDT available (and 3 USDT held by pending withdrawals), 9 needed: refund at most 7 USDT now (--amount 7); what else user u1 had was withdrawn or refunded, or is held by withdrawals (cryptopay withdraw list --uid u1)'],
       [1, 'error: withdrawal not found'],
       [1, 'error: withdrawal is REJECTED, not PENDING: only a pending withdrawal can be rejected'],
       [1, 'error: withdrawal is REJECTED, not PENDING: only a pending withdrawal can be confirmed'],

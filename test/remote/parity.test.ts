@@ -88,7 +88,7 @@ const EXPECTED: Record<string, { code: number; out?: RegExp; err?: RegExp }> = {
   'order status, partly refunded': { code: 0, out: /^PAID\n$/ },
   'refund, more than paid': { code: 1, err: /^error: refund amount 100 is above the original payment 10\.5\n$/ },
   'withdraw apply --json (u1)': { code: 0, out: /"id": "<W1>"[\s\S]*"uid": "u1"[\s\S]*"status": "PENDING"/ },
-  'refund, insufficient balance': { code: 1, err: /^error: insufficient balance: user u1 has 0\.5 USDT available \(and 7 USDT held by pending withdrawals\), 5 needed\n$/ },
+  'refund, insufficient balance': { code: 1, err: /^error: insufficient balance: user u1 has 0\.5 USDT available \(and 7 USDT held by pending withdrawals\), 5 needed: refund at most 0\.5 USDT now \(--amount 0\.5\); what else user u1 had was withdrawn or refunded, or is held by withdrawals \(cryptopay withdraw list --uid u1\)\n$/ },
   'withdraw reject': { code: 0, out: /^id {7}<W1>\nuid {6}u1\namount {3}7 USDT\nto {7}0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed\nchain {4}EVM 1\ntoken {4}0xdAC17F958D2ee523a2206206994597C13D831ec7\nstatus {3}REJECTED\ntx hash {2}-\nblock {4}-\nremark {3}back to the user\ncreated {2}<time>\nupdated {2}<time>\n$/ },
   'refund the rest --json': { code: 0, out: /"amount": "7\.5"[\s\S]*"orderStatus": "REFUNDED",\n {2}"paidAmount": "10\.5",\n {2}"refundedAmount": "10\.5"/ },
   'order status, refunded': { code: 0, out: /^REFUNDED\n$/ },

@@ -10,6 +10,7 @@ import { asking, checked, confirmChange, isNotFound, need } from '../common.js';
 import { findHint } from '../order/ref.js';
 import { actForOwner } from '../owner.js';
 import { formatTime, printJson, printRecord, type Cell } from '../output.js';
+import { shellQuote } from '../shell-quote.js';
 
 /**
  * `refund --id ID | --oid OID (--amount A | --rest)`. The question shows what the refund does to
@@ -30,6 +31,7 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
  */
 async function notFoundSaysWhy(ctx: Context, e: unknown, opts: Record<string, string | boolean | undefined>): Promise<unknown> {
   if (!ctx.globals.json && isAppError(e) && e.kind === 'conflict' && /^order status is not Paid \(it is /.test(e.message)) return notPaidSaysWhere(ctx, e, opts);
+  if (!ctx.globals.json && isAppError(e) && e.kind === 'conflict' && /^insufficient balance: /.test(e.message)) return shortSaysWhatIsLeft(ctx, e, opts);
   if (ctx.globals.json || !isNotFound(e) || (e as Error).message !== 'Order not found') return e;
   if (typeof opts.id === 'string') {
     const byOid = await (await ctx.service()).showOrder({ mchId: ctx.globals.mchId, oid: opts.id }).catch(() => undefined);
@@ -58,6 +60,23 @@ async function notPaidSaysWhere(ctx: Context, e: AppError, opts: Record<string, 
   return new AppError(e.kind, e.message, {
     hint: `${formatAmount(paid, d)} ${o.asset} of it arrived and is in user ${o.uid}'s available balance (cryptopay balance ${o.uid}); an order that is not Paid is not refunded: pay it back with cryptopay withdraw apply --uid ${o.uid} --amount ${formatAmount(paid, d)} --to ADDRESS${rest}`,
   });
+}
+
+/**
+ * A refund the user's balance does not cover says how much can be refunded now and where the rest
+ * went (a new-user trial: the user had withdrawn the money, and support was left with the bare
+ * refusal).
+ */
+async function shortSaysWhatIsLeft(ctx: Context, e: AppError, opts: Record<string, string | boolean | undefined>): Promise<AppError> {
+  const ref = typeof opts.id === 'string' ? { id: opts.id } : typeof opts.oid === 'string' ? { oid: opts.oid } : undefined;
+  const service = await ctx.service();
+  const o = ref && (await service.showOrder({ mchId: ctx.globals.mchId, ...ref }).catch(() => undefined));
+  const b = o && (await service.balance(o.uid, { mchId: o.mchId, asset: o.asset }).catch(() => undefined));
+  if (!o || !b) return e;
+  const d = ASSETS[o.asset]?.decimals ?? 6;
+  const available = parseLedgerAmount(b.available, d);
+  const now = available > 0n ? `refund at most ${b.available} ${o.asset} now (--amount ${b.available}); ` : 'nothing of it can be refunded now; ';
+  return new AppError(e.kind, e.message, { hint: `${now}what else user ${o.uid} had was withdrawn or refunded, or is held by withdrawals (cryptopay withdraw list --uid ${shellQuote(o.uid)})` });
 }
 
 async function refund(ctx: Context, opts: Record<string, string | boolean | undefined>): Promise<void> {
@@ -166,7 +185,7 @@ async function preview(o: OrderDetail, amount: string, remark: string | undefine
   if (available < units) {
     const heldUnits = parseLedgerAmount(b.held ?? '0', d);
     const held = heldUnits > 0n ? ` (and ${f(heldUnits)} ${o.asset} held by pending withdrawals)` : '';
-    throw new AppError('conflict', `insufficient balance: user ${o.uid} has ${f(available)} ${o.asset} available${held}, ${f(units)} needed; nothing was changed`);
+    throw new AppError('conflict', `insufficient balance: user ${o.uid} has ${f(available)} ${o.asset} available${held}, ${f(units)} needed`);
   }
   rows.push(
     ['refund', `${amount} ${o.asset}`],
