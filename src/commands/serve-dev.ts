@@ -12,7 +12,8 @@ import { readLedgerRegistry } from '../store/registry-entries.js';
 
 /** What `serve --dev` set up: told to the developer once the server listens, undone when it stops. */
 export interface DevMode {
-  announce(url: string): void;
+  /** watched: serve's watcher will see the development chain (not under --no-watch). */
+  announce(url: string, watched: boolean): void;
   close(): Promise<void>;
 }
 
@@ -85,7 +86,7 @@ export async function startDev(ctx: Context, service: LocalPaymentService, err: 
   // Loaded now: announce writes its lines at once, and a warning printed later would land out of order.
   const yellow = ctx.color ? (await import('chalk')).default.yellow : (s: string) => s;
   return {
-    announce(url) {
+    announce(url, watched) {
       const db = shellQuote(service.ledger.path);
       const cli = shellQuote(ctx.command());
       err('');
@@ -117,7 +118,10 @@ export async function startDev(ctx: Context, service: LocalPaymentService, err: 
         err(`  ${cli} --db ${db}${devMchId ? ` --mch-id ${devMchId}` : ''} order create --oid demo-${ctx.now()} --uid user-1 --amount 12.5`);
       }
       if (chainState) {
-        err('Then pay it with test USDT from a funded account; the order turns PAID on its own:');
+        // Not "on its own" under --no-watch (a new-user trial read both lines, one after the other).
+        err(watched
+          ? 'Then pay it with test USDT from a funded account; the order turns PAID on its own:'
+          : 'Then pay it with test USDT from a funded account; this serve does not watch the chain (--no-watch), so the order turns PAID once cryptopay watch runs on this ledger:');
         err(`  ${cli} --db ${db} dev pay <order id> [--amount A]`);
       }
       err('');

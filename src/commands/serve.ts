@@ -142,7 +142,7 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
     const { blockedPortOf, blockedPortReason } = await import('../core/blocked-ports.js');
     const publicPort = blockedPortOf(new URL(publicUrl));
     if (publicPort !== undefined) err(`  warning: ${blockedPortReason(publicPort)}: payment pages there will not open, and cryptopay --remote cannot reach it; choose another --port (or a --public-url on another port)`);
-    if (dev) dev.announce(server.url);
+    if (dev) dev.announce(server.url, opts.watch !== false);
     else if (empty) noMerchantHint(err, service.ledger.path, shellQuote(ctx.command()));
     else err(`sign requests with a merchant's secret: ${shellQuote(ctx.command())} sign --fill --mch-id M... key=value ...`);
     // After --dev, which may have put its chain into the registry. The chain watcher shares the

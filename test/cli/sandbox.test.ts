@@ -433,6 +433,9 @@ describe('serve --dev, again', () => {
       // No watcher: the operator records the payment by hand, and nothing else may.
       const srv = await serveDev(s, {}, ['--no-watch']);
       expect(srv.stderr()).not.toContain('watching chain');
+      // Its banner does not promise what it will not do (a new-user trial).
+      expect(srv.stderr()).not.toContain('turns PAID on its own');
+      expect(srv.stderr()).toContain('this serve does not watch the chain (--no-watch), so the order turns PAID once cryptopay watch runs on this ledger:');
       const a = announced(srv);
       const o = await s.json<{ id: string; addresses: { EVM: string } }>(['order', 'create', '--oid', 'A-1', '--uid', 'u1', '--amount', '3']);
 
