@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { tronAddressFromEvm } from '../../src/chains/address.js';
 import { invert } from '@noble/curves/abstract/modular.js';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
-import { deriveRange, hashRange, mulBaseAdd, mulBaseAddBatch, nativeCurve } from '../../src/chains/ckd.js';
+import fc from 'fast-check';
+import { batchCurve, deriveRange, hashRange, mulBaseAdd, mulBaseAddBatch, nativeCurve } from '../../src/chains/ckd.js';
 import { createDeriver, walletFromMnemonic, warmUpDerivation } from '../../src/chains/derive.js';
 
 const PHRASE = 'test test test test test test test test test test test junk';
@@ -169,5 +170,85 @@ describe('ranges on libsecp256k1 (the derivation thread of serve)', () => {
     const change = createDeriver(walletFromMnemonic(PHRASE).evmXpub).change;
     const refusing = { publicKeyTweakAdd: () => { throw new Error('The tweak was out of range or the resulted public key is invalid'); } };
     expect(() => hashRange(change, 7, 2, refusing)).toThrow('BIP-32 index 7 is invalid for this key; skip it');
+  });
+});
+
+
+/**
+ * The batch addon (native/derive.c, built by npm ci): serve's derivation thread takes it first.
+ * Every child it gives must be exactly what libsecp256k1's own tweak-add gives, and its refusals
+ * BIP-32's (IL at or above the group order; IL·G + K at infinity).
+ */
+describe('ranges on the batch addon', () => {
+  const N = secp256k1.Point.CURVE().n;
+  const be32 = (x: bigint) => Buffer.from(x.toString(16).padStart(64, '0'), 'hex');
+
+  it('is built here: without it serve derives on tweak-add, at 3-4 times the CPU a child', () => {
+    expect(batchCurve()).not.toBeNull();
+  });
+
+  it('gives the key hashes libsecp256k1 and the noble path give, for three wallets, short and long ranges, low and high indices', () => {
+    const fast = batchCurve()!;
+    const wallets = [walletFromMnemonic(PHRASE), walletFromMnemonic('abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about')];
+    const random = HDNodeWallet.fromSeed(randomBytes(32));
+    for (const w of [...wallets.flatMap((k) => [k.evmXpub, k.tronXpub]), random.derivePath("m/44'/60'/0'").neuter().extendedKey]) {
+      const change = createDeriver(w).change;
+      for (const [start, count] of [[0, 1], [0, 31], [40, 300], [2 ** 31 - 3, 3]] as const) {
+        const got = Buffer.from(hashRange(change, start, count, fast)).toString('hex');
+        expect(got, `${start}+${count}`).toBe(Buffer.from(hashRange(change, start, count, nativeCurve())).toString('hex'));
+        if (count < 100) expect(got, `${start}+${count}`).toBe(Buffer.from(hashRange(change, start, count, null)).toString('hex'));
+      }
+    }
+    const root = HDNodeWallet.fromPhrase(PHRASE, undefined, 'm');
+    const hashes = hashRange(createDeriver(wallets[0]!.evmXpub).change, 0, 5, fast);
+    for (let i = 0; i < 5; i++) expect(evmAddressOf(hashes.subarray(20 * i, 20 * i + 20))).toBe(root.derivePath(`m/44'/60'/0'/0/${i}`).address);
+  });
+
+  it('any tweak, of any parent: the child libsecp256k1 gives, or the same refusal; the edges of the scalar range and a sum at infinity', () => {
+    const fast = batchCurve()!;
+    const lib = nativeCurve()!;
+    const check = (k: bigint, tweaks: bigint[]) => {
+      const parent = secp256k1.getPublicKey(be32(k), false);
+      const flat = Buffer.concat(tweaks.map(be32));
+      const out = new Uint8Array(64 * tweaks.length);
+      const ok = new Uint8Array(tweaks.length);
+      fast.deriveChildren(parent, flat, out, ok);
+      tweaks.forEach((t, i) => {
+        let want: Uint8Array | undefined;
+        try {
+          want = lib.publicKeyTweakAdd(parent, be32(t), false, new Uint8Array(65)).subarray(1);
+        } catch {
+          want = undefined;
+        }
+        expect(ok[i], `tweak ${t.toString(16)} of key ${k.toString(16)}`).toBe(want ? 1 : 0);
+        expect(Buffer.from(out.subarray(64 * i, 64 * i + 64)).toString('hex')).toBe(want ? Buffer.from(want).toString('hex') : '0'.repeat(128));
+      });
+    };
+    // IL = n - k makes IL·G + K the point at infinity; n and above are out of range; 0 and 1, n - k ± 1
+    // (K's negative plus G, a doubling of G where k = n - 1), and runs of equal bytes.
+    for (const k of [1n, 2n, 3n, N - 1n, N - 2n, 0xdeadbeefn, BigInt(`0x${'ab'.repeat(32)}`) % N]) {
+      check(k, [0n, 1n, 2n, N - k, N - k + 1n, N - k - 1n, N - 1n, N, N + 1n, (1n << 256n) - 1n, k, BigInt(`0x${'01'.repeat(32)}`), BigInt(`0x${'ff'.repeat(31)}00`) % N]);
+    }
+    fc.assert(
+      fc.property(fc.bigInt({ min: 1n, max: N - 1n }), fc.array(fc.bigInt({ min: 0n, max: (1n << 256n) - 1n }), { minLength: 1, maxLength: 40 }), (k, tweaks) => check(k, tweaks)),
+      { numRuns: 200 },
+    );
+  });
+
+  it('refuses what is not a parent key and wrong lengths, changing nothing', () => {
+    const fast = batchCurve()!;
+    const parent = secp256k1.getPublicKey(be32(5n), false);
+    const notOnCurve = Uint8Array.from(parent);
+    notOnCurve[64] ^= 1;
+    expect(() => fast.deriveChildren(notOnCurve, new Uint8Array(32), new Uint8Array(64), new Uint8Array(1))).toThrow('the parent key is not a point of the curve');
+    expect(() => fast.deriveChildren(parent, new Uint8Array(33), new Uint8Array(64), new Uint8Array(1))).toThrow('wrong lengths');
+    expect(() => fast.deriveChildren(parent, new Uint8Array(32), new Uint8Array(63), new Uint8Array(1))).toThrow('wrong lengths');
+    expect(() => fast.deriveChildren(parent.subarray(1), new Uint8Array(32), new Uint8Array(64), new Uint8Array(1))).toThrow('wrong lengths');
+  });
+
+  it('an index the batch refuses is named as the other paths name it', () => {
+    const change = createDeriver(walletFromMnemonic(PHRASE).evmXpub).change;
+    const refusing = { deriveChildren: (_p: Uint8Array, _t: Uint8Array, _o: Uint8Array, ok: Uint8Array) => { ok.fill(1); ok[1] = 0; } };
+    expect(() => hashRange(change, 7, 3, refusing)).toThrow('BIP-32 index 8 is invalid for this key; skip it');
   });
 });
