@@ -11,7 +11,7 @@
         'node_modules/secp256k1/src/secp256k1',
         'node_modules/secp256k1/src/secp256k1/src',
       ],
-      'cflags': ['-O2', '-Wno-unused-function', '-Wno-nonnull-compare', '-Wno-unused-parameter'],
+      'cflags': ['-O2', '-fvisibility=hidden', '-Wno-unused-function', '-Wno-nonnull-compare', '-Wno-unused-parameter'],
       'defines': [
         'ECMULT_GEN_PREC_BITS=4',
         'ECMULT_WINDOW_SIZE=15',

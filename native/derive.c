@@ -8,7 +8,8 @@
  *
  * The arithmetic is libsecp256k1's own, compiled in from the sources that the `secp256k1`
  * package ships (its field, group and scalar code, with the same settings as its addon): nothing
- * here computes on field elements by hand. Its variable-time functions handle every case of an
+ * here computes on field elements by hand. Those are the library's internal functions, so
+ * package.json pins `secp256k1` to one version (5.0.2): a new one is to be read before it is taken. Its variable-time functions handle every case of an
  * addition (a doubling, a sum at infinity).
  */
 #include <node_api.h>
@@ -59,7 +60,9 @@ static unsigned char *bytes_of(napi_env env, napi_value v, size_t *length) {
   napi_value buffer;
   size_t offset;
   if (napi_get_typedarray_info(env, v, &type, length, &data, &buffer, &offset) != napi_ok || type != napi_uint8_array) return NULL;
-  return data;
+  /* V8 gives an empty array no data pointer. */
+  static unsigned char none;
+  return data != NULL ? data : &none;
 }
 
 /*
@@ -85,11 +88,15 @@ static napi_value derive_children(napi_env env, napi_callback_info info) {
   pthread_once(&table_once, build_table);
   if (table == NULL) return fail(env, "deriveChildren: out of memory for the table");
   if (n == 0) return NULL;
+  /* The flags are kept here and copied out last, and every tweak is read before out is
+   * written: arrays that share memory give the same answers as separate ones. */
   secp256k1_gej *acc = malloc(sizeof(secp256k1_gej) * n);
   secp256k1_ge *children = malloc(sizeof(secp256k1_ge) * n);
-  if (acc == NULL || children == NULL) {
+  unsigned char *valid = malloc(n);
+  if (acc == NULL || children == NULL || valid == NULL) {
     free(acc);
     free(children);
+    free(valid);
     return fail(env, "deriveChildren: out of memory");
   }
   for (size_t i = 0; i < n; i++) {
@@ -99,7 +106,7 @@ static napi_value derive_children(napi_env env, napi_callback_info info) {
     secp256k1_scalar_set_b32(&s, il, &overflow);
     secp256k1_gej_set_infinity(&acc[i]);
     if (overflow) {
-      ok[i] = 0;
+      valid[i] = 0;
       continue;
     }
     /* Window w is byte 31 - w of the big-endian IL. */
@@ -108,11 +115,11 @@ static napi_value derive_children(napi_env env, napi_callback_info info) {
       if (d != 0) secp256k1_gej_add_ge_var(&acc[i], &acc[i], &table[(size_t)w * DIGITS + d - 1], NULL);
     }
     secp256k1_gej_add_ge_var(&acc[i], &acc[i], &k, NULL);
-    ok[i] = secp256k1_gej_is_infinity(&acc[i]) ? 0 : 1;
+    valid[i] = secp256k1_gej_is_infinity(&acc[i]) ? 0 : 1;
   }
   secp256k1_ge_set_all_gej_var(children, acc, n);
   for (size_t i = 0; i < n; i++) {
-    if (!ok[i]) {
+    if (!valid[i]) {
       memset(out + 64 * i, 0, 64);
       continue;
     }
@@ -121,8 +128,10 @@ static napi_value derive_children(napi_env env, napi_callback_info info) {
     secp256k1_fe_get_b32(out + 64 * i, &children[i].x);
     secp256k1_fe_get_b32(out + 64 * i + 32, &children[i].y);
   }
+  memcpy(ok, valid, n);
   free(acc);
   free(children);
+  free(valid);
   return NULL;
 }
 

@@ -72,8 +72,9 @@ function hostsFileResolver(path: string): Resolver {
     return map;
   };
   return async (host) => {
-    const found = names().get(host.toLowerCase());
-    if (found?.length) return [...found];
+    // A fully qualified name (one trailing dot) is the same name; IPv4 first, as from DNS.
+    const found = names().get(host.toLowerCase().replace(/\.$/, ''));
+    if (found?.length) return [...found.filter((a) => isIP(a) === 4), ...found.filter((a) => isIP(a) === 6)];
     throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND', hostname: host });
   };
 }

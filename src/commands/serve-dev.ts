@@ -121,7 +121,7 @@ export async function startDev(ctx: Context, service: LocalPaymentService, err: 
         // Not "on its own" under --no-watch (a new-user trial read both lines, one after the other).
         err(watched
           ? 'Then pay it with test USDT from a funded account; the order turns PAID on its own:'
-          : 'Then pay it with test USDT from a funded account; this serve does not watch the chain (--no-watch), so the order turns PAID once cryptopay watch runs on this ledger:');
+          : `Then pay it with test USDT from a funded account; this serve does not watch the chain (--no-watch), so the order turns PAID once ${cli} --db ${db} watch runs beside it (or by order mark-paid):`);
         err(`  ${cli} --db ${db} dev pay <order id> [--amount A]`);
       }
       err('');

@@ -42,9 +42,11 @@ describe('the callback resolver', () => {
     const none = await server({ names: {} });
     const dir = mkdtempSync(join(tmpdir(), 'cryptopay-hosts-'));
     const hostsPath = join(dir, 'hosts');
-    writeFileSync(hostsPath, '# comment\n192.0.2.5\tshop.internal  Shop-Alias # trailing\n2001:db8::5 shop.internal\n\n  198.51.100.1 other.internal\n');
+    writeFileSync(hostsPath, '# comment\n2001:db8::5 shop.internal\n192.0.2.5\tshop.internal  Shop-Alias # trailing\n\n  198.51.100.1 other.internal\n');
     const resolve = dnsResolver({ servers: [none.address], hostsPath });
+    // IPv4 first, as from DNS (the sender connects to the first); a trailing dot is the same name.
     expect(await resolve('shop.internal')).toEqual(['192.0.2.5', '2001:db8::5']);
+    expect(await resolve('shop.internal.')).toEqual(['192.0.2.5', '2001:db8::5']);
     expect(await resolve('SHOP-ALIAS')).toEqual(['192.0.2.5']);
     expect(await resolve('other.internal')).toEqual(['198.51.100.1']);
     // localhost is in this machine's hosts file, which getaddrinfo would have read: not in this one.

@@ -246,6 +246,28 @@ describe('ranges on the batch addon', () => {
     expect(() => fast.deriveChildren(parent.subarray(1), new Uint8Array(32), new Uint8Array(64), new Uint8Array(1))).toThrow('wrong lengths');
   });
 
+  // A review (session 24): an empty range threw, and flags sharing memory with the tweaks were read back corrupted.
+  it('an empty range is empty; arrays that share memory give the same children as separate ones', () => {
+    const fast = batchCurve()!;
+    const change = createDeriver(walletFromMnemonic(PHRASE).evmXpub).change;
+    expect(hashRange(change, 3, 0, fast)).toEqual(new Uint8Array(0));
+    expect(() => fast.deriveChildren(secp256k1.getPublicKey(be32(5n), false), new Uint8Array(0), new Uint8Array(0), new Uint8Array(0))).not.toThrow();
+    const parent = secp256k1.getPublicKey(be32(7n), false);
+    const tweaks = Buffer.concat([be32(3n), be32(N - 7n), be32(11n)]);
+    const out = new Uint8Array(64 * 3);
+    const ok = new Uint8Array(3);
+    fast.deriveChildren(parent, tweaks, out, ok);
+    // ok over the first bytes of the tweaks, out over the tweaks themselves.
+    const shared = new Uint8Array(64 * 3);
+    shared.set(tweaks);
+    fast.deriveChildren(parent, shared.subarray(0, 96), shared, shared.subarray(0, 3));
+    expect([...ok]).toEqual([1, 0, 1]);
+    // The flags, written last over the first child's first bytes; the third child whole.
+    expect([...shared.subarray(0, 3)]).toEqual([1, 0, 1]);
+    expect(Buffer.from(shared.subarray(3, 64)).toString('hex')).toBe(Buffer.from(out.subarray(3, 64)).toString('hex'));
+    expect(Buffer.from(shared.subarray(64 * 2)).toString('hex')).toBe(Buffer.from(out.subarray(64 * 2)).toString('hex'));
+  });
+
   it('an index the batch refuses is named as the other paths name it', () => {
     const change = createDeriver(walletFromMnemonic(PHRASE).evmXpub).change;
     const refusing = { deriveChildren: (_p: Uint8Array, _t: Uint8Array, _o: Uint8Array, ok: Uint8Array) => { ok.fill(1); ok[1] = 0; } };

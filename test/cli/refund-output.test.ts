@@ -71,6 +71,12 @@ describe.concurrent('refunds that read right (#15 item 3)', { timeout: SLOW }, (
     expect([meant.code, meant.stderr]).toEqual([0, '']);
     expect(await balanceOf(s, 'u1')).toEqual({ available: '3', held: '0' });
     expect(await s.json(['order', 'show', id])).toMatchObject({ refundedAmount: '7' });
+    // --rest is never a repeat, even when the rest equals a refund just made (a review: half, then the rest).
+    const half = await paidOrder(s, 'RR-2', 'u2', '10');
+    expect((await s.run(['refund', '--id', half, '--amount', '5', '--yes'])).code).toBe(0);
+    const rest = await s.run(['refund', '--id', half, '--rest', '--yes']);
+    expect([rest.code, rest.stderr]).toEqual([0, '']);
+    expect(await s.json(['order', 'show', half])).toMatchObject({ status: 'REFUNDED', refundedAmount: '10' });
   });
 
   it('an oid given as --id, or an oid nobody has, is refused with what to type instead; --json keeps the interface\'s "Order not found"', async () => {

@@ -68,15 +68,20 @@ async function notPaidSaysWhere(ctx: Context, e: AppError, opts: Record<string, 
  * refusal).
  */
 async function shortSaysWhatIsLeft(ctx: Context, e: AppError, opts: Record<string, string | boolean | undefined>): Promise<AppError> {
-  const ref = typeof opts.id === 'string' ? { id: opts.id } : typeof opts.oid === 'string' ? { oid: opts.oid } : undefined;
-  const service = await ctx.service();
-  const o = ref && (await service.showOrder({ mchId: ctx.globals.mchId, ...ref }).catch(() => undefined));
-  const b = o && (await service.balance(o.uid, { mchId: o.mchId, asset: o.asset }).catch(() => undefined));
-  if (!o || !b) return e;
-  const d = ASSETS[o.asset]?.decimals ?? 6;
-  const available = parseLedgerAmount(b.available, d);
-  const now = available > 0n ? `refund at most ${b.available} ${o.asset} now (--amount ${b.available}); ` : 'nothing of it can be refunded now; ';
-  return new AppError(e.kind, e.message, { hint: `${now}what else user ${o.uid} had was withdrawn or refunded, or is held by withdrawals (cryptopay withdraw list --uid ${shellQuote(o.uid)})` });
+  try {
+    const ref = typeof opts.id === 'string' ? { id: opts.id } : typeof opts.oid === 'string' ? { oid: opts.oid } : undefined;
+    const service = await ctx.service();
+    const o = ref && (await service.showOrder({ mchId: ctx.globals.mchId, ...ref }));
+    if (!o) return e;
+    const b = await service.balance(o.uid, { mchId: o.mchId, asset: o.asset });
+    const d = ASSETS[o.asset]?.decimals ?? 6;
+    const available = formatAmount(parseLedgerAmount(b.available, d), d);
+    const now = available !== '0' ? `refund at most ${available} ${o.asset} now (--amount ${available}); ` : 'nothing of it can be refunded now; ';
+    return new AppError(e.kind, e.message, { hint: `${now}what else user ${o.uid} had was withdrawn or refunded, or is held by withdrawals (cryptopay withdraw list --uid ${shellQuote(o.uid)})` });
+  } catch {
+    // What cannot be read adds nothing to the refusal.
+    return e;
+  }
 }
 
 async function refund(ctx: Context, opts: Record<string, string | boolean | undefined>): Promise<void> {
@@ -99,7 +104,9 @@ async function refund(ctx: Context, opts: Record<string, string | boolean | unde
   // question it can only fail after), as is a read the refund would fail the same way (a secret or
   // a remote refused); another failure to read it leaves the refusal to the refund itself, unless
   // --rest needs it.
-  const order = rest || asking(ctx) || (ctx.globals.yes && !repeat)
+  // --rest is never a repeat: after a first one the order is REFUNDED and the refund refuses it.
+  const lookForRepeat = !repeat && !rest;
+  const order = rest || asking(ctx) || (ctx.globals.yes && lookForRepeat)
     ? await service.showOrder({ mchId: ctx.globals.mchId, id, oid }).catch((e) => (rest || isNotFound(e) || refusesAll(e) ? Promise.reject(e) : undefined))
     : undefined;
   const amount = rest ? restOf(order!) : await need(ctx, text(opts.amount), 'amount', 'Amount to refund');
@@ -107,8 +114,17 @@ async function refund(ctx: Context, opts: Record<string, string | boolean | unde
   // after a slow answer) is asked about on a terminal and refused under --yes unless --repeat
   // says it is meant: a refund is final, and a new-user trial ran one three times with --yes.
   // Only of a Paid order: another is refused by the refund itself, in the interface's words.
-  const twin = order?.status === 'PAID' && !repeat ? await repeatOf(service, { mchId: order.mchId, id: order.id, amount, at: ctx.now() }) : undefined;
-  const ago = twin && `${Math.round((ctx.now() - twin.refundTime) / 1000)} s ago`;
+  // Under --yes, where nothing else would stop a repeat, a look that fails refuses too.
+  const unread = (why: string) =>
+    new AppError('unavailable', `could not ${why} to look for a repeated refund, so nothing was done; run it again, or with --repeat to refund without looking`);
+  if (ctx.globals.yes && lookForRepeat && !order) throw unread('read the order');
+  const twin = order?.status === 'PAID' && lookForRepeat
+    ? await repeatOf(service, { mchId: order.mchId, id: order.id, amount, at: ctx.now() }).catch((e) => {
+        if (ctx.globals.yes) throw unread(`read the order's refunds (${(e as Error).message})`);
+        return undefined;
+      })
+    : undefined;
+  const ago = twin && `${Math.round(Math.abs(ctx.now() - twin.refundTime) / 1000)} s ago`;
   if (twin && ctx.globals.yes) {
     throw new AppError('conflict', `refund ${twin.refundId} of the same ${twin.amount} ${order!.asset} was made on order ${order!.id} ${ago}: this one looks like a repeat, so nothing was done (a refund is final); if a second refund of ${twin.amount} ${order!.asset} is meant, run it again with --repeat`);
   }
@@ -130,11 +146,14 @@ const refusesAll = (e: unknown): boolean => isAppError(e) && (e.kind === 'unauth
 /** How far back a refund of the same amount on the same order reads as a repeat. */
 const REPEAT_WINDOW_MS = 10 * 60_000;
 
-/** A refund of the same amount on the order made in the 10 minutes before `at`, if any. A list that cannot be read: none. */
+/**
+ * A refund of the same amount on the order made within 10 minutes of `at`, if any (either way: a
+ * remote's clock may be ahead of this one's). Rejects when the list cannot be read.
+ */
 async function repeatOf(service: OperatorService, a: { mchId: string; id: string; amount: string; at: number }): Promise<RefundView | undefined> {
-  const earlier = await service.listRefunds({ mchId: a.mchId, orderId: a.id, limit: 20 }).catch(() => []);
+  const earlier = await service.listRefunds({ mchId: a.mchId, orderId: a.id, limit: 20 });
   const same = (x: string) => { try { return parseAmount(x, 18) === parseAmount(a.amount, 18); } catch { return false; } };
-  return earlier.find((r) => same(r.amount) && r.refundTime <= a.at && a.at - r.refundTime <= REPEAT_WINDOW_MS);
+  return earlier.find((r) => same(r.amount) && Math.abs(a.at - r.refundTime) <= REPEAT_WINDOW_MS);
 }
 
 /**
