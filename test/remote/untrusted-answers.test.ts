@@ -82,6 +82,18 @@ describe('a well-formed answer is printed as before (so the refusals below are a
     expect(json).toMatchObject({ code: 0, stderr: '' });
     expect(JSON.parse(json.stdout)).toEqual({ ...refund(), refundId: 'rf_AAAAAAAAAAAAAAAAAAAAAA', mchId: 'M100001', asset: 'USDT', orderStatus: 'PAID', paidAmount: '10.5', refundedAmount: '1' });
   });
+  // A review (session 24): a refund list that could not be read let a --yes refund through unchecked.
+  it('a --yes refund whose look for a repeat cannot read the refunds is not sent: exit 3, saying so', async () => {
+    const shown = {
+      ...order({ status: 'PAID' }), mchId: 'M100001', asset: 'USDT', memo: null, notifyUrl: null, redirectUrl: null, logo: null,
+      paidAmount: '10.5', refundedAmount: '1', paidAt: 1_800_000_000_000, late: false, createdAt: 1_700_000_000_000, payments: [], onChain: [],
+    };
+    const server = await tiny((req, res) => (req.url === '/api/v1/order/show' ? envelope(res, shown) : envelope(res, null, 500, 0, 'internal error')));
+    const r = await home().cli(['--remote', server.url, ...doRefund], { env: SIGNER });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/^error: could not read the order's refunds \(.*\) to look for a repeated refund, so nothing was done; run it again, or with --repeat to refund without looking\n$/);
+    expect(server.hits).toEqual(['POST /api/v1/order/show', 'POST /api/v1/refund/list']);
+  });
   it("order show from a server of an earlier release (its payments seen on chain carry no blockTime, no from): read as null, not refused", async () => {
     const seen = { chainId: '1', txHash: HASH, logIndex: 0, blockNumber: 5, token: USDT_ETH, amount: '10.5', rawAmount: '10500000', status: 'counted', confirmations: 12, required: 12 };
     const shown = {
