@@ -6,6 +6,7 @@ import { openLedger, type Ledger } from '../../src/store/db.js';
 import { LocalPaymentService } from '../../src/store/local-service.js';
 import { TEST_EVM_0, TEST_EVM_1, TRON_CHAIN, USDT, addOtherMerchant, addTestMerchant, counts, order, refused, useHarness } from '../helpers/service.js';
 import { useFixtureCopies } from '../helpers/fixtures.js';
+import { plansOf } from '../helpers/query-plans.js';
 
 // One index on lower(address) answers whether an address was given out (in any spelling) and the
 // chain watcher's lookup of a recipient as the node writes it. It replaced two (a unique index on
@@ -18,29 +19,6 @@ const TEST_EVM_2 = '0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC';
 /** The indexes of order_addresses, by name. */
 const indexes = (sqlite: Database.Database) =>
   (sqlite.prepare("select name from sqlite_master where type = 'index' and tbl_name = 'order_addresses' order by name").all() as { name: string }[]).map((r) => r.name);
-
-/**
- * Runs `work` and returns how SQLite plans each statement it prepared that reads order_addresses:
- * the lines of EXPLAIN QUERY PLAN that name the table (as `order_addresses` or its alias `a`).
- */
-async function plansOf(sqlite: Database.Database, work: () => Promise<unknown> | unknown): Promise<string[][]> {
-  const seen: string[] = [];
-  const prepare = sqlite.prepare.bind(sqlite);
-  sqlite.prepare = ((source: string) => {
-    if (/order_addresses/.test(source) && !/^\s*insert/i.test(source)) seen.push(source);
-    return prepare(source);
-  }) as typeof sqlite.prepare;
-  try {
-    await work();
-  } finally {
-    sqlite.prepare = prepare;
-  }
-  return seen.map((source) => {
-    const st = prepare(`EXPLAIN QUERY PLAN ${source}`);
-    const params = (source.match(/\?/g) ?? []).map(() => null);
-    return (st.all(...params) as { detail: string }[]).map((r) => r.detail).filter((d) => /\b(order_addresses|a)\b/.test(d));
-  });
-}
 
 describe('order addresses: one index for every lookup', () => {
   const h = useHarness();
@@ -55,7 +33,7 @@ describe('order addresses: one index for every lookup', () => {
     const me = await addTestMerchant(service);
     await service.adjustBalance({ uid: 'alice', amount: '10', reason: 'test funds', mchId: me.mchId });
     const o = await order(service, { mchId: me.mchId });
-    const plans = await plansOf(ledger.sqlite, async () => {
+    const plans = await plansOf(ledger.sqlite, /order_addresses/, /\b(order_addresses|a)\b/, async () => {
       expect(ordersForAddresses(ledger.sqlite, 'EVM', [o.addresses.EVM!.toLowerCase()]).get(o.addresses.EVM!.toLowerCase())?.orderId).toBe(o.id);
       expect(ordersForAddresses(ledger.sqlite, 'TRON', [o.addresses.TRON!]).get(o.addresses.TRON!)?.orderId).toBe(o.id);
       expect((await service.findOrders(o.addresses.EVM!.toLowerCase())).orders.map((x) => x.id)).toEqual([o.id]);

@@ -1,31 +1,7 @@
 /** Reads a merchant or a stranger can ask for, bounded by what the asker owns or is shown (session 24's attacker review). */
-import type Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import { plansOf } from '../helpers/query-plans.js';
 import { addOtherMerchant, addTestMerchant, paidOrder, useHarness } from '../helpers/service.js';
-
-/**
- * Runs `work` and returns how SQLite plans each statement it prepared that reads `table` (aliased
- * as `alias`): the lines of EXPLAIN QUERY PLAN that name it.
- */
-async function plansOf(sqlite: Database.Database, table: string, alias: string, work: () => Promise<unknown>): Promise<string[][]> {
-  const seen: string[] = [];
-  const prepare = sqlite.prepare.bind(sqlite);
-  sqlite.prepare = ((source: string) => {
-    if (new RegExp(`\\bfrom ${table} ${alias}\\b`).test(source)) seen.push(source);
-    return prepare(source);
-  }) as typeof sqlite.prepare;
-  try {
-    await work();
-  } finally {
-    sqlite.prepare = prepare;
-  }
-  return seen.map((source) => {
-    const params = (source.match(/\?/g) ?? []).map(() => null);
-    return (prepare(`EXPLAIN QUERY PLAN ${source}`).all(...params) as { detail: string }[])
-      .map((r) => r.detail)
-      .filter((d) => new RegExp(`\\b(${table}|${alias})\\b`).test(d));
-  });
-}
 
 // Session 24's attacker review: a merchant's summary found the period's payments and refunds by
 // time over every merchant, then kept its own (unary + on the order's merchant). A merchant with no
@@ -44,7 +20,7 @@ describe("a merchant's summary reads that merchant's payments and refunds of the
     await paidOrder(service, { mchId: b.mchId, amount: '7' });
 
     for (const [table, alias] of [['payments', 'p'], ['refunds', 'r']] as const) {
-      const plans = await plansOf(ledger.sqlite, table, alias, () => service.summary({ mchId: b.mchId }));
+      const plans = await plansOf(ledger.sqlite, new RegExp(`\\bfrom ${table} ${alias}\\b`), new RegExp(`\\b(${table}|${alias})\\b`), () => service.summary({ mchId: b.mchId }));
       // Today and this week.
       expect(plans).toHaveLength(2);
       for (const plan of plans) expect(plan).toEqual([`SEARCH ${alias} USING INDEX ${table}_merchant_created (merchant_id=? AND created_at>?)`]);
