@@ -103,11 +103,13 @@ async function refund(ctx: Context, opts: Record<string, string | boolean | unde
   // An order that is not there is refused before anything is asked (a mistyped id must not get a
   // question it can only fail after), as is a read the refund would fail the same way (a secret or
   // a remote refused); another failure to read it leaves the refusal to the refund itself, unless
-  // --rest needs it.
+  // --rest needs the order, or --yes the look for a repeat (its refusal is then the read's: an id
+  // and an oid that name different orders, say).
   // --rest is never a repeat: after a first one the order is REFUNDED and the refund refuses it.
   const lookForRepeat = !repeat && !rest;
-  const order = rest || asking(ctx) || (ctx.globals.yes && lookForRepeat)
-    ? await service.showOrder({ mchId: ctx.globals.mchId, id, oid }).catch((e) => (rest || isNotFound(e) || refusesAll(e) ? Promise.reject(e) : undefined))
+  const yesLooks = ctx.globals.yes && lookForRepeat;
+  const order = rest || asking(ctx) || yesLooks
+    ? await service.showOrder({ mchId: ctx.globals.mchId, id, oid }).catch((e) => (rest || yesLooks || isNotFound(e) || refusesAll(e) ? Promise.reject(e) : undefined))
     : undefined;
   const amount = rest ? restOf(order!) : await need(ctx, text(opts.amount), 'amount', 'Amount to refund');
   // A refund of the same amount on the order within 10 minutes (the shell's up-arrow, a retry
@@ -117,7 +119,6 @@ async function refund(ctx: Context, opts: Record<string, string | boolean | unde
   // Under --yes, where nothing else would stop a repeat, a look that fails refuses too.
   const unread = (why: string) =>
     new AppError('unavailable', `could not ${why} to look for a repeated refund, so nothing was done; run it again, or with --repeat to refund without looking`);
-  if (ctx.globals.yes && lookForRepeat && !order) throw unread('read the order');
   const twin = order?.status === 'PAID' && lookForRepeat
     ? await repeatOf(service, { mchId: order.mchId, id: order.id, amount, at: ctx.now() }).catch((e) => {
         if (ctx.globals.yes) throw unread(`read the order's refunds (${(e as Error).message})`);
