@@ -49,8 +49,7 @@ async function notFoundSaysWhy(ctx: Context, e: unknown, opts: Record<string, st
  * arrived, the order expired, and support did not know what to do with the money).
  */
 async function notPaidSaysWhere(ctx: Context, e: AppError, opts: Record<string, string | boolean | undefined>): Promise<AppError> {
-  const ref = typeof opts.id === 'string' ? { id: opts.id } : typeof opts.oid === 'string' ? { oid: opts.oid } : undefined;
-  const o = ref && (await (await ctx.service()).showOrder({ mchId: ctx.globals.mchId, ...ref }).catch(() => undefined));
+  const o = await orderNamedBy(ctx, opts).catch(() => undefined);
   if (!o) return e;
   const d = ASSETS[o.asset]?.decimals ?? 6;
   const paid = parseLedgerAmount(o.paidAmount, d) - parseLedgerAmount(o.refundedAmount, d);
@@ -69,11 +68,9 @@ async function notPaidSaysWhere(ctx: Context, e: AppError, opts: Record<string, 
  */
 async function shortSaysWhatIsLeft(ctx: Context, e: AppError, opts: Record<string, string | boolean | undefined>): Promise<AppError> {
   try {
-    const ref = typeof opts.id === 'string' ? { id: opts.id } : typeof opts.oid === 'string' ? { oid: opts.oid } : undefined;
-    const service = await ctx.service();
-    const o = ref && (await service.showOrder({ mchId: ctx.globals.mchId, ...ref }));
+    const o = await orderNamedBy(ctx, opts);
     if (!o) return e;
-    const b = await service.balance(o.uid, { mchId: o.mchId, asset: o.asset });
+    const b = await (await ctx.service()).balance(o.uid, { mchId: o.mchId, asset: o.asset });
     const d = ASSETS[o.asset]?.decimals ?? 6;
     const available = formatAmount(parseLedgerAmount(b.available, d), d);
     const now = available !== '0' ? `refund at most ${available} ${o.asset} now (--amount ${available}); ` : 'nothing of it can be refunded now; ';
@@ -82,6 +79,12 @@ async function shortSaysWhatIsLeft(ctx: Context, e: AppError, opts: Record<strin
     // What cannot be read adds nothing to the refusal.
     return e;
   }
+}
+
+/** The order --id or --oid names, for what a refusal adds; undefined when neither was given. */
+async function orderNamedBy(ctx: Context, opts: Record<string, string | boolean | undefined>): Promise<OrderDetail | undefined> {
+  const ref = typeof opts.id === 'string' ? { id: opts.id } : typeof opts.oid === 'string' ? { oid: opts.oid } : undefined;
+  return ref && (await ctx.service()).showOrder({ mchId: ctx.globals.mchId, ...ref });
 }
 
 async function refund(ctx: Context, opts: Record<string, string | boolean | undefined>): Promise<void> {
@@ -117,12 +120,10 @@ async function refund(ctx: Context, opts: Record<string, string | boolean | unde
   // says it is meant: a refund is final, and a new-user trial ran one three times with --yes.
   // Only of a Paid order: another is refused by the refund itself, in the interface's words.
   // Under --yes, where nothing else would stop a repeat, a look that fails refuses too.
-  const unread = (why: string) =>
-    new AppError('unavailable', `could not ${why} to look for a repeated refund, so nothing was done; run it again, or with --repeat to refund without looking`);
   const twin = order?.status === 'PAID' && lookForRepeat
     ? await repeatOf(service, { mchId: order.mchId, id: order.id, amount, at: ctx.now() }).catch((e) => {
-        if (ctx.globals.yes) throw unread(`read the order's refunds (${(e as Error).message})`);
-        return undefined;
+        if (!ctx.globals.yes) return undefined;
+        throw new AppError('unavailable', `could not read the order's refunds (${(e as Error).message}) to look for a repeated refund, so nothing was done; run it again, or with --repeat to refund without looking`);
       })
     : undefined;
   const ago = twin && `${Math.round(Math.abs(ctx.now() - twin.refundTime) / 1000)} s ago`;
