@@ -56,8 +56,8 @@ export function defineCommands(program: Command, run: Runner, wanted: (group: st
     order.command('show').argument('<id>', 'an order id (ord_…), or the merchant order number (oid)').description('everything about an order').action(run(() => import('./order/show.js')));
     order
       .command('find')
-      .argument('<text>', 'an order id, oid, uid, transaction hash (any case, with or without 0x) or deposit address')
-      .description('find orders by oid, uid, transaction hash or deposit address (and the withdrawal a hash pays out)')
+      .argument('<text>', "an order id, oid, uid, refund id (rf_…), withdrawal id (wd_…), transaction hash (any case, with or without 0x), deposit address or payer's address")
+      .description('find orders by oid, uid, refund id, transaction hash, deposit address or payer (and a withdrawal by its id or the hash that pays it out)')
       .option('--limit <n>', 'at most this many orders', '50')
       .action(run(() => import('./order/find.js')));
     order

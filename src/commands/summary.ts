@@ -1,12 +1,23 @@
 import type { Context } from '../context.js';
 import { ASSETS } from '../core/assets.js';
-import { REFUSED_ORDERS_LISTED, type Tally, type Totals } from '../core/types.js';
+import { REFUSED_ORDERS_LISTED, type Adjusted, type Tally, type Totals } from '../core/types.js';
 import { formatTime, printJson, printRecord, type Cell } from './output.js';
 
 /** Nothing of any asset reads as zero of each ledger asset: a bare 0 says nothing of what. */
 const none = Object.keys(ASSETS).map((asset) => `0 ${asset}`).join(', ');
 const totals = (t: Totals) => Object.entries(t).map(([asset, v]) => `${v} ${asset}`).join(', ') || none;
 const tallied = (t: Tally) => (t.count === 0 ? 'none' : `${t.count}, ${totals(t.total)}`);
+/** Only the side that moved: an adjustment that only credited says nothing of debits. */
+const adjusted = (a: Adjusted | undefined, since: number) => {
+  if (!a) return 'not told by this server (an earlier release)';
+  if (a.count === 0) return 'none';
+  const sides = [
+    Object.keys(a.credited).length ? `${totals(a.credited)} credited to users` : '',
+    Object.keys(a.debited).length ? `${totals(a.debited)} debited from users` : '',
+  ].filter(Boolean);
+  // The period starts at midnight UTC: the day is the whole of it.
+  return `${a.count}, ${sides.join('; ')}: each in cryptopay log --since ${new Date(since).toISOString().slice(0, 10)}`;
+};
 
 /**
  * `cryptopay summary` (issue #15 item 10): what waits for an operator, what moved today and this
@@ -24,10 +35,12 @@ export async function run(ctx: Context): Promise<void> {
     ['  payments', tallied(s.today.payments)],
     ['  refunds', tallied(s.today.refunds)],
     ['  withdrawals', tallied(s.today.withdrawals)],
+    ['  adjustments', adjusted(s.today.adjustments, s.today.since)],
     ['this week', `since ${formatTime(s.week.since)}`],
     ['  payments', tallied(s.week.payments)],
     ['  refunds', tallied(s.week.refunds)],
     ['  withdrawals', tallied(s.week.withdrawals)],
+    ['  adjustments', adjusted(s.week.adjustments, s.week.since)],
     ['users hold', `available ${totals(s.balances.available)}; held for withdrawals ${totals(s.balances.held)}`],
     ['held payments', s.heldPayments.count === 0 ? 'none' : `${tallied(s.heldPayments)}: cryptopay order held`],
     [

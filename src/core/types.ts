@@ -327,6 +327,19 @@ export interface Period {
   refunds: Tally;
   /** Withdrawals paid out (confirmed) in the period. */
   withdrawals: Tally;
+  /**
+   * An operator's changes of users' balances in the period: `balance adjust` either way, and a
+   * refused payment credited by hand (`order credit-held`). With them the period's figures add
+   * up to what users hold. Absent from a server that predates it.
+   */
+  adjustments?: Adjusted;
+}
+
+/** Balance adjustments: how many, and what they credited to users and debited from them, by asset. */
+export interface Adjusted {
+  count: number;
+  credited: Totals;
+  debited: Totals;
 }
 
 /**
@@ -361,7 +374,8 @@ export interface Summary {
 
 /** How `order find` found an order. */
 /** `payer`: the address an order's payment came from (the watcher's Transfer log). */
-export type MatchedBy = 'id' | 'oid' | 'uid' | 'txHash' | 'address' | 'payer';
+/** `refund`: the text is the id of one of the order's refunds (what a customer's refund e-mail names). */
+export type MatchedBy = 'id' | 'oid' | 'uid' | 'txHash' | 'address' | 'payer' | 'refund';
 
 /**
  * `order find`: the orders whose id, oid, uid, payment transaction or deposit address is the

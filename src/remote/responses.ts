@@ -219,7 +219,7 @@ export const orderDetailSchema = z.object(orderDetailFields);
 export const orderListSchema = list(orderDetailSchema);
 export const orderPageSchema = pageOf(orderDetailSchema);
 
-const matchedBy = list(z.enum(['id', 'oid', 'uid', 'txHash', 'address', 'payer']));
+const matchedBy = list(z.enum(['id', 'oid', 'uid', 'txHash', 'address', 'payer', 'refund']));
 export const findResultSchema = z.object({
   orders: list(z.object({ ...orderDetailFields, matchedBy })),
   withdrawals: list(z.object({ ...listedWithdrawalFields, mchId: text, matchedBy }).superRefine(checkWithdrawal)),
@@ -296,7 +296,8 @@ export const logFollowSchema = z.object({ entries: list(logEntry), mark: count }
 /** Amounts by asset. */
 const totals = z.record(z.string().regex(/^[A-Za-z0-9]{1,16}$/, 'not an asset'), total);
 const tally = z.object({ count, total: totals });
-const period = z.object({ since: millis, payments: tally, refunds: tally, withdrawals: tally });
+// A server from before adjustments answers without them: summary then says it cannot tell.
+const period = z.object({ since: millis, payments: tally, refunds: tally, withdrawals: tally, adjustments: z.object({ count, credited: totals, debited: totals }).optional() });
 export const summarySchema = z.object({
   at: millis,
   mchId: text.nullable(),

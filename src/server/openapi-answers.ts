@@ -267,7 +267,7 @@ export const listOrPage = (item: Json) => ({
     },
   ],
 });
-const MATCHED_BY = { type: 'array', items: { type: 'string', enum: ['id', 'oid', 'uid', 'txHash', 'address', 'payer'] } };
+const MATCHED_BY = { type: 'array', items: { type: 'string', enum: ['id', 'oid', 'uid', 'txHash', 'address', 'payer', 'refund'] } };
 export const FIND = {
   type: 'object',
   required: ['orders', 'withdrawals', 'more'],
@@ -287,7 +287,17 @@ export const LOG_FOLLOW = {
 };
 const TOTALS = { type: 'object', description: 'amounts (canonical decimals) by asset', additionalProperties: CANONICAL_AMOUNT };
 const TALLY = { type: 'object', required: ['count', 'total'], properties: { count: { type: 'integer', minimum: 0 }, total: TOTALS } };
-const PERIOD = { type: 'object', required: ['since', 'payments', 'refunds', 'withdrawals'], properties: { since: { type: 'integer' }, payments: TALLY, refunds: TALLY, withdrawals: TALLY } };
+const ADJUSTED = {
+  type: 'object',
+  description: "an operator's balance adjustments of the period (balance adjust, a refused payment credited by hand): with them the period's figures add up to what users hold",
+  required: ['count', 'credited', 'debited'],
+  properties: { count: { type: 'integer', minimum: 0 }, credited: TOTALS, debited: TOTALS },
+};
+const PERIOD = {
+  type: 'object',
+  required: ['since', 'payments', 'refunds', 'withdrawals', 'adjustments'],
+  properties: { since: { type: 'integer' }, payments: TALLY, refunds: TALLY, withdrawals: TALLY, adjustments: ADJUSTED },
+};
 const NULLABLE_COUNT = { anyOf: [{ type: 'integer', minimum: 0 }, { type: 'null' }] };
 export const SUMMARY = {
   type: 'object',

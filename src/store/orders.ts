@@ -13,7 +13,7 @@ import type { Q } from './ledger.js';
 import { addressMatch } from './address-match.js';
 import { findMerchant, type MerchantRow } from './merchants.js';
 import { afterCursor, pageOf, type Page } from './paging.js';
-import { chainCursors, chainPayments, merchants, orderAddresses, orders, payments, withdrawals } from './schema.js';
+import { chainCursors, chainPayments, merchants, orderAddresses, orders, payments, refunds, withdrawals } from './schema.js';
 import { txKey } from './tx-keys.js';
 import { listedWithdrawal } from './withdrawals.js';
 import { decimalsOf, type StoreCtx } from './store-context.js';
@@ -302,7 +302,12 @@ export function findOrders(s: StoreCtx, q: string, opts: { mchId?: string; limit
   for (const merchantId of merchantIds) {
     ids(s.db.select({ id: orders.id }).from(orders).where(and(eq(orders.merchantId, merchantId), eq(orders.uid, q))).orderBy(desc(orders.createdAt)).limit(limit + 1).all(), 'uid');
   }
+  // A refund's id names its order; a withdrawal's id, the withdrawal (support is handed either).
+  ids(s.db.select({ id: refunds.orderId }).from(refunds).innerJoin(orders, eq(orders.id, refunds.orderId)).where(scope(eq(refunds.id, q))).all(), 'refund');
   const withdrawalHits: (ListedWithdrawal & { mchId: string; matchedBy: MatchedBy[] })[] = [];
+  for (const w of s.db.select().from(withdrawals).where(and(eq(withdrawals.id, q), opts.mchId ? eq(withdrawals.merchantId, opts.mchId) : undefined)).all()) {
+    withdrawalHits.push({ ...listedWithdrawal(w), mchId: w.merchantId, matchedBy: ['id'] });
+  }
   if (/^(0x)?[0-9a-f]{64}$/i.test(q)) {
     const key = txKey(q);
     const spellings = [key, `0x${key}`];
@@ -334,11 +339,11 @@ export function findOrders(s: StoreCtx, q: string, opts: { mchId?: string; limit
   // What the ledger itself gave out or saw (an id, an address, a transaction) before what a
   // merchant named (an oid, a uid), then newest first: a merchant can name an order after another
   // merchant's deposit address, which an attacker review listed first under it.
-  const own = (id: string) => (['id', 'txHash', 'address', 'payer'] as MatchedBy[]).some((b) => hits.get(id)!.has(b));
+  const own = (id: string) => (['id', 'refund', 'txHash', 'address', 'payer'] as MatchedBy[]).some((b) => hits.get(id)!.has(b));
   const rows = hits.size
     ? s.db.select().from(orders).where(inArray(orders.id, [...hits.keys()])).orderBy(desc(orders.createdAt), desc(orders.id)).all().sort((a, b) => Number(own(b.id)) - Number(own(a.id)))
     : [];
-  const order: MatchedBy[] = ['id', 'oid', 'uid', 'txHash', 'address', 'payer'];
+  const order: MatchedBy[] = ['id', 'refund', 'oid', 'uid', 'txHash', 'address', 'payer'];
   return {
     orders: rows.slice(0, limit).map((o) => ({ ...orderDetail(s, o), matchedBy: order.filter((b) => hits.get(o.id)!.has(b)) })),
     withdrawals: withdrawalHits,

@@ -260,7 +260,13 @@ export const transfers = sqliteTable(
     createdAt: int('created_at').notNull(),
     resolvedAt: int('resolved_at'),
   },
-  (t) => [index('transfers_debit').on(t.debitAccountId), index('transfers_credit').on(t.creditAccountId), index('transfers_ref').on(t.ref)],
+  (t) => [
+    index('transfers_debit').on(t.debitAccountId),
+    index('transfers_credit').on(t.creditAccountId),
+    index('transfers_ref').on(t.ref),
+    // summary's adjustments of a period (0020).
+    index('transfers_adjustments').on(t.merchantId, t.createdAt).where(sql`${t.kind} = 'adjustment'`),
+  ],
 );
 
 export const auditLog = sqliteTable(

@@ -3,9 +3,9 @@ import { formatAmount } from '../core/money.js';
 import { allCursors } from './chain-state.js';
 import { decimalsOf, type StoreCtx } from './store-context.js';
 
-import { REFUSED_ORDERS_LISTED, type Period, type Summary, type Tally, type Totals } from '../core/types.js';
+import { REFUSED_ORDERS_LISTED, type Adjusted, type Period, type Summary, type Tally, type Totals } from '../core/types.js';
 
-export type { Period, Summary, Tally, Totals };
+export type { Adjusted, Period, Summary, Tally, Totals };
 
 const DAY = 86_400_000;
 
@@ -31,6 +31,23 @@ function tally(s: StoreCtx, query: ReturnType<typeof sql>): Tally {
   return { count, total };
 }
 
+/**
+ * The period's balance adjustments (transfers of kind `adjustment`: `balance adjust`, and a refused
+ * payment credited by hand), split by whether a user's account was credited or debited. Read
+ * from their own partial index (0020), never from the whole transfers table.
+ */
+function adjusted(s: StoreCtx, merchant: ReturnType<typeof sql>, since: number): Adjusted {
+  const rows = s.db.all<{ asset: string; toUser: bigint; n: bigint; total: bigint }>(sql`select t.asset as asset, (a.kind = 'user') as toUser, count(*) as n,
+      coalesce(sum(t.amount), 0) as total from transfers t join accounts a on a.id = t.credit_account_id
+    where t.kind = 'adjustment' and ${merchant} and t.created_at >= ${since} group by t.asset, toUser`);
+  const out: Adjusted = { count: 0, credited: {}, debited: {} };
+  for (const r of rows) {
+    out.count += Number(r.n);
+    (Number(r.toUser) ? out.credited : out.debited)[r.asset] = formatAmount(BigInt(r.total), decimalsOf(r.asset));
+  }
+  return out;
+}
+
 /** `chainName` is the registry's name of a chain, null when the registry has no such chain. */
 export function summarize(s: StoreCtx, opts: { mchId?: string; chainName: (chainId: string) => string | null }): Summary {
   const now = s.now();
@@ -50,6 +67,7 @@ export function summarize(s: StoreCtx, opts: { mchId?: string; chainName: (chain
       where ${byMerchant('r.merchant_id')} and r.created_at >= ${since} group by o.asset`),
     withdrawals: tally(s, sql`select asset, count(*) as n, coalesce(sum(amount), 0) as total from withdrawals
       where status = 'CONFIRMED' and updated_at >= ${since} and ${byMerchant('merchant_id')} group by asset`),
+    adjustments: adjusted(s, byMerchant('t.merchant_id'), since),
   });
   const starts = periodStarts(now);
   const pending = tally(s, sql`select asset, count(*) as n, coalesce(sum(amount), 0) as total from withdrawals where status = 'PENDING' and ${byMerchant('merchant_id')} group by asset`);

@@ -128,12 +128,39 @@ describe.concurrent('find anything (#15 item 2)', { timeout: SLOW }, () => {
     expect(rows(plain.stdout)).toEqual([expect.stringMatching(new RegExp(`^tx hash\\t${o.id}\\tF-1\\tcarol\\t10 USDT\\tPAID\\t`))]);
     expect(nothing.code).toBe(1);
     expect(nothing.stdout).toBe('');
-    expect(nothing.stderr).toMatch(/^error: nothing matches nobody: no order has it as id, oid, uid, transaction hash, deposit address or payer's address/);
+    expect(nothing.stderr).toMatch(/^error: nothing matches nobody: no order has it as id, oid, uid, refund id, transaction hash, deposit address or payer's address, and no withdrawal as id or transaction hash\n$/);
 
     // An attacker review (session 24): a newer order named after another order's deposit address
     // (an oid is the merchant's text) was listed first under it. The address match comes first.
     const lookAlike = await s.json<{ id: string }>(['order', 'create', '--oid', o.addresses.EVM, '--uid', o.addresses.EVM, '--amount', '1']);
     expect(ids(await find(o.addresses.EVM))).toEqual([[o.id, ['address']], [lookAlike.id, ['oid', 'uid']]]);
+  });
+
+  it("order find: a refund's id finds its order, a withdrawal's id the withdrawal; another merchant's are not found under --mch-id", async () => {
+    const s = await withMerchant();
+    const id = await paidOrder(s, 'G-1', 'dave', '10');
+    const { refundId } = await s.json<{ refundId: string }>(['refund', '--oid', 'G-1', '--amount', '2', '--remark', 'damaged', '--yes']);
+    expect(refundId).toMatch(/^rf_/);
+    const w = await s.json<{ id: string }>(['withdraw', 'apply', '--uid', 'dave', '--amount', '3', '--to', EVM_TO, '--chain-id', '1', '--chain-type', 'EVM', '--token', USDT_ETH]);
+    const two = await s.json<{ mchId: string }>(['merchant', 'add', '--name', 'Two', '--generate-wallet']);
+
+    const [byRefund, byWithdrawal, plainRefund, plainWithdrawal, refundOfOther, withdrawalOfOther] = await Promise.all([
+      s.run(['--json', 'order', 'find', refundId]),
+      s.run(['--json', 'order', 'find', w.id]),
+      s.run(['order', 'find', refundId]),
+      s.run(['order', 'find', w.id]),
+      s.run(['--mch-id', two.mchId, 'order', 'find', refundId]),
+      s.run(['--mch-id', two.mchId, 'order', 'find', w.id]),
+    ]);
+    expect(JSON.parse(byRefund.stdout)).toEqual({ orders: [expect.objectContaining({ id, oid: 'G-1', uid: 'dave', refundedAmount: '2', matchedBy: ['refund'] })], withdrawals: [] });
+    expect(JSON.parse(byWithdrawal.stdout)).toEqual({ orders: [], withdrawals: [expect.objectContaining({ id: w.id, uid: 'dave', status: 'PENDING', matchedBy: ['id'] })] });
+    expect(rows(plainRefund.stdout)).toEqual([expect.stringMatching(new RegExp(`^refund id\\t${id}\\tG-1\\tdave\\t10 USDT\\tPAID\\t10\\t2\\t`))]);
+    expect(rows(plainWithdrawal.stdout)).toEqual([expect.stringMatching(new RegExp(`^id \\(withdrawal\\)\\t${w.id}\\t-\\tdave\\t3 USDT\\tPENDING\\t`))]);
+    for (const other of [refundOfOther, withdrawalOfOther]) {
+      expect(other.code).toBe(1);
+      expect(other.stdout).toBe('');
+      expect(other.stderr).toMatch(new RegExp(`^error: nothing of merchant ${two.mchId} matches `));
+    }
   });
 
   it('order list: --oid, --since and --until (times and durations), pages with --cursor that say "showing 2 of 5"', async () => {

@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { BIN, cliEnv } from '../helpers/cli.js';
 import { utcDay } from '../helpers/service.js';
+import { parseAmount } from '../../src/core/money.js';
 import { CLEAN_ENV, EVM_TO, evmTx, HAS_SCRIPT, paidOrder, runPty, SLOW, USDT_ETH, withMerchant } from './_support.js';
 
 const apply = (uid: string, amount: string) => ['withdraw', 'apply', '--uid', uid, '--amount', amount, '--to', EVM_TO, '--chain-id', '1', '--chain-type', 'EVM', '--token', USDT_ETH];
@@ -110,6 +111,43 @@ describe.concurrent('at a glance (#15 item 10)', { timeout: SLOW }, () => {
     // A merchant whose users hold nothing yet: zero of the ledger's asset, not a bare 0.
     const empty = await s.run(['--mch-id', two.mchId, 'summary']);
     expect(/^users hold\s+(.*)$/m.exec(empty.stdout)?.[1]).toBe('available 0 USDT; held for withdrawals 0 USDT');
+  });
+
+  it("summary counts the period's balance adjustments, so that its figures add up to what users hold", async () => {
+    const startedOn = utcDay(Date.now());
+    const s = await withMerchant();
+    await paidOrder(s, 'R-1', 'u1', '100');
+    await paidOrder(s, 'R-2', 'u2', '20.5');
+    await s.json(['refund', '--oid', 'R-1', '--amount', '10', '--yes']);
+    const w = await s.json<{ id: string }>(apply('u1', '30'));
+    await s.json(['withdraw', 'confirm', w.id, '--tx-hash', evmTx(), '--block-number', '5', '--yes']);
+    await s.json(apply('u2', '0.5'));
+    await s.json(['balance', 'adjust', 'u1', '--amount', '+5', '--reason', 'goodwill', '--yes']);
+    await s.json(['balance', 'adjust', 'u2', '--amount', '-1.25', '--reason', 'chargeback fee', '--yes']);
+    const two = await s.json<{ mchId: string }>(['merchant', 'add', '--name', 'Two', '--generate-wallet']);
+    await s.json(['balance', 'adjust', 'x9', '--amount', '+7', '--reason', 'another shop', '--yes', '--mch-id', two.mchId]);
+
+    type Period = { payments: { total: Record<string, string> }; refunds: { total: Record<string, string> }; withdrawals: { total: Record<string, string> }; adjustments: { count: number; credited: Record<string, string>; debited: Record<string, string> } };
+    const [plain, json, theirs] = await Promise.all([
+      s.run(['--mch-id', s.mchId, 'summary']),
+      s.json<{ today: Period; week: Period; balances: { available: Record<string, string>; held: Record<string, string> } }>(['--mch-id', s.mchId, 'summary']),
+      s.json<{ today: Period; week: Period }>(['--mch-id', two.mchId, 'summary']),
+    ]);
+    expect(plain.code, plain.stderr).toBe(0);
+    if (utcDay(Date.now()) !== startedOn) return;
+    for (const p of [json.today, json.week]) expect(p.adjustments).toEqual({ count: 2, credited: { USDT: '5' }, debited: { USDT: '1.25' } });
+    expect(theirs.today.adjustments).toEqual({ count: 1, credited: { USDT: '7' }, debited: {} });
+    const day = new Date(Date.now()).toISOString().slice(0, 10);
+    expect(plain.stdout).toMatch(new RegExp(`^ {2}withdrawals\\s+1, 30 USDT\\n {2}adjustments\\s+2, 5 USDT credited to users; 1\\.25 USDT debited from users: each in cryptopay log --since ${day}\\n`, 'm'));
+    // What came in, less what went out, either way an operator moved it: what users hold.
+    const u = (t: Record<string, string>) => parseAmount(t.USDT ?? '0', 6);
+    const t = json.today;
+    const moved = u(t.payments.total) - u(t.refunds.total) - u(t.withdrawals.total) + u(t.adjustments.credited) - u(t.adjustments.debited);
+    expect(moved).toBe(u(json.balances.available) + u(json.balances.held));
+    expect(moved).toBe(84_250_000n);
+    // A merchant with no adjustment: none, not an empty figure.
+    const quiet = await withMerchant();
+    expect(/^ {2}adjustments\s+(.*)$/m.exec((await quiet.run(['summary'])).stdout)?.[1]).toBe('none');
   });
 
   it('log --follow prints the last entries, then each new one as it is written, and ends quietly on SIGTERM', async () => {

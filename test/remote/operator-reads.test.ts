@@ -25,7 +25,7 @@ let b: Merchant;
 let server: Served;
 /** Merchant A's CLI on the remote. */
 let asA: (args: string[]) => ReturnType<Home['cli']>;
-const ids = { a1: '', b1: '', wa: '', wb: '' };
+const ids = { a1: '', b1: '', wa: '', wb: '', rb: '' };
 
 /** The UTC day the figures were made in (summary's "today" is the real clock's). */
 let madeOn: number;
@@ -44,7 +44,7 @@ beforeAll(async () => {
   ids.b1 = (await seed(b, ['order', 'create', '--oid', 'B-1', '--uid', 'u1', '--amount', '30'])).id;
   await seed(a, ['order', 'mark-paid', ids.a1, '--tx-hash', txHash(0xa1), '--yes']);
   await seed(b, ['order', 'mark-paid', ids.b1, '--tx-hash', txHash(0xb1), '--yes']);
-  await seed(b, ['refund', '--id', ids.b1, '--amount', '4', '--remark', 'secret of B', '--yes']);
+  ids.rb = (await seed(b, ['refund', '--id', ids.b1, '--amount', '4', '--remark', 'secret of B', '--yes'])).refundId;
   ids.wb = (await seed(b, apply('u1', '6'))).id;
   server = await serve(h);
   asA = asMerchant(h, server, a);
@@ -121,7 +121,7 @@ describe("a merchant's signed reads on the remote", () => {
 
   it("order find: its own order by oid, uid, payment hash and deposit address; B's order, hash and payout answer like nothing at all", async () => {
     const own = (await h.json(['--db', h.db, '--mch-id', a.mchId, 'order', 'show', ids.a1])) as { addresses: { EVM: string } };
-    const [byOid, byUid, byHash, byAddress, bOid, bHash, bPayout] = await Promise.all([
+    const [byOid, byUid, byHash, byAddress, bOid, bHash, bPayout, bRefund, bWithdrawal, ownWithdrawal] = await Promise.all([
       asA(['--json', 'order', 'find', 'A-1']),
       asA(['--json', 'order', 'find', 'u1']),
       asA(['--json', 'order', 'find', txHash(0xa1).slice(2).toUpperCase()]),
@@ -129,7 +129,11 @@ describe("a merchant's signed reads on the remote", () => {
       asA(['order', 'find', 'B-1']),
       asA(['order', 'find', txHash(0xb1)]),
       asA(['order', 'find', ids.b1]),
+      asA(['order', 'find', ids.rb]),
+      asA(['order', 'find', ids.wb]),
+      asA(['--json', 'order', 'find', ids.wa]),
     ]);
+    expect(JSON.parse(ownWithdrawal.stdout)).toEqual({ orders: [], withdrawals: [expect.objectContaining({ id: ids.wa, mchId: a.mchId, matchedBy: ['id'] })] });
     for (const [r, by] of [[byOid, 'oid'], [byUid, 'uid'], [byHash, 'txHash'], [byAddress, 'address']] as const) {
       expect(r, by).toMatchObject({ code: 0, stderr: '' });
       const found = JSON.parse(r.stdout) as { orders: { id: string; mchId: string; matchedBy: string[] }[]; withdrawals: unknown[] };
@@ -137,8 +141,9 @@ describe("a merchant's signed reads on the remote", () => {
       expect(found.orders.map((o) => [o.id, o.mchId, o.matchedBy])).toEqual([[ids.a1, a.mchId, [by]]]);
       expect(found.withdrawals).toEqual([]);
     }
-    for (const [r, q] of [[bOid, 'B-1'], [bHash, txHash(0xb1)], [bPayout, ids.b1]] as const) {
-      expect(r).toEqual({ code: 1, stdout: '', stderr: `error: nothing of merchant ${a.mchId} matches ${q}: no order has it as id, oid, uid, transaction hash, deposit address or payer's address, and no withdrawal as transaction hash\n` });
+    expect(ids.rb).toMatch(/^rf_/);
+    for (const [r, q] of [[bOid, 'B-1'], [bHash, txHash(0xb1)], [bPayout, ids.b1], [bRefund, ids.rb], [bWithdrawal, ids.wb]] as const) {
+      expect(r).toEqual({ code: 1, stdout: '', stderr: `error: nothing of merchant ${a.mchId} matches ${q}: no order has it as id, oid, uid, refund id, transaction hash, deposit address or payer's address, and no withdrawal as id or transaction hash\n` });
     }
   });
 

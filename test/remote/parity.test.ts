@@ -142,7 +142,7 @@ const EXPECTED: Record<string, { code: number; out?: RegExp; err?: RegExp }> = {
   'order find O1': { code: 0, out: /^matched by\tid\toid\tuid\tamount\tstatus\tpaid\trefunded\tcreated\noid\t<O1>\tO1\tu1\t10\.5 USDT\tREFUNDED\t10\.5\t10\.5\t<time>\n$/ },
   'order find --json, the payment hash in capitals without 0x': { code: 0, out: /^\{\n {2}"orders": \[\n {4}\{\n {6}"id": "<O1>"[\s\S]*"matchedBy": \[\n {8}"txHash"\n {6}\][\s\S]*"withdrawals": \[\]\n\}\n$/ },
   'order find, a payout hash': { code: 0, out: /^matched by\tid\toid\tuid\tamount\tstatus\tpaid\trefunded\tcreated\ntx hash \(withdrawal\)\t<W2>\t-\tu2\t5 USDT\tCONFIRMED\t-\t-\t<time>\n$/ },
-  'order find, nothing': { code: 1, err: /^error: nothing of merchant <mchId> matches nobody-at-all: no order has it as id, oid, uid, transaction hash, deposit address or payer's address, and no withdrawal as transaction hash\n$/ },
+  'order find, nothing': { code: 1, err: /^error: nothing of merchant <mchId> matches nobody-at-all: no order has it as id, oid, uid, refund id, transaction hash, deposit address or payer's address, and no withdrawal as id or transaction hash\n$/ },
   'withdraw list --limit 2': { code: 0, out: /^id\tuid\tamount\tto\tchain\tstatus\ttx hash\tcreated\n<W4>\t[^\n]*\n<W3>\t[^\n]*\n$/, err: /^showing 2 of 4; next page: --cursor <W3>\n$/ },
   'withdraw list --limit 2, next page': { code: 0, out: /^id\tuid\tamount\tto\tchain\tstatus\ttx hash\tcreated\n<W2>\t[^\n]*\n<W1>\t[^\n]*\n$/, err: /^showing 3-4 of 4\n$/ },
   'order list, unknown cursor': { code: 1, err: /^error: cursor ord_AAAAAAAAAAAAAAAAAAAAAA is not an order of this ledger: pass the id the previous page named\n$/ },

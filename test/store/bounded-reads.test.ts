@@ -33,6 +33,25 @@ describe("a merchant's summary reads that merchant's payments and refunds of the
     expect([all.week.payments, all.week.refunds]).toEqual([{ count: 5, total: { USDT: '41' } }, { count: 1, total: { USDT: '1.5' } }]);
   });
 
+  // The period's balance adjustments (0020): their own partial index, never every transfer of the
+  // ledger (each payment, refund and withdrawal is one).
+  it("reads the period's adjustments from their own index, of the merchant or of all", async () => {
+    const { service, ledger } = h();
+    const a = await addTestMerchant(service);
+    const b = await addOtherMerchant(service);
+    for (let i = 0; i < 3; i++) await paidOrder(service, { mchId: a.mchId, amount: '10' });
+    await service.adjustBalance({ mchId: a.mchId, uid: 'u1', amount: '-2', reason: 'fee' });
+    await service.adjustBalance({ mchId: b.mchId, uid: 'u9', amount: '+4', reason: 'goodwill' });
+    for (const mchId of [b.mchId, undefined]) {
+      const plans = await plansOf(ledger.sqlite, /\bfrom transfers t\b/, /\b(transfers|t)\b/, () => service.summary({ mchId }));
+      expect(plans).toHaveLength(2);
+      for (const plan of plans) expect(plan).toEqual([expect.stringMatching(/^SEARCH t USING INDEX transfers_adjustments \((merchant_id=\? AND created_at>\?|ANY\(merchant_id\) AND created_at>\?)\)$|^SCAN t USING INDEX transfers_adjustments$/)]);
+    }
+    expect((await service.summary({ mchId: b.mchId })).week.adjustments).toEqual({ count: 1, credited: { USDT: '4' }, debited: {} });
+    expect((await service.summary({ mchId: a.mchId })).week.adjustments).toEqual({ count: 1, credited: {}, debited: { USDT: '2' } });
+    expect((await service.summary()).week.adjustments).toEqual({ count: 2, credited: { USDT: '4' }, debited: { USDT: '2' } });
+  });
+
   // A review (session 24): a process of the release before 0019, still running on the file, writes
   // payments and refunds without merchant_id; they must not drop out of the merchant's summary.
   it('a payment or refund written without its merchant (by an earlier release) is given it by the ledger', async () => {

@@ -5,11 +5,12 @@ import { formatTime, merchantColumn, printJson, printTable, type Column } from '
 import { shellQuote } from '../shell-quote.js';
 import { amountIn, commandRegistry } from '../withdraw/asset.js';
 
-const LABEL = { id: 'id', oid: 'oid', uid: 'uid', txHash: 'tx hash', address: 'address', payer: 'paid from' } as const;
+const LABEL = { id: 'id', oid: 'oid', uid: 'uid', txHash: 'tx hash', address: 'address', payer: 'paid from', refund: 'refund id' } as const;
 
 /**
- * `order find TEXT`: the orders whose id, oid, uid, payment transaction or deposit address is
- * TEXT, and the withdrawals a transaction hash pays out; exit 1 when nothing matches.
+ * `order find TEXT`: the orders whose id, oid, uid, payment transaction, deposit address or payer
+ * is TEXT, or that hold the refund of that id, and the withdrawal of that id or that a transaction
+ * hash pays out; exit 1 when nothing matches.
  */
 export async function run(ctx: Context, opts: Record<string, string | undefined>, text: string): Promise<void> {
   const q = text.trim();
@@ -17,14 +18,14 @@ export async function run(ctx: Context, opts: Record<string, string | undefined>
   const found = await (await ctx.service()).findOrders(q, { mchId: ctx.globals.mchId, limit });
   if (found.orders.length === 0 && found.withdrawals.length === 0) {
     const scope = ctx.globals.mchId ? ` of merchant ${ctx.globals.mchId}` : '';
-    throw new AppError('not_found', `nothing${scope} matches ${q}: no order has it as id, oid, uid, transaction hash, deposit address or payer's address, and no withdrawal as transaction hash`);
+    throw new AppError('not_found', `nothing${scope} matches ${q}: no order has it as id, oid, uid, refund id, transaction hash, deposit address or payer's address, and no withdrawal as id or transaction hash`);
   }
   if (ctx.globals.json) return printJson(ctx, { orders: found.orders, withdrawals: found.withdrawals });
   const registry = found.withdrawals.length ? await commandRegistry(ctx, 'order find') : undefined;
   const head: Array<string | Column> = ['matched by', 'id', 'oid', 'uid', 'amount', 'status', 'paid', 'refunded', 'created'];
   const rows = [
     ...found.orders.map((o) => [o.matchedBy.map((b) => LABEL[b]).join(', '), o.id, o.oid, o.uid, `${o.amount} ${o.asset}`, o.status, o.paidAmount, o.refundedAmount, formatTime(o.createdAt)]),
-    ...found.withdrawals.map((w) => ['tx hash (withdrawal)', w.id, null, w.uid, amountIn(registry!, w), w.status, null, null, formatTime(w.createdAt)]),
+    ...found.withdrawals.map((w) => [`${w.matchedBy.map((b) => LABEL[b]).join(', ')} (withdrawal)`, w.id, null, w.uid, amountIn(registry!, w), w.status, null, null, formatTime(w.createdAt)]),
   ];
   // Whose each row is, when they are of several merchants: after the id.
   merchantColumn([...found.orders, ...found.withdrawals], head, rows, 2);
