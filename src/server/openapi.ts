@@ -172,7 +172,7 @@ export function openApiDocument(): Record<string, unknown> {
         withOp('log/follow', logFollowSchema),
         LOG_FOLLOW,
       ),
-      '/api/v1/summary': signedPost(`${EXT}The merchant's ledger at a glance: pending withdrawals, payments, refunds and withdrawals today and this week (UTC), balances, held payments, the chains' lag, failed callbacks`, withOp('summary', summarySchema), SUMMARY),
+      '/api/v1/summary': signedPost(`${EXT}The merchant's ledger at a glance: pending withdrawals, payments, refunds, withdrawals and balance adjustments today and this week (UTC), balances, held payments, the chains' lag, failed callbacks`, withOp('summary', summarySchema), SUMMARY),
       '/api/v1/callbacks/list': signedPost(`${EXT}Callbacks to the merchant's notifyUrls, newest first`, withOp('callbacks/list', callbackListSchema), listOrPage(CALLBACK)),
       '/api/v1/callbacks/show': signedPost(`${EXT}One callback with the event it carries and every attempt (the sending process shown as "service")`, withOp('callbacks/show', callbackShowSchema), CALLBACK_SHOW),
       '/api/v1/chains': signedPost(`${EXT}The chains and tokens the service knows, without their node's URL: what withdraw apply may name`, withOp('chains', chainsSchema), KNOWN_CHAINS),

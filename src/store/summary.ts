@@ -17,16 +17,23 @@ export function periodStarts(now: number): { today: number; week: number } {
 }
 
 /**
- * Sums are added in bigint as rows come (SQL's sum() throws past 64 bits, decisions "The
- * ledger's bound"); each query reads one small group per asset.
+ * The sum of an amount column in two halves, each of which SQLite adds within 64 bits: the high
+ * 31 bits of every amount and the low 32 (amounts are at most 2^63 - 1, decisions "The ledger's
+ * bound"). SQL's sum() of the amounts themselves throws past 64 bits, and a period's money that
+ * comes and goes (credited then debited back, paid then refunded, or several merchants' together)
+ * passes it while no balance nears the bound: summary then failed whole (a review of session 25).
  */
+const halves = (column: string) => sql.raw(`coalesce(sum(${column} >> 32), 0) as hi, coalesce(sum(${column} & 4294967295), 0) as lo`);
+const whole = (r: { hi: bigint | number; lo: bigint | number }) => (BigInt(r.hi) << 32n) + BigInt(r.lo);
+
+/** Each query reads one small group per asset: asset, n, and the halves of its amounts' sum. */
 function tally(s: StoreCtx, query: ReturnType<typeof sql>): Tally {
-  const rows = s.db.all<{ asset: string; n: bigint; total: bigint }>(query);
+  const rows = s.db.all<{ asset: string; n: bigint; hi: bigint; lo: bigint }>(query);
   const total: Totals = {};
   let count = 0;
   for (const r of rows) {
     count += Number(r.n);
-    total[r.asset] = formatAmount(BigInt(r.total), decimalsOf(r.asset));
+    total[r.asset] = formatAmount(whole(r), decimalsOf(r.asset));
   }
   return { count, total };
 }
@@ -37,13 +44,13 @@ function tally(s: StoreCtx, query: ReturnType<typeof sql>): Tally {
  * from their own partial index (0020), never from the whole transfers table.
  */
 function adjusted(s: StoreCtx, merchant: ReturnType<typeof sql>, since: number): Adjusted {
-  const rows = s.db.all<{ asset: string; toUser: bigint; n: bigint; total: bigint }>(sql`select t.asset as asset, (a.kind = 'user') as toUser, count(*) as n,
-      coalesce(sum(t.amount), 0) as total from transfers t join accounts a on a.id = t.credit_account_id
+  const rows = s.db.all<{ asset: string; toUser: bigint; n: bigint; hi: bigint; lo: bigint }>(sql`select t.asset as asset, (a.kind = 'user') as toUser, count(*) as n,
+      ${halves('t.amount')} from transfers t join accounts a on a.id = t.credit_account_id
     where t.kind = 'adjustment' and ${merchant} and t.created_at >= ${since} group by t.asset, toUser`);
   const out: Adjusted = { count: 0, credited: {}, debited: {} };
   for (const r of rows) {
     out.count += Number(r.n);
-    (Number(r.toUser) ? out.credited : out.debited)[r.asset] = formatAmount(BigInt(r.total), decimalsOf(r.asset));
+    (Number(r.toUser) ? out.credited : out.debited)[r.asset] = formatAmount(whole(r), decimalsOf(r.asset));
   }
   return out;
 }
@@ -61,16 +68,16 @@ export function summarize(s: StoreCtx, opts: { mchId?: string; chainName: (chain
   // merchant by time (0018): never another merchant's (session 24's attacker review).
   const period = (since: number): Period => ({
     since,
-    payments: tally(s, sql`select o.asset as asset, count(*) as n, coalesce(sum(p.amount), 0) as total from payments p join orders o on o.id = p.order_id
+    payments: tally(s, sql`select o.asset as asset, count(*) as n, ${halves('p.amount')} from payments p join orders o on o.id = p.order_id
       where ${byMerchant('p.merchant_id')} and p.created_at >= ${since} group by o.asset`),
-    refunds: tally(s, sql`select o.asset as asset, count(*) as n, coalesce(sum(r.amount), 0) as total from refunds r join orders o on o.id = r.order_id
+    refunds: tally(s, sql`select o.asset as asset, count(*) as n, ${halves('r.amount')} from refunds r join orders o on o.id = r.order_id
       where ${byMerchant('r.merchant_id')} and r.created_at >= ${since} group by o.asset`),
-    withdrawals: tally(s, sql`select asset, count(*) as n, coalesce(sum(amount), 0) as total from withdrawals
+    withdrawals: tally(s, sql`select asset, count(*) as n, ${halves('amount')} from withdrawals
       where status = 'CONFIRMED' and updated_at >= ${since} and ${byMerchant('merchant_id')} group by asset`),
     adjustments: adjusted(s, byMerchant('t.merchant_id'), since),
   });
   const starts = periodStarts(now);
-  const pending = tally(s, sql`select asset, count(*) as n, coalesce(sum(amount), 0) as total from withdrawals where status = 'PENDING' and ${byMerchant('merchant_id')} group by asset`);
+  const pending = tally(s, sql`select asset, count(*) as n, ${halves('amount')} from withdrawals where status = 'PENDING' and ${byMerchant('merchant_id')} group by asset`);
   const confirming = Number(s.db.get<{ n: bigint }>(sql`select count(*) as n from withdrawals where status = 'PENDING' and verification = 'confirming' and ${byMerchant('merchant_id')}`)?.n ?? 0);
 
   const available: Record<string, bigint> = {};
@@ -81,12 +88,12 @@ export function summarize(s: StoreCtx, opts: { mchId?: string; chainName: (chain
   }
   const fmt = (t: Record<string, bigint>): Totals => Object.fromEntries(Object.entries(t).map(([asset, v]) => [asset, formatAmount(v, decimalsOf(asset))]));
 
-  const heldPayments = tally(s, sql`select o.asset as asset, count(*) as n, coalesce(sum(c.amount), 0) as total from chain_payments c join orders o on o.id = c.order_id
+  const heldPayments = tally(s, sql`select o.asset as asset, count(*) as n, ${halves('c.amount')} from chain_payments c join orders o on o.id = c.order_id
     where c.status = 'held' and ${ofOrderMerchant} group by o.asset`);
 
   // Until an operator decides each (order credit-held or return-held): then no longer counted.
   const refusedPayments = {
-    ...tally(s, sql`select o.asset as asset, count(*) as n, coalesce(sum(c.amount), 0) as total from chain_payments c join orders o on o.id = c.order_id
+    ...tally(s, sql`select o.asset as asset, count(*) as n, ${halves('c.amount')} from chain_payments c join orders o on o.id = c.order_id
       where c.status = 'refused' and ${ofOrderMerchant} group by o.asset`),
     orders: s.db.all<{ id: string }>(sql`select distinct c.order_id as id from chain_payments c join orders o on o.id = c.order_id
       where c.status = 'refused' and ${ofOrderMerchant} order by c.order_id limit ${REFUSED_ORDERS_LISTED}`).map((r) => r.id),

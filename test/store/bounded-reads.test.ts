@@ -45,7 +45,9 @@ describe("a merchant's summary reads that merchant's payments and refunds of the
     for (const mchId of [b.mchId, undefined]) {
       const plans = await plansOf(ledger.sqlite, /\bfrom transfers t\b/, /\b(transfers|t)\b/, () => service.summary({ mchId }));
       expect(plans).toHaveLength(2);
-      for (const plan of plans) expect(plan).toEqual([expect.stringMatching(/^SEARCH t USING INDEX transfers_adjustments \((merchant_id=\? AND created_at>\?|ANY\(merchant_id\) AND created_at>\?)\)$|^SCAN t USING INDEX transfers_adjustments$/)]);
+      // A merchant's: its own rows of the index. The whole ledger's: the index of adjustments alone.
+      const want = mchId ? /^SEARCH t USING INDEX transfers_adjustments \(merchant_id=\? AND created_at>\?\)$/ : /^(SCAN t USING INDEX transfers_adjustments|SEARCH t USING INDEX transfers_adjustments \(ANY\(merchant_id\) AND created_at>\?\))$/;
+      for (const plan of plans) expect(plan).toEqual([expect.stringMatching(want)]);
     }
     expect((await service.summary({ mchId: b.mchId })).week.adjustments).toEqual({ count: 1, credited: { USDT: '4' }, debited: {} });
     expect((await service.summary({ mchId: a.mchId })).week.adjustments).toEqual({ count: 1, credited: {}, debited: { USDT: '2' } });

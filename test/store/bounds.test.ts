@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_LEDGER_AMOUNT, formatAmount } from '../../src/core/money.js';
-import { accountRows, addTestMerchant, counts, evmTx, order, refused, useHarness } from '../helpers/service.js';
+import { accountRows, addOtherMerchant, addTestMerchant, counts, evmTx, order, refused, useHarness } from '../helpers/service.js';
 
 /**
  * Issue #10 item 10: no silent overflow. SQLite turns an integer sum past 64 bits into a float;
@@ -28,6 +28,34 @@ describe('64-bit bounds', () => {
     expect(await service.getOrderStatus(tenth.id)).toBe('PENDING_PAY');
     const types = h().ledger.sqlite.prepare('select distinct typeof(posted) as t from accounts').all() as { t: string }[];
     expect(types).toEqual([{ t: 'integer' }]);
+    expect(await service.check()).toEqual([]);
+  });
+
+  // A review of session 25: summary added the period's amounts with SQL's sum(), which throws past
+  // 64 bits; money that comes and goes (credited, then debited back; paid, then refunded) adds up
+  // past the bound in a period while no balance ever nears it. summary then failed as a whole.
+  it("summary adds up a period's amounts past 64 bits: credited and debited back, paid and refunded", async () => {
+    const { service } = h();
+    const { mchId: first } = await addTestMerchant(service);
+    for (let i = 0; i < 9; i++) {
+      await service.adjustBalance({ uid: 'u', amount: `+${TRILLION}`, reason: 'in' });
+      await service.adjustBalance({ uid: 'u', amount: `-${TRILLION}`, reason: 'out' });
+    }
+    await service.adjustBalance({ uid: 'u', amount: `+${TRILLION}`, reason: 'in' });
+    // Two merchants, each paid 9 x 10^18 base units: their sum, in the whole ledger's summary.
+    const other = await addOtherMerchant(service);
+    for (const mchId of [first, other.mchId]) {
+      for (let i = 0; i < 9; i++) {
+        const o = await order(service, { amount: TRILLION, uid: 'p', mchId });
+        await service.markPaid({ id: o.id, txHash: evmTx(400 + i + (mchId === first ? 0 : 100)) });
+        if (mchId === first) await service.refund({ id: o.id, amount: TRILLION, mchId });
+      }
+    }
+    const s = await service.summary();
+    expect(s.week.adjustments).toEqual({ count: 19, credited: { USDT: '10000000000000' }, debited: { USDT: '9000000000000' } });
+    expect(s.week.payments).toEqual({ count: 18, total: { USDT: '18000000000000' } });
+    expect(s.week.refunds).toEqual({ count: 9, total: { USDT: '9000000000000' } });
+    expect(s.balances.available).toEqual({ USDT: '10000000000000' });
     expect(await service.check()).toEqual([]);
   });
 
