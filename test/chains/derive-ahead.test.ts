@@ -54,8 +54,13 @@ function countingThread(answers: boolean): { url: URL; asked: () => number } {
 const freshXpubs = (n: number) => Array.from({ length: n }, () => HDNodeWallet.fromSeed(randomBytes(32)).derivePath("m/44'/60'/0'").neuter().extendedKey);
 
 /** Calls take until it answers (the worker has delivered) or a few seconds pass. */
+/**
+ * The address at `index` once the pool has it, polled every 20 ms for up to 30 s: the derivation
+ * thread runs at the lowest priority, and with three test files at once on two cores it waited
+ * more than the 4 s this allowed before (a CI run of 2026-12-02).
+ */
 async function ready(p: AheadPool, chain: 'EVM' | 'TRON', xpub: string, index: number): Promise<string | undefined> {
-  for (let i = 0; i < 200; i++) {
+  for (let i = 0; i < 1500; i++) {
     const hit = p.take(chain, xpub, index);
     if (hit !== undefined) return hit;
     await new Promise((r) => setTimeout(r, 20));
