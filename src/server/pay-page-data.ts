@@ -59,6 +59,12 @@ export interface PayPageModel {
    * `methods` hold development chains only (none when the server knows none).
    */
   testOnly: boolean;
+  /**
+   * One of the networks offered is read by the service (its chain has an rpcUrl): a payment is
+   * seen there without anyone's help. Else the order is paid once the shop records the payment
+   * (order mark-paid), and the page must not promise more (a new-user trial, F9).
+   */
+  watched: boolean;
 }
 
 /** Ids are at most 64 characters (decisions §8): a longer one cannot name an order. */
@@ -195,7 +201,8 @@ function modelOf(o: PageOrder, registry: Registry, seen: Seen): PayPageModel {
     // No network to pay on there (none watched, no token of the asset): no address to send to.
     return networks.length === 0 ? [] : [{ chainType, address, networks }];
   });
-  return { id: o.id, oid: o.oid, memo: o.memo, merchantName: o.merchantName, logo: o.logo, redirectUrl: o.redirectUrl, state: stateOf(o, seen), methods, testOnly };
+  const watched = methods.some((m) => m.networks.some((n) => !!registry.chain(n.chainId).rpcUrl));
+  return { id: o.id, oid: o.oid, memo: o.memo, merchantName: o.merchantName, logo: o.logo, redirectUrl: o.redirectUrl, state: stateOf(o, seen), methods, testOnly, watched };
 }
 
 /**

@@ -63,6 +63,8 @@ describe('the payment page follows the chain', () => {
     const fresh = await (await fetch(`${srv.url}/pay/${o.id}`)).text();
     expect(fresh).toMatch(/<div class="banner wait" id="confirming"><p class="title">Payment seen on the network<\/p><p><span id="seen-amount">12\.5<\/span> USDT is waiting for its confirmations: <span id="seen-depth">[12] of 3 confirmations<\/span>/);
     expect(fresh).toMatch(/<div class="banner wait" id="waiting" data-when="PENDING_PAY" hidden>/);
+    // Its chain is read by this serve: the page says a payment is seen without anyone's help.
+    expect(fresh).toContain('<p id="updates" hidden>This page updates by itself once the payment is confirmed on the network.</p>');
     // Without its script the page does not update by itself, and does not say it does.
     expect(fresh).toContain('Do not pay again.<span id="updates-seen" hidden> This page updates by itself.</span>');
 
