@@ -129,6 +129,11 @@ describe.concurrent('find anything (#15 item 2)', { timeout: SLOW }, () => {
     expect(nothing.code).toBe(1);
     expect(nothing.stdout).toBe('');
     expect(nothing.stderr).toMatch(/^error: nothing matches nobody: no order has it as id, oid, uid, refund id, transaction hash, deposit address or payer's address, and no withdrawal as id or transaction hash\n$/);
+    // An unknown hash says what else it can be, and how to record it (F6).
+    const unknownHash = evmTx();
+    const noHash = await s.run(['order', 'find', unknownHash]);
+    expect([noHash.code, noHash.stdout]).toEqual([1, '']);
+    expect(noHash.stderr).toBe(`error: nothing matches ${unknownHash}: no order has it as id, oid, uid, refund id, transaction hash, deposit address or payer's address, and no withdrawal as id or transaction hash; a transaction sent moments ago may not be read yet (cryptopay summary says how far each chain is read), and one that pays no order's address, or on a chain this ledger does not watch, is not seen at all: look it up in the chain's explorer, then record it with cryptopay order mark-paid ORDER --tx-hash HASH\n`);
 
     // An attacker review (session 24): a newer order named after another order's deposit address
     // (an oid is the merchant's text) was listed first under it. The address match comes first.

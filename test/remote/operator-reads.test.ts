@@ -143,7 +143,9 @@ describe("a merchant's signed reads on the remote", () => {
     }
     expect(ids.rb).toMatch(/^rf_/);
     for (const [r, q] of [[bOid, 'B-1'], [bHash, txHash(0xb1)], [bPayout, ids.b1], [bRefund, ids.rb], [bWithdrawal, ids.wb]] as const) {
-      expect(r).toEqual({ code: 1, stdout: '', stderr: `error: nothing of merchant ${a.mchId} matches ${q}: no order has it as id, oid, uid, refund id, transaction hash, deposit address or payer's address, and no withdrawal as id or transaction hash\n` });
+      // A hash gets the hint every unknown hash gets (on a remote, recorded by the service's operator): B's is one A cannot tell from a hash never seen.
+      const hint = q.startsWith('0x') ? "; a transaction sent moments ago may not be read yet (cryptopay summary says how far each chain is read), and one that pays no order's address, or on a chain this ledger does not watch, is not seen at all: look it up in the chain's explorer, then the service's operator records it on its ledger (order mark-paid)" : '';
+      expect(r).toEqual({ code: 1, stdout: '', stderr: `error: nothing of merchant ${a.mchId} matches ${q}: no order has it as id, oid, uid, refund id, transaction hash, deposit address or payer's address, and no withdrawal as id or transaction hash${hint}\n` });
     }
   });
 

@@ -18,7 +18,11 @@ export async function run(ctx: Context, opts: Record<string, string | undefined>
   const found = await (await ctx.service()).findOrders(q, { mchId: ctx.globals.mchId, limit });
   if (found.orders.length === 0 && found.withdrawals.length === 0) {
     const scope = ctx.globals.mchId ? ` of merchant ${ctx.globals.mchId}` : '';
-    throw new AppError('not_found', `nothing${scope} matches ${q}: no order has it as id, oid, uid, refund id, transaction hash, deposit address or payer's address, and no withdrawal as id or transaction hash`);
+    // A hash a customer or a wallet gave: what else it can be (a new-user trial, F6, got no hint).
+    const hash = /^(0x)?[0-9a-f]{64}$/i.test(q)
+      ? `; a transaction sent moments ago may not be read yet (cryptopay summary says how far each chain is read), and one that pays no order's address, or on a chain this ledger does not watch, is not seen at all: look it up in the chain's explorer, then ${ctx.isRemote() ? "the service's operator records it on its ledger (order mark-paid)" : 'record it with cryptopay order mark-paid ORDER --tx-hash HASH'}`
+      : '';
+    throw new AppError('not_found', `nothing${scope} matches ${q}: no order has it as id, oid, uid, refund id, transaction hash, deposit address or payer's address, and no withdrawal as id or transaction hash${hash}`);
   }
   if (ctx.globals.json) return printJson(ctx, { orders: found.orders, withdrawals: found.withdrawals });
   const registry = found.withdrawals.length ? await commandRegistry(ctx, 'order find') : undefined;
