@@ -305,9 +305,13 @@ export function findOrders(s: StoreCtx, q: string, opts: { mchId?: string; limit
   // A refund's id names its order; a withdrawal's id, the withdrawal (support is handed either).
   ids(s.db.select({ id: refunds.orderId }).from(refunds).innerJoin(orders, eq(orders.id, refunds.orderId)).where(scope(eq(refunds.id, q))).all(), 'refund');
   const withdrawalHits: (ListedWithdrawal & { mchId: string; matchedBy: MatchedBy[] })[] = [];
-  for (const w of s.db.select().from(withdrawals).where(and(eq(withdrawals.id, q), opts.mchId ? eq(withdrawals.merchantId, opts.mchId) : undefined)).all()) {
-    withdrawalHits.push({ ...listedWithdrawal(w), mchId: w.merchantId, matchedBy: ['id'] });
-  }
+  /** The merchant's withdrawals where `c` holds, each listed as matched by `by`. */
+  const withdrawalsWhere = (c: SQL, by: MatchedBy) => {
+    for (const w of s.db.select().from(withdrawals).where(and(c, opts.mchId ? eq(withdrawals.merchantId, opts.mchId) : undefined)).all()) {
+      withdrawalHits.push({ ...listedWithdrawal(w), mchId: w.merchantId, matchedBy: [by] });
+    }
+  };
+  withdrawalsWhere(eq(withdrawals.id, q), 'id');
   if (/^(0x)?[0-9a-f]{64}$/i.test(q)) {
     const key = txKey(q);
     const spellings = [key, `0x${key}`];
@@ -321,8 +325,7 @@ export function findOrders(s: StoreCtx, q: string, opts: { mchId?: string; limit
         'txHash',
       );
     }
-    const ws = s.db.select().from(withdrawals).where(and(inArray(withdrawals.txHash, spellings), opts.mchId ? eq(withdrawals.merchantId, opts.mchId) : undefined)).all();
-    for (const w of ws) withdrawalHits.push({ ...listedWithdrawal(w), mchId: w.merchantId, matchedBy: ['txHash'] });
+    withdrawalsWhere(inArray(withdrawals.txHash, spellings), 'txHash');
   }
   const addressOf: ChainType | undefined = /^0x[0-9a-f]{40}$/i.test(q) ? 'EVM' : /^T[1-9A-HJ-NP-Za-km-z]{33}$/.test(q) ? 'TRON' : undefined;
   if (addressOf) {
