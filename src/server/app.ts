@@ -26,6 +26,7 @@ import type { PayPageSource } from './pay-page-data.js';
 import { payUrlOf } from './pay-url.js';
 import { RateLimiter } from './rate-limit.js';
 import { operatorReads } from './read-routes.js';
+import { turnWrites } from './turn-writes.js';
 
 /** What the server needs of the ledger beyond the PaymentService itself. */
 export interface ServerBackend extends PaymentService, PayPageSource {
@@ -124,6 +125,7 @@ interface PathRoutes {
 export function createApp(deps: AppDeps) {
   const now = deps.now ?? Date.now;
   const limiter = new RateLimiter();
+  const writes = turnWrites();
   const { backend } = deps;
 
   const envelope = (status: number, code: 0 | 1, msg: string, data: unknown, headers?: Record<string, string>): Answer => ({
@@ -378,20 +380,26 @@ export function createApp(deps: AppDeps) {
         header: (name) => incoming.headers[name] as string | undefined,
         body: (limit) => readIncoming(incoming, res, limit),
       };
-      const answer = (a: Answer) => {
-        // The socket layer (listen.ts) may have answered already: a malformed or too slow body.
-        if (res.headersSent || res.destroyed) return;
-        const length = Buffer.byteLength(a.body);
-        if (!a.headers) res.writeHead(a.status, [...BASE_HEADER_LIST, 'Content-Length', length]);
-        else if (Object.isFrozen(a.headers)) res.writeHead(a.status, [...headerListOf(a.headers), 'Content-Length', length]);
-        else res.writeHead(a.status, { ...BASE_HEADERS, 'Content-Length': length, ...a.headers });
-        res.end(a.body);
-      };
       // handle() answers every refusal itself; this is a failure of the log writer or the socket.
       const failed = (e: unknown) => {
         deps.errorLog?.(`could not answer ${req.method} ${req.path}: ${(e as Error)?.stack ?? String(e)}`);
         res.destroy();
       };
+      const write = (a: Answer) => {
+        try {
+          // The socket layer (listen.ts) may have answered already: a malformed or too slow body.
+          if (res.headersSent || res.destroyed) return;
+          const length = Buffer.byteLength(a.body);
+          if (!a.headers) res.writeHead(a.status, [...BASE_HEADER_LIST, 'Content-Length', length]);
+          else if (Object.isFrozen(a.headers)) res.writeHead(a.status, [...headerListOf(a.headers), 'Content-Length', length]);
+          else res.writeHead(a.status, { ...BASE_HEADERS, 'Content-Length': length, ...a.headers });
+          res.end(a.body);
+        } catch (e) {
+          failed(e);
+        }
+      };
+      // Written with the other answers of this turn, at its end (src/server/turn-writes.ts).
+      const answer = (a: Answer) => writes.later(() => write(a));
       let a: Answer | Promise<Answer>;
       try {
         a = handle(req);
