@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { AppError, fileProblem, usage } from './core/errors.js';
+import { lazyOs } from './core/lazy-os.js';
 import { configDir } from './paths.js';
 import { chooseTarget } from './remote/choose.js';
 import type { OperatorService } from './core/service.js';
@@ -115,7 +115,7 @@ const lazyPrompter: Prompter = {
 export function operatorName(globals: Globals, env: NodeJS.ProcessEnv): string {
   if (globals.operator) return globals.operator;
   try {
-    return userInfo().username;
+    return lazyOs().userInfo().username;
   } catch {
     return env.USER ?? 'operator';
   }

@@ -5,6 +5,7 @@
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bundleLoader, codeCacheDir } from '../src/code-cache.js';
 
@@ -59,6 +60,15 @@ describe('bundleLoader', () => {
   it('gives a chunk import.meta.url as its own file URL', () => {
     const loader = bundleLoader(bundle, cache);
     expect(loader.require('./main.cjs').url).toBe(`file://${join(bundle, 'main.cjs')}`);
+  });
+
+  it("gives it Node's own file URL in a folder whose name needs escaping", () => {
+    const odd = join(dir, 'a b%23#?ü');
+    mkdirSync(odd);
+    for (const f of ['main.cjs', 'b.cjs']) writeFileSync(join(odd, f), readFileSync(join(bundle, f)));
+    const url = bundleLoader(odd, cache).require('./main.cjs').url;
+    expect(url).toBe(pathToFileURL(join(odd, 'main.cjs')).href);
+    expect(fileURLToPath(url)).toBe(join(odd, 'main.cjs'));
   });
 
   it('runs a chunk as it is now when it changed since its entry was made, even at the same length', () => {

@@ -1,13 +1,13 @@
 import { readStatus } from '../core/state.js';
 import type { OrderStatus } from '../core/types.js';
 import { schemaVersion } from '../core/version.js';
-import { cannotOpen, connectLedger, refuseReadableByOthers } from './ledger-file.js';
+import { cannotOpen, connectLedgerForRead, refuseReadableByOthers } from './ledger-file.js';
 
 /**
  * `order status ID` on the local ledger with SQLite alone: the service (LocalPaymentService and
  * every store module), drizzle and its schema were ~12 ms of the command's start-up, its query
- * builder ~1.5 ms more, for one row. The file is opened as every command opens it (the same
- * refusal of a ledger others can read, the same settings); the status is the ledger's, read as
+ * builder ~1.5 ms more, for one row. The file is refused as every command refuses it (a ledger
+ * others can read) and opened for one read (connectLedgerForRead); the status is the ledger's, read as
  * the service reads it (an unpaid order past its expiry is EXPIRED).
  *
  * Undefined when this read cannot answer on its own: no order with this id (of `mchId`, when
@@ -18,7 +18,7 @@ export function quickOrderStatus(path: string, id: string, mchId: string | undef
   let sqlite;
   try {
     refuseReadableByOthers(path);
-    sqlite = connectLedger(path);
+    sqlite = connectLedgerForRead(path);
   } catch (e) {
     throw cannotOpen(path, e);
   }

@@ -12,6 +12,10 @@ describe.concurrent('habits of good CLIs', { timeout: SLOW }, () => {
   it('--version and version name the build and the ledger schema; version reads a ledger without creating one', async () => {
     const s = sandbox();
     expect(await s.bare(['--version'])).toEqual({ code: 0, stdout: `cryptopay ${pkg.version} (ledger schema ${SCHEMA})\n`, stderr: '' });
+    // Every way of asking (the text is read only when the line asks: src/main.ts asksVersion).
+    for (const line of [['-V'], ['--yes', '-V'], ['-yV'], ['--json', '--version']]) {
+      expect(await s.bare(line), line.join(' ')).toEqual({ code: 0, stdout: `cryptopay ${pkg.version} (ledger schema ${SCHEMA})\n`, stderr: '' });
+    }
     const none = await s.run(['version']);
     expect(none.code).toBe(0);
     expect(none.stdout).toMatch(new RegExp(`^cryptopay\\s+${pkg.version.replace(/\./g, '\\.')}$`, 'm'));
