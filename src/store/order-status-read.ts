@@ -16,14 +16,18 @@ import { cannotOpen, connectLedgerForRead, refuseReadableByOthers } from './ledg
  */
 export function quickOrderStatus(path: string, id: string, mchId: string | undefined, now: number): OrderStatus | undefined {
   let sqlite;
+  let version;
   try {
     refuseReadableByOthers(path);
     sqlite = connectLedgerForRead(path);
+    // The first read of the file: a file that is not SQLite fails here, refused as not opened.
+    version = Number(sqlite.pragma('user_version', { simple: true }));
   } catch (e) {
+    sqlite?.close();
     throw cannotOpen(path, e);
   }
   try {
-    if (Number(sqlite.pragma('user_version', { simple: true })) !== schemaVersion()) return undefined;
+    if (version !== schemaVersion()) return undefined;
     const row = sqlite.prepare<[string], [string, bigint, string]>('SELECT status, expired_at, merchant_id FROM orders WHERE id = ?').raw(true).get(id);
     if (!row || (mchId && row[2] !== mchId)) return undefined;
     return readStatus(row[0], Number(row[1]), now);
