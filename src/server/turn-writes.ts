@@ -9,8 +9,8 @@
  * asleep again and paid that wake-up: perf showed 14 µs a request of serve's status GET in
  * `sock_def_readable`'s unlock alone, against 4 µs for a server answering the same bytes at
  * once. Written back to back at the end of the turn, one wake-up serves many answers: the
- * status GET used 0.53-0.67x the CPU a request and answered 1.4-1.9x the requests a second,
- * p99 lower (bench/CHANGES.md, twenty-fifth round).
+ * status GET used 0.53-0.70x the CPU a request and answered 1.28-1.9x the requests a second
+ * (A/B runs against the build before), p99 lower (bench/CHANGES.md, twenty-fifth round).
  *
  * What it costs: an answer waits for the rest of its turn's synchronous work (the other requests
  * read in the same turn), and never for I/O: pending immediates keep libuv's poll from blocking.

@@ -51,7 +51,7 @@ const BUSY_TIMEOUT_MS = 15_000;
 
 /** A connection with the ledger's settings; SQLite's own errors are thrown as they are. */
 export function connectLedger(path: string): Database.Database {
-  const sqlite = new Database(path, { timeout: BUSY_TIMEOUT_MS, nativeBinding: sqliteAddon() });
+  const sqlite = connectLedgerForRead(path);
   try {
     toWal(sqlite);
     sqlite.pragma('synchronous = FULL');
@@ -66,7 +66,6 @@ export function connectLedger(path: string): Database.Database {
     // cache. Measured under the create-order load: peak RSS 157-159 -> 142-144 MB, throughput
     // unchanged (bench/RESULTS.md).
     sqlite.pragma('cache_size = -4000');
-    sqlite.defaultSafeIntegers(true);
   } catch (e) {
     sqlite.close();
     throw e;
@@ -75,10 +74,10 @@ export function connectLedger(path: string): Database.Database {
 }
 
 /**
- * A connection for one read and nothing else (`order status`): the settings connectLedger makes
- * are for writing (synchronous, foreign keys, the savepoint journal, the page cache; WAL is the
- * file's own once any command has opened it), and making them was ~1 ms of that command's
- * start-up (issue #16). The same busy timeout, and integers as bigint as every connection reads them.
+ * What every connection to the ledger has: the busy timeout, and integers read as bigint. Enough
+ * for one read (`order status`): the settings connectLedger adds are for writing (synchronous,
+ * foreign keys, the savepoint journal, the page cache; WAL is the file's own once any command
+ * has opened it), and making them was ~1 ms of that command's start-up (issue #16).
  */
 export function connectLedgerForRead(path: string): Database.Database {
   const sqlite = new Database(path, { timeout: BUSY_TIMEOUT_MS, nativeBinding: sqliteAddon() });
