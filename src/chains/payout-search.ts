@@ -1,7 +1,7 @@
 /**
  * Whether a withdrawal already looks paid out on chain: a transfer of its amount of its token (or
  * less by a fee, down to 90%) to its address, from anyone but that address, mined after it was
- * requested. Asked before a withdrawal is rejected (a
+ * requested; or a transaction whose transfers there add up to that. Asked before a withdrawal is rejected (a
  * new-user trial paid one out by hand, then rejected it: the hold went back to the user, who was
  * paid twice) and before `dev pay-out` sends (a double click sent twice). Read with the token's
  * Transfer logs to the address (eth_getLogs with a topic filter, which TRON's JSON-RPC serves
@@ -93,14 +93,31 @@ export async function findPayouts(rpc: RpcClient, e: PayoutSought, opts: { span?
       throw err;
     }
     if (!Array.isArray(logs)) throw new RpcTransportError('the node answered eth_getLogs with something that is not a list');
+    // A transaction's transfers to the payee in all, as confirm reads "exactly that amount"
+    // (withdrawal-check.ts): a payout split in parts (0.5 + 0.5 in one batch) paid the user too.
+    const inAll = new Map<string, { blockNumber: number; from: string; value: bigint; logs: Set<number> }>();
     for (const raw of logs) {
       const t = decodeTransfer(raw);
       // The amount, or less by a fee, of someone else's tokens (the payee's own moved to itself
       // pay nothing), from anyone: a payout from a wallet the merchant has not named yet has
       // paid the user all the same (a new-user trial's was refused by confirm, then rejected).
-      if (!t || t.token !== token || t.to !== to || t.value > e.rawAmount || t.value < least || t.from === to) continue;
+      if (!t || t.token !== token || t.to !== to || t.from === to) continue;
       if (t.blockNumber < from || t.blockNumber > end) continue;
-      if (!found.has(t.txHash)) found.set(t.txHash, { txHash: adapter.txHash(t.txHash), blockNumber: t.blockNumber, from: adapter.fromNodeAddress(t.from), rawAmount: t.value });
+      if (t.value <= e.rawAmount && t.value >= least && !found.has(t.txHash)) {
+        found.set(t.txHash, { txHash: adapter.txHash(t.txHash), blockNumber: t.blockNumber, from: adapter.fromNodeAddress(t.from), rawAmount: t.value });
+      }
+      const sum = inAll.get(t.txHash) ?? { blockNumber: t.blockNumber, from: t.from, value: 0n, logs: new Set<number>() };
+      // A log the node answered twice counts once.
+      if (!sum.logs.has(t.logIndex)) {
+        sum.logs.add(t.logIndex);
+        sum.value += t.value;
+      }
+      inAll.set(t.txHash, sum);
+    }
+    for (const [hash, sum] of inAll) {
+      if (sum.value <= e.rawAmount && sum.value >= least && !found.has(hash)) {
+        found.set(hash, { txHash: adapter.txHash(hash), blockNumber: sum.blockNumber, from: adapter.fromNodeAddress(sum.from), rawAmount: sum.value });
+      }
     }
     from = end + 1;
   }

@@ -115,6 +115,21 @@ describe('withdraw reject asks the chain whether it was paid out', () => {
     expect(await service.confirmWithdrawalUnverified({ mchId, logId: w.id, txHash: hash, blockNumber: await blockOf(hash) }, 'paid 4.75: the exchange took 0.25')).toMatchObject({ status: 'CONFIRMED' });
   });
 
+  // Confirm reads "exactly that amount" as what one transaction moved to the address in all: the
+  // reject's search reads a transaction the same way, or a split payout would be paid twice.
+  it('a payout split in parts of one transaction (2.5 + 2.5 in a batch) looks paid out: refused; confirm with it settles it', async () => {
+    const w = await apply('5');
+    const sent = await pc.usdt.getFunction('transferBatch')([w.to, w.to], [2_500_000n, 2_500_000n]);
+    const hash = (await sent.wait())!.hash as string;
+    const block = await blockOf(hash);
+    const before = state(w.id);
+    await refused(service.rejectWithdrawal({ mchId, id: w.id }), 'conflict', `transaction ${hash} (block ${block}: 5 USDT from ${pc.chain.signers[0]!.address}) moved to ${w.to} after it was requested (it pays 5 USDT)`);
+    expect(state(w.id)).toEqual(before);
+    await pc.chain.mine(2);
+    expect(await service.confirmWithdrawal({ mchId, logId: w.id, txHash: hash, blockNumber: block })).toMatchObject({ status: 'CONFIRMED' });
+    expect(await balanceOf()).toMatchObject({ available: '95', held: '0' });
+  });
+
   it('another amount (more, or less than 90% of it), another token, or the same transfer to another address: not its payout, rejected; the audit log says which blocks were searched', async () => {
     const w = await apply('5');
     await pay(pc.usdt, w.to, 4_499_999n);

@@ -427,6 +427,25 @@ describe('every refusal through HTTP and remote mode; a reorg under serve', () =
     await refusedBoth(second, tx.hash, tx.block, 'is already recorded in this ledger');
   });
 
+  it('"exactly that amount" (decisions §6): a transaction moving more in all to the address is refused saying so; one split in parts that add up pays it', async () => {
+    // An outsider's trial: transferBatch([to, to], [1, 1]) confirmed a withdrawal of 1 while the
+    // wallet sent 2; that transaction could then confirm nothing else.
+    const w = await apply('1');
+    const batch = async (tos: string[], values: bigint[]) => {
+      const sent = await pc.usdt.getFunction('transferBatch')(tos, values);
+      const r = (await sent.wait())!;
+      return { hash: r.hash as string, block: r.blockNumber as number };
+    };
+    const twice = await batch([w.to, w.to], [1_000_000n, 1_000_000n]);
+    await refusedBoth(w, twice.hash, twice.block, `transaction ${twice.hash} moved 2 USDT in all to ${w.to}, in 2 transfers (1 USDT, 1 USDT); this withdrawal pays 1 USDT to ${w.to}`);
+    // Its own amount and more to another address beside it: what went elsewhere is not this payout's.
+    const other = fresh();
+    const halves = await batch([w.to, other, w.to], [400_000n, 5_000_000n, 600_000n]);
+    const accepted = await post('/api/v1/withdraw/confirm', { logId: w.id, txHash: halves.hash, blockNumber: halves.block });
+    expect(accepted.status, JSON.stringify(accepted.json)).toBe(200);
+    expect(accepted.json.data).toMatchObject({ status: 'PENDING', txHash: halves.hash });
+  });
+
   it('withdraw verify with the node down: exit 3 locally and remotely, 503 through HTTP, nothing changed', async () => {
     const w = await apply('2');
     const tx = await payout(w.to, 2_000_000n);

@@ -39,4 +39,19 @@ describe('judge', () => {
     // No wallets named: any sender but the recipient.
     expect(judge(expected, observed({ transfers: [transfer('0x0000000000000000000000000000000000000001')] })).verdict.kind).toBe('match');
   });
+
+  it('"exactly that amount" is what the merchant\'s transfers moved to the recipient in all (decisions §6)', () => {
+    const part = (rawAmount: string, amount: string, from = WALLET) => ({ ...transfer(from), rawAmount, amount });
+    const withWallets = { ...expected, payoutWallets: [WALLET.toLowerCase()] };
+    // Twice the amount in two transfers: refused, with both parts and the sum.
+    const twice = judge(expected, observed({ transfers: [transfer(WALLET), transfer(WALLET)] }));
+    expect(twice.verdict.kind).toBe('mismatch');
+    expect(twice.message).toBe(`transaction ${expected.txHash} moved 20 USDT in all to ${TO}, in 2 transfers (10 USDT, 10 USDT); this withdrawal pays 10 USDT to ${TO}`);
+    // Parts that add up pay it; with wallets named, a stranger's part is not the merchant's.
+    expect(judge(expected, observed({ transfers: [part('4000000', '4'), part('6000000', '6')] })).verdict.kind).toBe('match');
+    expect(judge(withWallets, observed({ transfers: [part('4000000', '4'), part('6000000', '6', '0x0000000000000000000000000000000000000001')] })).message)
+      .toMatch(/moved 4 USDT to 0x5aAeb.*, 6 USDT to 0x5aAeb.*; this withdrawal pays 10 USDT to 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed \(token 0xdAC1/);
+    // Another address's transfer in the same transaction is not counted.
+    expect(judge(expected, observed({ transfers: [transfer(WALLET), transfer(WALLET, WALLET.replace('bEEF', 'cafe'))] })).verdict.kind).toBe('match');
+  });
 });
