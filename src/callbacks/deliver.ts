@@ -4,7 +4,7 @@ import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type In
 import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from 'node:https';
 import { isIP } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { forbiddenAddress, isLocalName, PRIVATE_HINT } from './guard.js';
+import { forbiddenAddress, isLocalName, kindOfAddress, PRIVATE_HINT } from './guard.js';
 import { urlCredentials } from '../core/url-credentials.js';
 import { unusablePort } from '../core/blocked-ports.js';
 
@@ -58,7 +58,7 @@ function literalAddress(host: string, opts: Pick<DeliveryOptions, 'allowPrivate'
   const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
   if (!isIP(bare)) return undefined;
   const why = opts.allowPrivate ? undefined : forbiddenAddress(bare);
-  if (why) throw new InwardRefusal(`${host} is a ${why} address`);
+  if (why) throw new InwardRefusal(`${host} is ${kindOfAddress(why)}`);
   return bare;
 }
 
@@ -82,7 +82,7 @@ export async function allowedAddress(host: string, opts: Pick<DeliveryOptions, '
   if (!opts.allowPrivate) {
     for (const a of addresses) {
       const why = forbiddenAddress(a);
-      if (why) throw new InwardRefusal(`${host} resolves to ${a}, a ${why} address`);
+      if (why) throw new InwardRefusal(`${host} resolves to ${a}, ${kindOfAddress(why)}`);
     }
   }
   return addresses[0]!;

@@ -85,6 +85,9 @@ function expandV6(ip: string): number[] | undefined {
   return words.some((w) => Number.isNaN(w)) ? undefined : words;
 }
 
+/** "a loopback address", "an unspecified address": the kind forbiddenAddress names, with its article. */
+export const kindOfAddress = (why: string) => `${/^[aeiou]/i.test(why) ? 'an' : 'a'} ${why} address`;
+
 /**
  * Why an IP address must not receive a callback ("loopback", "private", ...), or undefined for
  * a public address. Anything that is not an IP address at all is refused too.
@@ -139,7 +142,7 @@ export function checkNotifyUrl(url: string, field = 'notifyUrl', hint = PRIVATE_
   if (isLocalName(bare)) throw invalid(`${field} points to ${host}, this machine: ${hint}`);
   if (isIP(bare) === 0) return;
   const why = forbiddenAddress(bare);
-  if (why) throw invalid(`${field} points to ${host}, a ${why} address: ${hint}`);
+  if (why) throw invalid(`${field} points to ${host}, ${kindOfAddress(why)}: ${hint}`);
 }
 
 /**

@@ -115,10 +115,12 @@ const listedWithdrawalFields = { ...withdrawalFields, asset: text.optional(), mc
 /** Which address and hash forms are right depends on the chain the record names. */
 function checkWithdrawal(w: { chainType: 'EVM' | 'TRON'; to: string; token: string; txHash: string | null }, ctx: z.RefinementCtx): void {
   const problem = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
-  if (!addressOn(w.chainType, w.to)) problem('to', `not a ${w.chainType} address`);
-  if (!addressOn(w.chainType, w.token)) problem('token', `not a ${w.chainType} token contract address`);
+  // "an EVM address", "a TRON address".
+  const a = `${w.chainType === 'EVM' ? 'an' : 'a'} ${w.chainType}`;
+  if (!addressOn(w.chainType, w.to)) problem('to', `not ${a} address`);
+  if (!addressOn(w.chainType, w.token)) problem('token', `not ${a} token contract address`);
   if (w.txHash !== null && !isTxHash(w.chainType, w.txHash.replace(w.chainType === 'TRON' ? /^0x/ : /^$/, ''))) {
-    problem('txHash', `not a ${w.chainType} transaction hash`);
+    problem('txHash', `not ${a} transaction hash`);
   }
 }
 

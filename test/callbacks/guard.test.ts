@@ -52,6 +52,12 @@ describe('a notifyUrl written with an inward address is refused at creation', ()
   ])('%s', (url) => {
     expect(() => checkNotifyUrl(url)).toThrow(/^notifyUrl points to .*callbacks are never sent to loopback, private, link-local or reserved addresses/);
   });
+  it.each([
+    ['http://[::]/', 'notifyUrl points to [::], an unspecified address: '],
+    ['http://224.0.0.1/', 'notifyUrl points to 224.0.0.1, a multicast address: '],
+  ])('%s: the kind is named with its article (an outsider: "a unspecified")', (url, says) => {
+    expect(() => checkNotifyUrl(url)).toThrow(says);
+  });
   it.each(['https://shop.example/cb', 'http://93.184.216.34/cb', 'https://[2606:4700:4700::1111]/cb'])('%s passes (a name is judged when delivering)', (url) => {
     expect(() => checkNotifyUrl(url)).not.toThrow();
   });

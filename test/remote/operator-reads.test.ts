@@ -232,7 +232,7 @@ describe("a remote's list is input", () => {
     ]);
     expect(refused.code).toBe(3);
     expect(refused.stdout).toBe('');
-    expect(refused.stderr).toMatch(/answered success with data this client does not understand \(items\.1\.to: not a EVM address\); nothing of it is printed\n$/);
+    expect(refused.stderr).toMatch(/answered success with data this client does not understand \(items\.1\.to: not an EVM address\); nothing of it is printed\n$/);
     expect(bad.hits).toEqual(['POST /api/v1/withdraw/list']);
     expect(shown).toMatchObject({ code: 0, stderr: '' });
     // Below the header row.
