@@ -29,9 +29,16 @@ export interface FoundPayout {
   /** In the form the chain's users write it (TRON: 64 hex digits). */
   txHash: string;
   blockNumber: number;
-  /** Whose tokens moved, in the ledger's form. */
+  /** Whose tokens moved, in the ledger's form: the first of `senders`. */
   from: string;
-  /** What it moved, in the token's base units: the amount, or less by a fee (at least FEE_FLOOR of it). */
+  /** Every sender of the transaction's transfers to the recipient, in the order of its logs. */
+  senders: string[];
+  /** How many transfers to the recipient the transaction made. */
+  parts: number;
+  /**
+   * What the transaction moved to the recipient in all, in the token's base units: the amount,
+   * less by a fee (at least FEE_FLOOR of it), or more when one of its transfers alone is that.
+   */
   rawAmount: bigint;
 }
 
@@ -94,8 +101,9 @@ export async function findPayouts(rpc: RpcClient, e: PayoutSought, opts: { span?
     }
     if (!Array.isArray(logs)) throw new RpcTransportError('the node answered eth_getLogs with something that is not a list');
     // A transaction's transfers to the payee in all, as confirm reads "exactly that amount"
-    // (withdrawal-check.ts): a payout split in parts (0.5 + 0.5 in one batch) paid the user too.
-    const inAll = new Map<string, { blockNumber: number; from: string; value: bigint; logs: Set<number> }>();
+    // (withdrawal-check.ts): a payout split in parts (0.5 + 0.5 in one batch) paid the user too,
+    // and one that moved more in all is named with what it moved in all.
+    const inAll = new Map<string, { blockNumber: number; senders: string[]; raw: bigint; value: bigint; logs: Set<number>; single: boolean }>();
     for (const raw of logs) {
       const t = decodeTransfer(raw);
       // The amount, or less by a fee, of someone else's tokens (the payee's own moved to itself
@@ -103,20 +111,23 @@ export async function findPayouts(rpc: RpcClient, e: PayoutSought, opts: { span?
       // paid the user all the same (a new-user trial's was refused by confirm, then rejected).
       if (!t || t.token !== token || t.to !== to || t.from === to) continue;
       if (t.blockNumber < from || t.blockNumber > end) continue;
-      if (t.value <= e.rawAmount && t.value >= least && !found.has(t.txHash)) {
-        found.set(t.txHash, { txHash: adapter.txHash(t.txHash), blockNumber: t.blockNumber, from: adapter.fromNodeAddress(t.from), rawAmount: t.value });
-      }
-      const sum = inAll.get(t.txHash) ?? { blockNumber: t.blockNumber, from: t.from, value: 0n, logs: new Set<number>() };
-      // A log the node answered twice counts once.
+      const sum = inAll.get(t.txHash) ?? { blockNumber: t.blockNumber, senders: [], raw: 0n, value: 0n, logs: new Set<number>(), single: false };
+      const sender = adapter.fromNodeAddress(t.from);
+      if (!sum.senders.includes(sender)) sum.senders.push(sender);
+      sum.raw += t.value;
+      // A log the node answered twice counts once in what is shown; some nodes number every log
+      // 0, so the sum as answered is asked too.
       if (!sum.logs.has(t.logIndex)) {
         sum.logs.add(t.logIndex);
         sum.value += t.value;
       }
+      if (t.value <= e.rawAmount && t.value >= least) sum.single = true;
       inAll.set(t.txHash, sum);
     }
+    const inRange = (v: bigint) => v <= e.rawAmount && v >= least;
     for (const [hash, sum] of inAll) {
-      if (sum.value <= e.rawAmount && sum.value >= least && !found.has(hash)) {
-        found.set(hash, { txHash: adapter.txHash(hash), blockNumber: sum.blockNumber, from: adapter.fromNodeAddress(sum.from), rawAmount: sum.value });
+      if ((sum.single || inRange(sum.value) || inRange(sum.raw)) && !found.has(hash)) {
+        found.set(hash, { txHash: adapter.txHash(hash), blockNumber: sum.blockNumber, from: sum.senders[0]!, senders: sum.senders, parts: sum.logs.size, rawAmount: sum.value });
       }
     }
     from = end + 1;

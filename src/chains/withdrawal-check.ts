@@ -261,25 +261,25 @@ export function judge(e: ExpectedPayout, o: ChainObservation): ChainCheck {
   // A merchant that names its payout wallets: the tokens come from one of them (a payee's second
   // wallet, another merchant's payout of the same amount to the same address, match otherwise).
   const fromWallet = (t: ObservedTransfer) => e.payoutWallets.length === 0 || e.payoutWallets.some((w) => same(w, t.from));
-  // "Exactly that amount of that token to that address" is what the merchant's transfers in the
-  // transaction moved there in all: a batch of [1, 1] to the payee moved 2, not the 1 withdrawn
-  // (an outsider's trial: it confirmed a withdrawal of 1, and the other 1 was left unaccounted
-  // for, since the hash can confirm nothing else); parts that add up to the amount pay it. With
-  // payout wallets named, only theirs are the merchant's: a stranger's tokens moved beside them
-  // are neither counted nor in the way.
-  const mine = o.transfers.filter((t) => sameToken(t.token) && sameTo(t.to) && !sameTo(t.from) && fromWallet(t));
-  const inAll = mine.reduce((sum, t) => sum + BigInt(t.rawAmount), 0n);
-  if (o.succeeded !== false && (mine.length === 0 || inAll !== e.rawAmount)) {
+  // "Exactly that amount of that token to that address" is what the transaction moved there in
+  // all, whoever's tokens: a batch of [1, 1] to the payee moved 2, not the 1 withdrawn (an
+  // outsider's trial: it confirmed a withdrawal of 1, and the other 1 was left unaccounted for,
+  // since the hash can confirm nothing else); parts that add up to the amount pay it. With payout
+  // wallets named, every part must come from one of them. Transfers to other addresses in the
+  // same transaction are not counted.
+  const toPayee = o.transfers.filter((t) => sameToken(t.token) && sameTo(t.to) && !sameTo(t.from));
+  const inAll = toPayee.reduce((sum, t) => sum + BigInt(t.rawAmount), 0n);
+  const foreign = toPayee.find((t) => !fromWallet(t));
+  if (o.succeeded !== false && (toPayee.length === 0 || inAll !== e.rawAmount || foreign)) {
     const own = o.transfers.find((t) => paysIt(t) && sameTo(t.from));
-    const elsewhere = o.transfers.find((t) => paysIt(t) && !sameTo(t.from));
     const moved = o.transfers.length === 0
       ? `transaction ${tx} moved no token`
       : `transaction ${tx} moved ${o.transfers.map((t) => `${t.amount !== null ? `${t.amount} ${e.tokenSymbol}` : `${t.rawAmount} base units of token ${t.token}`} to ${t.to}`).join(', ')}`;
     const amount = (raw: bigint) => `${formatAmount(raw, e.tokenDecimals)} ${e.tokenSymbol}`;
     differences.push(
-      mine.length > 1 ? `transaction ${tx} moved ${amount(inAll)} in all to ${e.to}, in ${mine.length} transfers (${mine.map((t) => amount(BigInt(t.rawAmount))).join(', ')}); ${pays}`
-      : mine.length === 0 && own ? `transaction ${tx} moved ${own.amount ?? own.rawAmount} ${e.tokenSymbol} from ${own.from} to itself: the recipient's own tokens, not a payout`
-      : mine.length === 0 && elsewhere ? `transaction ${tx} moved ${elsewhere.amount ?? elsewhere.rawAmount} ${e.tokenSymbol} from ${elsewhere.from}, which is not a payout wallet of this merchant (${e.payoutWallets.join(', ')}): it is not the merchant's payout`
+      toPayee.length === 0 && own ? `transaction ${tx} moved ${own.amount ?? own.rawAmount} ${e.tokenSymbol} from ${own.from} to itself: the recipient's own tokens, not a payout`
+      : inAll === e.rawAmount && foreign ? `transaction ${tx} moved ${foreign.amount ?? foreign.rawAmount} ${e.tokenSymbol} from ${foreign.from}, which is not a payout wallet of this merchant (${e.payoutWallets.join(', ')}): it is not the merchant's payout`
+      : toPayee.length > 1 ? `transaction ${tx} moved ${amount(inAll)} in all to ${e.to}, in ${toPayee.length} transfers (${toPayee.map((t) => `${amount(BigInt(t.rawAmount))} from ${t.from}`).join(', ')}); ${pays}`
       : `${moved}; ${pays} (token ${e.token})`,
     );
   }

@@ -17,6 +17,7 @@ import { addressMatch } from './address-match.js';
 import { orderAddresses, withdrawals } from './schema.js';
 import { decimalsOf, type StoreCtx } from './store-context.js';
 import { checkPayout, lookForPayout, type PayoutLookup } from './withdrawal-verification.js';
+import type { FoundPayout } from '../chains/payout-search.js';
 
 export type WithdrawalRow = typeof withdrawals.$inferSelect;
 
@@ -284,10 +285,15 @@ export function looksPaidOut(w: WithdrawalRow, l: PayoutLookup): string {
   const same = (a: string, b: string) => (w.chainType === 'EVM' ? a.toLowerCase() === b.toLowerCase() : a === b);
   const fromWallet = (a: string) => l.payoutWallets.length === 0 || l.payoutWallets.some((p) => same(p, a));
   const [first, ...more] = l.found;
-  const txs = l.found.map((f) => `${f.txHash} (block ${f.blockNumber}: ${formatAmount(f.rawAmount, l.tokenDecimals)} ${l.tokenSymbol} from ${f.from}${fromWallet(f.from) ? '' : ', not a payout wallet of this merchant'})`).join(', ');
-  const record = first!.rawAmount === exact && fromWallet(first!.from)
+  const senders = (f: FoundPayout) => f.senders.map((a) => `${a}${fromWallet(a) ? '' : ', not a payout wallet of this merchant'}`).join(' and ');
+  const txs = l.found.map((f) => `${f.txHash} (block ${f.blockNumber}: ${formatAmount(f.rawAmount, l.tokenDecimals)} ${l.tokenSymbol}${f.parts > 1 ? ` in all, in ${f.parts} transfers,` : ''} from ${senders(f)})`).join(', ');
+  // The advice to confirm is given only where confirm accepts (withdrawal-check.ts's judge): the
+  // exact amount in all, every part from a named wallet; else how to record it by hand.
+  const stranger = first!.senders.find((a) => !fromWallet(a));
+  const why = first!.rawAmount === exact ? '' : first!.rawAmount < exact ? 'a fee taken off; ' : 'more than its amount in all; ';
+  const record = first!.rawAmount === exact && !stranger
     ? `Confirm it with that transaction instead (cryptopay withdraw confirm ${w.id} --tx-hash ${first!.txHash})`
-    : `If it is this payout (${first!.rawAmount === exact ? '' : 'a fee taken off; '}${fromWallet(first!.from) ? '' : 'a wallet not named yet: cryptopay merchant payout-wallet add ' + first!.from + '; '}confirm checks the exact amount from a named wallet), record it at the ledger's terminal: cryptopay withdraw confirm ${w.id} --tx-hash ${first!.txHash} --block-number ${first!.blockNumber} --unverified --reason TEXT`;
+    : `If it is this payout (${why}${stranger ? 'a wallet not named yet: cryptopay merchant payout-wallet add ' + stranger + '; ' : ''}confirm checks the exact amount from a named wallet), record it at the ledger's terminal: cryptopay withdraw confirm ${w.id} --tx-hash ${first!.txHash} --block-number ${first!.blockNumber} --unverified --reason TEXT`;
   return `withdrawal ${w.id} looks paid out already: on chain ${l.chainId} (${l.chainName}), ${more.length ? 'transactions' : 'transaction'} ${txs} moved to ${w.to} after it was requested (it pays ${amount}). `
     + `Rejecting it would return the ${amount} to user ${w.uid} as well: paid twice. ${record}; `
     + `if it paid something else, an operator at the ledger's terminal can reject it with --unverified --reason TEXT. Nothing was changed`;

@@ -123,11 +123,52 @@ describe('withdraw reject asks the chain whether it was paid out', () => {
     const hash = (await sent.wait())!.hash as string;
     const block = await blockOf(hash);
     const before = state(w.id);
-    await refused(service.rejectWithdrawal({ mchId, id: w.id }), 'conflict', `transaction ${hash} (block ${block}: 5 USDT from ${pc.chain.signers[0]!.address}) moved to ${w.to} after it was requested (it pays 5 USDT)`);
+    const e = await refused(service.rejectWithdrawal({ mchId, id: w.id }), 'conflict', `transaction ${hash} (block ${block}: 5 USDT in all, in 2 transfers, from ${pc.chain.signers[0]!.address}) moved to ${w.to} after it was requested (it pays 5 USDT). `);
+    // Confirm accepts it (the parts add up), so confirm is what is advised.
+    expect(e.message).toContain(`Confirm it with that transaction instead (cryptopay withdraw confirm ${w.id} --tx-hash ${hash})`);
     expect(state(w.id)).toEqual(before);
     await pc.chain.mine(2);
     expect(await service.confirmWithdrawal({ mchId, logId: w.id, txHash: hash, blockNumber: block })).toMatchObject({ status: 'CONFIRMED' });
     expect(await balanceOf()).toMatchObject({ available: '95', held: '0' });
+  });
+
+  it('a transaction that moved more in all ([1, 1]) is named with its sum, and confirm is not advised (it refuses it): --unverified is', async () => {
+    const w = await apply('1');
+    const sent = await pc.usdt.getFunction('transferBatch')([w.to, w.to], [1_000_000n, 1_000_000n]);
+    const hash = (await sent.wait())!.hash as string;
+    const block = await blockOf(hash);
+    const e = await refused(service.rejectWithdrawal({ mchId, id: w.id }), 'conflict', `transaction ${hash} (block ${block}: 2 USDT in all, in 2 transfers, from ${pc.chain.signers[0]!.address}) moved to ${w.to} after it was requested (it pays 1 USDT)`);
+    expect(e.message).toContain(`If it is this payout (more than its amount in all; confirm checks the exact amount from a named wallet), record it at the ledger's terminal: cryptopay withdraw confirm ${w.id} --tx-hash ${hash} --block-number ${block} --unverified --reason TEXT`);
+    expect(e.message).not.toContain('Confirm it with that transaction instead');
+    await refused(service.confirmWithdrawal({ mchId, logId: w.id, txHash: hash, blockNumber: block }), 'conflict', 'moved 2 USDT in all');
+  });
+
+  // A reviewer: a batch [A 1, B 1] confirmed the withdrawal to A; the one to B could not take the
+  // same hash (a transaction confirms one withdrawal), and its reject went through: B paid twice.
+  it('a transaction another withdrawal holds still pays this one where it moved more than that one accounts for', async () => {
+    const toA = await apply('1');
+    const toB = await apply('1');
+    const sent = await pc.usdt.getFunction('transferBatch')([toA.to, toB.to], [1_000_000n, 1_000_000n]);
+    const hash = (await sent.wait())!.hash as string;
+    const block = await blockOf(hash);
+    expect(await service.confirmWithdrawal({ mchId, logId: toA.id, txHash: hash, blockNumber: block })).toMatchObject({ txHash: hash });
+    await refused(service.confirmWithdrawal({ mchId, logId: toB.id, txHash: hash, blockNumber: block }), 'conflict', 'is already recorded in this ledger');
+    const before = state(toB.id);
+    await refused(service.rejectWithdrawal({ mchId, id: toB.id }), 'conflict', `transaction ${hash} (block ${block}: 1 USDT from ${pc.chain.signers[0]!.address}) moved to ${toB.to}`);
+    expect(state(toB.id)).toEqual(before);
+
+    // Two withdrawals of 1 to one address, paid by one [1, 1]: the one recorded by hand accounts
+    // for 1 of the 2; the other's reject is refused with the 1 left.
+    const first = await apply('1');
+    const second = await apply('1', service, first.to);
+    const twice = await pc.usdt.getFunction('transferBatch')([first.to, first.to], [1_000_000n, 1_000_000n]);
+    const both = (await twice.wait())!.hash as string;
+    await pc.chain.mine(2);
+    await service.confirmWithdrawalUnverified({ mchId, logId: first.id, txHash: both, blockNumber: await blockOf(both) }, 'one batch paid both');
+    await refused(service.rejectWithdrawal({ mchId, id: second.id }), 'conflict', `transaction ${both} (block ${await blockOf(both)}: 1 USDT in all, in 2 transfers, from ${pc.chain.signers[0]!.address}) moved to ${first.to}`);
+    // A withdrawal to the same address that the transaction's transfers are all accounted for by: rejected.
+    const third = await apply('1', service, toA.to);
+    expect(await service.rejectWithdrawal({ mchId, id: third.id })).toMatchObject({ status: 'REJECTED' });
   });
 
   it('another amount (more, or less than 90% of it), another token, or the same transfer to another address: not its payout, rejected; the audit log says which blocks were searched', async () => {

@@ -437,7 +437,7 @@ describe('every refusal through HTTP and remote mode; a reorg under serve', () =
       return { hash: r.hash as string, block: r.blockNumber as number };
     };
     const twice = await batch([w.to, w.to], [1_000_000n, 1_000_000n]);
-    await refusedBoth(w, twice.hash, twice.block, `transaction ${twice.hash} moved 2 USDT in all to ${w.to}, in 2 transfers (1 USDT, 1 USDT); this withdrawal pays 1 USDT to ${w.to}`);
+    await refusedBoth(w, twice.hash, twice.block, `transaction ${twice.hash} moved 2 USDT in all to ${w.to}, in 2 transfers (1 USDT from ${pc.chain.signers[0]!.address}, 1 USDT from ${pc.chain.signers[0]!.address}); this withdrawal pays 1 USDT to ${w.to}`);
     // Its own amount and more to another address beside it: what went elsewhere is not this payout's.
     const other = fresh();
     const halves = await batch([w.to, other, w.to], [400_000n, 5_000_000n, 600_000n]);

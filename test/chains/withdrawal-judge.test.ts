@@ -29,11 +29,18 @@ describe('judge', () => {
     expect(early.message).toMatch(/was mined at 2026-11-24T11:54:59\.999Z, before this withdrawal was requested at 2026-11-24T12:00:00\.000Z: it cannot be its payout$/);
   });
 
-  it('one transfer from a payout wallet among others pays it; a self-transfer or a stranger\'s beside it does not stop it', () => {
+  it('one transfer from a payout wallet among others pays it; a self-transfer beside it does not stop it, a stranger\'s to the payee does', () => {
     const withWallets = { ...expected, payoutWallets: [WALLET.toLowerCase()] };
-    expect(judge(withWallets, observed({ transfers: [transfer(TO), transfer('0x0000000000000000000000000000000000000001'), transfer(WALLET)] })).verdict.kind).toBe('match');
-    expect(judge(withWallets, observed({ transfers: [transfer(TO), transfer('0x0000000000000000000000000000000000000001')] })).message)
+    expect(judge(withWallets, observed({ transfers: [transfer(TO), transfer(WALLET)] })).verdict.kind).toBe('match');
+    // The payee received 20: not "exactly that amount", whoever sent the other 10 (a reviewer:
+    // with wallets named, a second sender's part was neither counted nor in the way).
+    expect(judge(withWallets, observed({ transfers: [transfer(TO), transfer('0x0000000000000000000000000000000000000001'), transfer(WALLET)] })).message)
+      .toBe(`transaction ${expected.txHash} moved 20 USDT in all to ${TO}, in 2 transfers (10 USDT from 0x0000000000000000000000000000000000000001, 10 USDT from ${WALLET}); this withdrawal pays 10 USDT to ${TO}`);
+    expect(judge(withWallets, observed({ transfers: [transfer(TO)] })).message)
       .toMatch(/moved 10 USDT from 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed to itself: the recipient's own tokens, not a payout$/);
+    // Beside a self-transfer, the stranger's transfer is what is said: it is the one that arrived.
+    expect(judge(withWallets, observed({ transfers: [transfer(TO), transfer('0x0000000000000000000000000000000000000001')] })).message)
+      .toMatch(/moved 10 USDT from 0x0000000000000000000000000000000000000001, which is not a payout wallet of this merchant/);
     expect(judge(withWallets, observed({ transfers: [transfer('0x0000000000000000000000000000000000000001')] })).message)
       .toMatch(/from 0x0000000000000000000000000000000000000001, which is not a payout wallet of this merchant \(0x000000000000000000000000000000000000beef\): it is not the merchant's payout$/);
     // No wallets named: any sender but the recipient.
@@ -46,11 +53,14 @@ describe('judge', () => {
     // Twice the amount in two transfers: refused, with both parts and the sum.
     const twice = judge(expected, observed({ transfers: [transfer(WALLET), transfer(WALLET)] }));
     expect(twice.verdict.kind).toBe('mismatch');
-    expect(twice.message).toBe(`transaction ${expected.txHash} moved 20 USDT in all to ${TO}, in 2 transfers (10 USDT, 10 USDT); this withdrawal pays 10 USDT to ${TO}`);
-    // Parts that add up pay it; with wallets named, a stranger's part is not the merchant's.
+    expect(twice.message).toBe(`transaction ${expected.txHash} moved 20 USDT in all to ${TO}, in 2 transfers (10 USDT from ${WALLET}, 10 USDT from ${WALLET}); this withdrawal pays 10 USDT to ${TO}`);
+    // Parts that add up pay it; with wallets named, every part comes from one of them.
     expect(judge(expected, observed({ transfers: [part('4000000', '4'), part('6000000', '6')] })).verdict.kind).toBe('match');
+    expect(judge(withWallets, observed({ transfers: [part('4000000', '4'), part('6000000', '6')] })).verdict.kind).toBe('match');
     expect(judge(withWallets, observed({ transfers: [part('4000000', '4'), part('6000000', '6', '0x0000000000000000000000000000000000000001')] })).message)
-      .toMatch(/moved 4 USDT to 0x5aAeb.*, 6 USDT to 0x5aAeb.*; this withdrawal pays 10 USDT to 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed \(token 0xdAC1/);
+      .toMatch(/moved 6 USDT from 0x0000000000000000000000000000000000000001, which is not a payout wallet of this merchant \(0x000000000000000000000000000000000000beef\): it is not the merchant's payout$/);
+    // Less in all than the amount, in parts: the parts and the sum.
+    expect(judge(expected, observed({ transfers: [part('4000000', '4'), part('5000000', '5')] })).message).toContain('moved 9 USDT in all');
     // Another address's transfer in the same transaction is not counted.
     expect(judge(expected, observed({ transfers: [transfer(WALLET), transfer(WALLET, WALLET.replace('bEEF', 'cafe'))] })).verdict.kind).toBe('match');
   });
