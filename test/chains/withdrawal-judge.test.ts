@@ -61,6 +61,14 @@ describe('judge', () => {
       .toMatch(/moved 6 USDT from 0x0000000000000000000000000000000000000001, which is not a payout wallet of this merchant \(0x000000000000000000000000000000000000beef\): it is not the merchant's payout$/);
     // Less in all than the amount, in parts: the parts and the sum.
     expect(judge(expected, observed({ transfers: [part('4000000', '4'), part('5000000', '5')] })).message).toContain('moved 9 USDT in all');
+    // TRON: base58 addresses, one spelling; parts add up as on EVM.
+    const TRON_TO = 'TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7';
+    const TRON_USDT = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
+    const TRON_FROM = 'TJRabPrwbZy45sbavfcjinPJC18kjpRTv8';
+    const onTron = { ...expected, chainType: 'TRON' as const, chainId: '728126428', token: TRON_USDT, to: TRON_TO };
+    const tronPart = (rawAmount: string, amount: string) => ({ token: TRON_USDT, from: TRON_FROM, to: TRON_TO, rawAmount, amount });
+    expect(judge(onTron, observed({ transfers: [tronPart('2500000', '2.5'), tronPart('7500000', '7.5')] })).verdict.kind).toBe('match');
+    expect(judge(onTron, observed({ transfers: [tronPart('10000000', '10'), tronPart('10000000', '10')] })).message).toContain(`moved 20 USDT in all to ${TRON_TO}, in 2 transfers`);
     // Another address's transfer in the same transaction is not counted.
     expect(judge(expected, observed({ transfers: [transfer(WALLET), transfer(WALLET, WALLET.replace('bEEF', 'cafe'))] })).verdict.kind).toBe('match');
   });
