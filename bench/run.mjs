@@ -14,7 +14,7 @@
 // changes that), prints them and writes nothing: for working on the start-up of the CLI.
 import { spawn, spawnSync } from 'node:child_process';
 import { cpus, loadavg, tmpdir } from 'node:os';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HDNodeWallet, JsonRpcProvider, Network } from 'ethers';
@@ -148,7 +148,36 @@ function machineBusy() {
 /** One wrk run, with the load average and the CPU the rest of the machine used meanwhile. */
 const mb = (bytes) => round(bytes / 1e6, 1);
 
+/** Every process's CPU ticks (utime + stime, /proc/PID/stat) and name: who the "others" were. */
+function processTicks() {
+  const out = new Map();
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const close = stat.lastIndexOf(')');
+      const f = stat.slice(close + 2).split(' ');
+      out.set(pid, { name: stat.slice(stat.indexOf('(') + 1, close), ticks: Number(f[11]) + Number(f[12]) });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+/** The three busiest processes of a run besides its client and server, as "name pid cores". */
+function busiestOthers(before, after, wall, exclude) {
+  return [...after]
+    .filter(([pid]) => !exclude.has(pid))
+    .map(([pid, a]) => [pid, a.name, (a.ticks - (before.get(pid)?.ticks ?? 0)) / 100 / wall])
+    .filter(([, , cores]) => cores >= 0.02)
+    .sort((x, y) => y[2] - x[2])
+    .slice(0, 3)
+    .map(([pid, name, cores]) => `${name} ${pid} ${round(cores)}`);
+}
+
 async function measure(label, o) {
+  const procs0 = processTicks();
   const busy0 = machineBusy();
   const t0 = performance.now();
   const l0 = loadavg()[0];
@@ -158,11 +187,14 @@ async function measure(label, o) {
   // Busy cores beyond this run's client and server: other processes (and the chain, the payer
   // and the watcher's node, which run the same way for the product and the baselines).
   r.othersCpu = (machineBusy() - busy0) / wall - r.clientCpuShare - (r.serverCpuShares[0] ?? 0);
+  // wrk is the client (its pid is not returned); the server is o.servers[0].
+  const procs1 = processTicks();
+  r.othersTop = busiestOthers(procs0, procs1, wall, new Set([String(o.servers?.[0] ?? ''), ...[...procs1].filter(([, p]) => p.name === 'wrk').map(([pid]) => pid)]));
   r.serverCpuShare = r.serverCpuShares[0];
   // The server's resident memory after the run, and its peak so far (VmHWM): where serve's peak is reached.
   r.serverMemory = o.servers?.[0] ? memoryOf(o.servers[0]) : undefined;
   if (r.exhausted) throw new Error(`${label}: wrk ran out of pre-signed bodies (${r.pool}); raise BENCH_POOL_RATE`);
-  log(`${label}: ${fmt(r.rps)} rps, p50 ${round(r.p50)} ms, p99 ${round(r.p99)} ms, errors ${r.errors}, non-2xx ${r.non2xx}, client CPU ${round(r.clientCpuShare)}, server CPU ${round(r.serverCpuShare)}, others ${round(r.othersCpu)}, load ${round(r.load, 1)}${r.serverMemory ? `, server RSS ${mb(r.serverMemory.rss)} MB (peak so far ${mb(r.serverMemory.peak)})` : ''}`);
+  log(`${label}: ${fmt(r.rps)} rps, p50 ${round(r.p50)} ms, p99 ${round(r.p99)} ms, errors ${r.errors}, non-2xx ${r.non2xx}, client CPU ${round(r.clientCpuShare)}, server CPU ${round(r.serverCpuShare)}, others ${round(r.othersCpu)}${r.othersTop.length ? ` (${r.othersTop.join(', ')})` : ''}, load ${round(r.load, 1)}${r.serverMemory ? `, server RSS ${mb(r.serverMemory.rss)} MB (peak so far ${mb(r.serverMemory.peak)})` : ''}`);
   return r;
 }
 
