@@ -240,8 +240,13 @@ export function payoutFound(tx: Q, w: WithdrawalRow, now: number): void {
  * kept for the operator (withdraw show, audit log). False when the row changed meanwhile
  * (settled, or confirmed again).
  */
-export function dropConfirmation(tx: Q, w: WithdrawalRow, a: { reason: string; actor: string; now: number }): boolean {
-  const note = `${new Date(a.now).toISOString()}: transaction ${w.txHash} in block ${w.blockNumber} no longer pays this withdrawal (${a.reason}); confirm it again with the transaction that pays it`;
+export function dropConfirmation(tx: Q, w: WithdrawalRow, a: { reason: string; actor: string; now: number; chainUnchanged?: boolean }): boolean {
+  // The transaction where it was when confirmed (same block hash, succeeded): the chain did not
+  // change, the check's ground did (payout wallets named since, or a newer release's rule: a
+  // reviewer found "no longer pays" told of a [1, 1] batch accepted before the sum was checked).
+  const note = a.chainUnchanged
+    ? `${new Date(a.now).toISOString()}: transaction ${w.txHash} in block ${w.blockNumber}, where it was when it was confirmed, does not pass the check now (${a.reason}): the check changed since (payout wallets named, or a newer release), not the chain; if it is this payout, record it at the ledger's terminal: cryptopay withdraw confirm ${w.id} --tx-hash ${w.txHash} --block-number ${w.blockNumber} --unverified --reason TEXT`
+    : `${new Date(a.now).toISOString()}: transaction ${w.txHash} in block ${w.blockNumber} no longer pays this withdrawal (${a.reason}); confirm it again with the transaction that pays it`;
   const changed = tx.update(withdrawals)
     .set({ txHash: null, blockNumber: null, blockHash: null, verification: null, verificationNote: note, payoutFrom: null, payoutNonce: null, payoutLostAt: null, updatedAt: a.now })
     .where(stillConfirming(w)).run().changes;

@@ -399,6 +399,10 @@ describe('short of the confirmations, the watcher settles it', () => {
     const after = await service.getWithdrawal(w.id);
     expect(after).toMatchObject({ status: 'PENDING', txHash: null, verification: null });
     expect(after.verificationNote).toContain(`which is not a payout wallet of this merchant (0x000000000000000000000000000000000000bEEF)`);
+    // The chain did not change (same block, same hash): what to do is said, not "no longer pays".
+    expect(after.verificationNote).toContain(`transaction ${tx.hash} in block ${tx.block}, where it was when it was confirmed, does not pass the check now`);
+    expect(after.verificationNote).toContain(`the check changed since (payout wallets named, or a newer release), not the chain; if it is this payout, record it at the ledger's terminal: cryptopay withdraw confirm ${w.id} --tx-hash ${tx.hash} --block-number ${tx.block} --unverified --reason TEXT`);
+    expect(after.verificationNote).not.toContain('no longer pays');
     expect(await service.balance('u1', { mchId })).toMatchObject({ available: '94', held: '6' });
     // The transfer paid the user all the same: a reject is refused, naming it (test/chains/withdraw-reject-chain.test.ts).
     await refused(service.rejectWithdrawal({ mchId, id: w.id }), 'conflict', `${tx.hash} (block ${tx.block}: 6 USDT from ${pc.chain.signers[0]!.address}, not a payout wallet of this merchant)`);

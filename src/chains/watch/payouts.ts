@@ -78,8 +78,9 @@ async function settleOne(c: PayoutDeps, w: WithdrawalRow, { judge, lostPayoutFat
       const moved = await c.write((q) => followPayout(q, w, { blockNumber: o.blockNumber!, blockHash: o.blockHash, actor, now }));
       if (moved) c.log(`chain ${chain.chainId}: withdrawal ${w.id}: a reorg moved transaction ${w.txHash} from block ${w.blockNumber} to block ${o.blockNumber}; waiting for its confirmations there`);
     } else if (o.confirmations >= chain.confirmations) {
-      // Mined but no longer paying (reverted in its new block): final only at depth.
-      await drop(c, w, check.message, now);
+      // Mined but no longer paying (reverted in its new block): final only at depth. In the very
+      // block it was confirmed in, succeeded: the chain is as it was, the check is not.
+      await drop(c, w, check.message, now, o.succeeded === true && o.blockHash !== null && o.blockHash === w.blockHash);
     }
     return;
   }
@@ -120,7 +121,7 @@ async function settleOne(c: PayoutDeps, w: WithdrawalRow, { judge, lostPayoutFat
   }
 }
 
-async function drop(c: PayoutDeps, w: WithdrawalRow, reason: string, now: number): Promise<void> {
-  const dropped = await c.write((q) => dropConfirmation(q, w, { reason, actor: c.actor, now }));
-  if (dropped) c.log(`chain ${c.chain.chainId}: withdrawal ${w.id} is PENDING again: transaction ${w.txHash}: ${reason}; confirm it again (cryptopay withdraw show ${w.id})`);
+async function drop(c: PayoutDeps, w: WithdrawalRow, reason: string, now: number, chainUnchanged = false): Promise<void> {
+  const dropped = await c.write((q) => dropConfirmation(q, w, { reason, actor: c.actor, now, chainUnchanged }));
+  if (dropped) c.log(`chain ${c.chain.chainId}: withdrawal ${w.id} is PENDING again: transaction ${w.txHash}: ${reason}; ${chainUnchanged ? 'the chain is as when it was confirmed: the check changed since' : 'confirm it again'} (cryptopay withdraw show ${w.id})`);
 }
