@@ -163,9 +163,11 @@ describe('withdraw reject asks the chain whether it was paid out', () => {
     const second = await apply('1', service, first.to);
     const twice = await pc.usdt.getFunction('transferBatch')([first.to, first.to], [1_000_000n, 1_000_000n]);
     const both = (await twice.wait())!.hash as string;
+    const bothBlock = await blockOf(both);
     await pc.chain.mine(2);
-    await service.confirmWithdrawalUnverified({ mchId, logId: first.id, txHash: both, blockNumber: await blockOf(both) }, 'one batch paid both');
-    await refused(service.rejectWithdrawal({ mchId, id: second.id }), 'conflict', `transaction ${both} (block ${await blockOf(both)}: 1 USDT in all, in 2 transfers, from ${pc.chain.signers[0]!.address}) moved to ${first.to}`);
+    await service.confirmWithdrawalUnverified({ mchId, logId: first.id, txHash: both, blockNumber: bothBlock }, 'one batch paid both');
+    // The block is read before the reject is asked for: an await between them would leave its refusal unhandled meanwhile.
+    await refused(service.rejectWithdrawal({ mchId, id: second.id }), 'conflict', `transaction ${both} (block ${bothBlock}: 1 USDT in all, in 2 transfers, from ${pc.chain.signers[0]!.address}) moved to ${first.to}`);
     // A withdrawal to the same address that the transaction's transfers are all accounted for by: rejected.
     const third = await apply('1', service, toA.to);
     expect(await service.rejectWithdrawal({ mchId, id: third.id })).toMatchObject({ status: 'REJECTED' });
