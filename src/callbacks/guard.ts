@@ -1,5 +1,6 @@
 import { BlockList, isIP } from 'node:net';
 import { invalid } from '../core/errors.js';
+import { withArticle } from '../core/words.js';
 
 /**
  * Callbacks never go inward (decisions §9): a merchant's notifyUrl must not make the service
@@ -86,7 +87,7 @@ function expandV6(ip: string): number[] | undefined {
 }
 
 /** "a loopback address", "an unspecified address": the kind forbiddenAddress names, with its article. */
-export const kindOfAddress = (why: string) => `${/^[aeiou]/i.test(why) ? 'an' : 'a'} ${why} address`;
+export const kindOfAddress = (why: string) => `${withArticle(why)} address`;
 
 /**
  * Why an IP address must not receive a callback ("loopback", "private", ...), or undefined for

@@ -29,9 +29,7 @@ export interface FoundPayout {
   /** In the form the chain's users write it (TRON: 64 hex digits). */
   txHash: string;
   blockNumber: number;
-  /** Whose tokens moved, in the ledger's form: the first of `senders`. */
-  from: string;
-  /** Every sender of the transaction's transfers to the recipient, in the order of its logs. */
+  /** Whose tokens moved (the ledger's form of each sender of its transfers to the recipient, in the order of its logs). */
   senders: string[];
   /** How many transfers to the recipient the transaction made. */
   parts: number;
@@ -48,6 +46,9 @@ export interface FoundPayout {
  * refused it as another amount, and the reject then returned the whole hold).
  */
 export const FEE_FLOOR = { num: 9n, den: 10n };
+
+/** The least a transfer of `rawAmount` less a fee may be and still read as its payout. */
+export const feeFloor = (rawAmount: bigint) => (rawAmount * FEE_FLOOR.num + FEE_FLOOR.den - 1n) / FEE_FLOOR.den;
 
 export interface PayoutSearch {
   found: FoundPayout[];
@@ -84,7 +85,7 @@ export async function findPayouts(rpc: RpcClient, e: PayoutSought, opts: { span?
   }
   const token = adapter.toNodeAddress(e.token);
   const to = adapter.toNodeAddress(e.to).slice(2);
-  const least = (e.rawAmount * FEE_FLOOR.num + FEE_FLOOR.den - 1n) / FEE_FLOOR.den;
+  const least = feeFloor(e.rawAmount);
   const found = new Map<string, FoundPayout>();
   let span = opts.span ?? 10_000;
   for (let from = fromBlock; from <= head; ) {
@@ -127,7 +128,7 @@ export async function findPayouts(rpc: RpcClient, e: PayoutSought, opts: { span?
     const inRange = (v: bigint) => v <= e.rawAmount && v >= least;
     for (const [hash, sum] of inAll) {
       if ((sum.single || inRange(sum.value) || inRange(sum.raw)) && !found.has(hash)) {
-        found.set(hash, { txHash: adapter.txHash(hash), blockNumber: sum.blockNumber, from: sum.senders[0]!, senders: sum.senders, parts: sum.logs.size, rawAmount: sum.value });
+        found.set(hash, { txHash: adapter.txHash(hash), blockNumber: sum.blockNumber, senders: sum.senders, parts: sum.logs.size, rawAmount: sum.value });
       }
     }
     from = end + 1;

@@ -10,6 +10,7 @@ import { PAYOUT_CLOCK_SKEW_MS, type ChainType } from '../core/types.js';
 import { adapterFor } from './watch/adapter.js';
 import { decodeTransfer, nodeTxHash, parseHeader, parseReceipt, TRANSFER_TOPIC } from './watch/logs.js';
 import { hexQuantity, quantity, redactUrl, RpcTransportError, type RpcClient } from './watch/rpc.js';
+import { sameAddress } from '../core/words.js';
 
 /** What the withdrawal expects to find. */
 export interface ExpectedPayout {
@@ -248,8 +249,7 @@ export function judge(e: ExpectedPayout, o: ChainObservation): ChainCheck {
   if (o.blockTime !== null && o.blockTime < e.requestedAt - PAYOUT_CLOCK_SKEW_MS) {
     differences.push(`transaction ${tx} was mined at ${new Date(o.blockTime).toISOString()}, before this withdrawal was requested at ${new Date(e.requestedAt).toISOString()}: it cannot be its payout`);
   }
-  // EVM addresses in any case; TRON's base58check is one spelling.
-  const same = (a: string, b: string) => (e.chainType === 'EVM' ? a.toLowerCase() === b.toLowerCase() : a === b);
+  const same = (a: string, b: string) => sameAddress(e.chainType, a, b);
   const sameTo = (to: string) => same(to, e.to);
   const sameToken = (t: string) => same(t, e.token);
   const paysIt = (t: ObservedTransfer) => sameToken(t.token) && sameTo(t.to) && BigInt(t.rawAmount) === e.rawAmount;

@@ -2,6 +2,7 @@ import { base58check, evmAddressOf } from '../chains/encode.js';
 import { REFUSED_ORDERS_LISTED } from '../core/types.js';
 import { isTxHash } from '../chains/tx-hash.js';
 import { z } from 'zod';
+import { withArticle } from '../core/words.js';
 
 /**
  * What a remote answers, checked at the edge like every other input. A remote is not trusted
@@ -115,8 +116,7 @@ const listedWithdrawalFields = { ...withdrawalFields, asset: text.optional(), mc
 /** Which address and hash forms are right depends on the chain the record names. */
 function checkWithdrawal(w: { chainType: 'EVM' | 'TRON'; to: string; token: string; txHash: string | null }, ctx: z.RefinementCtx): void {
   const problem = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
-  // "an EVM address", "a TRON address".
-  const a = `${w.chainType === 'EVM' ? 'an' : 'a'} ${w.chainType}`;
+  const a = withArticle(w.chainType);
   if (!addressOn(w.chainType, w.to)) problem('to', `not ${a} address`);
   if (!addressOn(w.chainType, w.token)) problem('token', `not ${a} token contract address`);
   if (w.txHash !== null && !isTxHash(w.chainType, w.txHash.replace(w.chainType === 'TRON' ? /^0x/ : /^$/, ''))) {

@@ -1,4 +1,4 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, inArray } from 'drizzle-orm';
 import type { FoundPayout } from '../chains/payout-search.js';
 import type { TokenInfo } from '../chains/registry.js';
 import type { ChainCheck, ExpectedPayout } from '../chains/withdrawal-check.js';
@@ -13,6 +13,7 @@ import { decimalsOf, type StoreCtx } from './store-context.js';
 import { claimTxKey, releaseTxKey, txKey, txKeyTaken } from './tx-keys.js';
 import { listPayoutWallets } from './payout-wallets.js';
 import { onPublicTestWallet } from './payments.js';
+import { sameAddress } from '../core/words.js';
 import { findWithdrawal, payoutHash, settleConfirmed, type WithdrawalRow } from './withdrawals.js';
 
 /**
@@ -78,12 +79,12 @@ export async function lookForPayout(s: StoreCtx, w: WithdrawalRow, what: string)
   // A development chain's test token pays out nothing of a real merchant's (refuseTestPayout).
   if (chain.development && !onPublicTestWallet(s.db, w.merchantId, chain.chainType)) return null;
   const token = registry.token(chain.chainId, w.token);
-  const [{ findPayouts, FEE_FLOOR }, { RpcError, RpcTransportError }] = await Promise.all([import('../chains/payout-search.js'), import('../chains/watch/rpc.js')]);
+  const [{ findPayouts, feeFloor }, { RpcError, RpcTransportError }] = await Promise.all([import('../chains/payout-search.js'), import('../chains/watch/rpc.js')]);
+  const rawAmount = toTokenUnits(w.amount, decimalsOf(w.asset), token.decimals);
   let search: Awaited<ReturnType<typeof findPayouts>>;
   try {
     search = await findPayouts(await s.rpc(chain), {
-      chainType: w.chainType as ChainType, chainId: w.chainId, token: token.address, to: w.to, requestedAt: w.createdAt,
-      rawAmount: toTokenUnits(w.amount, decimalsOf(w.asset), token.decimals),
+      chainType: w.chainType as ChainType, chainId: w.chainId, token: token.address, to: w.to, requestedAt: w.createdAt, rawAmount,
     });
   } catch (e) {
     if (!(e instanceof RpcTransportError || e instanceof RpcError)) throw e;
@@ -91,9 +92,7 @@ export async function lookForPayout(s: StoreCtx, w: WithdrawalRow, what: string)
     what = what.replace('{since}', new Date(w.createdAt).toISOString()).replace('{to}', w.to);
     throw new AppError('unavailable', `${why}: ${(e as Error).message}; ${what}`, { cause: e, shown: `${why}: its node did not answer as expected; ${what}` });
   }
-  const rawAmount = toTokenUnits(w.amount, decimalsOf(w.asset), token.decimals);
-  const least = (rawAmount * FEE_FLOOR.num + FEE_FLOOR.den - 1n) / FEE_FLOOR.den;
-  const same = (a: string, b: string) => (w.chainType === 'EVM' ? a.toLowerCase() === b.toLowerCase() : a === b);
+  const same = (a: string, b: string) => sameAddress(w.chainType as ChainType, a, b);
   // A transaction the ledger holds is not this withdrawal's payout as far as the record holding it
   // accounts for what it moved to this address: a payment (tokens into the ledger) all of it;
   // another withdrawal of the merchant only its own amount, and only when it pays this address
@@ -107,7 +106,7 @@ export async function lookForPayout(s: StoreCtx, w: WithdrawalRow, what: string)
     const accounted = same(holder.to, w.to) && same(holder.token, w.token) && holder.chainId === w.chainId
       ? toTokenUnits(holder.amount, decimalsOf(holder.asset), token.decimals) : 0n;
     const rest = f.rawAmount - accounted;
-    return rest >= least ? [{ ...f, rawAmount: rest }] : [];
+    return rest >= feeFloor(rawAmount) ? [{ ...f, rawAmount: rest }] : [];
   });
   return {
     chainId: chain.chainId, chainName: chain.name, tokenSymbol: token.symbol, tokenDecimals: token.decimals, payoutWallets: payoutWalletsOf(s.db, w),
@@ -146,7 +145,7 @@ export async function verifyWithdrawal(s: StoreCtx, input: WithdrawVerifyRequest
     if (!seen) throw conflict(what);
     if (seen.found.length === 0) throw conflict(`${what}; chain ${seen.chainId} shows no transfer of it to ${w.to} since it was requested (blocks ${seen.fromBlock} to ${seen.toBlock})`);
     const f = seen.found[0]!;
-    throw conflict(`${what}; chain ${seen.chainId} shows ${seen.found.map((x) => `transaction ${x.txHash} (block ${x.blockNumber}: ${formatAmount(x.rawAmount, seen.tokenDecimals)} ${seen.tokenSymbol}${x.parts > 1 ? ` in all, in ${x.parts} transfers,` : ""} from ${x.senders.join(" and ")})`).join(', ')} to ${w.to} since it was requested: if it is the payout, check it with cryptopay withdraw verify ${w.id} --tx-hash ${f.txHash}, and record it with cryptopay withdraw confirm ${w.id} --tx-hash ${f.txHash}`);
+    throw conflict(`${what}; chain ${seen.chainId} shows ${seen.found.map((x) => `transaction ${foundPayoutText(x, seen)}`).join(', ')} to ${w.to} since it was requested: if it is the payout, check it with cryptopay withdraw verify ${w.id} --tx-hash ${f.txHash}, and record it with cryptopay withdraw confirm ${w.id} --tx-hash ${f.txHash}`);
   }
   const c = await checkPayout(s, w, txHash, blockNumber);
   const { sender: _sender, ...chain } = c.observed;
@@ -268,8 +267,16 @@ export function settleConfirming(tx: Q, id: string, a: { txHash: string; actor: 
   });
 }
 
-/** The merchant's withdrawal whose recorded transaction is `hash` (any spelling), if any. */
+/** The merchant's withdrawal whose recorded transaction is `hash`, in either form it is kept in (as `order find` reads it). */
 function withdrawalHolding(q: Q, merchantId: string, hash: string): WithdrawalRow | undefined {
   const key = txKey(hash);
-  return q.select().from(withdrawals).where(and(eq(withdrawals.merchantId, merchantId), sql`CASE WHEN lower(substr(${withdrawals.txHash}, 1, 2)) = '0x' THEN lower(substr(${withdrawals.txHash}, 3)) ELSE lower(${withdrawals.txHash}) END = ${key}`)).get();
+  return q.select().from(withdrawals).where(and(eq(withdrawals.merchantId, merchantId), inArray(withdrawals.txHash, [key, `0x${key}`]))).get();
+}
+
+/**
+ * "HASH (block N: 2 USDT in all, in 2 transfers, from A)": a found payout as an operator reads
+ * it; `sender` may say more of each sender.
+ */
+export function foundPayoutText(f: FoundPayout, l: Pick<PayoutLookup, 'tokenSymbol' | 'tokenDecimals'>, sender = (a: string) => a): string {
+  return `${f.txHash} (block ${f.blockNumber}: ${formatAmount(f.rawAmount, l.tokenDecimals)} ${l.tokenSymbol}${f.parts > 1 ? ` in all, in ${f.parts} transfers,` : ''} from ${f.senders.map(sender).join(' and ')})`;
 }

@@ -16,8 +16,8 @@ import { afterCursor, pageOf, type Page } from './paging.js';
 import { addressMatch } from './address-match.js';
 import { orderAddresses, withdrawals } from './schema.js';
 import { decimalsOf, type StoreCtx } from './store-context.js';
-import { checkPayout, lookForPayout, type PayoutLookup } from './withdrawal-verification.js';
-import type { FoundPayout } from '../chains/payout-search.js';
+import { checkPayout, foundPayoutText, lookForPayout, type PayoutLookup } from './withdrawal-verification.js';
+import { sameAddress } from '../core/words.js';
 
 export type WithdrawalRow = typeof withdrawals.$inferSelect;
 
@@ -282,11 +282,9 @@ export async function rejectWithdrawal(s: StoreCtx, input: WithdrawRejectRequest
 export function looksPaidOut(w: WithdrawalRow, l: PayoutLookup): string {
   const amount = `${formatAmount(w.amount, decimalsOf(w.asset))} ${l.tokenSymbol}`;
   const exact = toTokenUnits(w.amount, decimalsOf(w.asset), l.tokenDecimals);
-  const same = (a: string, b: string) => (w.chainType === 'EVM' ? a.toLowerCase() === b.toLowerCase() : a === b);
-  const fromWallet = (a: string) => l.payoutWallets.length === 0 || l.payoutWallets.some((p) => same(p, a));
+  const fromWallet = (a: string) => l.payoutWallets.length === 0 || l.payoutWallets.some((p) => sameAddress(w.chainType as ChainType, p, a));
   const [first, ...more] = l.found;
-  const senders = (f: FoundPayout) => f.senders.map((a) => `${a}${fromWallet(a) ? '' : ', not a payout wallet of this merchant'}`).join(' and ');
-  const txs = l.found.map((f) => `${f.txHash} (block ${f.blockNumber}: ${formatAmount(f.rawAmount, l.tokenDecimals)} ${l.tokenSymbol}${f.parts > 1 ? ` in all, in ${f.parts} transfers,` : ''} from ${senders(f)})`).join(', ');
+  const txs = l.found.map((f) => foundPayoutText(f, l, (a) => `${a}${fromWallet(a) ? '' : ', not a payout wallet of this merchant'}`)).join(', ');
   // The advice to confirm is given only where confirm accepts (withdrawal-check.ts's judge): the
   // exact amount in all, every part from a named wallet; else how to record it by hand.
   const stranger = first!.senders.find((a) => !fromWallet(a));

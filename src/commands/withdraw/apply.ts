@@ -6,6 +6,7 @@ import { checked, need } from '../common.js';
 import type { Field } from '../fields.js';
 import { printWithdrawal } from '../views.js';
 import { serviceRegistry } from './asset.js';
+import { sameAddress } from '../../core/words.js';
 
 export async function run(ctx: Context, opts: Record<string, string | undefined>): Promise<void> {
   const given = (flag: string) => opts[flag.replace(/-(.)/g, (_, c: string) => c.toUpperCase())];
@@ -105,7 +106,7 @@ const TWIN_WINDOW_MS = 10 * 60_000;
  * read says nothing (the withdrawal is made either way).
  */
 async function noteTwin(ctx: Context, service: Awaited<ReturnType<Context['service']>>, w: Withdrawal): Promise<void> {
-  const same = (a: string, b: string) => (w.chainType === 'EVM' ? a.toLowerCase() === b.toLowerCase() : a === b);
+  const same = (a: string, b: string) => sameAddress(w.chainType, a, b);
   const pending = await service.listWithdrawals({ mchId: ctx.globals.mchId, uid: w.uid, status: 'PENDING', limit: 50 }).catch(() => []);
   const twin = pending.find((p) => p.id !== w.id && p.amount === w.amount && p.chainId === w.chainId && same(p.to, w.to) && same(p.token, w.token) && w.createdAt - p.createdAt <= TWIN_WINDOW_MS);
   if (!twin) return;
