@@ -372,7 +372,11 @@ describe('checkpointInBackground on a ledger file', () => {
       expect(errors).toEqual([]);
       expect(acknowledged).toHaveLength(3000);
       // ~3 MB more went through the WAL; it started over again and again instead of growing to hold it all.
-      expect(statSync(`${file}-wal`).size - walBefore).toBeLessThan(1_000_000);
+      // Alone it grows by nothing; a clean-clone CI run (2 cores, test files in parallel, the
+      // checkpoint thread starved a while) measured 1,001,160 bytes against the 1,000,000 this
+      // bound was; a WAL that never starts over grows by 4.8 MB here (the same batches with
+      // wal_autocheckpoint = 0), so 1.5 MB still tells the two apart.
+      expect(statSync(`${file}-wal`).size - walBefore).toBeLessThan(1_500_000);
     } finally {
       ledger.close();
     }
