@@ -1,7 +1,9 @@
 // A/B aid for the signed create order, not a benchmark of record: serve of two (or more) builds
 // (ROOT/bin/cryptopay; each root must hold its dist/) under wrk's create-order load, alternating,
 // and the node:http SHA-256 + insert (synchronous NORMAL) baseline in each round.
-//   [PARALLEL=1] node bench/ab-create.mjs [rounds] [seconds] ROOT...      (npm run build first)
+//   [PARALLEL=1] [PACE_MS=20] node bench/ab-create.mjs [rounds] [seconds] ROOT...  (npm run build first)
+// PACE_MS: each connection waits a random time of that mean (ms) before each request (wrk.lua's
+// delay): a paced load below serve's most, for its latency there; the baseline is not paced.
 // PARALLEL=1 runs the builds' serves at once, each under its own wrk: on a machine others load,
 // both then share the same load, which alternating runs cannot promise.
 // Each serve gets a fresh ledger (one merchant, rate limit 0), runs without the chain watcher,
@@ -81,7 +83,7 @@ async function serveOf(root, label, dir, hook) {
       const pid = s.child.pid;
       const t0 = threads(pid);
       const all0 = cpuSeconds(pid);
-      const r = await runWrk({ url: s.url, path: '/api/v1/order', seconds, connections: 50, threads: 2, bodies: file, servers: [pid] });
+      const r = await runWrk({ url: s.url, path: '/api/v1/order', seconds, connections: 50, threads: 2, bodies: file, servers: [pid], delayMs: Number(process.env.PACE_MS) || undefined });
       const t1 = threads(pid);
       const all1 = cpuSeconds(pid);
       if (r.exhausted) throw new Error('bodies ran out');

@@ -4,6 +4,8 @@
 // Several, comma-separated, run one after the other on the same serve (status,create,status,pay
 // is bench/run.mjs's order: where serve's peak RSS is reached).
 // The profile lands in /tmp/cryptopay-prof (NOPROF=1: none); SERVE_FLAGS="..." adds node flags.
+// PACE_MS=20: each connection waits a random time of that mean (ms) before each request (wrk.lua's
+// delay): a paced load below serve's most.
 // Prints wrk's figures and serve's RSS once a second and its peak after each run; then
 // `node bench/flame.mjs FILE` sums the profile by function.
 import { spawn, spawnSync } from 'node:child_process';
@@ -56,7 +58,7 @@ for (const kind of kinds) {
   const iv = setInterval(() => rss.push(Math.round(memoryOf(child.pid).rss / 1e6)), 1000);
   // The page as a browser asks for it (gzip taken), as bench/run.mjs does.
   const headers = kind === 'pay' ? { 'Accept-Encoding': BROWSER_ACCEPT_ENCODING } : {};
-  const r = await runWrk({ url, path, seconds, connections: 50, threads: 2, bodies, servers: [child.pid], headers });
+  const r = await runWrk({ url, path, seconds, connections: 50, threads: 2, bodies, servers: [child.pid], headers, delayMs: Number(process.env.PACE_MS) || undefined });
   clearInterval(iv);
   console.log(`${kind}: ${Math.round(r.rps)} rps, p50 ${r.p50} ms, p99 ${r.p99} ms, errors ${r.errors}, non-2xx ${r.non2xx}, client CPU ${r.clientCpuShare.toFixed(2)}, serve CPU ${r.serverCpuShares[0].toFixed(2)}`);
   console.log(`serve RSS MB each second: ${rss.join(' ')}; peak so far ${Math.round(memoryOf(child.pid).peak / 1e6)} MB`);

@@ -2,6 +2,7 @@
 // on it during 4 s of wrk load (2 s of warm-up first).
 //   node bench/syscalls.mjs status|create DIR      (DIR: a checkout with dist/ built)
 // STRACE_MAIN=1: only serve's main thread (the event loop), not its worker and pool threads.
+// PACE_MS=20: create order paced, each connection waiting a random time of that mean (ms) before each request.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -46,7 +47,7 @@ const bodies = (n) => {
 const load = (seconds) =>
   runWrk(what === 'status'
     ? { url, path: `/api/v1/order/${o.id}/status`, seconds, connections: 50, threads: 2 }
-    : { url, path: '/api/v1/order', seconds, connections: 50, threads: 2, bodies: bodies(16_000 * seconds) });
+    : { url, path: '/api/v1/order', seconds, connections: 50, threads: 2, bodies: bodies(16_000 * seconds), delayMs: Number(process.env.PACE_MS) || undefined });
 await load(2);
 const st = spawn('strace', ['-c', ...(process.env.STRACE_MAIN ? [] : ['-f']), '-p', String(child.pid)], { stdio: ['ignore', 'ignore', 'pipe'] });
 let out = '';

@@ -4,6 +4,9 @@
 --   lines k, k+n, k+2n, ... and done() reports whether any thread ran past its share (its later
 --   requests would repeat bodies, refused as replays; bench/wrk.mjs rejects such a run).
 --   Without it: the plain request of the command line (the GETs).
+--   WRK_DELAY_MS=MEAN: each connection waits before each of its requests, for a random time of
+--   that mean (exponential, whole milliseconds as wrk takes them): an offered load below what
+--   the server can do at most, for its latency there (bench/run.mjs, the paced create order).
 -- Either way done() prints one line "WRKJSON {...}": wrk's figures, and the CPU time (every
 -- thread of wrk, from /proc/self/stat) the run took, for the client's CPU share.
 local threads = {}
@@ -44,6 +47,14 @@ function init(args)
   -- wrk runs every thread's init before the run starts: the last one marks where the run's CPU
   -- time starts (loading the bodies is not part of it).
   if tid == n - 1 then cpu0 = cpuNow() end
+  math.randomseed(os.time() * 16 + tid)
+end
+
+local meanDelay = tonumber(os.getenv("WRK_DELAY_MS") or "")
+if meanDelay then
+  function delay()
+    return math.floor(-math.log(1 - math.random()) * meanDelay + 0.5)
+  end
 end
 
 -- Defined only with bodies: without request(), wrk sends its one fixed request, faster.

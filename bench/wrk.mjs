@@ -68,15 +68,18 @@ export function writeBodies(file, n, make) {
  * POST of the next body; otherwise a GET. CPU shares are seconds of CPU per second of the run
  * (1.0 = one core): wrk's own, read by wrk.lua from /proc/self/stat at the end, and each of
  * `servers`' (pids), both from the moment wrk says it is running (its bodies are loaded).
- * `headers` are added to every request.
+ * `headers` are added to every request. `delayMs`: each connection waits a random time of that
+ * mean before each request (wrk.lua's delay): a paced load, not the most the server can do.
  */
-export function runWrk({ url, path, seconds, connections, threads, bodies, servers = [], headers = {} }) {
+export function runWrk({ url, path, seconds, connections, threads, bodies, servers = [], headers = {}, delayMs }) {
   const args = ['-t', String(threads), '-c', String(connections), '-d', `${seconds}s`, '--timeout', '5s', '-s', LUA];
   for (const [name, value] of Object.entries(headers)) args.push('-H', `${name}: ${value}`);
   args.push(`${url}${path}`);
   const env = { ...process.env, WRK_THREADS: String(threads) };
   if (bodies) env.WRK_BODIES = bodies;
   else delete env.WRK_BODIES;
+  if (delayMs) env.WRK_DELAY_MS = String(delayMs);
+  else delete env.WRK_DELAY_MS;
   // Line-buffered, so "Running" (printed once every thread's bodies are loaded) arrives at once.
   const child = spawn('stdbuf', ['-oL', 'wrk', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
