@@ -78,6 +78,13 @@ export class GroupCommit {
   private checkpointing?: 'beside' | 'between';
   /** A checkpoint beside the batches has finished: the short one between two batches is due. */
   private restartDue = false;
+  /** waitForLockOffThread: how long a batch waits for another process's write lock, in all. */
+  private lockWait?: { ms: number; restore: string };
+  /** The batch's BEGIN found the write lock taken: it is tried again when this fires. */
+  private lockRetry?: NodeJS.Timeout;
+  /** When the batch now waiting for the lock first found it taken, and how often since. */
+  private lockedSince?: number;
+  private lockTries = 0;
 
   constructor(
     private readonly sqlite: Database.Database,
@@ -113,6 +120,20 @@ export class GroupCommit {
    */
   syncInBackground(sync: () => Promise<void>): void {
     this.sync = sync;
+  }
+
+  /**
+   * The batch's BEGIN IMMEDIATE does not wait in SQLite's busy handler, which sleeps on this
+   * thread (serve's one event loop: every request would wait with it, up to the connection's
+   * busy timeout) while another process holds the ledger's write lock. The BEGIN is tried
+   * without waiting; while the lock is taken, the batch goes back to the head of the queue and
+   * is tried again after a pause (2 ms, doubling up to 50 ms) on a timer, for up to `ms` in all,
+   * then refused as SQLite's own timeout refuses it (SQLITE_BUSY). Meanwhile the loop answers
+   * reads, which a writer elsewhere does not hold up on a WAL ledger, and takes in more changes.
+   * `busyTimeoutMs`: the connection's own busy timeout, given back after each BEGIN.
+   */
+  waitForLockOffThread(ms: number, busyTimeoutMs: number): void {
+    this.lockWait = { ms, restore: `PRAGMA busy_timeout = ${Math.trunc(busyTimeoutMs)}` };
   }
 
   /**
@@ -157,7 +178,7 @@ export class GroupCommit {
   private flush(): void {
     // While an fsync is in flight the queue fills up and goes in as one batch once it is done:
     // fewer, larger transactions (each COMMIT writes the pages it touched to the WAL again).
-    if (this.syncing || this.checkpointing === 'between') {
+    if (this.syncing || this.checkpointing === 'between' || this.lockRetry) {
       this.flushAfterSync = true;
       return;
     }
@@ -173,16 +194,19 @@ export class GroupCommit {
     releaseReadAnchors();
     try {
       // exec, not a prepared statement: a prepared PRAGMA did not take effect on its first run.
-      if (this.sync) {
-        this.sqlite.exec('PRAGMA synchronous = NORMAL');
-        this.relaxed = true;
-      }
-      this.begin.run();
+      // One exec for the batch's settings: synchronous NORMAL (background fsync), no busy wait.
+      const settings = this.sync ? (this.lockWait ? 'PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 0' : 'PRAGMA synchronous = NORMAL') : this.lockWait ? 'PRAGMA busy_timeout = 0' : '';
+      if (settings) this.sqlite.exec(settings);
+      if (this.sync) this.relaxed = true;
+      this.beginNow();
     } catch (e) {
       this.restoreFull();
+      if (this.waitForLock(e, batch)) return;
       for (const p of batch) p.reject(ledgerTrouble(e));
       return;
     }
+    this.lockedSince = undefined;
+    this.lockTries = 0;
     const outcomes: Outcome[] = new Array(batch.length);
     try {
       for (let i = 0; i < batch.length; i++) {
@@ -227,6 +251,46 @@ export class GroupCommit {
     }
     this.waiting.push({ seq: ++this.committed, settle, fail: (e) => batch.forEach((p) => p.reject(e)) });
     this.startSync();
+  }
+
+  /**
+   * BEGIN IMMEDIATE; under waitForLockOffThread without SQLite's busy wait (flush set the busy
+   * timeout to 0 just before), the connection's own given back at once after.
+   */
+  private beginNow(): void {
+    const w = this.lockWait;
+    if (!w) {
+      this.begin.run();
+      return;
+    }
+    try {
+      this.begin.run();
+    } finally {
+      this.sqlite.exec(w.restore);
+    }
+  }
+
+  /**
+   * The batch found the write lock taken (waitForLockOffThread): back to the head of the queue,
+   * tried again on a timer. False when it is to be refused: not a lock, or waited long enough.
+   */
+  private waitForLock(e: unknown, batch: Pending[]): boolean {
+    const w = this.lockWait;
+    if (!w || !String((e as { code?: unknown } | null)?.code ?? '').startsWith('SQLITE_BUSY')) return false;
+    const now = Date.now();
+    this.lockedSince ??= now;
+    if (now - this.lockedSince >= w.ms) {
+      this.lockedSince = undefined;
+      this.lockTries = 0;
+      return false;
+    }
+    this.queue.unshift(...batch);
+    const pause = Math.min(50, 2 ** ++this.lockTries);
+    this.lockRetry = setTimeout(() => {
+      this.lockRetry = undefined;
+      this.flush();
+    }, pause);
+    return true;
   }
 
   /**

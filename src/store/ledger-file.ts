@@ -47,7 +47,7 @@ export function sqliteAddon(): string {
 }
 
 /** How long a writer waits for another process's transaction before giving up. */
-const BUSY_TIMEOUT_MS = 15_000;
+export const BUSY_TIMEOUT_MS = 15_000;
 
 /** A connection with the ledger's settings; SQLite's own errors are thrown as they are. */
 export function connectLedger(path: string): Database.Database {

@@ -271,3 +271,58 @@ describe('GroupCommit, fsync off the event loop (serve)', () => {
     }
   });
 });
+
+describe('GroupCommit waiting for another connection\'s write lock off the thread (serve)', () => {
+  const holderOf = () => {
+    const h = new Database(join(dir, 'l.db'), { timeout: 5_000 });
+    h.exec('BEGIN IMMEDIATE');
+    return h;
+  };
+
+  it('leaves the event loop free while the lock is held, takes later changes into the wait, and commits them once it is let go', async () => {
+    db.pragma('busy_timeout = 5000');
+    const g = new GroupCommit(db);
+    g.waitForLockOffThread(10_000, 5_000);
+    const holder = holderOf();
+    try {
+      const first = g.submit(() => insert('a'));
+      let turns = 0;
+      const counting = setInterval(() => turns++, 5);
+      await new Promise((r) => setTimeout(r, 150));
+      // More changes while the first waits: they go in after it, in order.
+      const second = g.submit(() => insert('b'));
+      await new Promise((r) => setTimeout(r, 100));
+      clearInterval(counting);
+      // Timers ran all along (a busy wait on this thread would have let none of them run).
+      expect(turns).toBeGreaterThan(10);
+      expect(rows()).toEqual([]);
+      holder.exec('COMMIT');
+      expect(await Promise.all([first, second])).toEqual([1, 2]);
+      expect(rows()).toEqual(['a', 'b']);
+      // The connection's own busy timeout is as it was.
+      expect(Number(db.pragma('busy_timeout', { simple: true }))).toBe(5000);
+    } finally {
+      if (holder.inTransaction) holder.exec('ROLLBACK');
+      holder.close();
+    }
+  });
+
+  it('refuses the batch as SQLITE_BUSY once the lock was held past the wait, keeps nothing, and takes the next change when it is free', async () => {
+    db.pragma('busy_timeout = 5000');
+    const g = new GroupCommit(db);
+    g.waitForLockOffThread(200, 5_000);
+    const holder = holderOf();
+    let refusal: unknown;
+    try {
+      await g.submit(() => insert('late')).catch((e: unknown) => (refusal = e));
+    } finally {
+      holder.exec('ROLLBACK');
+      holder.close();
+    }
+    expect((refusal as { code?: string }).code).toBe('SQLITE_BUSY');
+    expect(rows()).toEqual([]);
+    expect(Number(db.pragma('busy_timeout', { simple: true }))).toBe(5000);
+    await g.submit(() => insert('after'));
+    expect(rows()).toEqual(['after']);
+  });
+});
