@@ -82,8 +82,7 @@ export class GroupCommit {
   private lockWait?: { ms: number; restore: string };
   /** The batch's BEGIN found the write lock taken: it is tried again when this fires. */
   private lockRetry?: NodeJS.Timeout;
-  /** When the batch now waiting for the lock first found it taken, and how often since. */
-  private lockedSince?: number;
+  /** How often in a row a BEGIN found the lock taken: the pause before the next try grows with it. */
   private lockTries = 0;
 
   constructor(
@@ -108,7 +107,8 @@ export class GroupCommit {
   submit<T>(change: () => T): Promise<T> {
     if (this.broken) return Promise.reject(this.broken);
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ change, resolve: resolve as (v: unknown) => void, reject });
+      // When it was asked for, under waitForLockOffThread: each change waits for the lock at most so long.
+      this.queue.push({ change, resolve: resolve as (v: unknown) => void, reject, at: this.lockWait ? performance.now() : 0 });
       this.schedule();
     });
   }
@@ -127,8 +127,9 @@ export class GroupCommit {
    * thread (serve's one event loop: every request would wait with it, up to the connection's
    * busy timeout) while another process holds the ledger's write lock. The BEGIN is tried
    * without waiting; while the lock is taken, the batch goes back to the head of the queue and
-   * is tried again after a pause (2 ms, doubling up to 50 ms) on a timer, for up to `ms` in all,
-   * then refused as SQLite's own timeout refuses it (SQLITE_BUSY). Meanwhile the loop answers
+   * is tried again after a pause (2 ms, doubling up to 50 ms) on a timer; a change that has
+   * waited `ms` since it was asked for is refused as SQLite's own timeout refuses it
+   * (SQLITE_BUSY), the later ones go on waiting. Meanwhile the loop answers
    * reads, which a writer elsewhere does not hold up on a WAL ledger, and takes in more changes.
    * `busyTimeoutMs`: the connection's own busy timeout, given back after each BEGIN.
    */
@@ -200,12 +201,17 @@ export class GroupCommit {
       if (this.sync) this.relaxed = true;
       this.beginNow();
     } catch (e) {
+      // BEGIN made, then giving the busy timeout back failed: not left inside the transaction.
+      try {
+        if (this.sqlite.inTransaction) this.rollback.run();
+      } catch {
+        // Nothing of the batch was written either way.
+      }
       this.restoreFull();
       if (this.waitForLock(e, batch)) return;
       for (const p of batch) p.reject(ledgerTrouble(e));
       return;
     }
-    this.lockedSince = undefined;
     this.lockTries = 0;
     const outcomes: Outcome[] = new Array(batch.length);
     try {
@@ -271,20 +277,24 @@ export class GroupCommit {
   }
 
   /**
-   * The batch found the write lock taken (waitForLockOffThread): back to the head of the queue,
-   * tried again on a timer. False when it is to be refused: not a lock, or waited long enough.
+   * The batch found the write lock taken (waitForLockOffThread): each of its changes asked for
+   * longer ago than the wait is refused (with SQLite's SQLITE_BUSY, as its own timeout refuses),
+   * the others go back to the head of the queue, tried again on a timer. False when the failure
+   * is not the lock: the whole batch is then refused.
    */
   private waitForLock(e: unknown, batch: Pending[]): boolean {
     const w = this.lockWait;
     if (!w || !String((e as { code?: unknown } | null)?.code ?? '').startsWith('SQLITE_BUSY')) return false;
-    const now = Date.now();
-    this.lockedSince ??= now;
-    if (now - this.lockedSince >= w.ms) {
-      this.lockedSince = undefined;
+    const now = performance.now();
+    // Oldest first: the ones past the wait are the batch's first.
+    let waited = 0;
+    while (waited < batch.length && now - batch[waited]!.at >= w.ms) waited++;
+    for (const p of batch.slice(0, waited)) p.reject(e);
+    this.queue.unshift(...batch.slice(waited));
+    if (this.queue.length === 0) {
       this.lockTries = 0;
-      return false;
+      return true;
     }
-    this.queue.unshift(...batch);
     const pause = Math.min(50, 2 ** ++this.lockTries);
     this.lockRetry = setTimeout(() => {
       this.lockRetry = undefined;
@@ -398,6 +408,8 @@ interface Waiter {
 
 interface Pending {
   change: () => unknown;
+  /** performance.now() when it was asked for (waitForLockOffThread only; else 0). */
+  at: number;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }

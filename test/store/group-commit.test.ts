@@ -325,4 +325,24 @@ describe('GroupCommit waiting for another connection\'s write lock off the threa
     await g.submit(() => insert('after'));
     expect(rows()).toEqual(['after']);
   });
+  it('counts the wait of each change from when it was asked for: an early one is refused, one asked for later still goes in once the lock is let go', async () => {
+    db.pragma('busy_timeout = 5000');
+    const g = new GroupCommit(db);
+    g.waitForLockOffThread(600, 5_000);
+    const holder = holderOf();
+    try {
+      const early = g.submit(() => insert('early')).then(() => 'made', (e: { code?: string }) => e.code);
+      await new Promise((r) => setTimeout(r, 400));
+      // Joins the waiting batch: its own 600 ms run from now, not from the early one's.
+      const later = g.submit(() => insert('later'));
+      await new Promise((r) => setTimeout(r, 400));
+      expect(await Promise.race([early, 'still waiting'])).toBe('SQLITE_BUSY');
+      holder.exec('COMMIT');
+      await later;
+      expect(rows()).toEqual(['later']);
+    } finally {
+      if (holder.inTransaction) holder.exec('ROLLBACK');
+      holder.close();
+    }
+  });
 });
