@@ -4,8 +4,7 @@ import { AppError, usage } from '../core/errors.js';
 import { stopAll, type StopStep } from '../core/stop-all.js';
 import { createApp } from '../server/app.js';
 import { sqliteAddon } from '../store/db.js';
-import { groupCommit, syncInBackground } from '../store/group-commit.js';
-import { BUSY_TIMEOUT_MS } from '../store/ledger-file.js';
+import { syncInBackground } from '../store/wal-sync.js';
 import { anchorReads } from '../store/read-anchor.js';
 import { DEFAULT_HTTP_LIMITS, listen, type HttpLimits } from '../server/listen.js';
 import { startCallbacks } from './callbacks/start.js';
@@ -69,9 +68,6 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   // Many requests in flight: COMMIT's fsync moves off the event loop, answers still wait for it.
   const err = (s: string) => ctx.io.stderr.write(`${s}\n`);
   syncInBackground(service.ledger, (message) => err(`error: ${message}`));
-  // Another process's write lock is waited for on a timer, not in SQLite's busy handler on
-  // this thread, where every request would wait with the write (src/store/group-commit.ts).
-  groupCommit(service.ledger.sqlite).waitForLockOffThread(BUSY_TIMEOUT_MS, BUSY_TIMEOUT_MS);
   // The GETs of one turn share SQLite's file locks instead of each taking them anew.
   const anchor = anchorReads(service.ledger, sqliteAddon());
   // A chains config that does not hold stops serve here, before it binds a port or starts a
@@ -172,7 +168,6 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   try {
     // The outbox's sender: every committed event reaches its notifyUrl (decisions §9).
     callbacks = startCallbacks(ctx, service, { schedule, allowPrivate, line: (l) => log.push(l), err, watchedChains: watching?.chains ?? [] });
-    groupCommit(callbacks.sqlite).waitForLockOffThread(BUSY_TIMEOUT_MS, BUSY_TIMEOUT_MS);
     if (allowPrivate) err('callbacks to loopback and private addresses are allowed (development only)');
     // WAL checkpoints on a thread of their own, not inside a COMMIT on the event loop.
     checkpoints = (await import('../store/checkpointer.js')).checkpointInBackground(service.ledger, { others: [callbacks.sqlite], onError: err });

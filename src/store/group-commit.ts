@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
-import { close, closeSync, fdatasync, fstatSync, open, statSync } from 'node:fs';
 import { AppError } from '../core/errors.js';
+import { isBusy } from './ledger-file.js';
 import { releaseReadAnchors } from './read-anchor.js';
 
 /**
@@ -41,7 +41,7 @@ function runCheckpoint(run: () => Promise<void>): Promise<void> {
  *
  * A CLI process asks for one change, so its batch is that change alone.
  *
- * With `syncInBackground` (serve), the fsync leaves the event loop: a batch commits with
+ * With `syncInBackground` (serve; src/store/wal-sync.ts), the fsync leaves the event loop: a batch commits with
  * synchronous = NORMAL (its WAL frames written, not yet flushed), the WAL file is fdatasync'ed on
  * libuv's thread pool, and only then is anyone of the batch answered. Meanwhile the event loop
  * goes on reading requests, whose changes wait and go in as the next batch once the fsync is done. Under synchronous = FULL, COMMIT held
@@ -78,8 +78,11 @@ export class GroupCommit {
   private checkpointing?: 'beside' | 'between';
   /** A checkpoint beside the batches has finished: the short one between two batches is due. */
   private restartDue = false;
-  /** waitForLockOffThread: how long a batch waits for another process's write lock, in all. */
-  private lockWait?: { ms: number; restore: string };
+  /**
+   * How long a change waits for another connection's write lock (the connection's own busy
+   * timeout, read once), and the statement that gives that timeout back after each BEGIN.
+   */
+  private readonly lockWait: { ms: number; restore: string };
   /** The batch's BEGIN found the write lock taken: it is tried again when this fires. */
   private lockRetry?: NodeJS.Timeout;
   /** How often in a row a BEGIN found the lock taken: the pause before the next try grows with it. */
@@ -96,6 +99,8 @@ export class GroupCommit {
     this.savepoint = sqlite.prepare('SAVEPOINT change');
     this.release = sqlite.prepare('RELEASE change');
     this.rollbackTo = sqlite.prepare('ROLLBACK TO change');
+    const ms = Number(sqlite.pragma('busy_timeout', { simple: true }));
+    this.lockWait = { ms, restore: `PRAGMA busy_timeout = ${ms}` };
   }
 
   /** Why changes are refused for good (a failed fsync, the ledger file gone), or undefined. */
@@ -107,8 +112,8 @@ export class GroupCommit {
   submit<T>(change: () => T): Promise<T> {
     if (this.broken) return Promise.reject(this.broken);
     return new Promise<T>((resolve, reject) => {
-      // When it was asked for, under waitForLockOffThread: each change waits for the lock at most so long.
-      this.queue.push({ change, resolve: resolve as (v: unknown) => void, reject, at: this.lockWait ? performance.now() : 0 });
+      // When it was asked for: each change waits for another connection's write lock at most the busy timeout.
+      this.queue.push({ change, resolve: resolve as (v: unknown) => void, reject, at: performance.now() });
       this.schedule();
     });
   }
@@ -120,21 +125,6 @@ export class GroupCommit {
    */
   syncInBackground(sync: () => Promise<void>): void {
     this.sync = sync;
-  }
-
-  /**
-   * The batch's BEGIN IMMEDIATE does not wait in SQLite's busy handler, which sleeps on this
-   * thread (serve's one event loop: every request would wait with it, up to the connection's
-   * busy timeout) while another process holds the ledger's write lock. The BEGIN is tried
-   * without waiting; while the lock is taken, the batch goes back to the head of the queue and
-   * is tried again after a pause (2 ms, doubling up to 50 ms) on a timer; a change that has
-   * waited `ms` since it was asked for is refused as SQLite's own timeout refuses it
-   * (SQLITE_BUSY), the later ones go on waiting. Meanwhile the loop answers
-   * reads, which a writer elsewhere does not hold up on a WAL ledger, and takes in more changes.
-   * `busyTimeoutMs`: the connection's own busy timeout, given back after each BEGIN.
-   */
-  waitForLockOffThread(ms: number, busyTimeoutMs: number): void {
-    this.lockWait = { ms, restore: `PRAGMA busy_timeout = ${Math.trunc(busyTimeoutMs)}` };
   }
 
   /**
@@ -195,9 +185,9 @@ export class GroupCommit {
     releaseReadAnchors();
     try {
       // exec, not a prepared statement: a prepared PRAGMA did not take effect on its first run.
-      // One exec for the batch's settings: synchronous NORMAL (background fsync), no busy wait.
-      const settings = this.sync ? (this.lockWait ? 'PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 0' : 'PRAGMA synchronous = NORMAL') : this.lockWait ? 'PRAGMA busy_timeout = 0' : '';
-      if (settings) this.sqlite.exec(settings);
+      // One exec for the batch's settings: no busy wait (see beginNow), and synchronous NORMAL
+      // when the fsync runs in the background.
+      this.sqlite.exec(this.sync ? 'PRAGMA busy_timeout = 0; PRAGMA synchronous = NORMAL' : 'PRAGMA busy_timeout = 0');
       if (this.sync) this.relaxed = true;
       this.beginNow();
     } catch (e) {
@@ -260,35 +250,33 @@ export class GroupCommit {
   }
 
   /**
-   * BEGIN IMMEDIATE; under waitForLockOffThread without SQLite's busy wait (flush set the busy
-   * timeout to 0 just before), the connection's own given back at once after.
+   * BEGIN IMMEDIATE without SQLite's busy wait (flush set the busy timeout to 0 just before),
+   * the connection's own given back at once after. SQLite's busy handler sleeps on this thread:
+   * in serve, every request (status GETs, payment pages, /healthz) waited with the write while
+   * another process held the ledger's write lock, up to the 15 s busy timeout. While the lock is
+   * taken, the batch waits on a timer instead (waitForLock), and the event loop goes on answering
+   * reads, which a writer elsewhere does not hold up on a WAL ledger, and taking in changes.
    */
   private beginNow(): void {
-    const w = this.lockWait;
-    if (!w) {
-      this.begin.run();
-      return;
-    }
     try {
       this.begin.run();
     } finally {
-      this.sqlite.exec(w.restore);
+      this.sqlite.exec(this.lockWait.restore);
     }
   }
 
   /**
-   * The batch found the write lock taken (waitForLockOffThread): each of its changes asked for
-   * longer ago than the wait is refused (with SQLite's SQLITE_BUSY, as its own timeout refuses),
-   * the others go back to the head of the queue, tried again on a timer. False when the failure
-   * is not the lock: the whole batch is then refused.
+   * The batch found the write lock taken: each of its changes asked for the busy timeout ago or
+   * longer is refused with SQLite's SQLITE_BUSY, as SQLite's own wait refuses; the others go back
+   * to the head of the queue, in order, and are tried again after a pause (2 ms, doubling up to
+   * 50 ms). False when the failure is not the lock: the whole batch is then refused.
    */
   private waitForLock(e: unknown, batch: Pending[]): boolean {
-    const w = this.lockWait;
-    if (!w || !String((e as { code?: unknown } | null)?.code ?? '').startsWith('SQLITE_BUSY')) return false;
+    if (!isBusy(e)) return false;
     const now = performance.now();
     // Oldest first: the ones past the wait are the batch's first.
     let waited = 0;
-    while (waited < batch.length && now - batch[waited]!.at >= w.ms) waited++;
+    while (waited < batch.length && now - batch[waited]!.at >= this.lockWait.ms) waited++;
     for (const p of batch.slice(0, waited)) p.reject(e);
     this.queue.unshift(...batch.slice(waited));
     if (this.queue.length === 0) {
@@ -408,7 +396,7 @@ interface Waiter {
 
 interface Pending {
   change: () => unknown;
-  /** performance.now() when it was asked for (waitForLockOffThread only; else 0). */
+  /** performance.now() when it was asked for: how long it has waited for the write lock. */
   at: number;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
@@ -425,90 +413,8 @@ export function groupCommit(sqlite: Database.Database): GroupCommit {
   return g;
 }
 
-/**
- * serve's ledger connection: its group commit fsyncs the WAL file off the event loop (see
- * GroupCommit). The WAL file is opened once and kept open: an fsync is then one trip to libuv's
- * thread pool instead of three (open, fdatasync, close), each of which waited for a turn of a
- * busy event loop. Before each fsync the path is checked (a stat on this thread, ~µs) to still be
- * the file the descriptor holds, so the fsync is always of the WAL SQLite writes now: SQLite
- * keeps that file while this connection is open, but should it ever be replaced, it is opened
- * again.
- */
-export function syncInBackground(ledger: { path: string; sqlite: Database.Database }, onBroken?: (message: string) => void): GroupCommit {
-  const g = groupCommit(ledger.sqlite);
-  g.onBroken = onBroken;
-  const mode = String(ledger.sqlite.pragma('journal_mode', { simple: true }));
-  // Without a WAL file (an in-memory ledger) there is nothing to fsync: COMMIT stays as it is.
-  if (ledger.path === ':memory:' || mode !== 'wal') return g;
-  const wal = `${ledger.path}-wal`;
-  // The ledger file as serve opened it: a change committed once the path names another file (or
-  // none) went into a file nobody will open again, and is never acknowledged (a durability
-  // review: a backup restored with mv under serve, and hundreds of 200s lost).
-  const main = statSync(ledger.path);
-  let held: { fd: number; dev: number; ino: number } | undefined;
-  /** The descriptor of the WAL file at `wal` now, opened (again) when it is not the one held. */
-  const current = (): Promise<number> => {
-    let there: { dev: number; ino: number } | undefined;
-    try {
-      there = statSync(ledger.path);
-    } catch {
-      // Gone: refused below.
-    }
-    if (!there || there.ino !== main.ino || there.dev !== main.dev) return Promise.reject(new LedgerFileGone(ledger.path));
-    if (held) {
-      let same = false;
-      try {
-        const st = statSync(wal);
-        same = st.ino === held.ino && st.dev === held.dev;
-      } catch {
-        // Gone: opened again below, which reports why if it cannot be.
-      }
-      if (same) return Promise.resolve(held.fd);
-      close(held.fd, () => {});
-      held = undefined;
-    }
-    return new Promise((resolve, reject) => {
-      open(wal, 'r', (err, fd) => {
-        if (err) return reject(err);
-        try {
-          const st = fstatSync(fd);
-          held = { fd, dev: st.dev, ino: st.ino };
-        } catch {
-          // Kept unheld: opened again for the next fsync.
-        }
-        resolve(fd);
-      });
-    });
-  };
-  // node:fs's callbacks, not node:fs/promises: every CLI command loads this module, and
-  // fs/promises (with the readline and stream code it pulls in) would slow their start-up.
-  // The descriptor goes with the connection.
-  const withClose = ledger as { close?: () => void };
-  if (typeof withClose.close === 'function') {
-    const closeLedger = withClose.close;
-    withClose.close = () => {
-      if (held) closeSync(held.fd);
-      held = undefined;
-      closeLedger();
-    };
-  }
-  g.syncInBackground(() =>
-    current().then(
-      (fd) =>
-        new Promise<void>((resolve, reject) => {
-          fdatasync(fd, (syncErr) => {
-            if (held?.fd !== fd) close(fd, () => {});
-            if (syncErr) reject(syncErr);
-            else resolve();
-          });
-        }),
-    ),
-  );
-  return g;
-}
-
 /** The path of serve's ledger no longer names the file it opened: deleted, moved or replaced. */
-class LedgerFileGone extends Error {
+export class LedgerFileGone extends Error {
   constructor(path: string) {
     super(`the ledger file ${path} is not the file serve opened any more (deleted, moved or replaced while serve ran)`);
     this.name = 'LedgerFileGone';

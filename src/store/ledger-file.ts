@@ -47,7 +47,7 @@ export function sqliteAddon(): string {
 }
 
 /** How long a writer waits for another process's transaction before giving up. */
-export const BUSY_TIMEOUT_MS = 15_000;
+const BUSY_TIMEOUT_MS = 15_000;
 
 /** A connection with the ledger's settings; SQLite's own errors are thrown as they are. */
 export function connectLedger(path: string): Database.Database {
@@ -93,10 +93,11 @@ export function connectLedgerForRead(path: string): Database.Database {
  * timeout would, and tries again: the other process soon finishes, and the file is then WAL.
  */
 function toWal(sqlite: Database.Database): void {
-  retryWhileHeld(() => sqlite.pragma('journal_mode = WAL'), busy, 10);
+  retryWhileHeld(() => sqlite.pragma('journal_mode = WAL'), isBusy, 10);
 }
 
-const busy = (e: unknown): boolean => String((e as { code?: unknown } | null)?.code).startsWith('SQLITE_BUSY');
+/** SQLite said the file is held by another connection (SQLITE_BUSY and its extended codes). */
+export const isBusy = (e: unknown): boolean => String((e as { code?: unknown } | null)?.code).startsWith('SQLITE_BUSY');
 
 /**
  * Runs `step` until it succeeds; while it fails with what `held(e)` says is another process's

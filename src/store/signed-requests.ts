@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { lte } from 'drizzle-orm';
 import { AppError } from '../core/errors.js';
 import { groupCommit } from './group-commit.js';
+import { isBusy } from './ledger-file.js';
 import type { Caller } from '../core/service.js';
 import type { Ledger } from './db.js';
 import type { Q } from './ledger.js';
@@ -130,8 +131,7 @@ export class SignedWriter {
       if (n) this.nonceSpent = true;
     } catch (e) {
       if (e instanceof AppError) throw e;
-      const code = (e as { code?: string }).code ?? '';
-      if (code.startsWith('SQLITE_BUSY')) throw new AppError('unavailable', 'the ledger is busy: another process held it too long; try again', { cause: e });
+      if (isBusy(e)) throw new AppError('unavailable', 'the ledger is busy: another process held it too long; try again', { cause: e });
       throw e;
     }
     if ('refused' in outcome) throw outcome.refused;

@@ -3,9 +3,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { sign } from '../../src/signing/index.js';
-import { openLedger } from '../../src/store/db.js';
-import { LocalPaymentService } from '../../src/store/local-service.js';
-import { httpJson, killAll, nextNonce, nextOid, spawnServe, tempDir, type Merchant } from './helpers.js';
+import { httpJson, killAll, ledgerWithMerchant, nextNonce, nextOid, spawnServe, tempDir, type Merchant } from './helpers.js';
 
 /**
  * Another process holding the ledger's write lock (an operator's `sqlite3` shell in a
@@ -18,17 +16,6 @@ import { httpJson, killAll, nextNonce, nextOid, spawnServe, tempDir, type Mercha
 const tmp = tempDir();
 afterEach(() => killAll());
 afterAll(() => tmp.cleanup());
-
-async function ledgerWithMerchant(db: string): Promise<Merchant> {
-  const ledger = openLedger(db);
-  try {
-    const service = new LocalPaymentService(ledger, { now: Date.now, caller: { actor: 'test' } });
-    const r = await service.addMerchant({ name: 'Shop', generateWallet: true, rateLimit: 0 });
-    return { mchId: r.merchant.mchId, secret: r.secret };
-  } finally {
-    ledger.close();
-  }
-}
 
 function createOrderBody(m: Merchant, oid: string): string {
   const body = { mchId: m.mchId, oid, uid: 'buyer', amount: '2.5', timestamp: Date.now(), nonce: nextNonce() };

@@ -320,6 +320,18 @@ export async function spawnServe(db: string, extraEnv: Record<string, string> = 
   };
 }
 
+/** A ledger with one merchant made beforehand, so serve does not print a first-run secret. */
+export async function ledgerWithMerchant(db: string): Promise<Merchant> {
+  const ledger = openLedger(db);
+  try {
+    const service = new LocalPaymentService(ledger, { now: Date.now, caller: { actor: 'test' } });
+    const r = await service.addMerchant({ name: 'Shop', generateWallet: true, rateLimit: 0 });
+    return { mchId: r.merchant.mchId, secret: r.secret };
+  } finally {
+    ledger.close();
+  }
+}
+
 /** Runs the real binary once (for `ledger check`), with no stdin and no CRYPTOPAY_REMOTE. */
 export function runCli(args: string[], extraEnv: Record<string, string> = {}): Promise<CliResult> {
   const env = cliEnv(extraEnv);

@@ -7,7 +7,7 @@ import { mnemonicIn } from './first-run.js';
 import { openLedger } from '../../src/store/db.js';
 import { LocalPaymentService } from '../../src/store/local-service.js';
 import { checkReply } from './openapi-check.js';
-import { httpJson, killAll, nextNonce, nextOid, runCli, spawnServe, tempDir, type Merchant, type Spawned } from './helpers.js';
+import { httpJson, killAll, ledgerWithMerchant, nextNonce, nextOid, runCli, spawnServe, tempDir, type Merchant, type Spawned } from './helpers.js';
 
 /**
  * The real binary: `cryptopay serve --port 0 --db FILE` (dist/, so run `npx tsc -p
@@ -27,18 +27,6 @@ function signedText(m: Merchant, fields: Record<string, unknown>): { text: strin
   const body = { mchId: m.mchId, timestamp: Date.now(), nonce: nextNonce(), ...fields };
   const s = sign(body, m.secret);
   return { text: JSON.stringify({ ...body, sign: s }), sign: s, nonce: body.nonce };
-}
-
-/** A ledger with one merchant made beforehand, so serve does not print a first-run secret. */
-async function ledgerWithMerchant(db: string): Promise<Merchant> {
-  const ledger = openLedger(db);
-  try {
-    const service = new LocalPaymentService(ledger, { now: Date.now, caller: { actor: 'test' } });
-    const r = await service.addMerchant({ name: 'Shop', generateWallet: true, rateLimit: 0 });
-    return { mchId: r.merchant.mchId, secret: r.secret };
-  } finally {
-    ledger.close();
-  }
 }
 
 describe('serve --dev on an empty ledger', () => {

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { checkpointInBackground } from '../../src/store/checkpointer.js';
 import { openLedger } from '../../src/store/db.js';
-import { GroupCommit, MAX_BESIDE, groupCommit, syncInBackground } from '../../src/store/group-commit.js';
+import { GroupCommit, MAX_BESIDE, groupCommit } from '../../src/store/group-commit.js';
+import { syncInBackground } from '../../src/store/wal-sync.js';
 
 /** The bundle's thread (npm run build), as serve runs it. */
 const WORKER = new URL('../../dist/bundle/checkpoint-worker.js', import.meta.url);

@@ -231,7 +231,7 @@ describe('GroupCommit, fsync off the event loop (serve)', () => {
 
   it('syncInBackground keeps one descriptor of the WAL file for its fsyncs, and closes it with the ledger', async () => {
     const { openLedger } = await import('../../src/store/db.js');
-    const { syncInBackground } = await import('../../src/store/group-commit.js');
+    const { syncInBackground } = await import('../../src/store/wal-sync.js');
     const file = join(dir, 'held.db');
     const ledger = openLedger(file);
     const walFds = () => readdirSync('/proc/self/fd').filter((fd) => {
@@ -256,7 +256,7 @@ describe('GroupCommit, fsync off the event loop (serve)', () => {
 
   it('syncInBackground on a real ledger file: every answered change is in the file', async () => {
     const { openLedger } = await import('../../src/store/db.js');
-    const { syncInBackground } = await import('../../src/store/group-commit.js');
+    const { syncInBackground } = await import('../../src/store/wal-sync.js');
     const ledger = openLedger(join(dir, 'real.db'));
     try {
       const g = syncInBackground(ledger);
@@ -272,7 +272,7 @@ describe('GroupCommit, fsync off the event loop (serve)', () => {
   });
 });
 
-describe('GroupCommit waiting for another connection\'s write lock off the thread (serve)', () => {
+describe('GroupCommit waiting for another connection\'s write lock off the thread, for the connection\'s busy timeout', () => {
   const holderOf = () => {
     const h = new Database(join(dir, 'l.db'), { timeout: 5_000 });
     h.exec('BEGIN IMMEDIATE');
@@ -282,7 +282,6 @@ describe('GroupCommit waiting for another connection\'s write lock off the threa
   it('leaves the event loop free while the lock is held, takes later changes into the wait, and commits them once it is let go', async () => {
     db.pragma('busy_timeout = 5000');
     const g = new GroupCommit(db);
-    g.waitForLockOffThread(10_000, 5_000);
     const holder = holderOf();
     try {
       const first = g.submit(() => insert('a'));
@@ -308,9 +307,8 @@ describe('GroupCommit waiting for another connection\'s write lock off the threa
   });
 
   it('refuses the batch as SQLITE_BUSY once the lock was held past the wait, keeps nothing, and takes the next change when it is free', async () => {
-    db.pragma('busy_timeout = 5000');
+    db.pragma('busy_timeout = 200');
     const g = new GroupCommit(db);
-    g.waitForLockOffThread(200, 5_000);
     const holder = holderOf();
     let refusal: unknown;
     try {
@@ -321,14 +319,13 @@ describe('GroupCommit waiting for another connection\'s write lock off the threa
     }
     expect((refusal as { code?: string }).code).toBe('SQLITE_BUSY');
     expect(rows()).toEqual([]);
-    expect(Number(db.pragma('busy_timeout', { simple: true }))).toBe(5000);
+    expect(Number(db.pragma('busy_timeout', { simple: true }))).toBe(200);
     await g.submit(() => insert('after'));
     expect(rows()).toEqual(['after']);
   });
   it('counts the wait of each change from when it was asked for: an early one is refused, one asked for later still goes in once the lock is let go', async () => {
-    db.pragma('busy_timeout = 5000');
+    db.pragma('busy_timeout = 600');
     const g = new GroupCommit(db);
-    g.waitForLockOffThread(600, 5_000);
     const holder = holderOf();
     try {
       const early = g.submit(() => insert('early')).then(() => 'made', (e: { code?: string }) => e.code);
