@@ -87,6 +87,8 @@ export class GroupCommit {
   private lockRetry?: NodeJS.Timeout;
   /** How often in a row a BEGIN found the lock taken: the pause before the next try grows with it. */
   private lockTries = 0;
+  /** A batch was just made durable: the next one waits a turn, for its answers to be written. */
+  private answering = false;
 
   constructor(
     private readonly sqlite: Database.Database,
@@ -169,7 +171,7 @@ export class GroupCommit {
   private flush(): void {
     // While an fsync is in flight the queue fills up and goes in as one batch once it is done:
     // fewer, larger transactions (each COMMIT writes the pages it touched to the WAL again).
-    if (this.syncing || this.checkpointing === 'between' || this.lockRetry) {
+    if (this.syncing || this.checkpointing === 'between' || this.lockRetry || this.answering) {
       this.flushAfterSync = true;
       return;
     }
@@ -375,12 +377,19 @@ export class GroupCommit {
     ).finally(() => {
       this.syncing = false;
       if (this.startCheckpoint()) return;
-      // The next batch goes in on the next turn, not here: the answers of the batch just made
-      // durable are written first (their continuations are queued behind this callback), instead
-      // of waiting for the whole next batch to run and commit.
+      // The next batch goes in on the next turn, not in this one: the answers of the batch just
+      // made durable are written first, instead of waiting for the whole next batch to run and
+      // commit. Their continuations run after this callback, several promise hops deep (service,
+      // route, the durable mark), and queue their writes at this turn's end (turn-writes.ts): an
+      // immediate queued here would run before those. This one only queues the flush, which
+      // then runs after them, once the next poll has read the requests their answers bring.
       if (this.flushAfterSync) {
         this.flushAfterSync = false;
-        this.schedule();
+        this.answering = true;
+        setImmediate(() => {
+          this.answering = false;
+          this.schedule();
+        });
       }
       this.startSync();
     });
