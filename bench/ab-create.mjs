@@ -6,18 +6,19 @@
 // delay): a paced load below serve's most, for its latency there; the baseline is not paced.
 // PARALLEL=1 runs the builds' serves at once, each under its own wrk: on a machine others load,
 // both then share the same load, which alternating runs cannot promise.
-// Each serve gets a fresh ledger (one merchant, rate limit 0), runs without the chain watcher,
+// Each serve gets a fresh ledger (one merchant, rate limit 0; AB_ORDERS=N: N orders in it too), runs without the chain watcher,
 // with --allow-private-callbacks and a notifyUrl in every body (as bench/run.mjs sends them),
 // after a warm-up of 3 s. Per run: rps, p50/p99, and CPU per request in microseconds from
 // /proc/PID/stat (utime + stime of every thread over the run, divided by the requests), the
 // serving thread's alone ("main"), and the 1-minute load average.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sign } from '../dist/signing/index.js';
 import { cpuSeconds, ensureWrk, runWrk, writeBodies } from './wrk.mjs';
+import { fillLedger } from './bulk-ledger.mjs';
 
 const [roundsArg = '3', secondsArg = '8', ...roots] = process.argv.slice(2);
 const rounds = Number(roundsArg);
@@ -65,7 +66,12 @@ async function serveOf(root, label, dir, hook) {
   delete env.CRYPTOPAY_REMOTE;
   const bin = join(root, 'bin', 'cryptopay');
   const cli = (...a) => JSON.parse(spawnSync(process.execPath, [bin, ...a, '--json'], { env, encoding: 'utf8' }).stdout);
-  const m = cli('merchant', 'add', '--name', 'P', '--generate-wallet', '--rate-limit', '0');
+  let m;
+  if (template) {
+    // A copy of the ledger with AB_ORDERS orders, for each serve alike.
+    copyFileSync(template.file, join(d, 'l.db'));
+    m = template.merchant;
+  } else m = cli('merchant', 'add', '--name', 'P', '--generate-wallet', '--rate-limit', '0');
   const s = await start([bin, 'serve', '--port', '0', '--no-watch', '--allow-private-callbacks'], env, /serving (http:\S+?)\/api/);
   const bodies = (n, tag) => {
     const file = join(d, `${tag}.jsonl`);
@@ -142,6 +148,12 @@ async function baseline(dir) {
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'cryptopay-ab-'));
+// AB_ORDERS=N: every serve starts on a copy of one ledger holding N orders (bench/bulk-ledger.mjs,
+// made by this tree's build), as serve's ledger is late in bench/run.mjs (~340,000 orders): its
+// indexes, the pages a create touches and the checkpoints' copying are then those of a large ledger.
+const template = Number(process.env.AB_ORDERS) > 0
+  ? { file: join(dir, 'template.db'), merchant: (await fillLedger(join(dir, 'template.db'), Number(process.env.AB_ORDERS))).merchant }
+  : undefined;
 const receiver = await start([join(HERE, 'baseline-server.mjs'), 'fixed'], process.env, /baseline serving (http:\S+)/);
 const hook = `${receiver.url}/hook`;
 const rows = [];
