@@ -1,11 +1,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { Contract, ContractFactory, type Signer } from 'ethers';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { tronAddressFromEvm } from '../../src/chains/address.js';
 import { firstBlockAtOrAfter } from '../../src/chains/payout-search.js';
 import type { RegistryConfig } from '../../src/chains/registry.js';
+import { SOLC_SETTINGS } from '../../src/chains/sandbox/test-token-compile.js';
 import { adapterFor } from '../../src/chains/watch/adapter.js';
 import type { RpcClient } from '../../src/chains/watch/rpc.js';
 import { openLedger, type Ledger } from '../../src/store/db.js';
@@ -71,6 +74,27 @@ async function recipient(): Promise<string> {
 
 async function apply(amount: string, on = service, to?: string) {
   return on.applyWithdrawal({ mchId, uid: 'u1', amount, to: to ?? (await recipient()), chainId: '31337', chainType: 'EVM', token: tokenAddr });
+}
+
+/** A contract that moves a token from several owners to one address in one transaction (transferFrom each). */
+async function pullContract(deployer: Signer): Promise<Contract> {
+  const source = `// SPDX-License-Identifier: MIT
+pragma solidity 0.8.37;
+interface Token { function transferFrom(address from, address to, uint256 value) external returns (bool); }
+contract Pull {
+    function pull(address token, address[] calldata from, address to, uint256[] calldata values) external {
+        for (uint256 i = 0; i < from.length; i++) require(Token(token).transferFrom(from[i], to, values[i]), "transferFrom");
+    }
+}`;
+  const solc = createRequire(import.meta.url)('solc') as { compile(input: string): string };
+  const input = { language: 'Solidity', sources: { 'Pull.sol': { content: source } }, settings: SOLC_SETTINGS };
+  const out = JSON.parse(solc.compile(JSON.stringify(input))) as { errors?: { severity: string; formattedMessage: string }[]; contracts: Record<string, Record<string, { abi: unknown[]; evm: { bytecode: { object: string } } }>> };
+  const errors = (out.errors ?? []).filter((x) => x.severity === 'error');
+  if (errors.length) throw new Error(errors.map((x) => x.formattedMessage).join('\n'));
+  const c = out.contracts['Pull.sol']!['Pull']!;
+  const deployed = await new ContractFactory(c.abi as never, `0x${c.evm.bytecode.object}`, deployer).deploy();
+  await deployed.waitForDeployment();
+  return deployed as unknown as Contract;
 }
 
 const blockOf = async (hash: string) => (await pc.chain.provider.getTransactionReceipt(hash))!.blockNumber;
@@ -141,6 +165,39 @@ describe('withdraw reject asks the chain whether it was paid out', () => {
     expect(e.message).toContain(`If it is this payout (more than its amount in all; confirm checks the exact amount from a named wallet), record it at the ledger's terminal: cryptopay withdraw confirm ${w.id} --tx-hash ${hash} --block-number ${block} --unverified --reason TEXT`);
     expect(e.message).not.toContain('Confirm it with that transaction instead');
     await refused(service.confirmWithdrawal({ mchId, logId: w.id, txHash: hash, blockNumber: block }), 'conflict', 'moved 2 USDT in all');
+  });
+
+  // One transaction paying from two wallets (a contract pulling from both with transferFrom): the
+  // refusal names both senders, and the one not named as a payout wallet as such.
+  it('a payout from two senders in one transaction names both, and the one that is not a payout wallet', async () => {
+    const [a, b] = [pc.chain.signers[0]!, pc.chain.signers[1]!];
+    const pull = await pullContract(a);
+    const pullAt = await pull.getAddress();
+    await (await pc.usdt.getFunction('transfer')(b.address, 10_000_000n)).wait();
+    for (const owner of [a, b]) await (await (pc.usdt.connect(owner) as typeof pc.usdt).getFunction('approve')(pullAt, 10n ** 30n)).wait();
+    const pay2 = async (to: string) => {
+      const sent = await pull.getFunction('pull')(tokenAddr, [a.address, b.address], to, [2_500_000n, 2_500_000n]);
+      const hash = (await sent.wait())!.hash as string;
+      return { hash, block: await blockOf(hash) };
+    };
+
+    // No payout wallet named: every sender is taken as one, and confirm is advised.
+    const w = await apply('5');
+    const t = await pay2(w.to);
+    const before = state(w.id);
+    const e = await refused(service.rejectWithdrawal({ mchId, id: w.id }), 'conflict', `transaction ${t.hash} (block ${t.block}: 5 USDT in all, in 2 transfers, from ${a.address} and ${b.address}) moved to ${w.to} after it was requested (it pays 5 USDT). `);
+    expect(e.message).toContain(`Confirm it with that transaction instead (cryptopay withdraw confirm ${w.id} --tx-hash ${t.hash})`);
+    expect(state(w.id)).toEqual(before);
+
+    // A named payout wallet: the other sender is said not to be one, and how to name it.
+    await service.changePayoutWallet({ mchId, address: a.address }, 'add');
+    const w2 = await apply('5');
+    const t2 = await pay2(w2.to);
+    const before2 = state(w2.id);
+    const e2 = await refused(service.rejectWithdrawal({ mchId, id: w2.id }), 'conflict', `transaction ${t2.hash} (block ${t2.block}: 5 USDT in all, in 2 transfers, from ${a.address} and ${b.address}, not a payout wallet of this merchant) moved to ${w2.to}`);
+    expect(e2.message).toContain(`If it is this payout (a wallet not named yet: cryptopay merchant payout-wallet add ${b.address}; confirm checks the exact amount from a named wallet), record it at the ledger's terminal: cryptopay withdraw confirm ${w2.id} --tx-hash ${t2.hash} --block-number ${t2.block} --unverified --reason TEXT`);
+    expect(e2.message).not.toContain('Confirm it with that transaction instead');
+    expect(state(w2.id)).toEqual(before2);
   });
 
   // A reviewer: a batch [A 1, B 1] confirmed the withdrawal to A; the one to B could not take the
