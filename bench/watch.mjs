@@ -328,7 +328,9 @@ async function main() {
     return;
   }
   const rows = [
-    ['watcher scan rate', `${round(scan.product, 0)} logs/s vs ${round(scan.baseline, 0)} logs/s`, `${round((100 * scan.product) / scan.baseline, 0)}%`, 'at least 70%', scan.product >= 0.7 * scan.baseline],
+    // The ratio is the median of each repeat's ratio, as every other ratio of RESULTS.md (a
+    // median rate over another repeat's median rate pairs runs that did not run side by side).
+    ['watcher scan rate', `${round(scan.product, 0)} logs/s vs ${round(scan.baseline, 0)} logs/s`, `${round(100 * median(scan.ratios), 0)}%`, 'at least 70%', median(scan.ratios) >= 0.7],
     ['payment detection latency (p99)', `${round(latency.p99, 0)} ms (p50 ${round(latency.p50, 0)} ms, ${latency.samples} samples)`, '-', `at most ${POLL_MS + 200} ms`, latency.p99 <= POLL_MS + 200],
     [`\`serve\` RSS with ${ORDERS.toLocaleString('en')} watched addresses`, `${round(rss.peak / 1e6, 1)} MB`, '-', 'at most 200 MB', rss.peak <= 200e6],
   ];
