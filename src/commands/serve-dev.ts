@@ -140,6 +140,41 @@ export async function startDev(ctx: Context, service: LocalPaymentService, err: 
   };
 }
 
+/**
+ * Refuses `serve --dev` where another one already runs on this ledger: the ledger's development
+ * chain answers at its recorded address as the chain it is (chain id 31337, the test USDT's code
+ * at its address). Asked before serve binds its port or writes anything. A second --dev used to
+ * start an anvil of its own on the same state file and record its address as the chain's: when
+ * it ended, dev pay and the first serve's watcher found nothing there (a new-user trial). A plain
+ * `serve` beside the first is still the way to run two: it uses the chain the first runs.
+ */
+export async function refuseSecondDev(service: LocalPaymentService, command: string): Promise<void> {
+  const previous = previousDevChain(readLedgerRegistry(service.ledger.db));
+  const rpcUrl = previous?.chain.rpcUrl;
+  if (!rpcUrl || !previous.token) return;
+  const call = async (method: string, params: unknown[]): Promise<unknown> => {
+    const res = await fetch(rpcUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+      signal: AbortSignal.timeout(2_000),
+    });
+    return ((await res.json()) as { result?: unknown }).result;
+  };
+  let running: boolean;
+  try {
+    running = (await call('eth_chainId', [])) === `0x${DEV_CHAIN_ID.toString(16)}` && /^0x[0-9a-f]{2,}$/i.test(String(await call('eth_getCode', [previous.token.address, 'latest'])));
+  } catch {
+    // Nothing answers there (or not as a node): no other serve --dev holds the chain.
+    running = false;
+  }
+  if (!running) return;
+  throw new AppError(
+    'conflict',
+    `serve --dev already runs on this ledger: its development chain answers at ${rpcUrl}. Stop that serve first, or start this one without --dev (${command} serve --port PORT serves the same ledger beside it and watches the same chain). Nothing was changed.`,
+  );
+}
+
 function previousDevChain(layer: RegistryConfig | undefined): { chain: ChainEntry; token?: TokenEntry } | undefined {
   const chain = layer?.chains?.find((c) => String(c.chainId) === String(DEV_CHAIN_ID));
   if (!chain) return undefined;

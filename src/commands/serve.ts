@@ -8,7 +8,7 @@ import { syncInBackground } from '../store/wal-sync.js';
 import { anchorReads } from '../store/read-anchor.js';
 import { DEFAULT_HTTP_LIMITS, listen, type HttpLimits } from '../server/listen.js';
 import { startCallbacks } from './callbacks/start.js';
-import { startDev, type DevMode } from './serve-dev.js';
+import { refuseSecondDev, startDev, type DevMode } from './serve-dev.js';
 
 
 /**
@@ -73,6 +73,8 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
   // A chains config that does not hold stops serve here, before it binds a port or starts a
   // chain, rather than after it says it serves.
   await service.registry();
+  // Before the port and the ledger are touched: a second --dev on this ledger is refused.
+  if (opts.dev) await refuseSecondDev(service, shellQuote(ctx.command()));
 
   // Access-log lines are written once per turn of the event loop, not once per request: under
   // load that is one write call for many lines.

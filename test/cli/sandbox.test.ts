@@ -255,6 +255,40 @@ describe('serve --dev', () => {
   );
 
   it(
+    'refuses a second serve --dev on a ledger another serve --dev runs, and changes nothing of the first',
+    async () => {
+      // A new-user trial: the second started an anvil of its own on the same state file and
+      // recorded its address as the chain's; once it ended, dev pay found nothing there while the
+      // first serve still ran.
+      const s = sandbox();
+      const first = await serveDev(s);
+      const a = announced(first);
+      const before = await s.json<unknown>(['chains']);
+      const second = await spawnServe(s.db, serveEnv(s), ['--dev']).then(
+        async (srv) => ({ started: true, stderr: srv.stderr(), code: (await srv.stop()).code }),
+        (e: Error) => ({ started: false, stderr: e.message, code: null }),
+      );
+      expect(second.started, second.stderr).toBe(false);
+      expect(second.stderr).toContain(`error: serve --dev already runs on this ledger: its development chain answers at ${a.rpcUrl}.`);
+      expect(second.stderr).toContain('Nothing was changed');
+      expect(second.stderr).not.toContain('development chain 31337');
+      expect(await s.json<unknown>(['chains'])).toEqual(before);
+      // The first serve's chain still pays, and its watcher still sees it.
+      const o = await s.json<{ id: string }>(['order', 'create', '--oid', 'A-2', '--uid', 'u1', '--amount', '2']);
+      const pay = await s.run(['dev', 'pay', o.id, '--wait', '30']);
+      expect(pay.code, pay.stdout + pay.stderr).toBe(0);
+      expect((await s.json<{ status: string }>(['order', 'status', o.id])).status).toBe('PAID');
+      // A plain serve beside it is still allowed: it serves the same ledger and chain.
+      const plain = await spawnServe(s.db, serveEnv(s), ['--no-watch']);
+      await plain.waitFor(/cryptopay serving /);
+      expect((await plain.stop()).code, plain.stderr()).toBe(0);
+      await ledgerCheck(s);
+      expect((await first.stop()).code, first.stderr()).toBe(0);
+    },
+    SLOW,
+  );
+
+  it(
     'keeps the chain of an earlier run without its RPC address when anvil cannot run any more',
     async () => {
       const s = sandbox();
