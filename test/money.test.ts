@@ -36,6 +36,18 @@ describe('amount grammar (decisions §2)', () => {
     expect(() => parseAmount(input, 6)).toThrow(message);
   });
 
+  it('names the one bound that applies, whichever check finds an amount too large (an attacker review)', () => {
+    // 9223372036854.775808 is past the ledger's integer as well as the 10^12 cap: it was told
+    // "must not exceed 9223372036854.775807", and a retry below that met the other bound.
+    for (const input of ['1000000000000.000001', '9223372036854.775807', '9223372036854.775808', '99999999999999999999']) {
+      expect(() => parseAmount(input, 6)).toThrow(/^amount must not exceed 1000000000000$/);
+    }
+    // Where the ledger's integer is the smaller bound (18 places), it is the one named.
+    expect(() => parseAmount('9223372036854.775808', 18)).toThrow(/^amount must not exceed 9.223372036854775807$/);
+    expect(() => parseAmount('10', 18)).toThrow(/^amount must not exceed 9.223372036854775807$/);
+    expect(parseAmount('9.223372036854775807', 18)).toBe(9_223_372_036_854_775_807n);
+  });
+
   it('a missing whole part (".5") is refused with a message that says to write 0.5', () => {
     expect(() => parseAmount('.5', 6)).toThrow('amount must be a plain decimal such as "10.5" (digits, then optionally a point and more digits: 0.5, not .5; no sign, exponent, spaces or separators), got ".5"');
   });

@@ -47,14 +47,15 @@ export function parseAmount(value: unknown, decimals: number, field = 'amount'):
   if (frac.length > decimals) {
     throw new AppError('invalid', `${field} has more than ${decimals} decimal places`);
   }
-  if (whole.replace(/^0+/, '').length > 13) {
-    throw new AppError('invalid', `${field} must not exceed ${MAX_WHOLE_UNITS}`);
-  }
+  // The smaller of the two bounds is the one an amount meets, and the one every refusal names:
+  // naming the ledger's integer for an amount past both sent a client below it, into the other.
+  const wholeCap = MAX_WHOLE_UNITS * 10n ** BigInt(decimals);
+  const cap = wholeCap < MAX_LEDGER_AMOUNT ? wholeCap : MAX_LEDGER_AMOUNT;
+  const tooLarge = () => new AppError('invalid', `${field} must not exceed ${formatAmount(cap, decimals)}`);
+  if (whole.replace(/^0+/, '').length > 13) throw tooLarge();
   const units = BigInt(whole) * 10n ** BigInt(decimals) + BigInt(frac.padEnd(decimals, '0') || '0');
   if (units === 0n) throw new AppError('invalid', `${field} must be positive`);
-  if (units > MAX_WHOLE_UNITS * 10n ** BigInt(decimals) || units > MAX_LEDGER_AMOUNT) {
-    throw new AppError('invalid', `${field} must not exceed ${units > MAX_LEDGER_AMOUNT ? formatAmount(MAX_LEDGER_AMOUNT, decimals) : MAX_WHOLE_UNITS}`);
-  }
+  if (units > cap) throw tooLarge();
   return units;
 }
 
