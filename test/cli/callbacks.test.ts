@@ -392,6 +392,33 @@ describe('callbacks run, test and listen', () => {
     expect(await listen.stop(), listen.err()).toBe(0);
   });
 
+  it('listen answers a body over its limit with 413 and closes that connection, so the next callback is not stuck behind it', async () => {
+    // An attacker review: the 413 went out with keep-alive and the rest of the body unread; the
+    // next request on that socket was never answered, and the socket reset ~6 s later.
+    const secret = 'listen-413-secret';
+    const listen = spawnLong(['--json', 'listen', '--port', '0'], { CRYPTOPAY_SECRET: secret });
+    const url = new URL((await listen.waitFor(/listening for callbacks on (http:\/\/127\.0\.0\.1:\d+\/)/))[1]!);
+    const { connect } = await import('node:net');
+    const sock = connect(Number(url.port), '127.0.0.1');
+    let got = '';
+    sock.setEncoding('utf8').on('data', (d: string) => (got += d));
+    const closed = new Promise<string>((resolve) => sock.on('close', () => resolve('closed')));
+    sock.on('error', () => {});
+    const big = 'x'.repeat(200 * 1024);
+    sock.write(`POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${big.length}\r\n\r\n${big}`);
+    const within = await Promise.race([closed, new Promise<string>((r) => setTimeout(() => r('still open after 3 s'), 3000))]);
+    sock.destroy();
+    expect(got).toMatch(/^HTTP\/1\.1 413 /);
+    expect(got.toLowerCase()).toContain('connection: close');
+    expect(within).toBe('closed');
+    // A callback on a new connection is taken as ever.
+    const at = Date.now();
+    const res = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(signedEventBody(sampleEvent('order.paid', at), 'M100001', secret, at)) });
+    expect(res.status).toBe(200);
+    expect(JSON.parse((await listen.waitFor(/^\{.*\}$/m, 'out'))[0])).toMatchObject({ valid: true });
+    expect(await listen.stop(), listen.err()).toBe(0);
+  });
+
   it('listen takes what the docs tell a receiver to: a replayed attempt, a stale one, a signed request body are refused; an event handled is not forwarded twice', async () => {
     // Found by an attacker review: one captured order.paid posted three times was "signature ok"
     // three times, and a merchant-signed create-order body passed as a callback.
