@@ -139,6 +139,9 @@ export function createRegistry(config?: RegistryConfig, ledgerEntries?: Registry
     chain,
     token(chainId, address) {
       const c = chain(chainId);
+      // Looked up in any case, but a mixed-case spelling must be EIP-55, as for `to`: a broken
+      // checksum is a mistyped digit's warning, and it was accepted here (an attacker review).
+      if (c.chainType === 'EVM' && typeof address === 'string' && /^0x[0-9a-fA-F]{40}$/.test(address)) validateAddress('EVM', address, 'token');
       const found = typeof address === 'string' ? tokenMap.get(tokenKey(c, address)) : undefined;
       if (!found) {
         const known = tokenList.filter((t) => t.chainId === c.chainId).map((t) => `${t.symbol} ${t.address}`);

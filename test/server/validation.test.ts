@@ -206,6 +206,9 @@ describe('refunds (decisions §5) through HTTP', () => {
   });
 });
 
+/** The address with the case of its first letter turned: the same hex, an EIP-55 checksum that fails. */
+const badChecksum = (a: string): string => a.replace(/[a-fA-F]/, (c) => (c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase()));
+
 describe('withdrawals (decisions §6, §6a) through HTTP', () => {
   const apply = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({ uid: 'wd', amount: '10', to: EVM_TO, chainId: 1, chainType: 'EVM', token: USDT_ETH, ...extra });
 
@@ -223,6 +226,8 @@ describe('withdrawals (decisions §6, §6a) through HTTP', () => {
     ['chainId as a boolean', { chainId: true }, 400, 'chainId must be a number or a string of digits'],
     ['an unknown token', { token: '0x0000000000000000000000000000000000000001' }, 400, /^token "0x0000000000000000000000000000000000000001" is not a token this service knows on chain 1/],
     ['the TRON token on Ethereum', { token: USDT_TRON }, 400, /is not a token this service knows on chain 1/],
+    // An attacker review: the token's lookup ignored case, so a broken checksum passed where the same spelling in `to` was refused.
+    ['a token in mixed case with a bad checksum', { token: badChecksum(USDT_ETH) }, 400, 'token is not a valid EVM address: mixed-case checksum (EIP-55) does not match'],
     ['a mixed-case address with a bad checksum', { to: EVM_TO.replace('C51812dc', 'c51812dc') }, 400, /^to is not a valid EVM address/],
     ['an address too short', { to: '0x1234' }, 400, /^to is not a valid EVM address/],
     ['a TRON address on an EVM chain', { to: TRON_TO }, 400, /^to is not a valid EVM address/],
