@@ -188,6 +188,13 @@ describe.concurrent('sign', { timeout: SLOW }, () => {
     // Without --mch-id, --fill adds no mchId.
     const noMch = await cli(['sign', '--fill', '--json', 'oid=A-1']);
     expect(Object.keys(JSON.parse(noMch.stdout)).sort()).toEqual(['nonce', 'oid', 'sign', 'timestamp']);
+    // ...and says so (a new-user trial sent such a body and met "mchId is required").
+    const NO_MCH = 'note: this body has no mchId (give --mch-id, CRYPTOPAY_MCH_ID or mchId=): create order needs it, and so does every request to a service with more than one merchant (signed as given)\n';
+    expect(noMch.stderr).toBe(NO_MCH);
+    const noMchText = await cli(['sign', '--fill', 'oid=A-1']);
+    expect(noMchText.code).toBe(0);
+    expect(noMchText.stderr).toBe(NO_MCH);
+    expect(JSON.parse(noMchText.stdout).mchId).toBeUndefined();
   });
 
   it('--fill without --json prints the filled body it signed: the signature alone would be useless (issue #15 item 9)', async () => {

@@ -21,6 +21,10 @@ export async function run(ctx: Context, opts: { body?: string; fill?: boolean; e
       throw usage(`--mch-id ${ctx.globals.mchId} and the body's merchant ${String(body.mchId)} are two merchants: give one`);
     }
     if (merchant) body.mchId ??= merchant;
+    // Signed as given, but said: create order refuses a body without one (a new-user trial).
+    else if (body.mchId === undefined) {
+      ctx.io.stderr.write('note: this body has no mchId (give --mch-id, CRYPTOPAY_MCH_ID or mchId=): create order needs it, and so does every request to a service with more than one merchant (signed as given)\n');
+    }
   }
   let canonical: string;
   try {
