@@ -56,6 +56,8 @@ export async function startDev(ctx: Context, service: LocalPaymentService, err: 
     const { onPublicTestWallet } = await import('../store/payments.js');
     devMchId = (await service.listMerchants()).find((m) => onPublicTestWallet(service.ledger.db, m.mchId, 'EVM'))?.mchId;
   }
+  // The one merchant of the ledger, named in the signing hint instead of M... (a new-user trial).
+  const soleMchId = !merchant && service.countMerchants() === 1 ? (await service.listMerchants())[0]?.mchId : undefined;
 
   const previous = previousDevChain(readLedgerRegistry(service.ledger.db));
   const statePath = anvilStatePath(service.ledger.path);
@@ -131,13 +133,23 @@ export async function startDev(ctx: Context, service: LocalPaymentService, err: 
         err(`  read -rs CRYPTOPAY_SECRET && export CRYPTOPAY_SECRET && ${cli} sign --fill --mch-id ${merchant.mchId} oid=A-1 uid=u1 amount=10 --json`);
         err('');
       } else {
-        err(`sign requests with a merchant's secret: ${cli} sign --fill --mch-id M... key=value ...`);
+        err(signHint(cli, devMchId ?? soleMchId));
       }
     },
     async close() {
       await chain?.stop();
     },
   };
+}
+
+/**
+ * serve's line on how to sign requests, on a ledger whose merchants it did not just create: the
+ * merchant named when there is one to name, and what to do about a secret that was printed once,
+ * when the merchant was added, and is lost.
+ */
+export function signHint(cli: string, mchId: string | undefined): string {
+  const m = mchId ?? 'M...';
+  return `sign requests with a merchant's secret: ${cli} sign --fill --mch-id ${m} key=value ... (the secret was printed once, when the merchant was added; if it is lost, ${cli} merchant rotate-secret ${m} makes a new one and the old one stops working)`;
 }
 
 /**

@@ -92,6 +92,8 @@ describe('serve --dev on a ledger that has a merchant', () => {
     const srv = await spawnServe(db, {}, ['--dev']);
     await srv.waitFor(/sign requests with a merchant's secret: .*\n/);
     expect(srv.stderr()).toContain('development mode: the ledger already has a merchant, so none was created\n');
+    // The one merchant is named, and a lost secret's way out said (a new-user trial met M... and nothing more).
+    expect(srv.stderr()).toContain(`sign requests with a merchant's secret: ${CLI} sign --fill --mch-id ${m.mchId} key=value ... (the secret was printed once, when the merchant was added; if it is lost, ${CLI} merchant rotate-secret ${m.mchId} makes a new one and the old one stops working)\n`);
     expect(await merchants(db)).toEqual([expect.objectContaining({ mchId: m.mchId })]);
     expect(srv.stderr()).not.toContain(m.secret);
     expect(mnemonicIn(srv.stderr())).toBeUndefined();
