@@ -62,6 +62,8 @@ describe.concurrent('orders', { timeout: SLOW }, () => {
       const part = await s.run(['order', 'show', 'STORY-1']);
       expect(part.stdout).toMatch(/^status\s+PENDING_PAY$/m);
       expect(part.stdout).toMatch(/^due\s+6 USDT$/m);
+      // The payment page, as order create printed it (a new-user trial found it nowhere else).
+      expect(part.stdout).toMatch(new RegExp(`^pay url\\s+http://127\\.0\\.0\\.1:8080/pay/${o.id}$`, 'm'));
       expect(part.stdout).not.toMatch(/^(refund|callback)\s/m);
       await s.json(['order', 'mark-paid', o.id, '--tx-hash', evmTx(), '--yes']);
       await s.json(['refund', '--id', o.id, '--amount', '1.5', '--remark', 'scratched', '--yes']);
@@ -74,6 +76,7 @@ describe.concurrent('orders', { timeout: SLOW }, () => {
       ]);
       expect(shown.code, shown.stderr).toBe(0);
       expect(shown.stdout).not.toMatch(/^due\s/m);
+      expect(shown.stdout).not.toMatch(/^pay url\s/m);
       const story = shown.stdout.split('\n').filter((l) => /^(refund|callback)\s/.test(l)).map((l) => l.replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/, '<time>'));
       expect(story).toEqual([
         expect.stringMatching(new RegExp(`^refund\\s+1\\.5 USDT at <time> \\(${refunds[1]!.refundId}\\): scratched$`)),

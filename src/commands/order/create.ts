@@ -66,7 +66,8 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
   }
 }
 
-async function localPayUrl(ctx: Context, id: string): Promise<string> {
+/** The payment page of an order of the local ledger: where `serve` last said it serves them. */
+export async function localPayUrl(ctx: Context, id: string): Promise<string> {
   const [{ readSetting }, { DEFAULT_PUBLIC_URL, payUrlOf }] = await Promise.all([import('../../store/settings.js'), import('../../server/pay-url.js')]);
   const service = await ctx.local('order create');
   return payUrlOf(readSetting(service.ledger, 'public_url') ?? DEFAULT_PUBLIC_URL, id);

@@ -24,7 +24,11 @@ export async function run(ctx: Context, _opts: unknown, ref: string): Promise<vo
     service.listRefunds({ mchId: o.mchId, orderId: o.id, limit: SHOWN + 1 }).catch(() => undefined),
     service.listCallbacks({ mchId: o.mchId, orderId: o.id, limit: SHOWN + 1 }).catch(() => undefined),
   ]);
-  await printOrder(ctx, o, undefined, storyRows(o, refunds, callbacks));
+  const rows = storyRows(o, refunds, callbacks);
+  // Where the payer pays, while there is something to pay (a new-user trial found it printed by
+  // order create alone); on a remote the server's own answer to create order names it.
+  if (o.status === 'PENDING_PAY' && !ctx.isRemote()) rows.unshift(['pay url', await (await import('./create.js')).localPayUrl(ctx, o.id)]);
+  await printOrder(ctx, o, undefined, rows);
 }
 
 function storyRows(o: OrderDetail, refunds: RefundView[] | undefined, callbacks: CallbackView[] | undefined): [string, Cell][] {
