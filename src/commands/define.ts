@@ -73,7 +73,7 @@ export function defineCommands(program: Command, run: Runner, wanted: (group: st
       .action(run(() => import('./order/list.js')));
     order
       .command('mark-paid')
-      .argument('<id>')
+      .argument('<id>', 'an order id (ord_…), or the merchant order number (oid)')
       .description('record a payment by hand (reconciliation); credits the user')
       .option('--tx-hash <hash>', 'the payment transaction')
       .option('--amount <amount>', 'amount received (default: what is still due; required once nothing is)')
@@ -90,7 +90,7 @@ export function defineCommands(program: Command, run: Runner, wanted: (group: st
       .action(run(() => import('./order/held.js')));
     order
       .command('credit-held')
-      .argument('<id>', 'order id')
+      .argument('<id>', 'an order id (ord_…), or the merchant order number (oid)')
       .description("credit a held payment to the order's user (as a late payment)")
       .option('--tx-hash <hash>', 'the held payment\'s transaction')
       .option('--log-index <n>', 'its log index, when the transaction paid the order more than once')
@@ -98,7 +98,7 @@ export function defineCommands(program: Command, run: Runner, wanted: (group: st
       .action(run(() => import('./order/credit-held.js')));
     order
       .command('return-held')
-      .argument('<id>', 'order id')
+      .argument('<id>', 'an order id (ord_…), or the merchant order number (oid)')
       .description('record that a held payment was sent back to its payer (nothing was credited, so no balance moves)')
       .option('--tx-hash <hash>', 'the held payment\'s transaction')
       .option('--log-index <n>', 'its log index, when the transaction paid the order more than once')
@@ -250,7 +250,7 @@ export function defineCommands(program: Command, run: Runner, wanted: (group: st
   later('dev', () => {
     dev
       .command('pay')
-      .argument('<id>', 'order id')
+      .argument('<id>', 'an order id (ord_…), or the merchant order number (oid)')
       .description("send test USDT to an order's address on the development chain, from a funded test account")
       .option('--amount <amount>', 'amount to send (default: what the order still lacks)')
       .option('--from <n>', 'funded test account to pay from, 0 to 9', '1')

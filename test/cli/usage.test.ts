@@ -10,6 +10,15 @@ describe.concurrent('usage', { timeout: SLOW }, () => {
       expect(r.stdout).toMatch(/^ {2}--reason <text> +why \(kept in the audit log\) \(required\)$/m);
     });
 
+    it("every command that takes an order by id says it takes the merchant's oid too (a new-user trial dug the ord_ id out of JSON for dev pay)", async () => {
+      const s = sandbox();
+      for (const cmd of [['dev', 'pay'], ['order', 'mark-paid'], ['order', 'credit-held'], ['order', 'return-held'], ['order', 'show'], ['order', 'status']]) {
+        const r = await s.bare([...cmd, '--help']);
+        expect(r.code, cmd.join(' ')).toBe(0);
+        expect(r.stdout, cmd.join(' ')).toMatch(/^ {2}id +an order id \(ord_…\), or the merchant order number \(oid\)$/m);
+      }
+    });
+
     it('--help exits 0 and lists every command', async () => {
       const s = sandbox();
       const [top, order, withdraw, merchant, helpCmd] = await Promise.all([
