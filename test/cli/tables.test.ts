@@ -196,6 +196,17 @@ describe.concurrent('in a pipe and for a spreadsheet', { timeout: SLOW }, () => 
     expect(list + show).not.toMatch(/[\u001b\u0007\u009b\u202e]/);
   });
 
+  it('--format csv: withdraw list writes each amount as a number with its asset in a column of its own, as order list writes amounts', async () => {
+    // A new-user trial: "12.5 USDT" in one cell is text to a spreadsheet, where order list's 3 is a number.
+    const s = await withWithdrawals();
+    const lines = (await s.ok(['--format', 'csv', 'withdraw', 'list'])).trim().split('\r\n');
+    expect(lines[0]).toBe('id,uid,amount,asset,to,chain,status,tx hash,created');
+    const cells = lines.slice(1).map((l) => l.split(','));
+    expect(cells.map((c) => [c[2], c[3]]).sort()).toEqual([['12.5', 'USDT'], ['3', 'USDT']]);
+    // The table for a person keeps the unit with the amount.
+    expect(await s.ok(['--format', 'tsv', 'withdraw', 'list'])).toMatch(/\t12\.5 USDT\t/);
+  });
+
   it('--format json is --json; --format with --json is a usage error; an unknown format is a usage error', async () => {
     const s = await withWithdrawals();
     const [asJson, viaFormat, both, unknown] = await Promise.all([
