@@ -11,7 +11,7 @@ import { evmAddressOf, tronAddressOf } from './encode.js';
  * with ethers on generated addresses.
  */
 
-const EVM_HEX = /^0x[0-9a-fA-F]{40}$/;
+export const EVM_HEX = /^0x[0-9a-fA-F]{40}$/;
 const BASE58 = /^[1-9A-HJ-NP-Za-km-z]+$/;
 const TRON_PREFIX = 0x41;
 

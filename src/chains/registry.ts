@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ASSETS } from '../core/assets.js';
 import { AppError } from '../core/errors.js';
 import type { ChainType } from '../core/types.js';
-import { validateAddress } from './address.js';
+import { EVM_HEX, validateAddress } from './address.js';
 
 export interface ChainInfo {
   /** Decimal string, so 56 and "56" name the same chain. */
@@ -141,7 +141,7 @@ export function createRegistry(config?: RegistryConfig, ledgerEntries?: Registry
       const c = chain(chainId);
       // Looked up in any case, but a mixed-case spelling must be EIP-55, as for `to`: a broken
       // checksum is a mistyped digit's warning, and it was accepted here (an attacker review).
-      if (c.chainType === 'EVM' && typeof address === 'string' && /^0x[0-9a-fA-F]{40}$/.test(address)) validateAddress('EVM', address, 'token');
+      if (c.chainType === 'EVM' && typeof address === 'string' && EVM_HEX.test(address)) validateAddress('EVM', address, 'token');
       const found = typeof address === 'string' ? tokenMap.get(tokenKey(c, address)) : undefined;
       if (!found) {
         const known = tokenList.filter((t) => t.chainId === c.chainId).map((t) => `${t.symbol} ${t.address}`);

@@ -9,6 +9,7 @@ import { AppError } from '../core/errors.js';
 import { sign } from '../signing/index.js';
 import type { LocalPaymentService } from '../store/local-service.js';
 import { readLedgerRegistry } from '../store/registry-entries.js';
+import { createRpcClient, hexQuantity } from '../chains/watch/rpc.js';
 
 /** What `serve --dev` set up: told to the developer once the server listens, undone when it stops. */
 export interface DevMode {
@@ -56,8 +57,7 @@ export async function startDev(ctx: Context, service: LocalPaymentService, err: 
     const { onPublicTestWallet } = await import('../store/payments.js');
     devMchId = (await service.listMerchants()).find((m) => onPublicTestWallet(service.ledger.db, m.mchId, 'EVM'))?.mchId;
   }
-  // The one merchant of the ledger, named in the signing hint instead of M... (a new-user trial).
-  const soleMchId = !merchant && service.countMerchants() === 1 ? (await service.listMerchants())[0]?.mchId : undefined;
+  const hintMchId = merchant ? undefined : (devMchId ?? (await soleMchId(service)));
 
   const previous = previousDevChain(readLedgerRegistry(service.ledger.db));
   const statePath = anvilStatePath(service.ledger.path);
@@ -133,7 +133,7 @@ export async function startDev(ctx: Context, service: LocalPaymentService, err: 
         err(`  read -rs CRYPTOPAY_SECRET && export CRYPTOPAY_SECRET && ${cli} sign --fill --mch-id ${merchant.mchId} oid=A-1 uid=u1 amount=10 --json`);
         err('');
       } else {
-        err(signHint(cli, devMchId ?? soleMchId));
+        err(signHint(cli, hintMchId));
       }
     },
     async close() {
@@ -152,6 +152,11 @@ export function signHint(cli: string, mchId: string | undefined): string {
   return `sign requests with a merchant's secret: ${cli} sign --fill --mch-id ${m} key=value ... (the secret was printed once, when the merchant was added; if it is lost, ${cli} merchant rotate-secret ${m} makes a new one and the old one stops working)`;
 }
 
+/** The ledger's merchant when it has exactly one (named in the signing hint instead of M...: a new-user trial). */
+export async function soleMchId(service: LocalPaymentService): Promise<string | undefined> {
+  return service.countMerchants() === 1 ? (await service.listMerchants())[0]?.mchId : undefined;
+}
+
 /**
  * Refuses `serve --dev` where another one already runs on this ledger: the ledger's development
  * chain answers at its recorded address as the chain it is (chain id 31337, the test USDT's code
@@ -164,18 +169,10 @@ export async function refuseSecondDev(service: LocalPaymentService, command: str
   const previous = previousDevChain(readLedgerRegistry(service.ledger.db));
   const rpcUrl = previous?.chain.rpcUrl;
   if (!rpcUrl || !previous.token) return;
-  const call = async (method: string, params: unknown[]): Promise<unknown> => {
-    const res = await fetch(rpcUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
-      signal: AbortSignal.timeout(2_000),
-    });
-    return ((await res.json()) as { result?: unknown }).result;
-  };
+  const rpc = createRpcClient({ url: rpcUrl, timeoutMs: 2_000 });
   let running: boolean;
   try {
-    running = (await call('eth_chainId', [])) === `0x${DEV_CHAIN_ID.toString(16)}` && /^0x[0-9a-f]{2,}$/i.test(String(await call('eth_getCode', [previous.token.address, 'latest'])));
+    running = (await rpc.call('eth_chainId', [])) === hexQuantity(DEV_CHAIN_ID) && (await rpc.call('eth_getCode', [previous.token.address, 'latest'])) !== '0x';
   } catch {
     // Nothing answers there (or not as a node): no other serve --dev holds the chain.
     running = false;

@@ -8,7 +8,7 @@ import { syncInBackground } from '../store/wal-sync.js';
 import { anchorReads } from '../store/read-anchor.js';
 import { DEFAULT_HTTP_LIMITS, listen, type HttpLimits } from '../server/listen.js';
 import { startCallbacks } from './callbacks/start.js';
-import { refuseSecondDev, signHint, startDev, type DevMode } from './serve-dev.js';
+import { refuseSecondDev, signHint, soleMchId, startDev, type DevMode } from './serve-dev.js';
 
 
 /**
@@ -146,7 +146,7 @@ export async function run(ctx: Context, opts: ServeOptions): Promise<void> {
     if (publicPort !== undefined) err(`  warning: ${blockedPortReason(publicPort)}: payment pages there will not open, and cryptopay --remote cannot reach it; choose another --port (or a --public-url on another port)`);
     if (dev) dev.announce(server.url, opts.watch !== false);
     else if (empty) noMerchantHint(err, service.ledger.path, shellQuote(ctx.command()));
-    else err(signHint(shellQuote(ctx.command()), service.countMerchants() === 1 ? (await service.listMerchants())[0]?.mchId : undefined));
+    else err(signHint(shellQuote(ctx.command()), await soleMchId(service)));
     // After --dev, which may have put its chain into the registry. The chain watcher shares the
     // ledger connection and its group commit; a failing node only backs it off.
     watching = opts.watch === false ? undefined : await (await import('../chains/watch/start.js')).startWatching(service, { now: ctx.now, log: err });

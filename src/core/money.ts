@@ -41,20 +41,6 @@ export function plainAmountParts(value: unknown, field = 'amount'): { whole: str
   return { whole: m[1]!, frac: m[2] ?? '' };
 }
 
-/** The largest amount of an asset of `decimals` places, in base units: the smaller bound. Per places, once. */
-const caps = new Map<number, bigint>();
-function capOf(decimals: number): bigint {
-  let cap = caps.get(decimals);
-  if (cap === undefined) {
-    const wholeCap = MAX_WHOLE_UNITS * 10n ** BigInt(decimals);
-    cap = wholeCap < MAX_LEDGER_AMOUNT ? wholeCap : MAX_LEDGER_AMOUNT;
-    caps.set(decimals, cap);
-  }
-  return cap;
-}
-
-const tooLargeAmount = (field: string, cap: bigint, decimals: number) => new AppError('invalid', `${field} must not exceed ${formatAmount(cap, decimals)}`);
-
 export function parseAmount(value: unknown, decimals: number, field = 'amount'): bigint {
   const { whole, frac } = plainAmountParts(value, field);
   // "1.0000000" is refused too: more places than the asset has is a mistake, zeros or not.
@@ -63,11 +49,14 @@ export function parseAmount(value: unknown, decimals: number, field = 'amount'):
   }
   // The smaller of the two bounds is the one an amount meets, and the one every refusal names:
   // naming the ledger's integer for an amount past both sent a client below it, into the other.
-  const cap = capOf(decimals);
-  if (whole.replace(/^0+/, '').length > 13) throw tooLargeAmount(field, cap, decimals);
-  const units = BigInt(whole) * 10n ** BigInt(decimals) + BigInt(frac.padEnd(decimals, '0') || '0');
+  const scale = 10n ** BigInt(decimals);
+  const wholeCap = MAX_WHOLE_UNITS * scale;
+  const cap = wholeCap < MAX_LEDGER_AMOUNT ? wholeCap : MAX_LEDGER_AMOUNT;
+  const tooLarge = () => new AppError('invalid', `${field} must not exceed ${formatAmount(cap, decimals)}`);
+  if (whole.replace(/^0+/, '').length > 13) throw tooLarge();
+  const units = BigInt(whole) * scale + BigInt(frac.padEnd(decimals, '0') || '0');
   if (units === 0n) throw new AppError('invalid', `${field} must be positive`);
-  if (units > cap) throw tooLargeAmount(field, cap, decimals);
+  if (units > cap) throw tooLarge();
   return units;
 }
 

@@ -4,6 +4,7 @@ import { isAppError, usage } from '../../core/errors.js';
 import { checked, need } from '../common.js';
 import { expiry, isFromNow } from '../fields.js';
 import { printOrder } from '../views.js';
+import { localPayUrl } from './local-pay-url.js';
 
 export async function run(ctx: Context, opts: Record<string, string | boolean | undefined>): Promise<void> {
   const text = (v: string | boolean | undefined) => (typeof v === 'string' ? v : undefined);
@@ -64,11 +65,4 @@ export async function run(ctx: Context, opts: Record<string, string | boolean | 
       if (address) ctx.io.stdout.write(`\n${chain} ${address}\n${qrText(address, ctx.color, ctx.env.TERM === 'dumb')}`);
     }
   }
-}
-
-/** The payment page of an order of the local ledger: where `serve` last said it serves them. */
-export async function localPayUrl(ctx: Context, id: string): Promise<string> {
-  const [{ readSetting }, { DEFAULT_PUBLIC_URL, payUrlOf }] = await Promise.all([import('../../store/settings.js'), import('../../server/pay-url.js')]);
-  const service = await ctx.local('order create');
-  return payUrlOf(readSetting(service.ledger, 'public_url') ?? DEFAULT_PUBLIC_URL, id);
 }

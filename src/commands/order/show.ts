@@ -5,6 +5,7 @@ import type { CallbackView, OrderDetail, RefundView } from '../../core/types.js'
 import { lastAnswer } from '../callbacks/list.js';
 import { formatTime, type Cell } from '../output.js';
 import { printOrder } from '../views.js';
+import { localPayUrl } from './local-pay-url.js';
 import { orderByRef } from './ref.js';
 
 /** How many refunds and callbacks `order show` lists; past that it names the list command. */
@@ -27,7 +28,7 @@ export async function run(ctx: Context, _opts: unknown, ref: string): Promise<vo
   const rows = storyRows(o, refunds, callbacks);
   // Where the payer pays, while there is something to pay (a new-user trial found it printed by
   // order create alone); on a remote the server's own answer to create order names it.
-  if (o.status === 'PENDING_PAY' && !ctx.isRemote()) rows.unshift(['pay url', await (await import('./create.js')).localPayUrl(ctx, o.id)]);
+  if (o.status === 'PENDING_PAY' && !ctx.isRemote()) rows.unshift(['pay url', await localPayUrl(ctx, o.id)]);
   await printOrder(ctx, o, undefined, rows);
 }
 

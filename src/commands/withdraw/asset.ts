@@ -68,7 +68,12 @@ export async function serviceRegistry(ctx: Context, what: string, chainId?: stri
  * next to a contract address left support to work out what was paid out. Bare where the token is
  * not one this command knows (a token a remote alone knows). --json keeps the interface's record.
  */
+/** What a withdrawal's amount is in: its own `asset`, else its token's in the registry. */
+export function assetOf(registry: Registry, w: Pick<Withdrawal, 'chainId' | 'token'> & { asset?: string }): string | undefined {
+  return w.asset ?? registry.findToken(w.chainId, w.token)?.asset;
+}
+
 export function amountIn(registry: Registry, w: Pick<Withdrawal, 'amount' | 'chainId' | 'token'> & { asset?: string }): string {
-  const asset = w.asset ?? registry.findToken(w.chainId, w.token)?.asset;
+  const asset = assetOf(registry, w);
   return asset ? `${w.amount} ${asset}` : w.amount;
 }
