@@ -1,7 +1,9 @@
 // A/B aid for the signed create order, not a benchmark of record: serve of two (or more) builds
 // (ROOT/bin/cryptopay; each root must hold its dist/) under wrk's create-order load, alternating,
 // and the node:http SHA-256 + insert (synchronous NORMAL) baseline in each round.
-//   [PARALLEL=1] [PACE_MS=20] node bench/ab-create.mjs [rounds] [seconds] ROOT...  (npm run build first)
+//   [PARALLEL=1] [PACE_MS=20] node bench/ab-create.mjs [rounds] [seconds] ROOT[::FLAGS]...  (npm run build first)
+// ROOT::FLAGS runs that root's serve with those node flags (space-separated), so one build can be
+// compared with itself under another setting: /work/main /work/main::--single-threaded-gc
 // PACE_MS: each connection waits a random time of that mean (ms) before each request (wrk.lua's
 // delay): a paced load below serve's most, for its latency there; the baseline is not paced.
 // PARALLEL=1 runs the builds' serves at once, each under its own wrk: on a machine others load,
@@ -59,7 +61,9 @@ const stop = async (child) => {
 };
 
 /** A serve of `root` on a fresh ledger, warmed up; measure() runs one wrk load on it. */
-async function serveOf(root, label, dir, hook) {
+async function serveOf(spec, label, dir, hook) {
+  // ROOT::FLAGS (space-separated node flags for that serve alone): one build under two settings.
+  const [root, flags = ''] = spec.split('::');
   const d = mkdtempSync(join(dir, 'r-'));
   const env = { ...process.env, NO_COLOR: '1', CRYPTOPAY_DB: join(d, 'l.db'), XDG_CONFIG_HOME: d };
   delete env.CRYPTOPAY_CHAINS;
@@ -72,7 +76,7 @@ async function serveOf(root, label, dir, hook) {
     copyFileSync(template.file, join(d, 'l.db'));
     m = template.merchant;
   } else m = cli('merchant', 'add', '--name', 'P', '--generate-wallet', '--rate-limit', '0');
-  const s = await start([bin, 'serve', '--port', '0', '--no-watch', '--allow-private-callbacks'], env, /serving (http:\S+?)\/api/);
+  const s = await start([...flags.split(' ').filter(Boolean), bin, 'serve', '--port', '0', '--no-watch', '--allow-private-callbacks'], env, /serving (http:\S+?)\/api/);
   const bodies = (n, tag) => {
     const file = join(d, `${tag}.jsonl`);
     const now = Date.now();
