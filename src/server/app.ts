@@ -71,9 +71,11 @@ const MAX_ID = 64;
 /**
  * A refused signature (or an unknown merchant: the same answer) says how a signature is made: the
  * first refusal every integrator meets said "signature does not match" and nothing more (a
- * new-user trial). It names no field of the body and nothing of the secret.
+ * new-user trial), and that the mchId is part of it: a mistyped one was answered as a bad hash,
+ * and its integrator debugged a correct one (a trial). It names no field of the body and nothing
+ * of the secret, and reads the same whether or not the merchant exists.
  */
-export const BAD_SIGNATURE = `${BAD_SIGNATURE_WORDS}: sign is the SHA-256 (hex) of every field but sign, empty and null ones left out, sorted by name as key=value joined by &, followed by the merchant's secret (cryptopay sign --body '<body>' --explain shows each step)`;
+export const BAD_SIGNATURE = `${BAD_SIGNATURE_WORDS}: sign is the SHA-256 (hex) of every field but sign, empty and null ones left out, sorted by name as key=value joined by &, followed by the secret of the merchant mchId names; check mchId too: an unknown mchId is answered the same (cryptopay sign --body '<body>' --explain shows each step)`;
 /** Hashed against when the merchant is unknown, so that refusal costs what a bad signature costs. */
 const UNKNOWN_MERCHANT_SECRET = randomBytes(24).toString('base64url');
 /** Every answer: JSON, and never kept by a cache (order status and balances change). */

@@ -95,6 +95,20 @@ describe('signed requests (decisions §1)', () => {
     expectRefused(await s.post('/api/v1/order', s.signed(m, { ...orderFields(), nonce: 'Q' })), 401, 'nonce has already been used');
   });
 
+  it('says to check the mchId too when a signature is refused, in the same words for an unknown merchant', async () => {
+    // A mistyped mchId met "signature does not match" with a lesson in hashing alone, and the
+    // integrator debugged a correct hash (a trial); the answer still must not tell the two apart.
+    const wrongSecret = await s.post('/api/v1/order', signWith(good(), other.secret));
+    const unknownMerchant = await s.post('/api/v1/order', s.signed({ mchId: 'M999999', secret: m.secret }, orderFields()));
+    const otherMerchantsSecret = await s.post('/api/v1/order', s.signed({ mchId: other.mchId, secret: m.secret }, orderFields()));
+    for (const r of [wrongSecret, unknownMerchant, otherMerchantsSecret]) {
+      expect(r.status).toBe(401);
+      expect(r.json.msg).toMatch(/^signature does not match: .*secret of the merchant mchId names.*an unknown mchId is answered the same/);
+    }
+    expect(unknownMerchant.json.msg).toBe(wrongSecret.json.msg);
+    expect(otherMerchantsSecret.json.msg).toBe(wrongSecret.json.msg);
+  });
+
   it('accepts an upper-case hex signature', async () => {
     const b = good();
     expectOk(await s.post('/api/v1/order', { ...b, sign: (b.sign as string).toUpperCase() }));
