@@ -8,6 +8,18 @@ const AMOUNT = /^(\d+)(?:\.(\d+))?$/;
 /** The form an amount must have on the wire (parseAmount checks the places against the asset too). */
 export const isPlainAmount = (v: unknown): boolean => typeof v === 'string' && AMOUNT.test(v);
 
+/**
+ * The refusal of an amount that is not a string. A JSON number is said to be one, with the string
+ * to send when its text is a plain decimal (`1.5`, not `1e+21`): "must be a decimal string"
+ * alone left a trial's integrator to work out that the quotes were what was missing.
+ */
+export function notAmountString(value: unknown, field = 'amount'): string {
+  const head = `${field} must be a decimal string such as "10.5"`;
+  if (typeof value === 'number') return AMOUNT.test(String(value)) ? `${head}, not a JSON number: send "${String(value)}" (in quotes)` : `${head}, not a JSON number`;
+  if (typeof value === 'boolean') return `${head}, not a JSON boolean`;
+  return head;
+}
+
 /** The largest amount one operation may carry, in whole units of the asset. */
 export const MAX_WHOLE_UNITS = 1_000_000_000_000n;
 
@@ -28,9 +40,7 @@ export function tooLarge(what: string, value: bigint, decimals: number): string 
  * fractional digits; parseAmount checks them against the asset's places and the bound.
  */
 export function plainAmountParts(value: unknown, field = 'amount'): { whole: string; frac: string } {
-  if (typeof value !== 'string') {
-    throw new AppError('invalid', `${field} must be a decimal string such as "10.5"`);
-  }
+  if (typeof value !== 'string') throw new AppError('invalid', notAmountString(value, field));
   const m = AMOUNT.exec(value);
   if (!m) {
     throw new AppError(

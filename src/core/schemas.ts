@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { unusablePort } from './blocked-ports.js';
 import { AppError } from './errors.js';
+import { notAmountString } from './money.js';
 import { NONCE_PATTERN } from './nonce.js';
 import { isPlainHost } from './plain-host.js';
 import { urlCredentials } from './url-credentials.js';
@@ -82,7 +83,7 @@ const positiveInt = (field: string) => {
   }).transform((v) => Number(v));
 };
 
-const amount = z.string({ error: (i) => (i.input === undefined ? 'amount is required' : 'amount must be a decimal string such as "10.5"') });
+const amount = z.string({ error: (i) => (i.input === undefined ? 'amount is required' : notAmountString(i.input)) });
 
 const chainId = z.union([z.number(), z.string()], {
   error: (i) => (i.input === undefined ? 'chainId is required' : 'chainId must be a number or a string of digits'),

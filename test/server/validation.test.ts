@@ -45,8 +45,11 @@ const BAD_AMOUNTS: [unknown, number, string | RegExp][] = [
   ['1.1234567', 400, 'amount has more than 6 decimal places'],
   ['1000000000000.000001', 400, 'amount must not exceed 1000000000000'],
   ['99999999999999', 400, 'amount must not exceed 1000000000000'],
-  [10, 400, 'amount must be a decimal string such as "10.5"'],
-  [true, 400, 'amount must be a decimal string such as "10.5"'],
+  // A JSON number is said to be one, with the string to send where its text is a plain decimal (a trial).
+  [10, 400, 'amount must be a decimal string such as "10.5", not a JSON number: send "10" (in quotes)'],
+  [1.5, 400, 'amount must be a decimal string such as "10.5", not a JSON number: send "1.5" (in quotes)'],
+  [1e21, 400, 'amount must be a decimal string such as "10.5", not a JSON number'],
+  [true, 400, 'amount must be a decimal string such as "10.5", not a JSON boolean'],
 ];
 
 describe('amounts (decisions §2) through HTTP', () => {
