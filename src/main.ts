@@ -56,7 +56,7 @@ export function buildProgram(deps: ContextDeps, state: RunState, argv?: string[]
     .showSuggestionAfterError()
     .option('--db <path>', 'ledger file (default: $CRYPTOPAY_DB, else $XDG_DATA_HOME/cryptopay/ledger.db)')
     .option('--json', 'print JSON for scripts')
-    .addOption(new Option('--format <format>', 'how lists are written: table (default on a terminal), tsv (default in a pipe), csv (for spreadsheets), json (as --json)').choices(['table', 'tsv', 'csv', 'json']))
+    .addOption(new Option('--format <format>', 'how lists are written: table (default on a terminal), tsv (default in a pipe: exact values for scripts, formulas not defused), csv (for spreadsheets: a cell that would run as a formula is written as text), json (as --json)').choices(['table', 'tsv', 'csv', 'json']))
     .option('-y, --yes', 'do not ask before changing money')
     .option('--mch-id <id>', 'merchant (default: $CRYPTOPAY_MCH_ID, else the only merchant of the ledger)')
     .option('--remote <url>', 'forward operations to a remote cryptopay service (default: $CRYPTOPAY_REMOTE)')

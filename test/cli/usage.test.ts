@@ -19,6 +19,13 @@ describe.concurrent('usage', { timeout: SLOW }, () => {
       }
     });
 
+    it('--help says csv is the format for a spreadsheet and tsv is not guarded against formulas (an attacker review opened a tsv of =HYPERLINK oids)', async () => {
+      const r = await sandbox().bare(['--help']);
+      expect(r.code).toBe(0);
+      const format = r.stdout.replace(/\s+/g, ' ');
+      expect(format).toMatch(/--format <format> how lists are written: .*tsv \(default in a pipe: exact values for scripts, formulas not defused\), csv \(for spreadsheets: a cell that would run as a formula is written as text\)/);
+    });
+
     it('--help exits 0 and lists every command', async () => {
       const s = sandbox();
       const [top, order, withdraw, merchant, helpCmd] = await Promise.all([
