@@ -72,7 +72,7 @@ export interface LocalDeps {
 const heavy = () => import('./heavy.js');
 let seenModule: typeof import('../chains/watch/seen.js') | undefined;
 
-export { NONCE_USED } from './signed-requests.js';
+export { NONCE_IN_FLIGHT, NONCE_USED } from './signed-requests.js';
 
 /**
  * The ledger behind the PaymentService seam, plus the administration only a local ledger offers.

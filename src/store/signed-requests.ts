@@ -26,6 +26,16 @@ import { statementsOf } from './statements.js';
 
 /** The refusal of a replayed request. */
 export const NONCE_USED = 'nonce has already been used';
+/**
+ * The refusal of a copy of a request that is still being carried out in this process (a client
+ * that gave up waiting and sent the same body again): its nonce is not used up yet, and may never
+ * be (the first copy may still fail with a 503, the ledger busy or its disk full, keeping nothing).
+ * It says so, so that the client waits for the first answer instead of taking this one for "done".
+ * It begins with NONCE_USED's words, which a client may be matching.
+ */
+export const NONCE_IN_FLIGHT = `${NONCE_USED}, or is about to be: a copy of this request is still being carried out, and that copy's own answer says whether it was done`;
+/** Either refusal of a nonce already taken. */
+export const isNonceTaken = (e: unknown): boolean => e instanceof AppError && e.message.startsWith(NONCE_USED);
 
 type Nonce = NonNullable<Caller['nonce']>;
 
@@ -40,7 +50,7 @@ export function holdInFlight(ledger: Ledger, nonce: Nonce): () => void {
   let held = inFlight.get(ledger);
   if (!held) inFlight.set(ledger, (held = new Set()));
   const key = `${nonce.merchantId}\n${nonce.value}`;
-  if (held.has(key)) throw new AppError('unauthorized', NONCE_USED);
+  if (held.has(key)) throw new AppError('unauthorized', NONCE_IN_FLIGHT);
   held.add(key);
   return () => held.delete(key);
 }
@@ -60,7 +70,7 @@ export function useNonce(ledger: Ledger, tx: Q, nonce: Nonce, now: number): void
 
 /** A refusal that spends the nonce: a refusal of the operation, not the ledger being unavailable. */
 export function spendsNonce(e: unknown): e is AppError {
-  return e instanceof AppError && e.message !== NONCE_USED && e.kind !== 'unavailable';
+  return e instanceof AppError && !isNonceTaken(e) && e.kind !== 'unavailable';
 }
 
 export type Outcome<T> = { value: T } | { refused: AppError };
@@ -178,10 +188,10 @@ export class SignedWriter {
         if (spendsNonce(e) && !this.nonceSpent) {
           let replayed: AppError | undefined;
           await this.write(() => undefined).catch((spent: unknown) => {
-            if (!(spent instanceof AppError && spent.message === NONCE_USED)) throw spent;
+            if (!isNonceTaken(spent)) throw spent;
             // Already used: by an earlier copy of this request (a replay, answered as one), or by
             // a copy in another process: spent all the same.
-            replayed = spent;
+            replayed = spent as AppError;
           });
           if (replayed && opts.replayCheckedByWrite) throw replayed;
         }

@@ -65,4 +65,55 @@ describe('serve while another process holds the write lock', () => {
     }
     expect(srv.stderr()).not.toMatch(/internal error|SQLITE_BUSY/);
   }, 60_000);
+
+  it('refuses a create order that waited out the 15 s busy timeout with a 503 that says why and keeps nothing; a copy sent during the wait says the first is still being carried out, and the body is taken once the lock goes', async () => {
+    const db = join(tmp.dir, 'held-long.db');
+    const m = await ledgerWithMerchant(db);
+    const srv = await spawnServe(db);
+    const holder = new Database(db, { timeout: 5_000 });
+    const oid = nextOid();
+    const body = createOrderBody(m, oid);
+    const t0 = Date.now();
+    let refused: Awaited<ReturnType<typeof post>>;
+    let resent: ReturnType<typeof post>;
+    try {
+      holder.exec('BEGIN IMMEDIATE');
+      const waiting = post(srv.url, body);
+      await sleep(2_000);
+      // The client gives up and sends the very same signed body again. It is refused at once, as
+      // a copy of a request being carried out, and says so: its nonce is not used up yet, and the
+      // first copy's answer is the one that says whether it was done. Before, it said "nonce has
+      // already been used", and the first copy then failed with nothing kept.
+      resent = post(srv.url, body);
+      expect((await httpJson(srv.url, '/healthz')).status).toBe(200);
+      refused = await waiting;
+      // Refused while the lock is still held: nothing of it is in the ledger.
+      expect(Number(holder.prepare('select count(*) from orders where oid = ?').pluck().get(oid))).toBe(0);
+    } finally {
+      if (holder.inTransaction) holder.exec('ROLLBACK');
+      holder.close();
+    }
+    const waited = Date.now() - t0;
+    expect(waited).toBeGreaterThanOrEqual(15_000);
+    expect(waited).toBeLessThan(17_000);
+    expect(refused.status).toBe(503);
+    expect(refused.json).toMatchObject({ code: 0, msg: 'the ledger is busy: another process held it too long; try again', data: null });
+    const copy = await resent;
+    expect(copy.status).toBe(401);
+    expect((copy.json as { msg: string }).msg).toBe(
+      "nonce has already been used, or is about to be: a copy of this request is still being carried out, and that copy's own answer says whether it was done",
+    );
+    // Nothing was kept, its nonce neither: the very same body goes through once the lock is gone.
+    const made = await post(srv.url, body);
+    expect(made.status).toBe(200);
+    const order = (made.json as { data: { id: string; oid: string; status: string } }).data;
+    expect(order).toMatchObject({ oid, status: 'PENDING_PAY' });
+    // Its nonce is used now, and the oid names that one order.
+    const replay = await post(srv.url, body);
+    expect(replay.status).toBe(401);
+    expect((replay.json as { msg: string }).msg).toBe('nonce has already been used');
+    const fresh = await post(srv.url, createOrderBody(m, oid));
+    expect((fresh.json as { data: { id: string } }).data.id).toBe(order.id);
+    expect(srv.stderr()).not.toMatch(/internal error|SQLITE_BUSY/);
+  }, 60_000);
 });

@@ -3,7 +3,7 @@ import type { Ledger } from '../../src/store/db.js';
 import { GroupCommit } from '../../src/store/group-commit.js';
 import { closedPort } from '../helpers/closed-port.js';
 import { openLedger } from '../../src/store/db.js';
-import { LocalPaymentService } from '../../src/store/local-service.js';
+import { LocalPaymentService, NONCE_IN_FLIGHT } from '../../src/store/local-service.js';
 import { MINUTE, T0, USDT, accountRows, addOtherMerchant, addShopMerchant, counts, evmTx, order, paidOrder, refused, useHarness } from '../helpers/service.js';
 
 const expiresAt = T0 + 5 * MINUTE;
@@ -181,7 +181,8 @@ describe('a replay racing the refusal of the first copy', () => {
     const signed = () => service.as({ actor: `api:${mchId}`, nonce: { merchantId: mchId, value: 'c1', expiresAt } });
     const first = signed().createOrder({ mchId, oid: 'c', uid: 'u', amount: '1' });
     const copy = signed().createOrder({ mchId, oid: 'c', uid: 'u', amount: '1' });
-    await refused(copy, 'unauthorized', 'nonce has already been used');
+    // Said to be a copy of a request being carried out: nothing has used the nonce yet.
+    await refused(copy, 'unauthorized', NONCE_IN_FLIGHT);
     // Refused before any of its work: the first is not even written yet.
     expect(counts(ledger).orders).toBe(0);
     expect((await first).oid).toBe('c');
