@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatAmount, parseAmount, parseSignedAmount } from '../src/core/money.js';
+import { formatAmount, parseAmount, parseSignedAmount, sameAmount } from '../src/core/money.js';
 
 describe('amount grammar (decisions §2)', () => {
   it.each([
@@ -77,5 +77,14 @@ describe('decimal places, zeros included', () => {
   it('refuses more places than the asset has even when they are zeros', () => {
     expect(() => parseAmount('1.0000000', 6)).toThrow(/more than 6 decimal places/);
     expect(parseAmount('1.000000', 6)).toBe(1_000_000n);
+  });
+});
+
+describe('sameAmount', () => {
+  it('says whether two plain decimals are the same number, whatever their size or places', () => {
+    const same: [string, string][] = [['2', '2.00'], ['02', '2'], ['10', '10.0'], ['1000', '1000.000000'], ['0.5', '0.50'], ['99999999999999999999.1', '99999999999999999999.10'], ['0', '0.0']];
+    const differ: [string, string][] = [['2', '20'], ['10', '1'], ['1.05', '1.5'], ['0.1', '1'], ['2', '2.000001'], ['2', ' 2'], ['2', '2e0'], ['', ''], ['-2', '-2']];
+    for (const [a, b] of same) expect([a, b, sameAmount(a, b), sameAmount(b, a)]).toEqual([a, b, true, true]);
+    for (const [a, b] of differ) expect([a, b, sameAmount(a, b)]).toEqual([a, b, false]);
   });
 });

@@ -20,6 +20,22 @@ export function notAmountString(value: unknown, field = 'amount'): string {
   return head;
 }
 
+/**
+ * Whether two amounts as written are the same number ("2", "2.00" and "02" are), whatever their
+ * size and places: false when either is not a plain decimal. No bound applies: an operator
+ * trial's refunds of 10 and more were compared as 18-place amounts, whose bound is 9.22 of them,
+ * and never matched.
+ */
+export function sameAmount(a: string, b: string): boolean {
+  const canonical = (x: string) => {
+    const m = AMOUNT.exec(x);
+    if (!m) return undefined;
+    return `${m[1]!.replace(/^0+(?=\d)/, '')}.${(m[2] ?? '').replace(/0+$/, '')}`;
+  };
+  const ca = canonical(a);
+  return ca !== undefined && ca === canonical(b);
+}
+
 /** The largest amount one operation may carry, in whole units of the asset. */
 export const MAX_WHOLE_UNITS = 1_000_000_000_000n;
 

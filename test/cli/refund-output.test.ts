@@ -79,6 +79,22 @@ describe.concurrent('refunds that read right (#15 item 3)', { timeout: SLOW }, (
     expect(await s.json(['order', 'show', half])).toMatchObject({ status: 'REFUNDED', refundedAmount: '10' });
   });
 
+  // An operator trial: refunds of 10 and up ran twice with --yes, 9 and below were caught. The
+  // amounts were compared as 18-place amounts, whose bound (the ledger's 2^63 - 1 base units) is
+  // 9.22 of them: anything above failed to parse, and so never matched.
+  it('the repeat check catches a refund of any size, 10 and 1000 as well as 2', async () => {
+    const s = await withMerchant();
+    const id = await paidOrder(s, 'RB-1', 'u1', '5000');
+    for (const amount of ['10', '1000', '9.5']) {
+      const first = await s.run(['refund', '--oid', 'RB-1', '--amount', amount, '--yes']);
+      expect([first.code, first.stderr]).toEqual([0, '']);
+      const again = await s.run(['refund', '--oid', 'RB-1', '--amount', amount, '--yes']);
+      expect(again.code, amount).toBe(1);
+      expect(again.stderr).toMatch(new RegExp(`of the same ${amount.replace('.', '\\.')} USDT was made on order ${id} \\d+ s ago: this one looks like a repeat, so nothing was done`));
+    }
+    expect(await s.json(['order', 'show', id])).toMatchObject({ refundedAmount: '1019.5' });
+  });
+
   it('an oid given as --id, or an oid nobody has, is refused with what to type instead; --json keeps the interface\'s "Order not found"', async () => {
     // Found by a support walkthrough: `refund --id A-1` said only "Order not found".
     const s = await withMerchant();

@@ -1,7 +1,7 @@
 import type { Context } from '../../context.js';
 import { AppError, isAppError, usage } from '../../core/errors.js';
 import { ASSETS } from '../../core/assets.js';
-import { formatAmount, parseAmount, parseLedgerAmount } from '../../core/money.js';
+import { formatAmount, parseAmount, parseLedgerAmount, sameAmount } from '../../core/money.js';
 import type { RefundRequest } from '../../core/schemas.js';
 import type { OperatorService } from '../../core/service.js';
 import type { OrderDetail, RefundDone, RefundView } from '../../core/types.js';
@@ -154,8 +154,7 @@ const REPEAT_WINDOW_MS = 10 * 60_000;
  */
 async function repeatOf(service: OperatorService, a: { mchId: string; id: string; amount: string; at: number }): Promise<RefundView | undefined> {
   const earlier = await service.listRefunds({ mchId: a.mchId, orderId: a.id, limit: 20 });
-  const same = (x: string) => { try { return parseAmount(x, 18) === parseAmount(a.amount, 18); } catch { return false; } };
-  return earlier.find((r) => same(r.amount) && Math.abs(a.at - r.refundTime) <= REPEAT_WINDOW_MS);
+  return earlier.find((r) => sameAmount(r.amount, a.amount) && Math.abs(a.at - r.refundTime) <= REPEAT_WINDOW_MS);
 }
 
 /**
