@@ -484,7 +484,7 @@ describe('serve --dev, again', () => {
       while ((await tokenBalance(a, o.addresses.EVM)) === 0n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
       expect(await tokenBalance(a, o.addresses.EVM)).toBe(3_000_000n);
       const txHash = `0x${'cd'.repeat(32)}`;
-      await s.json(['order', 'mark-paid', o.id, '--tx-hash', txHash, '--yes']);
+      await s.json(['order', 'mark-paid', o.id, '--tx-hash', txHash, '--unverified', '--reason', 'recorded by hand', '--yes']);
       expect(await done).toBe(0);
       expect(JSON.parse(out)).toMatchObject({ order: o.id, amount: '3', status: 'PAID' });
 
@@ -523,7 +523,17 @@ describe('dev pay refuses', () => {
       const srv = await serveDev(s);
       const a = announced(srv);
       const o = await s.json<{ id: string; addresses: { EVM: string } }>(['order', 'create', '--oid', 'A-1', '--uid', 'u1', '--amount', '5']);
-      await s.json(['order', 'mark-paid', o.id, '--tx-hash', `0x${'ab'.repeat(32)}`, '--yes']);
+      // An operator trial: a made-up hash recorded under --yes without --chain-id on a ledger that
+      // watches a chain was credited, the real transfer counted on top, and both withdrawn. Under
+      // --yes (no question to show "not checked") it is refused now, saying how to go on.
+      const unchecked = await s.run(['order', 'mark-paid', o.id, '--tx-hash', `0x${'ab'.repeat(32)}`, '--yes']);
+      expect([unchecked.code, unchecked.stdout]).toEqual([2, '']);
+      expect(unchecked.stderr).toMatch(
+        /^error: order mark-paid --yes without --chain-id would record a transaction nobody read, while the watcher reads chain 31337 \(Development \(anvil\)\): give --chain-id 31337 to read it there first \(or the chain it was paid on\), or --unverified --reason TEXT to record it unread; nothing was changed\n$/,
+      );
+      expect(await s.json(['order', 'show', o.id])).toMatchObject({ status: 'PENDING_PAY', paidAmount: '0' });
+      expect(await s.json(['balance', 'u1'])).toMatchObject({ available: '0' });
+      await s.json(['order', 'mark-paid', o.id, '--tx-hash', `0x${'ab'.repeat(32)}`, '--unverified', '--reason', 'paid by bank transfer', '--yes']);
       const r = await s.run(['dev', 'pay', o.id]);
       expect(r.code).toBe(1);
       expect(r.stderr).toContain(`order ${o.id} is PAID: nothing left to pay (give --amount to send more anyway)`);

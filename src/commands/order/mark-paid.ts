@@ -3,7 +3,7 @@ import { AppError, usage } from '../../core/errors.js';
 import { ASSETS } from '../../core/assets.js';
 import { amountDue, formatAmount, parseAmount } from '../../core/money.js';
 import type { ChainType } from '../../core/types.js';
-import { checked, confirmChange, credited, need } from '../common.js';
+import { asking, checked, confirmChange, credited, need } from '../common.js';
 import { printOrder } from '../views.js';
 import { orderByRef } from './ref.js';
 
@@ -51,6 +51,12 @@ async function record(ctx: Context, opts: Record<string, string | undefined>, id
   const watched = chain.chainId === null && unverified === undefined
     ? (await service.registry()).chains().filter((c) => c.rpcUrl).map((c) => `${c.chainId} (${c.name})`)
     : [];
+  // Under --yes there is no question to say so: refused, with the two ways on (an operator trial
+  // recorded a made-up hash, the real transfer was counted on top, and the user withdrew both).
+  if (watched.length && !asking(ctx)) {
+    const first = watched[0]!.split(' ')[0];
+    throw usage(`order mark-paid --yes without --chain-id would record a transaction nobody read, while the watcher reads chain ${watched.join(', chain ')}: give --chain-id ${first} to read it there first (or the chain it was paid on), or --unverified --reason TEXT to record it unread; nothing was changed`);
+  }
   const unchecked = watched.length
     ? `not given: not checked; the watcher reads chain ${watched.join(', chain ')}: if it was paid there, give --chain-id to check it (a wrong hash recorded here, the real transfer is counted on top)`
     : 'not given: not checked';
