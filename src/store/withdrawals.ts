@@ -1,4 +1,4 @@
-import { and, desc, eq, gte, lt, sql, type SQL } from 'drizzle-orm';
+import { and, desc, eq, gte, isNull, lt, lte, sql, type SQL } from 'drizzle-orm';
 import type { ChainCheck } from '../chains/withdrawal-check.js';
 import { conflict, invalid, notFound } from '../core/errors.js';
 import { formatAmount, parseAmount, toTokenUnits } from '../core/money.js';
@@ -153,6 +153,7 @@ export async function confirmWithdrawal(s: StoreCtx, input: WithdrawConfirmReque
   } else {
     check = await checkPayout(s, before, txHash, req.blockNumber);
     if (check.verdict.kind !== 'match') throw conflict(`${check.message}; nothing was changed`);
+    refusePayoutOfOlderTwin(s.db, before, txHash, check.observed.blockTime);
   }
   const now = s.now();
   return s.write((tx) => {
@@ -182,6 +183,34 @@ export async function confirmWithdrawal(s: StoreCtx, input: WithdrawConfirmReque
       confirmations: check?.observed.confirmations,
     });
   });
+}
+
+/** Block times are whole seconds. */
+const BLOCK_TIME_STEP_MS = 1000;
+
+/**
+ * A payout mined before the withdrawal was requested matches it only by the clocks' allowance
+ * (PAYOUT_CLOCK_SKEW_MS). Where an older withdrawal of the merchant, of the same amount to the
+ * same address, token and chain, requested before that block and still PENDING without a
+ * transaction, is there, the payout is that one's: refused, naming it. An operator trial: a
+ * twin asked for 29 s after the first took the first's payout, mined 8 s before it, and the
+ * first, reading unpaid, was paid out again.
+ */
+function refusePayoutOfOlderTwin(q: Q, w: WithdrawalRow, txHash: string, blockTime: number | null): void {
+  // A block's time is in whole seconds: the transaction was mined within the second after it.
+  if (blockTime === null || blockTime + BLOCK_TIME_STEP_MS > w.createdAt) return;
+  const same = (a: string, b: string) => sameAddress(w.chainType as ChainType, a, b);
+  const twin = q.select().from(withdrawals).where(and(
+    eq(withdrawals.merchantId, w.merchantId), eq(withdrawals.status, 'PENDING'), eq(withdrawals.chainId, w.chainId),
+    eq(withdrawals.asset, w.asset), eq(withdrawals.amount, w.amount), lt(withdrawals.createdAt, w.createdAt),
+    lte(withdrawals.createdAt, blockTime + BLOCK_TIME_STEP_MS), isNull(withdrawals.txHash),
+  )).orderBy(desc(withdrawals.createdAt)).all().find((x) => x.id !== w.id && same(x.to, w.to) && same(x.token, w.token));
+  if (!twin) return;
+  throw conflict(
+    `transaction ${txHash} was mined at ${new Date(blockTime).toISOString()}, ${Math.round((w.createdAt - blockTime) / 1000)} s before withdrawal ${w.id} was requested, `
+    + `and withdrawal ${twin.id} of the same ${formatAmount(w.amount, decimalsOf(w.asset))} ${w.asset} to ${w.to}, requested before it was mined, is still PENDING: `
+    + `it is that one's payout; confirm ${twin.id} with it (nothing was changed)`,
+  );
 }
 
 /** Decisions §6: a TRON hash is 64 hex digits, `0x` accepted and dropped (TRON's own spelling is kept). */

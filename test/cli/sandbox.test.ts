@@ -430,6 +430,42 @@ describe('dev pay-out', () => {
   );
 });
 
+describe('withdraw confirm of a twin', () => {
+  // An operator trial: a user applied twice for the same 10 to the same address, 29 s apart; the
+  // first was paid out, and its transaction confirmed the second (mined 8 s before it was asked
+  // for: the clocks are allowed 5 minutes). The first then read unpaid, and was paid out again.
+  it(
+    'refuses a payout mined before the withdrawal was requested while an older twin it can pay is PENDING, naming that one',
+    async () => {
+      const s = sandbox();
+      const srv = await serveDev(s);
+      const o = await s.json<{ id: string }>(['order', 'create', '--oid', 'TW-1', '--uid', 'tu', '--amount', '9']);
+      await s.json(['dev', 'pay', o.id, '--wait', '30']);
+      const to = '0x000000000000000000000000000000000000dEaD';
+      const first = await s.json<{ id: string }>(['withdraw', 'apply', '--uid', 'tu', '--amount', '2', '--to', to, '--chain-id', '31337']);
+      const out = await s.run(['dev', 'pay-out', first.id]);
+      expect(out.code, out.stderr).toBe(0);
+      const tx = /^tx hash +(0x[0-9a-f]{64})$/m.exec(out.stdout)![1]!;
+      // Block times are whole seconds: the twin is asked for well after the payout's block.
+      await new Promise((r) => setTimeout(r, 2_100));
+      const twin = await s.json<{ id: string }>(['withdraw', 'apply', '--uid', 'tu', '--amount', '2', '--to', to, '--chain-id', '31337']);
+      const wrong = await s.run(['withdraw', 'confirm', twin.id, '--tx-hash', tx, '--yes']);
+      expect([wrong.code, wrong.stdout]).toEqual([1, '']);
+      expect(wrong.stderr).toMatch(new RegExp(
+        `^error: transaction ${tx} was mined at \\S+, \\d+ s before withdrawal ${twin.id} was requested, and withdrawal ${first.id} of the same 2 USDT to ${to}, requested before it was mined, is still PENDING: it is that one's payout; confirm ${first.id} with it \\(nothing was changed\\)\\n$`,
+      ));
+      expect(await s.json(['withdraw', 'show', twin.id])).toMatchObject({ status: 'PENDING', txHash: null });
+      // The one it pays takes it; the twin is left to be paid or rejected on its own.
+      expect(await s.json(['withdraw', 'confirm', first.id, '--tx-hash', tx, '--yes'])).toMatchObject({ status: 'CONFIRMED', txHash: tx });
+      expect(await s.json(['withdraw', 'show', twin.id])).toMatchObject({ status: 'PENDING' });
+      expect(await s.json(['balance', 'tu'])).toMatchObject({ available: '5', held: '2' });
+      await ledgerCheck(s);
+      expect((await srv.stop()).code, srv.stderr()).toBe(0);
+    },
+    SLOW,
+  );
+});
+
 describe('serve --dev, again', () => {
   it(
     'moves to another port when the last one is taken, and every command follows it through the ledger',
