@@ -33,7 +33,7 @@ import { changePayoutWallet, listPayoutWallets, type PayoutWalletChange, type Pa
 import * as outbox from './outbox.js';
 import type { CallbackStatus, CallbackView } from './outbox.js';
 import { markPaid, type MarkPaidInput } from './payments.js';
-import { listRefunds, pageRefunds, refund, type RefundDone, type RefundView } from './refunds.js';
+import { listRefunds, pageRefunds, refund, type NotARepeat, type RefundDone, type RefundView } from './refunds.js';
 import type { Page } from './paging.js';
 import { readLedgerRegistry, saveRegistryEntries } from './registry-entries.js';
 import { SignedWriter } from './signed-requests.js';
@@ -415,8 +415,8 @@ export class LocalPaymentService implements PaymentService, OperatorExtensions {
   }
 
   /** The refund with its own id and its order after it. */
-  refundWithId(input: RefundRequest): Promise<RefundDone> {
-    return this.signedOp(() => refund(this.s, input));
+  refundWithId(input: RefundRequest, notARepeat?: NotARepeat): Promise<RefundDone> {
+    return this.signedOp(() => refund(this.s, input, notARepeat));
   }
 
   async listRefunds(filter: { orderId?: string; mchId?: string; cursor?: string; limit?: number }): Promise<RefundView[]> {

@@ -1,6 +1,6 @@
-import { and, desc, eq, sql, type SQL } from 'drizzle-orm';
+import { and, desc, eq, gte, sql, type SQL } from 'drizzle-orm';
 import { refuseReorgedOrder } from './reorg-holds.js';
-import { invalid } from '../core/errors.js';
+import { conflict, invalid } from '../core/errors.js';
 import { formatAmount, parseAmount, plainAmountParts } from '../core/money.js';
 import type { RefundRequest } from '../core/schemas.js';
 import { applyRefund, readStatus } from '../core/state.js';
@@ -19,7 +19,19 @@ export type { RefundDone };
 
 const heavy = () => import('./heavy.js');
 
-export async function refund(s: StoreCtx, input: RefundRequest): Promise<RefundDone> {
+/**
+ * A refund that must not repeat one made moments ago (the CLI under --yes: src/commands/refund/
+ * create.ts looks first, and this looks again inside the transaction, so that copies run at the
+ * same moment, which all looked before any wrote, refund once: an operator trial).
+ */
+export interface NotARepeat {
+  /** A refund of the same amount on the order within this long before is a repeat. */
+  withinMs: number;
+  /** The refusal, from that refund. */
+  refusal: (earlier: { refundId: string; amount: string; asset: string; orderId: string; agoMs: number }) => string;
+}
+
+export async function refund(s: StoreCtx, input: RefundRequest, notARepeat?: NotARepeat): Promise<RefundDone> {
   const h = await heavy();
   const req = h.parseInput(h.refundSchema, input);
   if (!req.id && !req.oid) throw invalid('id or oid is required');
@@ -34,6 +46,12 @@ export async function refund(s: StoreCtx, input: RefundRequest): Promise<RefundD
     const amount = parseAmount(req.amount, d);
     const next = applyRefund({ status: readStatus(o.status, o.expiredAt, now), paid: o.paidAmount, refunded: o.refundedAmount, amount, decimals: d });
     refuseReorgedOrder(tx, o.id);
+    if (notARepeat) {
+      const earlier = tx.select({ id: refunds.id, createdAt: refunds.createdAt }).from(refunds)
+        .where(and(eq(refunds.orderId, o.id), eq(refunds.amount, amount), gte(refunds.createdAt, now - notARepeat.withinMs)))
+        .orderBy(desc(refunds.createdAt)).limit(1).get();
+      if (earlier) throw conflict(notARepeat.refusal({ refundId: earlier.id, amount: formatAmount(amount, d), asset: o.asset, orderId: o.id, agoMs: now - earlier.createdAt }));
+    }
     const transferId = postTransfer(tx, {
       merchantId: m.id, asset: o.asset, amount, kind: 'refund', ref: o.id, now, decimals: d,
       debit: accountId(tx, { merchantId: m.id, asset: o.asset, kind: 'user', uid: o.uid }),

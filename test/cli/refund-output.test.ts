@@ -95,6 +95,19 @@ describe.concurrent('refunds that read right (#15 item 3)', { timeout: SLOW }, (
     expect(await s.json(['order', 'show', id])).toMatchObject({ refundedAmount: '1019.5' });
   });
 
+  // An operator trial ran `refund --oid C-1 --amount 2 --yes &` twice: both looked for a repeat
+  // before either had written, and both refunded. The look is made again in the refund's own
+  // transaction (on a local ledger), so copies running at once refund once.
+  it('copies of one refund run at the same moment with --yes refund once; the others are refused as repeats', async () => {
+    const s = await withMerchant();
+    const id = await paidOrder(s, 'RC-1', 'u1', '50');
+    const runs = await Promise.all(Array.from({ length: 4 }, () => s.run(['refund', '--oid', 'RC-1', '--amount', '2', '--yes'])));
+    expect(runs.map((r) => r.code).sort()).toEqual([0, 1, 1, 1]);
+    for (const r of runs.filter((x) => x.code === 1)) expect(r.stderr).toMatch(/of the same 2 USDT was made on order \S+ \d+ s ago: this one looks like a repeat, so nothing was done \(a refund is final\); if a second refund of 2 USDT is meant, run it again with --repeat\n$/);
+    expect(await s.json(['order', 'show', id])).toMatchObject({ refundedAmount: '2' });
+    expect(await balanceOf(s, 'u1')).toEqual({ available: '48', held: '0' });
+  });
+
   it('an oid given as --id, or an oid nobody has, is refused with what to type instead; --json keeps the interface\'s "Order not found"', async () => {
     // Found by a support walkthrough: `refund --id A-1` said only "Order not found".
     const s = await withMerchant();

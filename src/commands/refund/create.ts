@@ -127,9 +127,9 @@ async function refund(ctx: Context, opts: Record<string, string | boolean | unde
       })
     : undefined;
   const ago = twin && `${Math.round(Math.abs(ctx.now() - twin.refundTime) / 1000)} s ago`;
-  if (twin && ctx.globals.yes) {
-    throw new AppError('conflict', `refund ${twin.refundId} of the same ${twin.amount} ${order!.asset} was made on order ${order!.id} ${ago}: this one looks like a repeat, so nothing was done (a refund is final); if a second refund of ${twin.amount} ${order!.asset} is meant, run it again with --repeat`);
-  }
+  const repeatRefusal = (r: { refundId: string; amount: string; asset: string; orderId: string; ago: string }) =>
+    `refund ${r.refundId} of the same ${r.amount} ${r.asset} was made on order ${r.orderId} ${r.ago}: this one looks like a repeat, so nothing was done (a refund is final); if a second refund of ${r.amount} ${r.asset} is meant, run it again with --repeat`;
+  if (twin && ctx.globals.yes) throw new AppError('conflict', repeatRefusal({ ...twin, asset: order!.asset, orderId: order!.id, ago: ago! }));
   // The question's rows; under --yes there is no question, and the refund itself refuses what it must.
   const summary: [string, Cell][] = !asking(ctx) ? [] : order
     ? await preview(order, amount, remark, (uid) => service.balance(uid, { mchId: order.mchId, asset: order.asset }))
@@ -137,7 +137,13 @@ async function refund(ctx: Context, opts: Record<string, string | boolean | unde
   if (twin) summary.push(['REPEAT?', `refund ${twin.refundId} of the same ${twin.amount} ${order!.asset} was made ${ago}: a refund is final`]);
   await confirmChange(ctx, 'Refund', summary.filter(([, v]) => v !== undefined));
   const input: RefundRequest = { mchId: ctx.globals.mchId, id, oid, amount, remark };
-  const done = ctx.isRemote() ? await remoteRefund(service, input) : await (await ctx.local('refund')).refundWithId(input);
+  // Under --yes the look is made again inside the refund's transaction on a local ledger: copies
+  // run at the same moment all looked before any wrote (an operator trial refunded twice so).
+  // A remote's refund is the interface's, which has no such look: there the one above is all.
+  const notARepeat = yesLooks && order?.status === 'PAID'
+    ? { withinMs: REPEAT_WINDOW_MS, refusal: (e: { refundId: string; amount: string; asset: string; orderId: string; agoMs: number }) => repeatRefusal({ ...e, ago: `${Math.round(e.agoMs / 1000)} s ago` }) }
+    : undefined;
+  const done = ctx.isRemote() ? await remoteRefund(service, input) : await (await ctx.local('refund')).refundWithId(input, notARepeat);
   if (ctx.globals.json) printJson(ctx, done);
   else await printRefund(ctx, done);
 }
