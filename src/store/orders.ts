@@ -327,16 +327,18 @@ export function findOrders(s: StoreCtx, q: string, opts: { mchId?: string; limit
     }
     withdrawalsWhere(inArray(withdrawals.txHash, spellings), 'txHash');
   }
-  const addressOf: ChainType | undefined = /^0x[0-9a-f]{40}$/i.test(q) ? 'EVM' : /^T[1-9A-HJ-NP-Za-km-z]{33}$/.test(q) ? 'TRON' : undefined;
+  // An EVM address without its 0x is taken, as a hash is (an operator trial found nothing so).
+  const a = /^[0-9a-f]{40}$/i.test(q) ? `0x${q}` : q;
+  const addressOf: ChainType | undefined = /^0x[0-9a-f]{40}$/i.test(a) ? 'EVM' : /^T[1-9A-HJ-NP-Za-km-z]{33}$/.test(a) ? 'TRON' : undefined;
   if (addressOf) {
-    ids(s.db.select({ id: orderAddresses.orderId }).from(orderAddresses).innerJoin(orders, eq(orders.id, orderAddresses.orderId)).where(scope(addressMatch(addressOf, q))).all(), 'address');
+    ids(s.db.select({ id: orderAddresses.orderId }).from(orderAddresses).innerJoin(orders, eq(orders.id, orderAddresses.orderId)).where(scope(addressMatch(addressOf, a))).all(), 'address');
     // The wallet a payment came from, as the watcher saw it: what a customer names ("I paid
     // from 0x…"). Index chain_payments_from (0017), walked newest first; TRON's base58check
     // exactly as written. At most the page's orders: an exchange's hot wallet pays a busy
     // merchant's orders all day (an attacker review: 40,000 of them failed the read back).
-    const from = sql`lower(${chainPayments.fromAddress}) = ${q.toLowerCase()}`;
+    const from = sql`lower(${chainPayments.fromAddress}) = ${a.toLowerCase()}`;
     ids(s.db.selectDistinct({ id: chainPayments.orderId }).from(chainPayments).innerJoin(orders, eq(orders.id, chainPayments.orderId))
-      .where(scope(and(isNotNull(chainPayments.fromAddress), from, addressOf === 'TRON' ? eq(chainPayments.fromAddress, q) : undefined)!))
+      .where(scope(and(isNotNull(chainPayments.fromAddress), from, addressOf === 'TRON' ? eq(chainPayments.fromAddress, a) : undefined)!))
       .orderBy(sql.raw('"chain_payments".rowid desc')).limit(limit + 1).all(), 'payer');
   }
   // What the ledger itself gave out or saw (an id, an address, a transaction) before what a
