@@ -66,6 +66,10 @@ describe.concurrent('orders', { timeout: SLOW }, () => {
       expect(part.stdout).toMatch(new RegExp(`^pay url\\s+http://127\\.0\\.0\\.1:8080/pay/${o.id}$`, 'm'));
       expect(part.stdout).not.toMatch(/^(refund|callback)\s/m);
       await s.json(['order', 'mark-paid', o.id, '--tx-hash', evmTx(), '--yes']);
+      expect((await s.run(['order', 'show', o.id])).stdout).not.toMatch(/^overpaid\s/m);
+      // More than the amount: said, with where it went (an operator trial saw paid 12.5 of 10, nothing said).
+      await s.json(['order', 'mark-paid', o.id, '--tx-hash', evmTx(), '--amount', '2.5', '--yes']);
+      expect((await s.run(['order', 'show', o.id])).stdout).toMatch(/^overpaid\s+2\.5 USDT more than the amount arrived: credited to user u1's balance \(a refund or a withdrawal sends it back\)$/m);
       await s.json(['refund', '--id', o.id, '--amount', '1.5', '--remark', 'scratched', '--yes']);
       await s.json(['refund', '--id', o.id, '--amount', '2', '--yes']);
       const [shown, json, refunds, callbacks] = await Promise.all([

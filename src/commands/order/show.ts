@@ -37,6 +37,8 @@ function storyRows(o: OrderDetail, refunds: RefundView[] | undefined, callbacks:
   const d = ASSETS[o.asset]?.decimals ?? 6;
   const due = parseLedgerAmount(o.amount, d) - parseLedgerAmount(o.paidAmount, d);
   if (o.status === 'PENDING_PAY' && due > 0n) rows.push(['due', `${formatAmount(due, d)} ${o.asset}`]);
+  // More arrived than the order's amount (an operator trial saw paid 25 on a 20 order, nothing said).
+  if (due < 0n) rows.push(['overpaid', `${formatAmount(-due, d)} ${o.asset} more than the amount arrived: credited to user ${o.uid}'s balance (a refund or a withdrawal sends it back)`]);
   if (refunds) {
     // Newest first, as refund list; shown oldest first, as the order's story reads.
     for (const r of refunds.slice(0, SHOWN).reverse()) {
