@@ -95,11 +95,15 @@ describe('order mark-paid on a chain with an rpcUrl', () => {
 
   // A new-user trial (session 24), from the README's example without --chain-id: a mistyped hash
   // was credited, and the watcher counted the real transfer on top (6 paid on a 3 order).
-  it('without --chain-id it records unchecked, as before, and says which watched chain it could have been checked on', async () => {
+  // An operator trial: a made-up hash recorded so was credited, the real transfer counted on top.
+  it('without --chain-id under --yes it is refused, naming the watched chain, and --unverified --reason records it unchecked', async () => {
     const { db, cli, other } = await setUp();
     const r = await cli(['order', 'mark-paid', other.id, '--tx-hash', `0x${'7a'.repeat(32)}`, '--yes']);
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toBe('warning: recorded without --chain-id, not checked on chain; the watcher reads chain 31337 (Anvil): had the hash been wrong, the real transfer is counted on top when it is seen\n');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('error: order mark-paid --yes without --chain-id would record a transaction nobody read, while the watcher reads chain 31337 (Anvil): give --chain-id 31337 to read it there first (or the chain it was paid on), or --unverified --reason TEXT to record it unread; nothing was changed\n');
+    expect(await state(db, other.id)).toMatchObject({ status: 'PENDING_PAY', paid: '0' });
+    const u = await cli(['order', 'mark-paid', other.id, '--tx-hash', `0x${'7a'.repeat(32)}`, '--unverified', '--reason', 'bank transfer', '--yes']);
+    expect(u.code, u.stderr).toBe(0);
     expect(await state(db, other.id)).toMatchObject({ status: 'PAID', paid: '5' });
   });
 });
