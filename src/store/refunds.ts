@@ -27,7 +27,7 @@ const heavy = () => import('./heavy.js');
 export interface NotARepeat {
   /** A refund of the same amount on the order within this long before is a repeat. */
   withinMs: number;
-  /** The refusal, from that refund. */
+  /** The refusal, from that refund (`agoMs` is never negative: a clock stepped back reads 0). */
   refusal: (earlier: { refundId: string; amount: string; asset: string; orderId: string; agoMs: number }) => string;
 }
 
@@ -38,8 +38,10 @@ export async function refund(s: StoreCtx, input: RefundRequest, notARepeat?: Not
   // An amount that is no decimal at all is refused as such before the order is looked for (its
   // places are checked against the order's asset below): "1e3" is not an "Order not found".
   plainAmountParts(req.amount);
-  const now = s.now();
   return s.write((tx) => {
+    // Read under the write lock: a copy that waited for it sees the refund made meanwhile as
+    // made before this one, and its own refundTime is when it was made.
+    const now = s.now();
     const m = findMerchant(s, tx, req.mchId);
     const o = findOrder(tx, m.id, req.id, req.oid);
     const d = decimalsOf(o.asset);
@@ -50,7 +52,7 @@ export async function refund(s: StoreCtx, input: RefundRequest, notARepeat?: Not
       const earlier = tx.select({ id: refunds.id, createdAt: refunds.createdAt }).from(refunds)
         .where(and(eq(refunds.orderId, o.id), eq(refunds.amount, amount), gte(refunds.createdAt, now - notARepeat.withinMs)))
         .orderBy(desc(refunds.createdAt)).limit(1).get();
-      if (earlier) throw conflict(notARepeat.refusal({ refundId: earlier.id, amount: formatAmount(amount, d), asset: o.asset, orderId: o.id, agoMs: now - earlier.createdAt }));
+      if (earlier) throw conflict(notARepeat.refusal({ refundId: earlier.id, amount: formatAmount(amount, d), asset: o.asset, orderId: o.id, agoMs: Math.max(0, now - earlier.createdAt) }));
     }
     const transferId = postTransfer(tx, {
       merchantId: m.id, asset: o.asset, amount, kind: 'refund', ref: o.id, now, decimals: d,

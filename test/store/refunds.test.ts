@@ -183,3 +183,36 @@ describe('refund: naming the order', () => {
     expect(await snapshot(service, theirs.id)).toEqual(before);
   });
 });
+
+describe('refund: the look for a repeat inside the transaction (the CLI under --yes)', () => {
+  const h = useHarness();
+  const notARepeat = (seen: number[]) => ({ withinMs: 10 * MINUTE, refusal: (e: { agoMs: number }) => (seen.push(e.agoMs), `a repeat of ${e.agoMs} ms`) });
+
+  it('refuses a refund of the same amount made moments before, and says how long before', async () => {
+    const { service, clock } = h();
+    await addShopMerchant(service);
+    const o = await paidOrder(service, { amount: '10' });
+    await service.refundWithId({ id: o.id, amount: '2' }, notARepeat([]));
+    clock.now += 7_000;
+    const seen: number[] = [];
+    const before = await snapshot(service, o.id);
+    await refused(service.refundWithId({ id: o.id, amount: '2' }, notARepeat(seen)), 'conflict', 'a repeat of 7000 ms');
+    expect(seen).toEqual([7_000]);
+    expect(await snapshot(service, o.id)).toEqual(before);
+    // Another amount, or one made longer ago than the window, is no repeat.
+    await service.refundWithId({ id: o.id, amount: '3' }, notARepeat([]));
+    clock.now += 11 * MINUTE;
+    await service.refundWithId({ id: o.id, amount: '2' }, notARepeat([]));
+  });
+
+  it('never says a refund was made a negative time ago when the clock stepped back', async () => {
+    const { service, clock } = h();
+    await addShopMerchant(service);
+    const o = await paidOrder(service, { amount: '10' });
+    await service.refundWithId({ id: o.id, amount: '2' }, notARepeat([]));
+    clock.now -= 3_000;
+    const seen: number[] = [];
+    await refused(service.refundWithId({ id: o.id, amount: '2' }, notARepeat(seen)), 'conflict', 'a repeat of 0 ms');
+    expect(seen).toEqual([0]);
+  });
+});

@@ -126,22 +126,20 @@ async function refund(ctx: Context, opts: Record<string, string | boolean | unde
         throw new AppError('unavailable', `could not read the order's refunds (${(e as Error).message}) to look for a repeated refund, so nothing was done; run it again, or with --repeat to refund without looking`);
       })
     : undefined;
-  const ago = twin && `${Math.round(Math.abs(ctx.now() - twin.refundTime) / 1000)} s ago`;
-  const repeatRefusal = (r: { refundId: string; amount: string; asset: string; orderId: string; ago: string }) =>
-    `refund ${r.refundId} of the same ${r.amount} ${r.asset} was made on order ${r.orderId} ${r.ago}: this one looks like a repeat, so nothing was done (a refund is final); if a second refund of ${r.amount} ${r.asset} is meant, run it again with --repeat`;
-  if (twin && ctx.globals.yes) throw new AppError('conflict', repeatRefusal({ ...twin, asset: order!.asset, orderId: order!.id, ago: ago! }));
+  const agoMs = twin && ctx.now() - twin.refundTime;
+  if (twin && ctx.globals.yes) throw new AppError('conflict', repeatRefusal({ ...twin, asset: order!.asset, orderId: order!.id, agoMs: agoMs! }));
   // The question's rows; under --yes there is no question, and the refund itself refuses what it must.
   const summary: [string, Cell][] = !asking(ctx) ? [] : order
     ? await preview(order, amount, remark, (uid) => service.balance(uid, { mchId: order.mchId, asset: order.asset }))
     : [['order', id ?? `oid ${oid}`], ['refund', amount], ['remark', remark]];
-  if (twin) summary.push(['REPEAT?', `refund ${twin.refundId} of the same ${twin.amount} ${order!.asset} was made ${ago}: a refund is final`]);
+  if (twin) summary.push(['REPEAT?', `refund ${twin.refundId} of the same ${twin.amount} ${order!.asset} was made ${agoText(agoMs!)}: a refund is final`]);
   await confirmChange(ctx, 'Refund', summary.filter(([, v]) => v !== undefined));
   const input: RefundRequest = { mchId: ctx.globals.mchId, id, oid, amount, remark };
   // Under --yes the look is made again inside the refund's transaction on a local ledger: copies
   // run at the same moment all looked before any wrote (an operator trial refunded twice so).
   // A remote's refund is the interface's, which has no such look: there the one above is all.
   const notARepeat = yesLooks && order?.status === 'PAID'
-    ? { withinMs: REPEAT_WINDOW_MS, refusal: (e: { refundId: string; amount: string; asset: string; orderId: string; agoMs: number }) => repeatRefusal({ ...e, ago: `${Math.round(e.agoMs / 1000)} s ago` }) }
+    ? { withinMs: REPEAT_WINDOW_MS, refusal: repeatRefusal }
     : undefined;
   const done = ctx.isRemote() ? await remoteRefund(service, input) : await (await ctx.local('refund')).refundWithId(input, notARepeat);
   if (ctx.globals.json) printJson(ctx, done);
@@ -150,6 +148,16 @@ async function refund(ctx: Context, opts: Record<string, string | boolean | unde
 
 /** A refusal of the signature or of the remote itself, which the refund would get too. */
 const refusesAll = (e: unknown): boolean => isAppError(e) && (e.kind === 'unauthorized' || e.kind === 'unavailable');
+
+/**
+ * How long ago a refund was made. The look before the refund reads the time of a remote, whose
+ * clock may be ahead of this one: a refund "in the future" reads as the same distance ago.
+ */
+const agoText = (ms: number): string => `${Math.round(Math.abs(ms) / 1000)} s ago`;
+
+/** Under --yes, the refusal of a refund that repeats one moments ago (both looks word it so). */
+const repeatRefusal = (r: { refundId: string; amount: string; asset: string; orderId: string; agoMs: number }): string =>
+  `refund ${r.refundId} of the same ${r.amount} ${r.asset} was made on order ${r.orderId} ${agoText(r.agoMs)}: this one looks like a repeat, so nothing was done (a refund is final); if a second refund of ${r.amount} ${r.asset} is meant, run it again with --repeat`;
 
 /** How far back a refund of the same amount on the same order reads as a repeat. */
 const REPEAT_WINDOW_MS = 10 * 60_000;
