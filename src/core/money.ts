@@ -10,12 +10,21 @@ export const isPlainAmount = (v: unknown): boolean => typeof v === 'string' && A
 
 /**
  * The refusal of an amount that is not a string. A JSON number is said to be one, with the string
- * to send when its text is a plain decimal (`1.5`, not `1e+21`): "must be a decimal string"
+ * to send when its text is a plain decimal of at most 15 significant digits (`1.5`, not `1e+21`
+ * nor a float's `0.30000000000000004`): "must be a decimal string"
  * alone left a trial's integrator to work out that the quotes were what was missing.
  */
 export function notAmountString(value: unknown, field = 'amount'): string {
   const head = `${field} must be a decimal string such as "10.5"`;
-  if (typeof value === 'number') return AMOUNT.test(String(value)) ? `${head}, not a JSON number: send "${String(value)}" (in quotes)` : `${head}, not a JSON number`;
+  if (typeof value === 'number') {
+    const text = String(value);
+    if (!AMOUNT.test(text)) return `${head}, not a JSON number`;
+    // A double keeps 15 significant digits exactly; more are a float's (0.1 + 0.2 is sent as
+    // 0.30000000000000004), and echoing them would suggest an amount nobody meant.
+    const significant = text.replace('.', '').replace(/^0+/, '').replace(/0+$/, '').length;
+    if (significant > 15) return `${head}, not a JSON number (${text} has more digits than a JSON number keeps exactly: send the amount meant, as a string)`;
+    return `${head}, not a JSON number: send "${text}" (in quotes)`;
+  }
   if (typeof value === 'boolean') return `${head}, not a JSON boolean`;
   return head;
 }
