@@ -91,6 +91,13 @@ describe.concurrent('orders', { timeout: SLOW }, () => {
       ]);
       expect(JSON.parse(json.stdout)).not.toHaveProperty('refunds');
       expect(Object.keys(JSON.parse(json.stdout))).not.toContain('callbacks');
+      // Refunds made: the row says how much of the payment went back (a review: it said only
+      // "credited", also of an order refunded in full).
+      expect(shown.stdout).toMatch(/^overpaid\s+2\.5 USDT more than the amount arrived: credited to user u1's balance with the payment, of which 3\.5 USDT is refunded so far$/m);
+      await s.json(['refund', '--id', o.id, '--rest', '--yes']);
+      const all = await s.run(['order', 'show', o.id]);
+      expect(all.stdout).toMatch(/^status\s+REFUNDED$/m);
+      expect(all.stdout).toMatch(/^overpaid\s+2\.5 USDT more than the amount arrived: refunded with the rest of the payment$/m);
     });
 
     // Found by a new user: order status, show and log took an oid, but address and order

@@ -38,7 +38,7 @@ function storyRows(o: OrderDetail, refunds: RefundView[] | undefined, callbacks:
   const due = parseLedgerAmount(o.amount, d) - parseLedgerAmount(o.paidAmount, d);
   if (o.status === 'PENDING_PAY' && due > 0n) rows.push(['due', `${formatAmount(due, d)} ${o.asset}`]);
   // More arrived than the order's amount (an operator trial saw paid 25 on a 20 order, nothing said).
-  if (due < 0n) rows.push(['overpaid', `${formatAmount(-due, d)} ${o.asset} more than the amount arrived: credited to user ${o.uid}'s balance (a refund or a withdrawal sends it back)`]);
+  if (due < 0n) rows.push(['overpaid', `${formatAmount(-due, d)} ${o.asset} more than the amount arrived: ${overpaidWent(o, d)}`]);
   if (refunds) {
     // Newest first, as refund list; shown oldest first, as the order's story reads.
     for (const r of refunds.slice(0, SHOWN).reverse()) {
@@ -55,4 +55,12 @@ function storyRows(o: OrderDetail, refunds: RefundView[] | undefined, callbacks:
     if (callbacks.length > SHOWN) rows.push(['callbacks', `more than ${SHOWN}: cryptopay callbacks list --order ${o.id}`]);
   }
   return rows;
+}
+
+/** Where an overpayment went: credited with the payment, and how much of that was refunded since. */
+function overpaidWent(o: OrderDetail, d: number): string {
+  const refunded = parseLedgerAmount(o.refundedAmount, d);
+  if (refunded === 0n) return `credited to user ${o.uid}'s balance (a refund or a withdrawal sends it back)`;
+  if (refunded >= parseLedgerAmount(o.paidAmount, d)) return 'refunded with the rest of the payment';
+  return `credited to user ${o.uid}'s balance with the payment, of which ${o.refundedAmount} ${o.asset} is refunded so far`;
 }
