@@ -32,7 +32,7 @@ const EXAMPLES: Record<string, string[]> = {
   'order show': ['cryptopay order show ord_...', 'cryptopay order show A-1 --mch-id M100001', 'cryptopay --json order show ord_...'],
   'order find': ['cryptopay order find user-1', 'cryptopay order find 0xAB12...   # a transaction hash, any case, with or without 0x', 'cryptopay order find TR7NHq...   # a deposit address'],
   'order list': ['cryptopay order list --status PENDING_PAY --limit 20', 'cryptopay order list --since 2h', 'cryptopay order list --since 2024-05-01 --until 2024-05-08 --oid A-1', 'cryptopay order list --cursor ord_...   # the next page', 'cryptopay order list --uid user-1 --format csv > orders.csv'],
-  'order mark-paid': ['cryptopay order mark-paid ord_... --tx-hash 0x<64 hex> --yes', 'cryptopay order mark-paid ord_... --tx-hash <64 hex> --amount 10 --chain-type TRON --chain-id 728126428'],
+  'order mark-paid': ['cryptopay order mark-paid ord_... --tx-hash 0x<64 hex> --chain-id 1 --yes   # read on chain 1 first where it has an rpcUrl', 'cryptopay order mark-paid ord_... --tx-hash 0x<64 hex> --amount 10 --unverified --reason "paid by bank transfer" --yes', 'cryptopay order mark-paid ord_... --tx-hash <64 hex> --amount 10 --chain-type TRON --chain-id 728126428'],
   'order held': ['cryptopay order held', 'cryptopay order held --order ord_...'],
   'order credit-held': ['cryptopay order credit-held ord_... --tx-hash 0x<64 hex> --reason "customer confirmed the late payment"'],
   'order return-held': ['cryptopay order return-held ord_... --tx-hash 0x<64 hex> --return-tx 0x<64 hex> --reason "sent back on request"'],

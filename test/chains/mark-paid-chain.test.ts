@@ -106,4 +106,20 @@ describe('order mark-paid on a chain with an rpcUrl', () => {
     expect(u.code, u.stderr).toBe(0);
     expect(await state(db, other.id)).toMatchObject({ status: 'PAID', paid: '5' });
   });
+
+  // A review: the refusal said "--yes" to a pipe that gave none, and named the EVM chain to an
+  // operator who had said --chain-type TRON (which the watcher does not read: nothing is counted on top).
+  it('in a pipe without --yes the refusal does not say --yes, and --chain-type limits it to the chains of that type', async () => {
+    const { db, cli, other } = await setUp();
+    const piped = await cli(['order', 'mark-paid', other.id, '--tx-hash', `0x${'7b'.repeat(32)}`]);
+    expect(piped.code).toBe(2);
+    expect(piped.stderr).toBe('error: order mark-paid without --chain-id, with no terminal to ask, would record a transaction nobody read, while the watcher reads chain 31337 (Anvil): give --chain-id 31337 to read it there first (or the chain it was paid on), or --unverified --reason TEXT to record it unread; nothing was changed\n');
+    expect(await state(db, other.id)).toMatchObject({ status: 'PENDING_PAY', paid: '0' });
+    const evm = await cli(['order', 'mark-paid', other.id, '--tx-hash', `0x${'7b'.repeat(32)}`, '--chain-type', 'EVM', '--yes']);
+    expect(evm).toMatchObject({ code: 2, stderr: expect.stringContaining('while the watcher reads chain 31337 (Anvil)') });
+    const tron = await cli(['order', 'mark-paid', other.id, '--tx-hash', '7b'.repeat(32), '--chain-type', 'TRON', '--yes']);
+    expect(tron.code, tron.stderr).toBe(0);
+    expect(tron.stderr).not.toContain('watcher reads');
+    expect(await state(db, other.id)).toMatchObject({ status: 'PAID', paid: '5' });
+  });
 });

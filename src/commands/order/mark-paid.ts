@@ -49,13 +49,14 @@ async function record(ctx: Context, opts: Record<string, string | undefined>, id
   // No chain named while the ledger reads some: a mistyped hash is not caught, and the watcher
   // counts the real transfer on top (a new-user trial: 6 paid on a 3 order). Said in the question and after.
   const watched = chain.chainId === null && unverified === undefined
-    ? (await service.registry()).chains().filter((c) => c.rpcUrl).map((c) => `${c.chainId} (${c.name})`)
+    ? (await service.registry()).chains().filter((c) => c.rpcUrl && (chain.chainType === null || c.chainType === chain.chainType)).map((c) => `${c.chainId} (${c.name})`)
     : [];
   // Under --yes there is no question to say so: refused, with the two ways on (an operator trial
   // recorded a made-up hash, the real transfer was counted on top, and the user withdrew both).
   if (watched.length && !asking(ctx)) {
     const first = watched[0]!.split(' ')[0];
-    throw usage(`order mark-paid --yes without --chain-id would record a transaction nobody read, while the watcher reads chain ${watched.join(', chain ')}: give --chain-id ${first} to read it there first (or the chain it was paid on), or --unverified --reason TEXT to record it unread; nothing was changed`);
+    const how = ctx.globals.yes ? 'order mark-paid --yes without --chain-id' : 'order mark-paid without --chain-id, with no terminal to ask,';
+    throw usage(`${how} would record a transaction nobody read, while the watcher reads chain ${watched.join(', chain ')}: give --chain-id ${first} to read it there first (or the chain it was paid on), or --unverified --reason TEXT to record it unread; nothing was changed`);
   }
   const unchecked = watched.length
     ? `not given: not checked; the watcher reads chain ${watched.join(', chain ')}: if it was paid there, give --chain-id to check it (a wrong hash recorded here, the real transfer is counted on top)`
