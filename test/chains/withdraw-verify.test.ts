@@ -708,3 +708,68 @@ describe('TRON, read through its Ethereum-compatible JSON-RPC', () => {
   });
 });
 
+
+/**
+ * Decisions §6: a payout mined before the withdrawal was requested (the clocks are allowed 5
+ * minutes) is refused while an older withdrawal of the same merchant, amount, address, token and
+ * chain, requested before that block, waits PENDING without a transaction: it is that one's (an
+ * operator trial had a twin take the first's payout, and the first paid out again). The ledger's
+ * clock is set from the payout's own block time, so nothing here depends on anvil's clock
+ * keeping to the wall's.
+ */
+describe('a payout mined before the withdrawal was requested, while an older twin waits', () => {
+  let at = 0;
+  const timed = () => new LocalPaymentService(ledger, { now: () => at, caller: { actor: 'tester' }, registryConfig: registryConfig(pc.chain.rpcUrl) });
+  const S = 1000;
+
+  /** A payout of 2 USDT to a fresh address, mined now, and its block's time. */
+  async function minedPayout() {
+    const { getAddress } = await import('ethers');
+    const to = getAddress(recipient().toLowerCase());
+    const tx = await payout(to, 2_000_000n);
+    return { to, tx, blockTime: (await pc.chain.provider.getBlock(tx.block))!.timestamp * S };
+  }
+  async function applyAt(s: LocalPaymentService, time: number, to: string, fields: { amount?: string; token?: string } = {}) {
+    at = time;
+    return s.applyWithdrawal({ mchId, uid: 'u1', amount: '2', to, chainId: '31337', chainType: 'EVM', token: tokenAddr, ...fields });
+  }
+
+  it('is refused naming the twin, with the way on for an operator who knows better; the twin then takes it', async () => {
+    const s = timed();
+    const { to, tx, blockTime } = await minedPayout();
+    const twin = await applyAt(s, blockTime - 10 * S, to);
+    const w = await applyAt(s, blockTime + 20 * S, to);
+    const before = state(w.id);
+    await refused(s.confirmWithdrawal({ mchId, logId: w.id, txHash: tx.hash, blockNumber: tx.block }), 'conflict',
+      `transaction ${tx.hash} was mined at ${new Date(blockTime).toISOString()}, 20 s before withdrawal ${w.id} was requested, and withdrawal ${twin.id} of the same 2 USDT to ${to}, `
+      + `requested before it was mined, is still PENDING: it is that one's payout; confirm ${twin.id} with it (nothing was changed; should it be this one's after all, the ledger's clock running ahead of the chain's, an operator at the ledger's terminal can confirm this one with --unverified --reason TEXT)`);
+    expect(state(w.id)).toEqual(before);
+    expect((await s.confirmWithdrawal({ mchId, logId: twin.id, txHash: tx.hash, blockNumber: tx.block })).txHash).toBe(tx.hash);
+    expect(await s.getWithdrawal(w.id)).toMatchObject({ status: 'PENDING', txHash: null });
+  });
+
+  it.each([
+    ['of another amount', (s: LocalPaymentService, b: number, to: string) => applyAt(s, b - 10 * S, to, { amount: '3' })],
+    ['to another address', async (s: LocalPaymentService, b: number) => { const { getAddress } = await import('ethers'); return applyAt(s, b - 10 * S, getAddress(recipient().toLowerCase())); }],
+    ['of another token', (s: LocalPaymentService, b: number, to: string) => applyAt(s, b - 10 * S, to, { token: token18Addr })],
+    ['requested after the payout was mined', (s: LocalPaymentService, b: number, to: string) => applyAt(s, b + 5 * S, to)],
+    ['confirmed already with another transaction', async (s: LocalPaymentService, b: number, to: string) => {
+      const o = await applyAt(s, b - 10 * S, to);
+      return s.confirmWithdrawalUnverified({ mchId, logId: o.id, txHash: `0x${'5e'.repeat(32)}`, blockNumber: 1 }, 'paid from the cold wallet');
+    }],
+  ] as const)('is confirmed when the older withdrawal is %s', async (_, older, ) => {
+    const s = timed();
+    const { to, tx, blockTime } = await minedPayout();
+    await older(s, blockTime, to);
+    const w = await applyAt(s, blockTime + 20 * S, to);
+    expect(await s.confirmWithdrawal({ mchId, logId: w.id, txHash: tx.hash, blockNumber: tx.block })).toMatchObject({ txHash: tx.hash });
+  });
+
+  it('is confirmed when the withdrawal was requested within the second of the payout’s block (mined after it), twin or not', async () => {
+    const s = timed();
+    const { to, tx, blockTime } = await minedPayout();
+    await applyAt(s, blockTime - 10 * S, to);
+    const w = await applyAt(s, blockTime + 900, to);
+    expect(await s.confirmWithdrawal({ mchId, logId: w.id, txHash: tx.hash, blockNumber: tx.block })).toMatchObject({ txHash: tx.hash });
+  });
+});
