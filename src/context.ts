@@ -55,6 +55,8 @@ export interface RemoteTarget {
   timeoutMs: number;
   /** Where the target came from, for messages. */
   source: string;
+  /** The saved profile whose URL it is, if one is. */
+  profile?: string;
 }
 
 export interface Context {
@@ -231,7 +233,7 @@ export function createContext(deps: ContextDeps, globals: Globals): Context {
           deps.io.stderr.write(`note: --operator is not sent to a remote: its audit log names the merchant whose secret signs (api:${remote.mchId ?? '<mchId>'})\n`);
         }
         const { RemotePaymentService } = await import('./remote/client.js');
-        return new RemotePaymentService({ baseUrl: remote.url, mchId: remote.mchId, secret: remote.secret, secretSource: remote.secretSource, timeoutMs: remote.timeoutMs, now });
+        return new RemotePaymentService({ baseUrl: remote.url, mchId: remote.mchId, secret: remote.secret, secretSource: remote.secretSource, timeoutMs: remote.timeoutMs, now, profile: remote.profile });
       }
       return openLocal();
     },

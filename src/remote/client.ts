@@ -86,6 +86,8 @@ export interface RemoteOptions {
   now?: () => number;
   /** How often an unsigned GET is tried again after a connection failure. */
   getRetries?: number;
+  /** The saved profile whose URL baseUrl is, if one is: named when it cannot be reached. */
+  profile?: string;
 }
 
 /** The service answered that the path does not exist (its own 404, not an id it does not know). */
@@ -246,7 +248,7 @@ export class RemotePaymentService implements PaymentService, OperatorExtensions 
       try {
         return await this.exchange(path, { method: 'GET' }, schema, false);
       } catch (e) {
-        if (!(e instanceof ConnectionFailure) || attempt >= retries) throw toAppError(e, this.base, false);
+        if (!(e instanceof ConnectionFailure) || attempt >= retries) throw toAppError(e, this.base, false, this.opts.profile);
         await new Promise((r) => setTimeout(r, 100 * 2 ** attempt));
       }
     }
@@ -257,7 +259,7 @@ export class RemotePaymentService implements PaymentService, OperatorExtensions 
     try {
       return await this.exchange(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body }, schema, true);
     } catch (e) {
-      throw toAppError(e, this.base, true);
+      throw toAppError(e, this.base, true, this.opts.profile);
     }
   }
 
@@ -273,7 +275,7 @@ export class RemotePaymentService implements PaymentService, OperatorExtensions 
       try {
         return await this.exchange(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body }, schema, false);
       } catch (e) {
-        if (!(e instanceof ConnectionFailure) || attempt >= retries) throw toAppError(e, this.base, false);
+        if (!(e instanceof ConnectionFailure) || attempt >= retries) throw toAppError(e, this.base, false, this.opts.profile);
         await new Promise((r) => setTimeout(r, 100 * 2 ** attempt));
       }
     }
@@ -422,10 +424,16 @@ class ConnectionFailure extends Error {
   }
 }
 
-function toAppError(e: unknown, base: string, signed: boolean): unknown {
+function toAppError(e: unknown, base: string, signed: boolean, profile: string | undefined): unknown {
   if (!(e instanceof ConnectionFailure)) return e;
   const cause = (e.original as { cause?: { code?: string; message?: string } })?.cause;
   // undici's messages may quote what the server sent.
   const reason = printable(String(cause?.code ?? cause?.message ?? (e.original as Error)?.message ?? 'connection failed'));
-  return new AppError('unavailable', `cannot reach the remote ${base}: ${reason}${signed ? notRetried : ''}`);
+  // A saved URL goes stale when its service moves (a new-user trial: a profile of a serve
+  // --port 0, restarted): whose URL it is, and how to save another (the name as printable text:
+  // profile add checks names, a hand-edited config file need not).
+  const name = profile === undefined ? undefined : printable(profile);
+  const whose = name === undefined ? '' : `, the URL profile ${name} keeps`;
+  const moved = name === undefined ? '' : `; if its service moved (serve --port 0 listens on a new port each start), save the new URL with cryptopay profile add ${name} --url URL`;
+  return new AppError('unavailable', `cannot reach the remote ${base}${whose}: ${reason}${moved}${signed ? notRetried : ''}`);
 }

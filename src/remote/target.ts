@@ -19,6 +19,7 @@ export function resolveRemote(globals: Globals, env: NodeJS.ProcessEnv): RemoteT
   let profile: Profile | undefined;
   let source: string;
   let flagOrEnv: string | undefined;
+  let profileName: string | undefined;
   if (choice.to === 'remote') {
     flagOrEnv = choice.url;
     source = choice.source;
@@ -29,6 +30,7 @@ export function resolveRemote(globals: Globals, env: NodeJS.ProcessEnv): RemoteT
     profile = config.profiles[name];
     if (!profile) throw usage(`there is no profile named ${name}: see cryptopay profile list`);
     source = `profile ${name}`;
+    profileName = name;
   }
   const insecureHttp = !!globals.insecureHttp || env.CRYPTOPAY_INSECURE_HTTP === '1' || profile?.insecureHttp === true;
   const url = checkRemoteUrl(flagOrEnv ?? profile!.remote, { insecureHttp });
@@ -36,6 +38,7 @@ export function resolveRemote(globals: Globals, env: NodeJS.ProcessEnv): RemoteT
   return {
     url,
     source,
+    ...(profileName !== undefined ? { profile: profileName } : {}),
     mchId: globals.mchId || profile?.mchId,
     ...secretOf(globals, env, profile, source),
     timeoutMs: timeout ? parseTimeout(timeout) : 10_000,

@@ -83,7 +83,10 @@ describe('profile show and profile test', () => {
     expect(ok.stdout).toMatch(new RegExp(`^profile +prod\\nremote +${server.url}\\nmerchant +${m.mchId} \\(Shop\\)\\nasset +USDT\\nanswer +credentials accepted, in \\d+ ms\\n$`));
     expect(JSON.parse(json.stdout)).toMatchObject({ profile: 'prod', remote: server.url, ok: true, mchId: m.mchId, name: 'Shop', asset: 'USDT' });
     expect(wrong).toEqual({ code: 1, stdout: '', stderr: refusedCredentials(server.url, m.mchId).replace(NOT_SAVED, '') });
-    expect(unreachable).toEqual({ code: 3, stdout: '', stderr: `error: cannot reach the remote ${down}: ECONNREFUSED\n` });
+    expect(unreachable).toEqual({
+      code: 3, stdout: '',
+      stderr: `error: cannot reach the remote ${down}, the URL profile down keeps: ECONNREFUSED; if its service moved (serve --port 0 listens on a new port each start), save the new URL with cryptopay profile add down --url URL\n`,
+    });
   });
 });
 

@@ -6,6 +6,8 @@ export interface Credentials {
   mchId?: string;
   secret?: string;
   timeoutMs: number;
+  /** A saved profile's: named when its URL cannot be reached. */
+  profile?: string;
 }
 
 /**
@@ -15,7 +17,7 @@ export interface Credentials {
  */
 export async function checkCredentials(c: Credentials, now: () => number, after = ''): Promise<{ identity: MerchantIdentity; ms: number }> {
   const { RemotePaymentService } = await import('../../remote/client.js');
-  const client = new RemotePaymentService({ baseUrl: c.url, mchId: c.mchId, secret: c.secret, timeoutMs: c.timeoutMs, now });
+  const client = new RemotePaymentService({ baseUrl: c.url, mchId: c.mchId, secret: c.secret, timeoutMs: c.timeoutMs, now, profile: c.profile });
   const start = performance.now();
   let identity: MerchantIdentity;
   try {
