@@ -14,7 +14,7 @@ import { claimTxKey, releaseTxKey, txKey, txKeyTaken } from './tx-keys.js';
 import { listPayoutWallets } from './payout-wallets.js';
 import { onPublicTestWallet } from './payments.js';
 import { sameAddress } from '../core/words.js';
-import { findWithdrawal, payoutHash, settleConfirmed, type WithdrawalRow } from './withdrawals.js';
+import { assertCanTake, findWithdrawal, payoutHash, refusePayoutOfOlderTwin, settleConfirmed, type WithdrawalRow } from './withdrawals.js';
 
 /**
  * Withdrawal confirmations checked on chain (decisions §6, issue #12): what the chain says about a
@@ -147,7 +147,13 @@ export async function verifyWithdrawal(s: StoreCtx, input: WithdrawVerifyRequest
     const f = seen.found[0]!;
     throw conflict(`${what}; chain ${seen.chainId} shows ${seen.found.map((x) => `transaction ${foundPayoutText(x, seen)}`).join(', ')} to ${w.to} since it was requested: if it is the payout, check it with cryptopay withdraw verify ${w.id} --tx-hash ${f.txHash}, and record it with cryptopay withdraw confirm ${w.id} --tx-hash ${f.txHash}`);
   }
+  // A transaction offered for a pending withdrawal is refused here as confirm would refuse it
+  // (taken by another withdrawal; an older twin's payout): `withdraw confirm`'s question shows
+  // this report, and an operator trial was shown "matches", said y, and only then was refused.
+  const candidate = req.txHash !== undefined && w.status === 'PENDING';
+  if (candidate) assertCanTake(s.db, w, txHash);
   const c = await checkPayout(s, w, txHash, blockNumber);
+  if (candidate && c.verdict.kind === 'match') refusePayoutOfOlderTwin(s.db, w, txHash, c.observed.blockTime);
   const { sender: _sender, ...chain } = c.observed;
   return {
     id: w.id, status: w.status as WithdrawalStatus, verification: w.verification as VerificationReport['verification'], txHash, blockNumber: c.expected.blockNumber,

@@ -200,7 +200,7 @@ const BLOCK_TIME_STEP_MS = 1000;
  * says how an operator confirms this one regardless (--unverified, which reads no chain).
  * The twin may be another user's: the two are paid to the same address all the same.
  */
-function refusePayoutOfOlderTwin(q: Q, w: WithdrawalRow, txHash: string, blockTime: number | null): void {
+export function refusePayoutOfOlderTwin(q: Q, w: WithdrawalRow, txHash: string, blockTime: number | null): void {
   // A block's time is in whole seconds: the transaction was mined within the second after it.
   if (blockTime === null || blockTime + BLOCK_TIME_STEP_MS > w.createdAt) return;
   const same = (a: string, b: string) => sameAddress(w.chainType as ChainType, a, b);
@@ -224,7 +224,7 @@ export function payoutHash(value: unknown, chainType: ChainType): string {
 }
 
 /** A withdrawal waiting for the confirmations of one transaction takes no other. */
-function assertCanTake(q: Q, w: WithdrawalRow, txHash: string): void {
+export function assertCanTake(q: Q, w: WithdrawalRow, txHash: string): void {
   if (w.verification === 'confirming' && w.txHash !== null && txKey(w.txHash) !== txKey(txHash)) {
     throw conflict(`withdrawal ${w.id} already waits for the confirmations of transaction ${w.txHash}; it is settled when they are reached (cryptopay withdraw show ${w.id})`);
   }

@@ -744,8 +744,16 @@ describe('a payout mined before the withdrawal was requested, while an older twi
       `transaction ${tx.hash} was mined at ${new Date(blockTime).toISOString()}, 20 s before withdrawal ${w.id} was requested, and withdrawal ${twin.id} of the same 2 USDT to ${to}, `
       + `requested before it was mined, is still PENDING: it is that one's payout; confirm ${twin.id} with it (nothing was changed; should it be this one's after all, the ledger's clock running ahead of the chain's, an operator at the ledger's terminal can confirm this one with --unverified --reason TEXT)`);
     expect(state(w.id)).toEqual(before);
+    // withdraw verify, which the terminal's question shows, says the same rather than "matches"
+    // (an operator trial was asked, said y, and only then refused).
+    await refused(s.verifyWithdrawal({ mchId, id: w.id, txHash: tx.hash }), 'conflict', `it is that one's payout; confirm ${twin.id} with it`);
     expect((await s.confirmWithdrawal({ mchId, logId: twin.id, txHash: tx.hash, blockNumber: tx.block })).txHash).toBe(tx.hash);
     expect(await s.getWithdrawal(w.id)).toMatchObject({ status: 'PENDING', txHash: null });
+    // The hash is the twin's now: verify says so, as confirm does, before the chain is read.
+    await refused(s.verifyWithdrawal({ mchId, id: w.id, txHash: tx.hash }), 'conflict', `it confirms withdrawal ${twin.id}, and a transaction confirms at most one withdrawal`);
+    await refused(s.confirmWithdrawal({ mchId, logId: w.id, txHash: tx.hash, blockNumber: tx.block }), 'conflict', `it confirms withdrawal ${twin.id}, and a transaction confirms at most one withdrawal`);
+    // The twin's own hash still verifies for the twin.
+    expect(await s.verifyWithdrawal({ mchId, id: twin.id, txHash: tx.hash })).toMatchObject({ matches: true });
   });
 
   it.each([

@@ -458,6 +458,11 @@ describe('withdraw confirm of a twin', () => {
       // The one it pays takes it; the twin is left to be paid or rejected on its own.
       expect(await s.json(['withdraw', 'confirm', first.id, '--tx-hash', tx, '--yes'])).toMatchObject({ status: 'CONFIRMED', txHash: tx });
       expect(await s.json(['withdraw', 'show', twin.id])).toMatchObject({ status: 'PENDING' });
+      // The hash taken, confirm says so before any question (it had shown "matches" on a terminal
+      // and refused after the y): here in a pipe, the refusal itself, not "--yes is needed".
+      const taken = await s.run(['withdraw', 'confirm', twin.id, '--tx-hash', tx]);
+      expect([taken.code, taken.stdout]).toEqual([1, '']);
+      expect(taken.stderr).toContain(`it confirms withdrawal ${first.id}, and a transaction confirms at most one withdrawal`);
       expect(await s.json(['balance', 'tu'])).toMatchObject({ available: '5', held: '2' });
       await ledgerCheck(s);
       expect((await srv.stop()).code, srv.stderr()).toBe(0);
