@@ -109,6 +109,13 @@ export function formatAmount(units: bigint, decimals: number): string {
 export function parseSignedAmount(value: string, decimals: number, field = 'amount'): bigint {
   const negative = value.startsWith('-');
   const body = negative || value.startsWith('+') ? value.slice(1) : value;
+  // Its form is refused in words that allow the sign (the plain one says "no sign").
+  if (!AMOUNT.test(body)) {
+    throw new AppError(
+      'invalid',
+      `${field} must be a sign and a plain decimal such as "+10.5" or "-2" (digits, then optionally a point and more digits: +0.5, not +.5; no exponent, spaces or separators), got ${JSON.stringify(value.slice(0, 40))}`,
+    );
+  }
   const units = parseAmount(body, decimals, field);
   return negative ? -units : units;
 }

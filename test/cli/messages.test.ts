@@ -26,7 +26,10 @@ describe.concurrent('exits and messages', { timeout: SLOW }, () => {
         ['withdraw', 'confirm', 'wd_x', '--tx-hash', `0x${'a'.repeat(64)}`, '--block-number', n, '--yes'],
         /--block-number must be a positive whole number, at most 9007199254740991$/m,
       ]),
-      [['balance', 'adjust', 'u1', '--amount', '5x', '--reason', 'r', '--yes'], /--amount must be a plain decimal/],
+      [['balance', 'adjust', 'u1', '--amount', '5x', '--reason', 'r', '--yes'], /--amount must be a sign and a plain decimal/],
+      // An operator trial: "+1,5" was told "no sign" by a command that requires one.
+      [['balance', 'adjust', 'u1', '--amount=+1,5', '--reason', 'r', '--yes'], /^error: --amount must be a sign and a plain decimal such as "\+10\.5" or "-2" \(digits, then optionally a point and more digits: \+0\.5, not \+\.5; no exponent, spaces or separators\), got "\+1,5"\n$/],
+      [['balance', 'adjust', 'u1', '--amount=--1', '--reason', 'r', '--yes'], /^error: --amount must be a sign and a plain decimal such as "\+10\.5" or "-2" .*, got "--1"\n$/],
       // Found by an integrator review: "5" was a credit, so a debit whose "-" was forgotten credited the user.
       [['balance', 'adjust', 'u1', '--amount', '5', '--reason', 'r', '--yes'], /--amount needs its sign: \+5 credits the user, -5 debits/],
       [['order', 'mark-paid', id, '--tx-hash', 'nope', '--yes'], /--tx-hash must be a transaction hash/],

@@ -39,7 +39,7 @@ describe('balance adjust', () => {
     ['a uid with "&" (no order or withdrawal may name it)', { uid: 'tom&jerry', amount: '1' }, 'invalid', 'uid must not contain "&"'],
     ['a uid with a control character', { uid: 'bob\u0007', amount: '1' }, 'invalid', 'uid must not contain control characters'],
     ['a zero amount', { amount: '0' }, 'invalid', 'amount must be positive'],
-    ['an amount with two signs', { amount: '--1' }, 'invalid', 'amount must be a plain decimal'],
+    ['an amount with two signs', { amount: '--1' }, 'invalid', 'amount must be a sign and a plain decimal such as "+10.5" or "-2"'],
     ['an amount with 7 decimals', { amount: '0.0000001' }, 'invalid', 'amount has more than 6 decimal places'],
     ['a debit below zero', { amount: '-10.000001' }, 'conflict', 'insufficient balance: user alice has 10 USDT available, 10.000001 needed'],
     ['an unknown merchant', { mchId: 'M999999' }, 'not_found', 'merchant M999999 not found'],
