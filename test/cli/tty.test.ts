@@ -64,6 +64,19 @@ describe.skipIf(!HAS_SCRIPT).concurrent('on a terminal (script -qec)', { timeout
     expect(skip.code, skip.text).toBe(0);
     expect(skip.text).not.toMatch(/Go ahead\?/);
     expect(await balanceOf(s, 'u1')).toEqual({ available: '7', held: '0' });
+
+    // Neither --id nor --oid: the order is asked for, by id or oid (an operator trial typed the
+    // oid and got a bare "Order not found").
+    const byOid = await runPty(['--db', s.db, 'refund', '--amount', '1'], {
+      steps: [{ waitFor: /Order \(its id or oid\)/, send: 'T-1\r' }, { waitFor: /Go ahead\?/, send: 'y\r' }],
+    });
+    expect(byOid.code, byOid.text).toBe(0);
+    expect(byOid.text).toMatch(new RegExp(`order\\s+${id} \\(oid T-1\\), PAID`));
+    expect(await balanceOf(s, 'u1')).toEqual({ available: '6', held: '0' });
+    const unknown = await runPty(['--db', s.db, 'refund', '--amount', '1'], { steps: [{ waitFor: /Order \(its id or oid\)/, send: 'T-9\r' }] });
+    expect(unknown.code).toBe(1);
+    expect(unknown.text).toMatch(/Order not found: no order has the id T-9/);
+    expect(await balanceOf(s, 'u1')).toEqual({ available: '6', held: '0' });
   });
 
   it('colour and tables on a terminal; NO_COLOR takes the colour away', async () => {

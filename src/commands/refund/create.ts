@@ -17,8 +17,12 @@ import { shellQuote } from '../shell-quote.js';
  * the order and to the user's balance, every amount with its asset; the answer names the refund's
  * own id and the order as it stands after it (issue #15 item 3), locally and on a remote alike.
  */
-export async function run(ctx: Context, opts: Record<string, string | boolean | undefined>): Promise<void> {
+export async function run(ctx: Context, given: Record<string, string | boolean | undefined>): Promise<void> {
+  let opts = given;
   try {
+    // Neither flag, on a terminal: the order is asked for, and the answer may be its id or its oid
+    // (an operator trial typed an oid and got a bare "Order not found", where --id explains).
+    if (opts.id === undefined && opts.oid === undefined && ctx.io.interactive) opts = { ...opts, ...(await askedOrder(ctx)) };
     await refund(ctx, opts);
   } catch (e) {
     throw await notFoundSaysWhy(ctx, e, opts);
@@ -90,14 +94,11 @@ async function orderNamedBy(ctx: Context, opts: Record<string, string | boolean 
 async function refund(ctx: Context, opts: Record<string, string | boolean | undefined>): Promise<void> {
   const text = (v: string | boolean | undefined) => (typeof v === 'string' ? v : undefined);
   for (const flag of ['id', 'oid', 'amount', 'remark']) checked(text(opts[flag]), flag);
-  let id = text(opts.id);
+  const id = text(opts.id);
   const oid = text(opts.oid);
   const rest = opts.rest === true;
   if (rest && opts.amount !== undefined) throw usage('give either --amount or --rest (what remains to refund), not both');
-  if (!id && !oid) {
-    if (!ctx.io.interactive) throw usage('refund needs --id or --oid');
-    id = await need(ctx, undefined, 'id', 'Order id');
-  }
+  if (!id && !oid) throw usage('refund needs --id or --oid');
   const remark = text(opts.remark);
   const repeat = opts.repeat === true;
   await actForOwner(ctx, id !== undefined ? { orderId: id } : { oid });
@@ -144,6 +145,16 @@ async function refund(ctx: Context, opts: Record<string, string | boolean | unde
   const done = ctx.isRemote() ? await remoteRefund(service, input) : await (await ctx.local('refund')).refundWithId(input, notARepeat);
   if (ctx.globals.json) printJson(ctx, done);
   else await printRefund(ctx, done);
+}
+
+/** The order typed at the prompt, as an id when one has it, else as an oid when one has that. */
+async function askedOrder(ctx: Context): Promise<{ id: string } | { oid: string }> {
+  const typed = (await need(ctx, undefined, 'id', 'Order (its id or oid)')).trim();
+  checked(typed, 'id');
+  const service = await ctx.service();
+  const has = (ref: { id: string } | { oid: string }) => service.showOrder({ mchId: ctx.globals.mchId, ...ref }).then(() => true, () => false);
+  if (await has({ id: typed })) return { id: typed };
+  return (await has({ oid: typed })) ? { oid: typed } : { id: typed };
 }
 
 /** A refusal of the signature or of the remote itself, which the refund would get too. */
