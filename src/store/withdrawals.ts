@@ -196,9 +196,10 @@ const BLOCK_TIME_STEP_MS = 1000;
  * twin asked for 29 s after the first took the first's payout, mined 8 s before it, and the
  * first, reading unpaid, was paid out again. Where the ledger's clock runs ahead of the chain's,
  * a payout of this one can read as mined before it was requested: the refusal then names the
- * twin, which the payout pays just as well (same merchant, amount, address, token and chain), and
- * says how an operator confirms this one regardless (--unverified, which reads no chain).
- * The twin may be another user's: the two are paid to the same address all the same.
+ * twin, which the payout pays just as well (same merchant, amount, address, token and chain);
+ * confirming the twin with it is always safe, where skipping the chain (--unverified) would skip
+ * every check and, if wrong, pay the twin twice (a review), so the refusal offers no such way.
+ * The twin may be another user's: the refusal then says whose each is.
  */
 export function refusePayoutOfOlderTwin(q: Q, w: WithdrawalRow, txHash: string, blockTime: number | null): void {
   // A block's time is in whole seconds: the transaction was mined within the second after it.
@@ -213,8 +214,7 @@ export function refusePayoutOfOlderTwin(q: Q, w: WithdrawalRow, txHash: string, 
   throw conflict(
     `transaction ${txHash} was mined at ${new Date(blockTime).toISOString()}, ${Math.round((w.createdAt - blockTime) / 1000)} s before withdrawal ${w.id} was requested, `
     + `and withdrawal ${twin.id} of the same ${formatAmount(w.amount, decimalsOf(w.asset))} ${w.asset} to ${w.to}, requested before it was mined, is still PENDING: `
-    + `it is that one's payout; confirm ${twin.id} with it (nothing was changed; should it be this one's after all, the ledger's clock running ahead of the chain's, `
-    + 'an operator at the ledger\'s terminal can confirm this one with --unverified --reason TEXT)',
+    + `it is that one's payout; confirm ${twin.id} with it${twin.uid === w.uid ? '' : ` (it is user ${twin.uid}'s, this one user ${w.uid}'s)`} (nothing was changed)`,
   );
 }
 

@@ -734,7 +734,7 @@ describe('a payout mined before the withdrawal was requested, while an older twi
     return s.applyWithdrawal({ mchId, uid: 'u1', amount: '2', to, chainId: '31337', chainType: 'EVM', token: tokenAddr, ...fields });
   }
 
-  it('is refused naming the twin, with the way on for an operator who knows better; the twin then takes it', async () => {
+  it('is refused naming the twin, which then takes it', async () => {
     const s = timed();
     const { to, tx, blockTime } = await minedPayout();
     const twin = await applyAt(s, blockTime - 10 * S, to);
@@ -742,7 +742,7 @@ describe('a payout mined before the withdrawal was requested, while an older twi
     const before = state(w.id);
     await refused(s.confirmWithdrawal({ mchId, logId: w.id, txHash: tx.hash, blockNumber: tx.block }), 'conflict',
       `transaction ${tx.hash} was mined at ${new Date(blockTime).toISOString()}, 20 s before withdrawal ${w.id} was requested, and withdrawal ${twin.id} of the same 2 USDT to ${to}, `
-      + `requested before it was mined, is still PENDING: it is that one's payout; confirm ${twin.id} with it (nothing was changed; should it be this one's after all, the ledger's clock running ahead of the chain's, an operator at the ledger's terminal can confirm this one with --unverified --reason TEXT)`);
+      + `requested before it was mined, is still PENDING: it is that one's payout; confirm ${twin.id} with it (nothing was changed)`);
     expect(state(w.id)).toEqual(before);
     // withdraw verify, which the terminal's question shows, says the same rather than "matches"
     // (an operator trial was asked, said y, and only then refused).
@@ -754,6 +754,17 @@ describe('a payout mined before the withdrawal was requested, while an older twi
     await refused(s.confirmWithdrawal({ mchId, logId: w.id, txHash: tx.hash, blockNumber: tx.block }), 'conflict', `it confirms withdrawal ${twin.id}, and a transaction confirms at most one withdrawal`);
     // The twin's own hash still verifies for the twin.
     expect(await s.verifyWithdrawal({ mchId, id: twin.id, txHash: tx.hash })).toMatchObject({ matches: true });
+  });
+
+  it('says whose each is when the twin is another user’s', async () => {
+    const s = timed();
+    const { to, tx, blockTime } = await minedPayout();
+    at = blockTime - 10 * S;
+    await s.adjustBalance({ uid: 'u2', amount: '+5', reason: 'test funds', mchId });
+    const twin = await s.applyWithdrawal({ mchId, uid: 'u2', amount: '2', to, chainId: '31337', chainType: 'EVM', token: tokenAddr });
+    const w = await applyAt(s, blockTime + 20 * S, to);
+    await refused(s.confirmWithdrawal({ mchId, logId: w.id, txHash: tx.hash, blockNumber: tx.block }), 'conflict',
+      `confirm ${twin.id} with it (it is user u2's, this one user u1's) (nothing was changed)`);
   });
 
   it.each([
