@@ -434,6 +434,10 @@ function toAppError(e: unknown, base: string, signed: boolean, profile: string |
   // profile add checks names, a hand-edited config file need not).
   const name = profile === undefined ? undefined : printable(profile);
   const whose = name === undefined ? '' : `, the URL profile ${name} keeps`;
-  const moved = name === undefined ? '' : `; if its service moved (serve --port 0 listens on a new port each start), save the new URL with cryptopay profile add ${name} --url URL`;
+  // The hint is for a serve on this machine (a port that moved), with a name profile add takes
+  // as typed; it says that add replaces the whole profile (a review: it asks for the secret again).
+  const local = /^https?:\/\/(127\.|localhost[:/]|\[::1\])/i.test(`${base}/`);
+  const moved = name === undefined || !local || !/^[A-Za-z0-9._-]{1,40}$/.test(name) ? ''
+    : `; if its service moved (serve --port 0 listens on a new port each start), save the profile again with the new URL: cryptopay profile add ${name} --url URL (this replaces the saved profile, its secret included)`;
   return new AppError('unavailable', `cannot reach the remote ${base}${whose}: ${reason}${moved}${signed ? notRetried : ''}`);
 }

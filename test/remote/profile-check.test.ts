@@ -85,7 +85,7 @@ describe('profile show and profile test', () => {
     expect(wrong).toEqual({ code: 1, stdout: '', stderr: refusedCredentials(server.url, m.mchId).replace(NOT_SAVED, '') });
     expect(unreachable).toEqual({
       code: 3, stdout: '',
-      stderr: `error: cannot reach the remote ${down}, the URL profile down keeps: ECONNREFUSED; if its service moved (serve --port 0 listens on a new port each start), save the new URL with cryptopay profile add down --url URL\n`,
+      stderr: `error: cannot reach the remote ${down}, the URL profile down keeps: ECONNREFUSED; if its service moved (serve --port 0 listens on a new port each start), save the profile again with the new URL: cryptopay profile add down --url URL (this replaces the saved profile, its secret included)\n`,
     });
   });
 });

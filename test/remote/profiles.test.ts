@@ -177,7 +177,7 @@ describe('a session with profiles', () => {
     // serve --port 0 went stale at its restart, and the message did not say whose URL it was).
     expect(viaOther).toMatchObject({
       code: 3,
-      stderr: `error: cannot reach the remote ${other}, the URL profile down keeps: ECONNREFUSED; if its service moved (serve --port 0 listens on a new port each start), save the new URL with cryptopay profile add down --url URL\n`,
+      stderr: `error: cannot reach the remote ${other}, the URL profile down keeps: ECONNREFUSED; if its service moved (serve --port 0 listens on a new port each start), save the profile again with the new URL: cryptopay profile add down --url URL (this replaces the saved profile, its secret included)\n`,
     });
     expect(viaActive).toEqual({ code: 0, stdout: 'PENDING_PAY\n', stderr: '' });
     const gone = await h.cli(['--profile', 'nope', 'order', 'status', remoteOrder]);
