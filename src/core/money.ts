@@ -22,7 +22,7 @@ export function notAmountString(value: unknown, field = 'amount'): string {
     // A double keeps 15 significant digits exactly; more are a float's (0.1 + 0.2 is sent as
     // 0.30000000000000004), and echoing them would suggest an amount nobody meant.
     const significant = text.replace('.', '').replace(/^0+/, '').replace(/0+$/, '').length;
-    if (significant > 15) return `${head}, not a JSON number (${text} has more digits than a JSON number keeps exactly: send the amount meant, as a string)`;
+    if (significant > 15) return `${head}, not a JSON number (${text} has more than the 15 significant digits a JSON number is sure to keep: send the amount meant, as a string)`;
     return `${head}, not a JSON number: send "${text}" (in quotes)`;
   }
   if (typeof value === 'boolean') return `${head}, not a JSON boolean`;

@@ -50,8 +50,8 @@ const BAD_AMOUNTS: [unknown, number, string | RegExp][] = [
   [1.5, 400, 'amount must be a decimal string such as "10.5", not a JSON number: send "1.5" (in quotes)'],
   [1e21, 400, 'amount must be a decimal string such as "10.5", not a JSON number'],
   // A float's noise is not echoed as the string to send (a review): the amount meant is not known.
-  [0.1 + 0.2, 400, 'amount must be a decimal string such as "10.5", not a JSON number (0.30000000000000004 has more digits than a JSON number keeps exactly: send the amount meant, as a string)'],
-  [1234567.1234567891, 400, 'amount must be a decimal string such as "10.5", not a JSON number (1234567.1234567892 has more digits than a JSON number keeps exactly: send the amount meant, as a string)'],
+  [0.1 + 0.2, 400, 'amount must be a decimal string such as "10.5", not a JSON number (0.30000000000000004 has more than the 15 significant digits a JSON number is sure to keep: send the amount meant, as a string)'],
+  [1234567.1234567891, 400, 'amount must be a decimal string such as "10.5", not a JSON number (1234567.1234567892 has more than the 15 significant digits a JSON number is sure to keep: send the amount meant, as a string)'],
   [123456789.123456, 400, 'amount must be a decimal string such as "10.5", not a JSON number: send "123456789.123456" (in quotes)'],
   [true, 400, 'amount must be a decimal string such as "10.5", not a JSON boolean'],
 ];
