@@ -69,6 +69,7 @@ import {
 } from './responses.js';
 import { credentialsProblem } from './remote-url.js';
 import { printable, printableDeep } from './text.js';
+import { isProfileName } from './profiles.js';
 
 /** An extension's body names its operation, signed with it (src/core/schemas.ts withOp). */
 const opOf = (path: string) => path.slice('/api/v1/'.length);
@@ -437,7 +438,7 @@ function toAppError(e: unknown, base: string, signed: boolean, profile: string |
   // The hint is for a serve on this machine (a port that moved), with a name profile add takes
   // as typed; it says that add replaces the whole profile (a review: it asks for the secret again).
   const local = /^https?:\/\/(127\.|localhost[:/]|\[::1\])/i.test(`${base}/`);
-  const moved = name === undefined || !local || !/^[A-Za-z0-9._-]{1,40}$/.test(name) ? ''
+  const moved = name === undefined || !local || !isProfileName(name) ? ''
     : `; if its service moved (serve --port 0 listens on a new port each start), save the profile again with the new URL: cryptopay profile add ${name} --url URL (this replaces the saved profile, its secret included)`;
   return new AppError('unavailable', `cannot reach the remote ${base}${whose}: ${reason}${moved}${signed ? notRetried : ''}`);
 }

@@ -7,6 +7,9 @@ import { configDir } from '../paths.js';
 import { credentialsProblem } from './remote-url.js';
 import { assertPrivate } from './secret-file.js';
 
+/** A name profile add takes: 1 to 40 letters, digits, dots, dashes or underscores (printed as typed). */
+export const isProfileName = (name: string): boolean => /^[A-Za-z0-9._-]{1,40}$/.test(name);
+
 /**
  * Remote profiles live in $XDG_CONFIG_HOME/cryptopay/config.json, mode 0600. The file may hold
  * merchant secrets, so a copy that others can read is refused rather than used.

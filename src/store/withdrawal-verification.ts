@@ -14,7 +14,7 @@ import { claimTxKey, releaseTxKey, txKey, txKeyTaken } from './tx-keys.js';
 import { listPayoutWallets } from './payout-wallets.js';
 import { onPublicTestWallet } from './payments.js';
 import { sameAddress } from '../core/words.js';
-import { assertCanTake, findWithdrawal, payoutHash, refusePayoutOfOlderTwin, settleConfirmed, type WithdrawalRow } from './withdrawals.js';
+import { assertCanTake, checkCandidatePayout, findWithdrawal, payoutHash, settleConfirmed, type WithdrawalRow } from './withdrawals.js';
 
 /**
  * Withdrawal confirmations checked on chain (decisions §6, issue #12): what the chain says about a
@@ -152,8 +152,7 @@ export async function verifyWithdrawal(s: StoreCtx, input: WithdrawVerifyRequest
   // this report, and an operator trial was shown "matches", said y, and only then was refused.
   const candidate = req.txHash !== undefined && w.status === 'PENDING';
   if (candidate) assertCanTake(s.db, w, txHash);
-  const c = await checkPayout(s, w, txHash, blockNumber);
-  if (candidate && c.verdict.kind === 'match') refusePayoutOfOlderTwin(s.db, w, txHash, c.observed.blockTime);
+  const c = candidate ? await checkCandidatePayout(s, w, txHash, blockNumber) : await checkPayout(s, w, txHash, blockNumber);
   const { sender: _sender, ...chain } = c.observed;
   return {
     id: w.id, status: w.status as WithdrawalStatus, verification: w.verification as VerificationReport['verification'], txHash, blockNumber: c.expected.blockNumber,

@@ -151,9 +151,8 @@ export async function confirmWithdrawal(s: StoreCtx, input: WithdrawConfirmReque
   } else if (!chain.rpcUrl) {
     note = `chain ${chain.chainId} (${chain.name}) has no rpcUrl configured: not verified on chain`;
   } else {
-    check = await checkPayout(s, before, txHash, req.blockNumber);
+    check = await checkCandidatePayout(s, before, txHash, req.blockNumber);
     if (check.verdict.kind !== 'match') throw conflict(`${check.message}; nothing was changed`);
-    refusePayoutOfOlderTwin(s.db, before, txHash, check.observed.blockTime);
   }
   const now = s.now();
   return s.write((tx) => {
@@ -201,7 +200,7 @@ const BLOCK_TIME_STEP_MS = 1000;
  * every check and, if wrong, pay the twin twice (a review), so the refusal offers no such way.
  * The twin may be another user's: the refusal then says whose each is.
  */
-export function refusePayoutOfOlderTwin(q: Q, w: WithdrawalRow, txHash: string, blockTime: number | null): void {
+function refusePayoutOfOlderTwin(q: Q, w: WithdrawalRow, txHash: string, blockTime: number | null): void {
   // A block's time is in whole seconds: the transaction was mined within the second after it.
   if (blockTime === null || blockTime + BLOCK_TIME_STEP_MS > w.createdAt) return;
   const same = (a: string, b: string) => sameAddress(w.chainType as ChainType, a, b);
@@ -216,6 +215,17 @@ export function refusePayoutOfOlderTwin(q: Q, w: WithdrawalRow, txHash: string, 
     + `and withdrawal ${twin.id} of the same ${formatAmount(w.amount, decimalsOf(w.asset))} ${w.asset} to ${w.to}, requested before it was mined, is still PENDING: `
     + `it is that one's payout; confirm ${twin.id} with it${twin.uid === w.uid ? '' : ` (it is user ${twin.uid}'s, this one user ${w.uid}'s)`} (nothing was changed)`,
   );
+}
+
+/**
+ * The chain's check of a transaction offered for a pending withdrawal, as confirm and verify
+ * make it: a match that is an older twin's payout is refused (verify's answer is the question
+ * confirm asks, and an operator trial was shown "matches" for a payout confirm then refused).
+ */
+export async function checkCandidatePayout(s: StoreCtx, w: WithdrawalRow, txHash: string, blockNumber: number | null): Promise<ChainCheck> {
+  const check = await checkPayout(s, w, txHash, blockNumber);
+  if (check.verdict.kind === 'match') refusePayoutOfOlderTwin(s.db, w, txHash, check.observed.blockTime);
+  return check;
 }
 
 /** Decisions §6: a TRON hash is 64 hex digits, `0x` accepted and dropped (TRON's own spelling is kept). */

@@ -1,7 +1,7 @@
 import type { Context } from '../../context.js';
 import { overriddenByShell } from './use.js';
 import { usage } from '../../core/errors.js';
-import { parseProfile, parseTimeout, readConfig, writeConfig } from '../../remote/profiles.js';
+import { isProfileName, parseProfile, parseTimeout, readConfig, writeConfig } from '../../remote/profiles.js';
 import { checkRemoteUrl } from '../../remote/remote-url.js';
 import { readSecretFile } from '../../remote/secret-file.js';
 import { confirmChange, need } from '../common.js';
@@ -14,7 +14,7 @@ import { checkCredentials } from './check.js';
  * with --secret-file only the path is stored and the file is read (and its mode checked) on use.
  */
 export async function run(ctx: Context, opts: { url?: string; use?: boolean; check?: boolean }, name: string): Promise<void> {
-  if (!/^[A-Za-z0-9._-]{1,40}$/.test(name)) throw usage('a profile name is 1 to 40 letters, digits, dots, dashes or underscores');
+  if (!isProfileName(name)) throw usage('a profile name is 1 to 40 letters, digits, dots, dashes or underscores');
   // Profiles are keys of a JSON object: `__proto__` was "saved" and lost, `constructor` read a
   // profile that is not there (an outside review).
   if (name === '__proto__' || name in Object.prototype) throw usage(`${name} cannot be a profile name: it is a reserved word of JavaScript objects; choose another`);

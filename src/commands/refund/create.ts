@@ -7,7 +7,7 @@ import type { OperatorService } from '../../core/service.js';
 import type { OrderDetail, RefundDone, RefundView } from '../../core/types.js';
 import { applyRefund } from '../../core/state.js';
 import { asking, checked, confirmChange, isNotFound, need } from '../common.js';
-import { findHint } from '../order/ref.js';
+import { findHint, orderByRef } from '../order/ref.js';
 import { actForOwner } from '../owner.js';
 import { formatTime, printJson, printRecord, type Cell } from '../output.js';
 import { shellQuote } from '../shell-quote.js';
@@ -148,13 +148,12 @@ async function refund(ctx: Context, opts: Record<string, string | boolean | unde
 }
 
 /** The order typed at the prompt, as an id when one has it, else as an oid when one has that. */
-async function askedOrder(ctx: Context): Promise<{ id: string } | { oid: string }> {
+async function askedOrder(ctx: Context): Promise<{ id: string }> {
   const typed = (await need(ctx, undefined, 'id', 'Order (its id or oid)')).trim();
   checked(typed, 'id');
-  const service = await ctx.service();
-  const has = (ref: { id: string } | { oid: string }) => service.showOrder({ mchId: ctx.globals.mchId, ...ref }).then(() => true, () => false);
-  if (await has({ id: typed })) return { id: typed };
-  return (await has({ oid: typed })) ? { oid: typed } : { id: typed };
+  // As order show takes it (id first, then oid); none: the refund's own not-found says why.
+  const order = await orderByRef(ctx, typed).catch((e) => (isNotFound(e) ? undefined : Promise.reject(e)));
+  return { id: order?.id ?? typed };
 }
 
 /** A refusal of the signature or of the remote itself, which the refund would get too. */
